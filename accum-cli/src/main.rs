@@ -1,0 +1,3 @@
+//! The `accum` command-line tool.
+
+fn main() {}

@@ -1,0 +1,17 @@
+//! The core of accum: typed units, plan arithmetic and the accumulation
+//! engine.
+//!
+//! - [`units`]: counts in examples, microbatches, updates and tokens (SPEC R1)
+//! - [`span`]: lengths written the way people write them (`"2M tokens"`)
+//! - [`plan`]: `B = m·A·D`, layouts, epochs, re-planning (R3, R6, R11, R15)
+
+pub mod plan;
+pub mod span;
+pub mod units;
+
+pub use plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
+pub use span::{Span, SpanError};
+pub use units::{
+    Count, Example, Examples, Microbatch, Microbatches, Token, Tokens, Unit, UnitKind, Update,
+    Updates,
+};

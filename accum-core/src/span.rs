@@ -1,0 +1,571 @@
+//! Human durations: a length in any of the four units, written the way people
+//! write it — `"500 updates"`, `"2M tokens"`, `"1.5k examples"`,
+//! `"40 microbatches"` or the table `{ updates = 500 }` (SPEC R1).
+//!
+//! A bare number, `"100 steps"` or `"100 iters"` is rejected: "step" means an
+//! update in one framework and a microbatch in the next. A [`Span`] becomes a
+//! number of updates only through a [`Plan`] and an explicit [`Rounding`].
+//!
+//! ```
+//! use accum_core::{Plan, Rounding, Span, Updates};
+//!
+//! let warmup: Span = "1.5k examples".parse()?;
+//! let plan = Plan::new(2, 8, 2)?; // 32 examples per update
+//! assert_eq!(warmup.to_updates(&plan, Rounding::Up)?, Updates::new(47));
+//! assert!("100 steps".parse::<Span>().is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::plan::{Plan, PlanError, Rounding};
+use crate::units::{Count, Unit, UnitKind, Updates};
+
+/// A length in one of the four units. See the [module docs](self).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Span {
+    value: u64,
+    unit: UnitKind,
+}
+
+/// Words that mean "some kind of step" and are rejected as units (R1).
+const AMBIGUOUS: &[&str] = &[
+    "step",
+    "steps",
+    "iter",
+    "iters",
+    "iteration",
+    "iterations",
+    "it",
+    "its",
+    "batch",
+    "batches",
+];
+
+/// Why a span could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpanError {
+    /// Nothing was written.
+    Empty,
+    /// A number without a unit.
+    BareNumber {
+        /// The number as written.
+        number: String,
+    },
+    /// A unit word that does not say which count it means ("steps").
+    Ambiguous {
+        /// The number as written.
+        number: String,
+        /// The ambiguous word.
+        word: String,
+    },
+    /// A word that is not a unit at all.
+    UnknownUnit {
+        /// The number as written.
+        number: String,
+        /// The unknown word.
+        word: String,
+    },
+    /// The number could not be read.
+    BadNumber {
+        /// The number as written.
+        number: String,
+    },
+    /// The number is not a whole count (`"1.2345k"`, `"0.5 updates"`).
+    NotWhole {
+        /// The number as written.
+        number: String,
+    },
+    /// The number does not fit in 64 bits.
+    TooLarge {
+        /// The number as written.
+        number: String,
+    },
+    /// A table form without exactly one of the four unit keys.
+    TableKeys {
+        /// The keys that were found.
+        found: Vec<String>,
+    },
+}
+
+const UNITS_HINT: &str = "`updates`, `microbatches`, `examples` or `tokens`";
+
+impl fmt::Display for SpanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpanError::Empty => write!(
+                f,
+                "empty span; write a number and its unit, e.g. \"500 updates\""
+            ),
+            SpanError::BareNumber { number } => write!(
+                f,
+                "`{number}` has no unit and is ambiguous; write it with one of {UNITS_HINT}, e.g. \"{number} updates\" (R1)"
+            ),
+            SpanError::Ambiguous { number, word } => write!(
+                f,
+                "`{number} {word}` is ambiguous: a \"{word}\" can be an update or a microbatch; use {UNITS_HINT}, \
+                 e.g. \"{number} updates\" (R1)"
+            ),
+            SpanError::UnknownUnit { number, word } => write!(
+                f,
+                "`{word}` in `{number} {word}` is not a unit; use {UNITS_HINT}"
+            ),
+            SpanError::BadNumber { number } => write!(
+                f,
+                "`{number}` is not a number; write digits with an optional decimal part and suffix k, M, G or T, e.g. \"1.5k\""
+            ),
+            SpanError::NotWhole { number } => write!(
+                f,
+                "`{number}` is not a whole count; counts of updates, microbatches, examples and tokens are integers"
+            ),
+            SpanError::TooLarge { number } => {
+                write!(
+                    f,
+                    "`{number}` does not fit in a 64-bit count (the largest is {})",
+                    u64::MAX
+                )
+            }
+            SpanError::TableKeys { found } => {
+                if found.is_empty() {
+                    write!(f, "a span table needs exactly one key: one of {UNITS_HINT}")
+                } else {
+                    write!(
+                        f,
+                        "a span table needs exactly one key, one of {UNITS_HINT}; found {}",
+                        found
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for SpanError {}
+
+impl Span {
+    /// A span of `value` in `unit`.
+    #[inline]
+    pub const fn new(value: u64, unit: UnitKind) -> Span {
+        Span { value, unit }
+    }
+
+    /// A span from a typed count.
+    #[inline]
+    pub const fn of<U: Unit>(count: Count<U>) -> Span {
+        Span::new(count.get(), U::KIND)
+    }
+
+    /// The number.
+    #[inline]
+    pub const fn value(&self) -> u64 {
+        self.value
+    }
+
+    /// The unit.
+    #[inline]
+    pub const fn unit(&self) -> UnitKind {
+        self.unit
+    }
+
+    /// Resolves the span to updates through the plan, with an explicit rounding.
+    pub fn to_updates(&self, plan: &Plan, rounding: Rounding) -> Result<Updates, PlanError> {
+        plan.to_updates(self.value, self.unit, rounding)
+    }
+
+    /// Expresses the span in another unit through the plan.
+    pub fn to_unit(
+        &self,
+        plan: &Plan,
+        unit: UnitKind,
+        rounding: Rounding,
+    ) -> Result<Span, PlanError> {
+        plan.convert(self.value, self.unit, unit, rounding)
+            .map(|value| Span::new(value, unit))
+    }
+}
+
+impl<U: Unit> From<Count<U>> for Span {
+    fn from(count: Count<U>) -> Span {
+        Span::of(count)
+    }
+}
+
+/// Parses `"1.5k"`, `"2M"`, `"500"`, `"1_000"` into an exact integer.
+fn parse_number(text: &str) -> Result<u64, SpanError> {
+    let bad = || SpanError::BadNumber {
+        number: text.to_owned(),
+    };
+    let cleaned: String = text.chars().filter(|&c| c != '_' && c != ',').collect();
+    let (digits, scale_pow) = match cleaned.chars().last() {
+        Some('k' | 'K') => (&cleaned[..cleaned.len() - 1], 3),
+        Some('M') => (&cleaned[..cleaned.len() - 1], 6),
+        Some('G' | 'B') => (&cleaned[..cleaned.len() - 1], 9),
+        Some('T') => (&cleaned[..cleaned.len() - 1], 12),
+        _ => (cleaned.as_str(), 0),
+    };
+    let (int_part, frac_part) = match digits.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (digits, ""),
+    };
+    if int_part.is_empty() && frac_part.is_empty() {
+        return Err(bad());
+    }
+    if !int_part.bytes().all(|b| b.is_ascii_digit())
+        || !frac_part.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(bad());
+    }
+    let frac_trimmed = frac_part.trim_end_matches('0');
+    if frac_trimmed.len() > scale_pow {
+        return Err(SpanError::NotWhole {
+            number: text.to_owned(),
+        });
+    }
+    // value = (int_part · 10^frac_len + frac) · 10^(scale − frac_len), exactly.
+    let too_large = || SpanError::TooLarge {
+        number: text.to_owned(),
+    };
+    let mut value: u64 = 0;
+    for b in int_part.bytes().chain(frac_trimmed.bytes()) {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(b - b'0')))
+            .ok_or_else(too_large)?;
+    }
+    let exponent = u32::try_from(scale_pow - frac_trimmed.len()).map_err(|_| bad())?;
+    value.checked_mul(10u64.pow(exponent)).ok_or_else(too_large)
+}
+
+impl FromStr for Span {
+    type Err = SpanError;
+
+    fn from_str(text: &str) -> Result<Span, SpanError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(SpanError::Empty);
+        }
+        // The number ends where the first letter that is not a scale suffix
+        // followed by the end or whitespace begins: "2M tokens", "2Mtokens".
+        let split = text
+            .char_indices()
+            .find(|&(i, c)| c.is_whitespace() || (c.is_alphabetic() && !is_suffix_at(text, i)))
+            .map_or(text.len(), |(i, _)| i);
+        let (number, rest) = text.split_at(split);
+        let word = rest.trim().to_ascii_lowercase();
+        if number.is_empty() {
+            return Err(SpanError::BadNumber {
+                number: text.to_owned(),
+            });
+        }
+        if word.is_empty() {
+            // Validate the number first so that "abc" says "not a number".
+            parse_number(number)?;
+            return Err(SpanError::BareNumber {
+                number: number.to_owned(),
+            });
+        }
+        if AMBIGUOUS.contains(&word.as_str()) {
+            return Err(SpanError::Ambiguous {
+                number: number.to_owned(),
+                word,
+            });
+        }
+        let unit = UnitKind::from_name(&word).ok_or_else(|| SpanError::UnknownUnit {
+            number: number.to_owned(),
+            word: rest.trim().to_owned(),
+        })?;
+        Ok(Span::new(parse_number(number)?, unit))
+    }
+}
+
+/// Whether the letter at `i` is a scale suffix (k, K, M, G, B, T) that ends the number.
+fn is_suffix_at(text: &str, i: usize) -> bool {
+    let mut chars = text[i..].chars();
+    let is_scale = matches!(chars.next(), Some('k' | 'K' | 'M' | 'G' | 'B' | 'T'));
+    let before_is_digit = text[..i]
+        .chars()
+        .last()
+        .is_some_and(|c| c.is_ascii_digit() || c == '.');
+    is_scale && before_is_digit && chars.next().is_none_or(char::is_whitespace)
+}
+
+impl fmt::Display for Span {
+    /// Compact and re-parseable: `"500 updates"`, `"2M tokens"`, `"1 update"`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let noun = if self.value == 1 {
+            self.unit.singular()
+        } else {
+            self.unit.plural()
+        };
+        let suffixes = [
+            (1_000_000_000_000, "T"),
+            (1_000_000_000, "G"),
+            (1_000_000, "M"),
+            (1_000, "k"),
+        ];
+        for (scale, suffix) in suffixes {
+            if self.value >= scale && self.value.is_multiple_of(scale) {
+                return write!(f, "{}{suffix} {noun}", self.value / scale);
+            }
+        }
+        write!(f, "{} {noun}", self.value)
+    }
+}
+
+impl Serialize for Span {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            serializer.collect_str(self)
+        } else {
+            let mut map = serializer.serialize_map(Some(1))?;
+            map.serialize_entry(self.unit.plural(), &self.value)?;
+            map.end()
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Span {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Span, D::Error> {
+        deserializer.deserialize_any(SpanVisitor)
+    }
+}
+
+struct SpanVisitor;
+
+impl<'de> Visitor<'de> for SpanVisitor {
+    type Value = Span;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a span such as \"500 updates\" or {{ updates = 500 }}")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Span, E> {
+        text.parse().map_err(E::custom)
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Span, E> {
+        Err(E::custom(SpanError::BareNumber {
+            number: value.to_string(),
+        }))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Span, E> {
+        Err(E::custom(SpanError::BareNumber {
+            number: value.to_string(),
+        }))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Span, E> {
+        Err(E::custom(SpanError::BareNumber {
+            number: value.to_string(),
+        }))
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Span, M::Error> {
+        let mut found: Vec<String> = Vec::new();
+        let mut span = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match UnitKind::from_name(&key) {
+                Some(unit) if span.is_none() => {
+                    let value: u64 = map.next_value()?;
+                    span = Some(Span::new(value, unit));
+                }
+                _ => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+            found.push(key);
+        }
+        match span {
+            Some(span) if found.len() == 1 => Ok(span),
+            _ => Err(de::Error::custom(SpanError::TableKeys { found })),
+        }
+    }
+}
+
+impl schemars::JsonSchema for Span {
+    fn schema_name() -> Cow<'static, str> {
+        "Span".into()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        "accum_core::span::Span".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A length with its unit: \"500 updates\", \"2M tokens\", \"1.5k examples\", \"40 microbatches\", or { updates = 500 }. A bare number or \"steps\" is ambiguous and rejected (R1).",
+            "x-accum-unit": "span",
+            "oneOf": [
+                {
+                    "type": "string",
+                    "pattern": "^\\s*[0-9][0-9_,]*(\\.[0-9]+)?\\s*[kKMGBT]?\\s*(update|updates|microbatch|microbatches|example|examples|token|tokens)\\s*$"
+                },
+                {
+                    "type": "object",
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                    "properties": {
+                        "updates": { "type": "integer", "minimum": 0 },
+                        "microbatches": { "type": "integer", "minimum": 0 },
+                        "examples": { "type": "integer", "minimum": 0 },
+                        "tokens": { "type": "integer", "minimum": 0 }
+                    },
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Plan;
+
+    #[test]
+    fn parses_the_forms_people_write() {
+        let cases: &[(&str, u64, UnitKind)] = &[
+            ("500 updates", 500, UnitKind::Update),
+            ("1 update", 1, UnitKind::Update),
+            ("2M tokens", 2_000_000, UnitKind::Token),
+            ("1.5k examples", 1_500, UnitKind::Example),
+            ("1.5K examples", 1_500, UnitKind::Example),
+            ("40 microbatches", 40, UnitKind::Microbatch),
+            ("  7   Updates ", 7, UnitKind::Update),
+            ("1_000 examples", 1_000, UnitKind::Example),
+            ("1,000 examples", 1_000, UnitKind::Example),
+            ("2.5G tokens", 2_500_000_000, UnitKind::Token),
+            ("3B tokens", 3_000_000_000, UnitKind::Token),
+            ("1T tokens", 1_000_000_000_000, UnitKind::Token),
+            ("0 updates", 0, UnitKind::Update),
+            ("1.50k examples", 1_500, UnitKind::Example),
+        ];
+        for &(text, value, unit) in cases {
+            assert_eq!(text.parse::<Span>(), Ok(Span::new(value, unit)), "{text}");
+        }
+    }
+
+    #[test]
+    fn rejects_ambiguous_and_malformed_forms() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "100 steps",
+                "is ambiguous: a \"steps\" can be an update or a microbatch",
+            ),
+            ("100 step", "is ambiguous"),
+            ("100 iters", "is ambiguous"),
+            ("5 iterations", "is ambiguous"),
+            ("100", "has no unit and is ambiguous"),
+            ("2M", "has no unit and is ambiguous"),
+            ("", "empty span"),
+            ("updates", "is not a number"),
+            ("1.2.3 updates", "is not a number"),
+            ("1.2345k examples", "is not a whole count"),
+            ("0.5 updates", "is not a whole count"),
+            ("100 epochs", "is not a unit"),
+            ("-5 updates", "is not a number"),
+            ("99999999999999999999 tokens", "does not fit"),
+            ("20000000T tokens", "does not fit"),
+        ];
+        for &(text, needle) in cases {
+            let err = text.parse::<Span>().expect_err(text);
+            assert!(err.to_string().contains(needle), "{text}: {err}");
+        }
+        let err = "100 steps".parse::<Span>().expect_err("ambiguous");
+        for unit in ["updates", "microbatches", "examples", "tokens"] {
+            assert!(err.to_string().contains(unit), "{err}");
+        }
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for text in [
+            "500 updates",
+            "2M tokens",
+            "1 update",
+            "1500 examples",
+            "40 microbatches",
+            "3k tokens",
+        ] {
+            let span: Span = text.parse().expect(text);
+            assert_eq!(span.to_string(), text);
+            assert_eq!(span.to_string().parse::<Span>(), Ok(span));
+        }
+    }
+
+    #[test]
+    fn toml_string_and_table_forms() {
+        #[derive(Deserialize, Serialize)]
+        struct Schedule {
+            warmup: Span,
+            total: Span,
+        }
+        let s: Schedule =
+            toml::from_str("warmup = \"2M tokens\"\ntotal = { updates = 500 }").expect("valid");
+        assert_eq!(s.warmup, Span::new(2_000_000, UnitKind::Token));
+        assert_eq!(s.total, Span::new(500, UnitKind::Update));
+        let text = toml::to_string(&s).expect("serialize");
+        assert_eq!(text, "warmup = \"2M tokens\"\ntotal = \"500 updates\"\n");
+
+        let err = toml::from_str::<Schedule>("warmup = 100\ntotal = \"1 update\"")
+            .err()
+            .expect("bare");
+        assert!(
+            err.to_string().contains("has no unit and is ambiguous"),
+            "{err}"
+        );
+        let err = toml::from_str::<Schedule>("warmup = { steps = 1 }\ntotal = \"1 update\"")
+            .err()
+            .expect("steps key");
+        assert!(err.to_string().contains("found `steps`"), "{err}");
+        let err = toml::from_str::<Schedule>(
+            "warmup = { updates = 1, tokens = 2 }\ntotal = \"1 update\"",
+        )
+        .err()
+        .expect("two keys");
+        assert!(err.to_string().contains("exactly one key"), "{err}");
+    }
+
+    #[test]
+    fn resolves_through_the_plan() {
+        let plan = Plan::new(2, 8, 2)
+            .expect("valid")
+            .with_seq_len(128)
+            .expect("fits");
+        let tokens = Span::new(4096 * 10, UnitKind::Token);
+        assert_eq!(
+            tokens.to_updates(&plan, Rounding::Exact),
+            Ok(Updates::new(10))
+        );
+        let micro = Span::new(40, UnitKind::Microbatch);
+        assert_eq!(
+            micro.to_updates(&plan, Rounding::Exact),
+            Ok(Updates::new(5))
+        );
+        assert!(
+            Span::new(41, UnitKind::Microbatch)
+                .to_updates(&plan, Rounding::Exact)
+                .is_err()
+        );
+        assert_eq!(
+            Span::new(41, UnitKind::Microbatch).to_updates(&plan, Rounding::Down),
+            Ok(Updates::new(5))
+        );
+        assert_eq!(
+            micro.to_unit(&plan, UnitKind::Example, Rounding::Exact),
+            Ok(Span::new(160, UnitKind::Example))
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! accum: gradient-accumulation plans that cannot be miscounted.
+//!
+//! This facade re-exports [`accum_core`] and the `AccumConfig` derive, the way
+//! `serde` re-exports `serde_derive`. Start with [`Plan`] for the arithmetic
+//! (`B = m·A·D`, SPEC R3) and the typed counts in [`units`].
+
+pub use accum_core::*;
+pub use accum_macros::AccumConfig;

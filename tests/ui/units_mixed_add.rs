@@ -1,0 +1,6 @@
+// R1: counts in different units cannot be added; convert through a `Plan`.
+use accum::units::{Microbatches, Updates};
+
+fn main() {
+    let _ = Updates::new(1) + Microbatches::new(8);
+}

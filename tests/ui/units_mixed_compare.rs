@@ -1,0 +1,6 @@
+// R1: counts in different units cannot be compared either.
+use accum::units::{Examples, Tokens};
+
+fn main() {
+    let _ = Examples::new(32) == Tokens::new(32);
+}
