@@ -6,3 +6,8 @@
 
 pub use accum_core::*;
 pub use accum_macros::AccumConfig;
+
+/// The README's Rust examples compile and pass.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,3 +1,6 @@
-//! The `accum` command-line tool.
+//! The `accum` command-line tool. All logic lives in the library so that
+//! users' own binaries can reuse it.
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    accum_cli::main()
+}

@@ -296,12 +296,12 @@ impl fmt::Display for PlanError {
                 match nearest_multiples(world_size, group) {
                     (Some(lo), Some(hi)) => write!(
                         f,
-                        "; use world_size {lo} ({} replicas) or {hi} ({} replicas)",
-                        lo / group,
-                        hi / group
+                        "; use world_size {lo} ({}) or {hi} ({})",
+                        replicas_noun(lo / group),
+                        replicas_noun(hi / group)
                     ),
                     (None, Some(hi)) => {
-                        write!(f, "; use world_size {hi} ({} replicas)", hi / group)
+                        write!(f, "; use world_size {hi} ({})", replicas_noun(hi / group))
                     }
                     _ => Ok(()),
                 }
@@ -417,6 +417,14 @@ impl fmt::Display for PlanError {
                 layout.replicas().map_or_else(|e| e.to_string(), |d| d.to_string()),
             ),
         }
+    }
+}
+
+fn replicas_noun(n: u64) -> String {
+    if n == 1 {
+        "1 replica".to_owned()
+    } else {
+        format!("{n} replicas")
     }
 }
 
@@ -1179,7 +1187,7 @@ mod tests {
         );
         let err = Layout::new(4, 8, 1, 1).replicas().unwrap_err();
         assert!(
-            err.to_string().ends_with("use world_size 8 (1 replicas)"),
+            err.to_string().ends_with("use world_size 8 (1 replica)"),
             "{err}"
         );
         let huge = Layout::new(64, u64::MAX, 2, 1).replicas().unwrap_err();
@@ -1471,5 +1479,136 @@ mod tests {
             json,
             serde_json::json!({"micro_batch": 2, "accumulation": 8, "replicas": 2, "seq_len": null})
         );
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        fn any_plan() -> impl Strategy<Value = Plan> {
+            (
+                1u64..=1024,
+                1u64..=256,
+                1u64..=512,
+                proptest::option::of(1u64..=8192),
+            )
+                .prop_map(|(m, a, d, len)| {
+                    let plan = Plan::new(m, a, d).expect("small factors");
+                    match len {
+                        Some(len) => plan.with_seq_len(len).expect("small factors"),
+                        None => plan,
+                    }
+                })
+        }
+
+        fn any_unit() -> impl Strategy<Value = UnitKind> {
+            prop_oneof![
+                Just(UnitKind::Update),
+                Just(UnitKind::Microbatch),
+                Just(UnitKind::Example),
+                Just(UnitKind::Token),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn updates_round_trip_through_every_unit(plan in any_plan(), updates in 0u64..1_000_000, unit in any_unit()) {
+                let updates = Updates::new(updates);
+                match plan.from_updates(updates, unit) {
+                    Ok(value) => prop_assert_eq!(plan.to_updates(value, unit, Rounding::Exact), Ok(updates)),
+                    Err(PlanError::NeedsSeqLen { .. }) => prop_assert!(plan.seq_len().is_none()),
+                    Err(other) => prop_assert!(false, "unexpected {other}"),
+                }
+            }
+
+            #[test]
+            fn conversions_round_trip_when_exact(plan in any_plan(), value in 0u64..10_000_000, from in any_unit(), to in any_unit()) {
+                if let Ok(there) = plan.convert(value, from, to, Rounding::Exact) {
+                    prop_assert_eq!(plan.convert(there, to, from, Rounding::Exact), Ok(value));
+                }
+                // Rounding down never exceeds rounding up, and they differ by at most one.
+                if let (Ok(down), Ok(up)) = (
+                    plan.convert(value, from, to, Rounding::Down),
+                    plan.convert(value, from, to, Rounding::Up),
+                ) {
+                    prop_assert!(down <= up && up - down <= 1);
+                }
+            }
+
+            #[test]
+            fn replan_keeps_the_effective_batch(plan in any_plan(), max in 1u64..2048) {
+                let replan = plan.replan(max).expect("max ≥ 1 always has m = 1");
+                let all: Vec<Plan> = std::iter::once(replan.plan).chain(replan.alternatives.iter().copied()).collect();
+                for q in &all {
+                    prop_assert_eq!(q.effective_batch(), plan.effective_batch());
+                    prop_assert_eq!(q.replicas(), plan.replicas());
+                    prop_assert_eq!(q.seq_len(), plan.seq_len());
+                    prop_assert!(q.micro_batch() <= max);
+                }
+                prop_assert!(all.windows(2).all(|w| w[0].micro_batch() > w[1].micro_batch()));
+                // Every divisor of m·A that fits is listed.
+                let per_replica = plan.micro_batch() * plan.accumulation();
+                let expected = (1..=max.min(per_replica)).filter(|m| per_replica % m == 0).count();
+                prop_assert_eq!(all.len(), expected);
+            }
+
+            #[test]
+            fn epoch_accounts_for_every_example(plan in any_plan(), examples in 0u64..10_000_000) {
+                let process = plan.epoch(Examples::new(examples), LastGroup::Process).expect("process never fails");
+                let drop = plan.epoch(Examples::new(examples), LastGroup::Drop).expect("drop never fails");
+                let b = plan.effective_batch().get();
+                let rest = process.partial.map_or(0, |g| g.examples.get());
+                prop_assert_eq!(process.full_updates.get() * b + rest, examples);
+                prop_assert_eq!(drop.dropped.get(), rest);
+                prop_assert_eq!(process.updates.get(), examples.div_ceil(b));
+                prop_assert_eq!(drop.updates.get(), examples / b);
+                prop_assert_eq!(plan.epoch(Examples::new(examples), LastGroup::Error).is_ok(), rest == 0);
+            }
+
+            #[test]
+            fn resolve_solves_what_was_removed(plan in any_plan()) {
+                let b = plan.effective_batch().get();
+                let solve_a = PlanInput {
+                    micro_batch: Some(plan.micro_batch()),
+                    replicas: Some(plan.replicas()),
+                    global_batch: Some(b),
+                    seq_len: plan.seq_len(),
+                    ..PlanInput::default()
+                };
+                prop_assert_eq!(solve_a.resolve(), Ok(plan));
+                let solve_m = PlanInput {
+                    accumulation: Some(plan.accumulation()),
+                    replicas: Some(plan.replicas()),
+                    global_batch: Some(b),
+                    seq_len: plan.seq_len(),
+                    ..PlanInput::default()
+                };
+                prop_assert_eq!(solve_m.resolve(), Ok(plan));
+            }
+
+            #[test]
+            fn any_factors_give_a_plan_or_an_error_never_a_wrap(m in any::<u64>(), a in any::<u64>(), d in any::<u64>(), len in any::<u64>()) {
+                let fits = m.checked_mul(a).and_then(|x| x.checked_mul(d));
+                match Plan::new(m, a, d) {
+                    Ok(plan) => {
+                        prop_assert_eq!(Some(plan.effective_batch().get()), fits);
+                        let with_len = plan.with_seq_len(len);
+                        let fits_len = fits.and_then(|b| b.checked_mul(len)).filter(|_| len > 0);
+                        prop_assert_eq!(with_len.ok().and_then(|p| p.tokens_per_update()).map(Tokens::get), fits_len);
+                    }
+                    Err(_) => prop_assert!(m == 0 || a == 0 || d == 0 || fits.is_none()),
+                }
+            }
+
+            #[test]
+            fn layouts_never_panic(world in any::<u64>(), tp in any::<u64>(), pp in 0u64..64, cp in 0u64..64) {
+                if let Ok(d) = Layout::new(world, tp, pp, cp).replicas() {
+                    prop_assert_eq!(u128::from(d) * u128::from(tp) * u128::from(pp) * u128::from(cp), u128::from(world));
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,412 @@
+//! `accum calc`: the effective-batch calculator (SPEC R15), with optional
+//! per-device memory (R16) and data-parallel scaling (R17) estimates.
+
+use std::fmt::Write as _;
+
+use accum_core::estimate::{
+    ByteSize, MemoryEstimate, MemoryInputs, OptimizerKind, ScalingInputs, ScalingPoint,
+};
+use accum_core::units::group_digits;
+use accum_core::{Layout, Plan, PlanInput, Role};
+use serde::Serialize;
+
+use crate::cli::{CalcArgs, Format, Optimizer, Precision};
+use crate::error::{CliError, Exit};
+use crate::output::{print_json, print_text};
+
+/// The JSON document of `accum calc --format json`. Keys are stable.
+#[derive(Debug, Serialize)]
+struct CalcReport {
+    micro_batch: u64,
+    accumulation: u64,
+    replicas: u64,
+    effective_batch: u64,
+    seq_len: Option<u64>,
+    tokens_per_update: Option<u64>,
+    examples_per_replica_per_update: u64,
+    tokens_per_replica_per_update: Option<u64>,
+    microbatches_per_update: u64,
+    layout: Option<Layout>,
+    solved: Option<Role>,
+    formula: Formulas,
+    memory: Option<MemoryEstimate>,
+    scaling: Option<Vec<ScalingPoint>>,
+}
+
+#[derive(Debug, Serialize)]
+struct Formulas {
+    effective_batch: String,
+    tokens_per_update: Option<String>,
+    replicas: Option<String>,
+    solved: Option<String>,
+}
+
+pub(crate) fn run(args: &CalcArgs) -> Result<Exit, CliError> {
+    let report = compute(args)?;
+    match args.format {
+        Format::Json => print_json(&report)?,
+        Format::Text => print_text(&render_text(&report))?,
+    }
+    Ok(Exit::Ok)
+}
+
+fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
+    let layout = args
+        .world_size
+        .map(|world| Layout::new(world, args.tensor, args.pipeline, args.context));
+    let input = PlanInput {
+        micro_batch: args.micro_batch,
+        accumulation: args.accum_steps,
+        replicas: match layout {
+            Some(_) => None,
+            None => Some(args.data_parallel.unwrap_or(1)),
+        },
+        layout,
+        seq_len: args.seq_len,
+        global_batch: args.global_batch,
+    };
+    let plan = input
+        .resolve()
+        .map_err(|err| CliError::usage(calc_hint(err.to_string())))?;
+    let solved = match (args.micro_batch, args.accum_steps) {
+        (Some(_), None) => Some(Role::Accumulation),
+        (None, Some(_)) => Some(Role::MicroBatch),
+        _ => None,
+    };
+    let memory = memory_estimate(args, &plan)?;
+    let scaling = scaling_curve(args, &plan);
+    Ok(CalcReport {
+        micro_batch: plan.micro_batch(),
+        accumulation: plan.accumulation(),
+        replicas: plan.replicas(),
+        effective_batch: plan.effective_batch().get(),
+        seq_len: plan.seq_len(),
+        tokens_per_update: plan.tokens_per_update().map(|t| t.get()),
+        examples_per_replica_per_update: plan.examples_per_replica_per_update().get(),
+        tokens_per_replica_per_update: plan.tokens_per_replica_per_update().map(|t| t.get()),
+        microbatches_per_update: plan.microbatches_per_update().get(),
+        layout,
+        solved,
+        formula: Formulas {
+            effective_batch: plan.batch_formula(),
+            tokens_per_update: plan.token_formula(),
+            replicas: layout.map(|l| {
+                format!(
+                    "D = world_size / (tp·pp·cp) = {} / ({} × {} × {}) = {}",
+                    l.world_size,
+                    l.tensor,
+                    l.pipeline,
+                    l.context,
+                    plan.replicas()
+                )
+            }),
+            solved: solved.map(|role| solved_formula(role, &plan)),
+        },
+        memory,
+        scaling,
+    })
+}
+
+/// Translates plan-error wording into the calculator's flag names.
+fn calc_hint(message: String) -> String {
+    let mut message = message;
+    for (key, flag) in [
+        ("micro_batch", "-m/--micro-batch"),
+        ("accumulation", "-a/--accum-steps"),
+        ("replicas", "-d/--data-parallel"),
+        ("global_batch", "-B/--global-batch"),
+        ("seq_len", "-L/--seq-len"),
+    ] {
+        if message.starts_with(key) {
+            message = format!("{flag}{}", &message[key.len()..]);
+        }
+    }
+    message
+}
+
+fn solved_formula(role: Role, plan: &Plan) -> String {
+    let b = plan.effective_batch().get();
+    match role {
+        Role::MicroBatch => format!(
+            "m = B / (A·D) = {} / ({} × {}) = {}",
+            group_digits(b),
+            plan.accumulation(),
+            plan.replicas(),
+            plan.micro_batch()
+        ),
+        _ => format!(
+            "A = B / (m·D) = {} / ({} × {}) = {}",
+            group_digits(b),
+            plan.micro_batch(),
+            plan.replicas(),
+            plan.accumulation()
+        ),
+    }
+}
+
+fn memory_estimate(args: &CalcArgs, plan: &Plan) -> Result<Option<MemoryEstimate>, CliError> {
+    let (Some(params), Some(activation)) = (args.params, args.activation_per_example) else {
+        return Ok(None);
+    };
+    memory_inputs(args, params, activation)
+        .estimate(plan.micro_batch())
+        .map(Some)
+        .map_err(|err| CliError::usage(err.to_string()))
+}
+
+fn memory_inputs(args: &CalcArgs, params: u64, activation: ByteSize) -> MemoryInputs {
+    let (weight_bytes, master_weights) = match args.precision {
+        Precision::Fp32 => (4, false),
+        Precision::Bf16 | Precision::Fp16 => (2, true),
+    };
+    MemoryInputs {
+        params,
+        weight_bytes,
+        optimizer: match args.optimizer {
+            Optimizer::Adamw => OptimizerKind::AdamW,
+            Optimizer::SgdMomentum => OptimizerKind::SgdMomentum,
+            Optimizer::Sgd => OptimizerKind::Sgd,
+        },
+        master_weights,
+        activation_per_example: activation,
+    }
+}
+
+fn scaling_curve(args: &CalcArgs, plan: &Plan) -> Option<Vec<ScalingPoint>> {
+    let throughput = args
+        .device_throughput
+        .filter(|t| t.is_finite() && *t > 0.0)?;
+    let bandwidth = args.bandwidth.filter(|b| b.get() > 0)?;
+    let grad_bytes = args.grad_bytes.or_else(|| {
+        let per_param = match args.precision {
+            Precision::Fp32 => 4,
+            Precision::Bf16 | Precision::Fp16 => 2,
+        };
+        args.params
+            .map(|p| ByteSize::new(p.saturating_mul(per_param)))
+    })?;
+    let inputs = ScalingInputs {
+        device_examples_per_sec: throughput,
+        gradient_bytes: grad_bytes,
+        bandwidth_bytes_per_sec: bandwidth.get() as f64,
+    };
+    Some(inputs.curve(plan, plan.replicas()))
+}
+
+fn render_text(r: &CalcReport) -> String {
+    let mut out = String::new();
+    let n = group_digits;
+    let _ = writeln!(
+        out,
+        "effective batch     {} examples per update",
+        n(r.effective_batch)
+    );
+    let _ = writeln!(out, "  {}", r.formula.effective_batch);
+    if let Some(replicas) = &r.formula.replicas {
+        let _ = writeln!(
+            out,
+            "  {replicas}   (tensor/pipeline/context devices share one model copy)"
+        );
+    }
+    if let Some(solved) = &r.formula.solved {
+        let _ = writeln!(out, "  {solved}   (solved from --global-batch, exactly)");
+    }
+    match (&r.tokens_per_update, &r.formula.tokens_per_update) {
+        (Some(tokens), Some(formula)) => {
+            let _ = writeln!(out, "tokens per update   {} tokens", n(*tokens));
+            let _ = writeln!(out, "  {formula}");
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "tokens per update   unknown without -L/--seq-len (variable lengths need token accounting)"
+            );
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "per replica (each of {})", n(r.replicas));
+    let _ = writeln!(
+        out,
+        "  micro-batch       {} examples per forward/backward pass",
+        n(r.micro_batch)
+    );
+    let _ = writeln!(
+        out,
+        "  microbatches      {} per update (gradients synchronised once, after the last)",
+        n(r.microbatches_per_update)
+    );
+    let _ = writeln!(
+        out,
+        "  examples          {} per update",
+        n(r.examples_per_replica_per_update)
+    );
+    if let Some(tokens) = r.tokens_per_replica_per_update {
+        let _ = writeln!(out, "  tokens            {} per update", n(tokens));
+    }
+    if let Some(memory) = &r.memory {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "memory per device (estimate, R16)");
+        let _ = writeln!(out, "  weights           {}", memory.weights);
+        let _ = writeln!(out, "  gradients         {}", memory.gradients);
+        let _ = writeln!(out, "  optimizer state   {}", memory.optimizer_state);
+        let _ = writeln!(
+            out,
+            "  activations       {}   (per example × m = {}; independent of A)",
+            memory.activations, r.micro_batch
+        );
+        let _ = writeln!(out, "  total             {}", memory.total);
+    }
+    if let Some(points) = &r.scaling {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "data-parallel scaling (estimate, R17: one gradient all-reduce per update)"
+        );
+        let _ = writeln!(
+            out,
+            "  {:>8}  {:>10}  {:>11}  {:>10}  {:>12}  {:>10}",
+            "replicas", "batch", "compute s", "comm s", "examples/s", "efficiency"
+        );
+        for p in points {
+            let _ = writeln!(
+                out,
+                "  {:>8}  {:>10}  {:>11.4}  {:>10.4}  {:>12.1}  {:>9.1}%",
+                p.replicas,
+                n(p.effective_batch),
+                p.compute_sec,
+                p.comm_sec,
+                p.examples_per_sec,
+                p.efficiency * 100.0
+            );
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "note: D counts data-parallel replicas only; tokens assume a fixed sequence length."
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn report(args: &[&str]) -> Result<CalcReport, CliError> {
+        let cli = Cli::try_parse_from(
+            std::iter::once("accum")
+                .chain(["calc"])
+                .chain(args.iter().copied()),
+        )
+        .map_err(|e| CliError::usage(e.to_string()))?;
+        let Command::Calc(calc) = cli.command;
+        compute(&calc)
+    }
+
+    #[test]
+    fn seed_calculator_example() {
+        let r = report(&["-m", "8", "-d", "64", "-a", "4", "-L", "4096"]).expect("valid");
+        assert_eq!(r.effective_batch, 2048);
+        assert_eq!(r.tokens_per_update, Some(8_388_608));
+        assert_eq!(r.examples_per_replica_per_update, 32);
+        assert_eq!(r.tokens_per_replica_per_update, Some(131_072));
+        let text = render_text(&r);
+        assert!(text.contains("B = m·A·D = 8 × 4 × 64 = 2,048"), "{text}");
+        assert!(
+            text.contains("T = B·L = 2,048 × 4,096 = 8,388,608"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn layout_and_solving() {
+        let r = report(&[
+            "-m",
+            "4",
+            "-a",
+            "8",
+            "--world-size",
+            "64",
+            "--tensor",
+            "2",
+            "--pipeline",
+            "2",
+        ])
+        .expect("valid");
+        assert_eq!((r.replicas, r.effective_batch), (16, 512));
+        assert_eq!(
+            r.formula.replicas.as_deref(),
+            Some("D = world_size / (tp·pp·cp) = 64 / (2 × 2 × 1) = 16")
+        );
+        let r = report(&["-m", "8", "-d", "64", "--global-batch", "4096"]).expect("valid");
+        assert_eq!((r.accumulation, r.solved), (8, Some(Role::Accumulation)));
+        let err =
+            report(&["-m", "8", "-d", "64", "--global-batch", "4000"]).expect_err("not divisible");
+        assert_eq!(err.exit(), Exit::Usage);
+        assert!(
+            err.to_string()
+                .contains("use global_batch 3,584 (accumulation 7) or 4,096 (accumulation 8)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors_with_the_flag() {
+        let err = report(&["-m", "0", "-a", "1"]).expect_err("zero");
+        assert!(
+            err.to_string().starts_with("-m/--micro-batch is 0"),
+            "{err}"
+        );
+        let err =
+            report(&["-m", "4294967296", "-a", "4294967296", "-d", "2"]).expect_err("overflow");
+        assert!(
+            err.to_string().contains("does not fit in a 64-bit count"),
+            "{err}"
+        );
+        let err = report(&["-m", "2"]).expect_err("missing A");
+        assert!(
+            err.to_string().starts_with("-a/--accum-steps is missing"),
+            "{err}"
+        );
+        let err = report(&["-m", "2", "-a", "1", "--world-size", "10", "--tensor", "4"])
+            .expect_err("layout");
+        assert!(
+            err.to_string()
+                .contains("use world_size 8 (2 replicas) or 12 (3 replicas)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn memory_and_scaling_estimates() {
+        let r = report(&[
+            "-m",
+            "8",
+            "-d",
+            "4",
+            "-a",
+            "2",
+            "--params",
+            "1e6",
+            "--activation-per-example",
+            "1MiB",
+            "--device-throughput",
+            "100",
+            "--bandwidth",
+            "1GB",
+        ])
+        .expect("valid");
+        let memory = r.memory.expect("requested");
+        assert_eq!(memory.weights.get(), 4_000_000);
+        assert_eq!(memory.activations.get(), 8 << 20);
+        let points = r.scaling.expect("requested");
+        assert_eq!(
+            points.iter().map(|p| p.replicas).collect::<Vec<_>>(),
+            vec![1, 2, 4]
+        );
+        assert!(points[2].efficiency < 1.0 && points[2].efficiency > 0.9);
+    }
+}

@@ -1,0 +1,63 @@
+//! Errors and exit codes of the command-line tool.
+
+use std::fmt;
+use std::process::ExitCode;
+
+/// How a command ended (DESIGN.md: 0 ok, 1 invalid input, 2 usage or I/O).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Success.
+    Ok,
+    /// The input is invalid; findings were printed.
+    Invalid,
+    /// A usage or I/O error.
+    Usage,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        match exit {
+            Exit::Ok => ExitCode::SUCCESS,
+            Exit::Invalid => ExitCode::from(1),
+            Exit::Usage => ExitCode::from(2),
+        }
+    }
+}
+
+/// An error that ends a command, with the exit code it maps to.
+#[derive(Debug)]
+pub struct CliError {
+    exit: Exit,
+    message: String,
+}
+
+impl CliError {
+    /// A usage error (bad flags or values): exit 2.
+    pub fn usage(message: impl fmt::Display) -> CliError {
+        CliError {
+            exit: Exit::Usage,
+            message: message.to_string(),
+        }
+    }
+
+    /// An invalid input (the findings were printed or are in the message): exit 1.
+    pub fn invalid(message: impl fmt::Display) -> CliError {
+        CliError {
+            exit: Exit::Invalid,
+            message: message.to_string(),
+        }
+    }
+
+    /// The exit code this error maps to.
+    pub fn exit(&self) -> Exit {
+        self.exit
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
