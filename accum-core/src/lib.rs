@@ -4,9 +4,11 @@
 //! - [`units`]: counts in examples, microbatches, updates and tokens (SPEC R1)
 //! - [`span`]: lengths written the way people write them (`"2M tokens"`)
 //! - [`plan`]: `B = m·A·D`, layouts, epochs, re-planning (R3, R6, R11, R15)
+//! - [`norm`]: loss normalization by what was really evaluated (R4)
 //! - [`estimate`]: per-device memory (R16) and data-parallel scaling (R17)
 
 pub mod estimate;
+pub mod norm;
 pub mod plan;
 pub mod span;
 pub mod units;
