@@ -12,6 +12,7 @@ mod calc;
 mod cli;
 mod error;
 mod output;
+pub mod source;
 
 pub use cli::{Cli, Command, Format};
 pub use error::{CliError, Exit};
