@@ -10,9 +10,11 @@ use clap::Parser;
 
 mod calc;
 mod cli;
+pub mod diagnostic;
 mod error;
 mod output;
 pub mod source;
+pub mod validate;
 
 pub use cli::{Cli, Command, Format};
 pub use error::{CliError, Exit};

@@ -62,6 +62,15 @@ pub struct Node {
     pub kind: NodeKind,
 }
 
+impl Node {
+    /// The value as JSON. Non-finite floats and integers outside JSON's
+    /// range become strings, so that the schema rejects them with the
+    /// location kept.
+    pub fn to_json(&self) -> serde_json::Value {
+        to_json(self)
+    }
+}
+
 /// The value of a [`Node`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
@@ -305,7 +314,7 @@ impl Document {
     /// Non-finite floats become strings naming them, so that the schema
     /// rejects them with the location kept.
     pub fn to_json(&self) -> serde_json::Value {
-        to_json(&self.root)
+        self.root.to_json()
     }
 
     /// The node at a path of keys and array indices, if present.

@@ -1,0 +1,639 @@
+//! Validation of a configuration file against a JSON Schema and the plan
+//! rules, for the canonical config or *any* derived config: plan roles are
+//! found through `x-accum-role`, spans through `x-accum-unit = "span"`.
+//!
+//! Every finding is reported, not just the first, each with its location.
+
+use std::ops::Range;
+
+use accum_core::{Layout, PlanError, PlanInput, Role, Span};
+use serde_json::Value;
+
+use crate::diagnostic::{Finding, dotted};
+use crate::source::{Document, NodeKind};
+
+/// Where the schema puts plan roles and spans.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SchemaMap {
+    /// Each role with the path of its field.
+    pub roles: Vec<(Role, Vec<String>)>,
+    /// Paths of span fields.
+    pub spans: Vec<Vec<String>>,
+}
+
+impl SchemaMap {
+    /// Reads roles and spans from a schema (following `$ref`s into `$defs`).
+    pub fn from_schema(schema: &Value) -> SchemaMap {
+        let mut map = SchemaMap::default();
+        walk(schema, schema, &mut Vec::new(), &mut map, 0);
+        map.roles.sort();
+        map.roles.dedup();
+        map.spans.sort();
+        map.spans.dedup();
+        map
+    }
+
+    /// The path of a role's field.
+    pub fn path_of(&self, role: Role) -> Option<&[String]> {
+        self.roles
+            .iter()
+            .find(|(r, _)| *r == role)
+            .map(|(_, p)| p.as_slice())
+    }
+}
+
+const MAX_SCHEMA_DEPTH: usize = 32;
+
+fn walk(node: &Value, root: &Value, path: &mut Vec<String>, map: &mut SchemaMap, depth: usize) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let Some(object) = node.as_object() else {
+        return;
+    };
+    if let Some(role) = object
+        .get("x-accum-role")
+        .and_then(Value::as_str)
+        .and_then(Role::from_key)
+    {
+        map.roles.push((role, path.clone()));
+    }
+    if object.get("x-accum-unit").and_then(Value::as_str) == Some("span") {
+        map.spans.push(path.clone());
+    }
+    if let Some(target) = object
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve_ref(root, r))
+    {
+        walk(target, root, path, map, depth + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(alternatives) = object.get(key).and_then(Value::as_array) {
+            for alternative in alternatives {
+                walk(alternative, root, path, map, depth + 1);
+            }
+        }
+    }
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            path.push(name.clone());
+            walk(property, root, path, map, depth + 1);
+            path.pop();
+        }
+    }
+}
+
+fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    root.pointer(pointer)
+}
+
+/// Splits a JSON pointer (`/batch/micro_batch`) into unescaped segments.
+pub fn pointer_segments(pointer: &str) -> Vec<String> {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
+/// Validates a document: structure against the schema, then spans, then the
+/// plan. Returns every finding, in document order.
+pub fn validate(doc: &Document, schema: &Value, map: &SchemaMap) -> Result<Vec<Finding>, String> {
+    let instance = doc.to_json();
+    let validator = jsonschema::validator_for(schema)
+        .map_err(|err| format!("the schema is not a valid JSON Schema: {err}"))?;
+    let mut findings = Vec::new();
+
+    // Spans first: their messages name the ambiguity, which a pattern
+    // mismatch from the schema cannot.
+    let mut span_paths_with_errors = Vec::new();
+    for path in &map.spans {
+        if let Some(node) = doc.node(path)
+            && let Some(finding) = check_span(doc, path, &node.kind, node.span.clone())
+        {
+            span_paths_with_errors.push(path.clone());
+            findings.push(finding);
+        }
+    }
+
+    for error in validator.iter_errors(&instance) {
+        let path = pointer_segments(error.instance_path().as_str());
+        if span_paths_with_errors.iter().any(|p| path.starts_with(p)) {
+            continue;
+        }
+        findings.push(schema_finding(
+            doc,
+            path,
+            error.kind(),
+            &error.to_string(),
+            error.instance(),
+        ));
+    }
+
+    let structural_role_error = findings.iter().any(|f| {
+        map.roles
+            .iter()
+            .any(|(_, p)| f.path.starts_with(p) || p.starts_with(&f.path) && !f.path.is_empty())
+    });
+    if !structural_role_error && !map.roles.is_empty() {
+        findings.extend(plan_finding(doc, &instance, map));
+    }
+
+    findings.sort_by_key(|f| f.primary.as_ref().map_or(usize::MAX, |(s, _)| s.start));
+    Ok(findings)
+}
+
+fn check_span(
+    doc: &Document,
+    path: &[String],
+    kind: &NodeKind,
+    span: Range<usize>,
+) -> Option<Finding> {
+    let json = match kind {
+        NodeKind::String(s) => Value::String(s.clone()),
+        NodeKind::Integer(i) => Value::String(i.to_string()),
+        NodeKind::Float(f) => Value::String(f.to_string()),
+        NodeKind::Table(_) => {
+            let value = doc.node(path).map(crate::source::Node::to_json)?;
+            return serde_json::from_value::<Span>(value).err().map(|err| {
+                Finding::error("accum::span", path.to_vec(), err.to_string())
+                    .at(span, "not a span")
+                    .with_fix_split()
+            });
+        }
+        NodeKind::Null => return None,
+        other => {
+            return Some(
+                Finding::error(
+                    "accum::span",
+                    path.to_vec(),
+                    format!(
+                        "`{}` must be a span such as \"500 updates\", found {}",
+                        dotted(path),
+                        other.type_name()
+                    ),
+                )
+                .at(span, "not a span"),
+            );
+        }
+    };
+    let text = json.as_str().unwrap_or_default();
+    let bare_number = matches!(kind, NodeKind::Integer(_) | NodeKind::Float(_));
+    let result = if bare_number {
+        Err(accum_core::SpanError::BareNumber {
+            number: text.to_owned(),
+        })
+    } else {
+        text.parse::<Span>().map(|_| ())
+    };
+    result.err().map(|err| {
+        let label = match err {
+            accum_core::SpanError::Ambiguous { .. } | accum_core::SpanError::BareNumber { .. } => {
+                "ambiguous unit"
+            }
+            _ => "not a span",
+        };
+        Finding::error("accum::span", path.to_vec(), err.to_string())
+            .at(span, label)
+            .help(format!(
+                "write the unit: e.g. \"{} updates\" (or microbatches, examples, tokens)",
+                leading_number(text)
+            ))
+    })
+}
+
+fn leading_number(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == ','))
+        .unwrap_or(text.len());
+    if end == 0 { "500" } else { &text[..end] }
+}
+
+fn schema_finding(
+    doc: &Document,
+    path: Vec<String>,
+    kind: &jsonschema::error::ValidationErrorKind,
+    fallback: &str,
+    instance: &Value,
+) -> Finding {
+    use jsonschema::error::ValidationErrorKind as K;
+    let at = dotted(&path);
+    let span = doc.span_for(&path);
+    match kind {
+        K::AdditionalProperties { unexpected } => {
+            let mut finding: Option<Finding> = None;
+            for key in unexpected {
+                let mut key_path = path.clone();
+                key_path.push(key.clone());
+                let key_span = doc.key_span(&key_path).unwrap_or_else(|| span.clone());
+                let f = Finding::error(
+                    "accum::schema::unknown-key",
+                    key_path,
+                    format!("unknown key `{key}` in {}", section_name(&path)),
+                )
+                .at(key_span, "not a known key");
+                match &mut finding {
+                    None => finding = Some(f),
+                    Some(first) => first.secondary.push((
+                        f.primary.map_or(0..0, |p| p.0),
+                        format!("`{key}` is not a known key either"),
+                    )),
+                }
+            }
+            finding
+                .unwrap_or_else(|| Finding::error("accum::schema::unknown-key", path, fallback))
+                .help("remove it or fix its spelling; `accum schema` lists every key")
+        }
+        K::Required { property } => {
+            let key = property.as_str().unwrap_or("?").to_owned();
+            let mut key_path = path.clone();
+            key_path.push(key.clone());
+            Finding::error(
+                "accum::schema::missing-key",
+                key_path,
+                format!("missing key `{key}` in {}", section_name(&path)),
+            )
+            .at(span, format!("`{key}` is required here"))
+            .help(format!("add `{key} = …` to {}", section_name(&path)))
+        }
+        K::Type { kind } => Finding::error(
+            "accum::schema::type",
+            path,
+            format!(
+                "`{at}` must be {}, found {}",
+                type_words(kind),
+                describe(instance)
+            ),
+        )
+        .at(span, "wrong type"),
+        K::Minimum { limit } | K::ExclusiveMinimum { limit } => Finding::error(
+            "accum::schema::range",
+            path,
+            format!(
+                "`{at}` must be at least {}, found {}",
+                min_words(kind, limit),
+                describe(instance)
+            ),
+        )
+        .at(span, "too small"),
+        K::Maximum { limit } | K::ExclusiveMaximum { limit } => Finding::error(
+            "accum::schema::range",
+            path,
+            format!(
+                "`{at}` must be at most {limit}, found {}",
+                describe(instance)
+            ),
+        )
+        .at(span, "too large"),
+        K::Enum { options } => Finding::error(
+            "accum::schema::enum",
+            path,
+            format!(
+                "`{at}` must be one of {}, found {}",
+                options_words(options),
+                describe(instance)
+            ),
+        )
+        .at(span, "not an allowed value"),
+        _ => Finding::error("accum::schema", path, format!("`{at}`: {fallback}")).at(span, "here"),
+    }
+}
+
+fn section_name(path: &[String]) -> String {
+    if path.is_empty() {
+        "the top level".to_owned()
+    } else {
+        format!("[{}]", dotted(path))
+    }
+}
+
+fn type_words(kind: &jsonschema::error::TypeKind) -> String {
+    use jsonschema::error::TypeKind;
+    let one = |t: &jsonschema::JsonType| match t.to_string().as_str() {
+        "integer" => "an integer".to_owned(),
+        "number" => "a number".to_owned(),
+        "string" => "a string".to_owned(),
+        "boolean" => "a boolean".to_owned(),
+        "object" => "a table".to_owned(),
+        "array" => "an array".to_owned(),
+        "null" => "absent".to_owned(),
+        other => other.to_owned(),
+    };
+    match kind {
+        TypeKind::Single(t) => one(t),
+        TypeKind::Multiple(ts) => {
+            let words: Vec<String> = ts
+                .iter()
+                .filter(|t| t.to_string() != "null")
+                .map(|t| one(&t))
+                .collect();
+            words.join(" or ")
+        }
+    }
+}
+
+fn min_words(kind: &jsonschema::error::ValidationErrorKind, limit: &Value) -> String {
+    match (kind, limit.as_f64()) {
+        (jsonschema::error::ValidationErrorKind::ExclusiveMinimum { .. }, Some(l))
+            if l.fract() == 0.0 =>
+        {
+            format!("{}", l as i64 + 1)
+        }
+        (jsonschema::error::ValidationErrorKind::ExclusiveMinimum { .. }, _) => {
+            format!("more than {limit}")
+        }
+        _ => limit.to_string(),
+    }
+}
+
+fn options_words(options: &Value) -> String {
+    match options.as_array() {
+        Some(items) => items
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => options.to_string(),
+    }
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "nothing".into(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => {
+            let shown: String = s.chars().take(40).collect();
+            if shown.len() < s.len() {
+                format!("string \"{shown}…\"")
+            } else {
+                format!("string \"{shown}\"")
+            }
+        }
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "a table".into(),
+    }
+}
+
+fn role_value(instance: &Value, map: &SchemaMap, role: Role) -> Option<u64> {
+    let path = map.path_of(role)?;
+    let mut node = instance;
+    for segment in path {
+        node = node.get(segment)?;
+    }
+    node.as_u64()
+}
+
+/// Runs the plan rules on the role values (R3): zeroes, divisibility, the
+/// declared global batch, overflow.
+fn plan_finding(doc: &Document, instance: &Value, map: &SchemaMap) -> Option<Finding> {
+    let get = |role| role_value(instance, map, role);
+    let layout = get(Role::WorldSize).map(|world| {
+        Layout::new(
+            world,
+            get(Role::TensorParallel).unwrap_or(1),
+            get(Role::PipelineParallel).unwrap_or(1),
+            get(Role::ContextParallel).unwrap_or(1),
+        )
+    });
+    let input = PlanInput {
+        micro_batch: get(Role::MicroBatch),
+        accumulation: get(Role::Accumulation),
+        replicas: get(Role::Replicas),
+        layout,
+        seq_len: get(Role::SeqLen),
+        global_batch: get(Role::GlobalBatch),
+    };
+    let err = input.resolve().err()?;
+    let path_of = |role: Role| {
+        map.path_of(role)
+            .map(<[String]>::to_vec)
+            .unwrap_or_default()
+    };
+    let span_of = |role: Role| doc.span_for(&path_of(role));
+    let value_label = |role: Role| get(role).map(|v| format!("{} {v}", role.key()));
+    let (role, code, label) = match &err {
+        PlanError::Zero { role } => (*role, "accum::plan::zero", "must be at least 1".to_owned()),
+        PlanError::Missing { role } => (*role, "accum::plan::missing", "missing".to_owned()),
+        PlanError::Overflow { .. } => (
+            Role::MicroBatch,
+            "accum::plan::overflow",
+            "product overflows".to_owned(),
+        ),
+        PlanError::LayoutNotDivisible { .. } => (
+            Role::WorldSize,
+            "accum::plan::layout",
+            "not divisible by tp·pp·cp".to_owned(),
+        ),
+        PlanError::GlobalBatchMismatch {
+            micro_batch,
+            accumulation,
+            replicas,
+            ..
+        } => (
+            Role::GlobalBatch,
+            "accum::plan::global-batch",
+            format!(
+                "≠ {micro_batch} × {accumulation} × {replicas} = {}",
+                micro_batch
+                    .saturating_mul(*accumulation)
+                    .saturating_mul(*replicas)
+            ),
+        ),
+        PlanError::GlobalBatchNotDivisible { .. } => (
+            Role::GlobalBatch,
+            "accum::plan::global-batch",
+            "not a multiple of m·D".to_owned(),
+        ),
+        PlanError::ReplicasDisagree { .. } => (
+            Role::Replicas,
+            "accum::plan::replicas",
+            "disagrees with the layout".to_owned(),
+        ),
+        _ => (Role::MicroBatch, "accum::plan", "here".to_owned()),
+    };
+    let mut finding = Finding::error(code, path_of(role), err.to_string())
+        .with_fix_split()
+        .at(span_of(role), label);
+    if matches!(
+        err,
+        PlanError::GlobalBatchMismatch { .. }
+            | PlanError::GlobalBatchNotDivisible { .. }
+            | PlanError::LayoutNotDivisible { .. }
+    ) {
+        let factors: &[Role] = match err {
+            PlanError::LayoutNotDivisible { .. } => &[
+                Role::TensorParallel,
+                Role::PipelineParallel,
+                Role::ContextParallel,
+            ],
+            _ => &[
+                Role::MicroBatch,
+                Role::Accumulation,
+                Role::Replicas,
+                Role::WorldSize,
+            ],
+        };
+        for &factor in factors {
+            if let (Some(label), Some(_)) = (value_label(factor), map.path_of(factor)) {
+                finding = finding.also(span_of(factor), label);
+            }
+        }
+    }
+    if matches!(
+        err,
+        PlanError::Missing {
+            role: Role::Replicas
+        }
+    ) {
+        finding.help = Some(
+            "give the data-parallel replicas, or a world size with its tensor/pipeline/context degrees".to_owned(),
+        );
+    }
+    Some(finding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceFormat;
+
+    fn schema() -> Value {
+        serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["batch"],
+            "properties": {
+                "batch": { "$ref": "#/$defs/Batch" },
+                "parallel": { "anyOf": [{ "$ref": "#/$defs/Parallel" }, { "type": "null" }] },
+                "schedule": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": { "warmup": { "$ref": "#/$defs/Span" } }
+                }
+            },
+            "$defs": {
+                "Batch": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["micro_batch", "accumulation"],
+                    "properties": {
+                        "micro_batch": { "type": "integer", "minimum": 0, "x-accum-role": "micro_batch" },
+                        "accumulation": { "type": "integer", "minimum": 0, "x-accum-role": "accumulation" },
+                        "replicas": { "type": ["integer", "null"], "minimum": 0, "x-accum-role": "replicas" },
+                        "global_batch": { "type": ["integer", "null"], "minimum": 0, "x-accum-role": "global_batch" }
+                    }
+                },
+                "Parallel": {
+                    "type": "object",
+                    "properties": {
+                        "world_size": { "type": "integer", "x-accum-role": "world_size" },
+                        "tensor": { "type": "integer", "x-accum-role": "tensor_parallel" }
+                    }
+                },
+                "Span": { "x-accum-unit": "span", "type": ["string", "object"] }
+            }
+        })
+    }
+
+    fn check(text: &str) -> Vec<Finding> {
+        let doc =
+            Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
+        let schema = schema();
+        validate(&doc, &schema, &SchemaMap::from_schema(&schema)).expect("valid schema")
+    }
+
+    #[test]
+    fn finds_roles_and_spans_through_refs() {
+        let map = SchemaMap::from_schema(&schema());
+        assert_eq!(
+            map.path_of(Role::MicroBatch),
+            Some(&["batch".to_owned(), "micro_batch".to_owned()][..])
+        );
+        assert_eq!(
+            map.path_of(Role::WorldSize),
+            Some(&["parallel".to_owned(), "world_size".to_owned()][..])
+        );
+        assert_eq!(
+            map.spans,
+            vec![vec!["schedule".to_owned(), "warmup".to_owned()]]
+        );
+    }
+
+    #[test]
+    fn a_good_file_has_no_findings() {
+        assert_eq!(
+            check("[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\nglobal_batch = 32\n"),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn every_mistake_is_reported_with_its_place() {
+        let findings = check(
+            "[batch]\nmicro_batch = \"8\"\naccumulation = 8\nreplicas = 2\nbogus = 1\n[schedule]\nwarmup = \"100 steps\"\n",
+        );
+        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(
+            codes,
+            vec![
+                "accum::schema::type",
+                "accum::schema::unknown-key",
+                "accum::span"
+            ],
+            "{findings:#?}"
+        );
+        assert!(
+            findings[0]
+                .message
+                .contains("`batch.micro_batch` must be an integer, found string \"8\"")
+        );
+        assert!(findings[2].message.contains("is ambiguous"));
+    }
+
+    #[test]
+    fn plan_mismatch_names_the_equation_and_the_factors() {
+        let findings =
+            check("[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\nglobal_batch = 30\n");
+        assert_eq!(findings.len(), 1, "{findings:#?}");
+        let f = &findings[0];
+        assert_eq!(f.code, "accum::plan::global-batch");
+        assert_eq!(
+            f.message,
+            "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4"
+        );
+        assert_eq!(
+            f.help.as_deref(),
+            Some("use global_batch 28 (accumulation 7) or 32 (accumulation 8)")
+        );
+        assert_eq!(f.secondary.len(), 3);
+    }
+
+    #[test]
+    fn missing_replicas_and_layouts() {
+        let findings = check("[batch]\nmicro_batch = 2\naccumulation = 8\n");
+        assert_eq!(findings[0].code, "accum::plan::missing");
+        let findings = check(
+            "[batch]\nmicro_batch = 2\naccumulation = 8\n[parallel]\nworld_size = 10\ntensor = 4\n",
+        );
+        assert_eq!(findings[0].code, "accum::plan::layout");
+        assert_eq!(
+            findings[0].path,
+            vec!["parallel".to_owned(), "world_size".to_owned()]
+        );
+    }
+
+    #[test]
+    fn zero_is_a_plan_finding_at_the_value() {
+        let findings = check("[batch]\nmicro_batch = 0\naccumulation = 8\nreplicas = 1\n");
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].code, "accum::plan::zero");
+        assert_eq!(
+            findings[0].primary.as_ref().map(|p| p.0.clone()),
+            Some(22..23)
+        );
+    }
+}
