@@ -282,7 +282,7 @@ mod tests {
         )
         .help("use at least 1")
         .at(span, "zero examples per microbatch");
-        let out = render_text(&doc, &[finding.clone()], false);
+        let out = render_text(&doc, std::slice::from_ref(&finding), false);
         assert!(
             out.starts_with("train.toml:2:15: error: micro_batch is 0 (batch.micro_batch)\n"),
             "{out}"
