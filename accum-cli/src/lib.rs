@@ -12,7 +12,9 @@ mod calc;
 mod cli;
 pub mod diagnostic;
 mod error;
+pub mod fsio;
 mod output;
+pub mod replan;
 pub mod source;
 pub mod validate;
 
