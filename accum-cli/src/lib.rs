@@ -15,6 +15,7 @@ mod error;
 pub mod fsio;
 mod output;
 pub mod replan;
+pub mod sheet;
 pub mod source;
 pub mod validate;
 
