@@ -130,6 +130,11 @@ pub fn escape_markdown(text: &str) -> String {
     out
 }
 
+/// Formats an integer with thousands separators.
+pub fn group(value: u64) -> String {
+    accum_core::units::group_digits(value)
+}
+
 #[cfg(test)]
 pub(crate) fn sample() -> Sheet {
     Sheet {
@@ -181,9 +186,4 @@ mod tests {
         );
         assert_eq!(escape_markdown("a|b\n<i>*x*"), "a\\|b &lt;i&gt;\\*x\\*");
     }
-}
-
-/// Formats an integer with thousands separators.
-pub fn group(value: u64) -> String {
-    accum_core::units::group_digits(value)
 }
