@@ -42,8 +42,11 @@ impl<'a> Container<'a> {
                 syn::Fields::Unit => {
                     cx.error_spanned_by(
                         &input.ident,
-                        "`AccumConfig` needs a struct with named fields; a unit struct has no values to plan \
-                         with (for a fixed plan, give the struct at least one field and the roles as constants)",
+                        format!(
+                            "`AccumConfig` needs a struct with named fields, not a unit struct; write \
+                             `struct {} {{}}` (roles may all be constants) or add named fields",
+                            input.ident
+                        ),
                     );
                     return None;
                 }
