@@ -54,6 +54,11 @@ use crate::units::UnitKind;
 /// Only [`FIELDS`](AccumConfig::FIELDS) and
 /// [`role_values`](AccumConfig::role_values) are generated; the other methods
 /// are provided.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `AccumConfig`",
+    label = "a nested section must derive `AccumConfig` too",
+    note = "add `#[derive(AccumConfig)]` and `#[accum(section)]` to `{Self}`, or remove `#[accum(nested)]` from the field"
+)]
 pub trait AccumConfig {
     /// Static description of the fields that matter to the plan: role fields,
     /// typed-unit fields and nested sections, with their serialized names.
@@ -308,20 +313,33 @@ impl<T: RoleType> RoleType for Option<T> {
 }
 
 /// A nested section: a config, or an optional one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `AccumConfig`",
+    label = "a nested section must derive `AccumConfig` too",
+    note = "add `#[derive(AccumConfig)]` and `#[accum(section)]` to the section's struct, or remove `#[accum(nested)]` from the field"
+)]
 pub trait NestedConfig {
+    /// The section's field table (the inner config's for an `Option`).
+    const FIELDS: &'static [FieldInfo];
+
     /// Pushes the section's role values under `prefix`; an absent optional
     /// section pushes its roles as absent, so that "missing" findings can
     /// name the field to add.
     fn nested_role_values(&self, prefix: &str, out: &mut Vec<RoleValue>);
 }
 
+// Not recommended in diagnostics: "`Optim` does not implement `AccumConfig`"
+// is the useful message, not the list of every config in scope.
+#[diagnostic::do_not_recommend]
 impl<T: AccumConfig> NestedConfig for T {
+    const FIELDS: &'static [FieldInfo] = T::FIELDS;
     fn nested_role_values(&self, prefix: &str, out: &mut Vec<RoleValue>) {
         self.role_values(prefix, out);
     }
 }
 
 impl<T: AccumConfig> NestedConfig for Option<T> {
+    const FIELDS: &'static [FieldInfo] = T::FIELDS;
     fn nested_role_values(&self, prefix: &str, out: &mut Vec<RoleValue>) {
         match self {
             Some(inner) => inner.role_values(prefix, out),

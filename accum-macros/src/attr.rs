@@ -170,6 +170,9 @@ pub(crate) struct Container {
     /// `section`: a part of a larger config; required roles are checked on
     /// the config that nests it.
     pub(crate) section: bool,
+    /// Roles written on the struct whose value could not be read (already
+    /// reported; they count as given so that no second error follows).
+    pub(crate) attempted: Vec<Role>,
 }
 
 /// `#[accum(...)]` on a field.
@@ -185,6 +188,9 @@ pub(crate) struct Field {
     pub(crate) rename: Option<String>,
     /// `#[serde(flatten)]`.
     pub(crate) flatten: bool,
+    /// An `accum` key that could not be read (already reported): the field
+    /// may have been meant to play a role.
+    pub(crate) unreadable: bool,
 }
 
 const FIELD_KEYS: &str = "`micro_batch`, `accumulation`, `replicas`, `world_size`, `tensor_parallel`, \
@@ -252,6 +258,7 @@ impl Container {
         }
         if let Some(role) = Role::from_path(&meta.path) {
             if !meta.input.peek(syn::Token![=]) {
+                self.attempted.push(role);
                 return Err(meta.error(format!(
                     "a role on the struct needs its value, e.g. `{} = 8` or `{} = MY_CONST`; \
                      to make a field play the role, put `#[accum({})]` on the field",
@@ -342,6 +349,7 @@ impl Field {
             }
             let result = attr.parse_nested_meta(|meta| out.parse_key(cx, meta));
             if let Err(err) = result {
+                out.unreadable = true;
                 cx.syn_error(err);
             }
         }
@@ -351,6 +359,10 @@ impl Field {
     fn parse_key(&mut self, cx: &Ctxt, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
         if let Some(role) = Role::from_path(&meta.path) {
             if meta.input.peek(syn::Token![=]) {
+                if self.role.is_none() {
+                    let path = &meta.path;
+                    self.role = Some((role, quote::quote!(#path)));
+                }
                 return Err(meta.error(format!(
                     "a role on a field takes no value: write `#[accum({})]`; the value is the field's",
                     role.key()
@@ -382,7 +394,16 @@ impl Field {
             return Ok(());
         }
         if meta.path.is_ident("unit") {
-            let lit: syn::LitStr = meta.value()?.parse()?;
+            let lit = match meta.value()?.parse::<syn::Lit>()? {
+                syn::Lit::Str(lit) => lit,
+                other => {
+                    cx.error_spanned_by(
+                        other,
+                        "`unit` takes a string: `unit = \"update\"`, \"microbatch\", \"example\" or \"token\"",
+                    );
+                    return Ok(());
+                }
+            };
             match Unit::from_name(&lit.value()) {
                 Some(unit) => self.unit = Some((unit, lit)),
                 None => cx.error_spanned_by(
@@ -398,11 +419,33 @@ impl Field {
         if meta.path.is_ident("crate") {
             return Err(meta.error("`crate` belongs on the struct, not on a field"));
         }
+        let written = path_text(&meta.path);
+        let hint = Role::ALL
+            .iter()
+            .map(|role| role.key())
+            .chain(["nested", "unit"])
+            .find(|key| close(key, &written))
+            .map(|key| format!("did you mean `{key}`? "))
+            .unwrap_or_default();
         Err(meta.error(format!(
-            "unknown `accum` key `{}`; expected {FIELD_KEYS}",
-            path_text(&meta.path)
+            "unknown `accum` key `{written}`; {hint}expected {FIELD_KEYS}"
         )))
     }
+}
+
+/// Whether `a` and `b` differ by at most two edits (a typo).
+fn close(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous.last().is_some_and(|&d| d <= 2)
 }
 
 fn path_text(path: &syn::Path) -> String {

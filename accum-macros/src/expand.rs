@@ -137,9 +137,9 @@ fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
     let name = name_lit(field);
     let optional = ast::option_inner(field.ty).is_some();
     if valid::is_nested(field) {
-        let inner = ast::option_inner(field.ty).unwrap_or(field.ty);
-        return Some(quote_spanned! {inner.span()=>
-            #krate::FieldInfo::nested(#name, <#inner as #krate::AccumConfig>::FIELDS, #optional)
+        let ty = field.ty;
+        return Some(quote_spanned! {ty.span()=>
+            #krate::FieldInfo::nested(#name, <#ty as #krate::NestedConfig>::FIELDS, #optional)
         });
     }
     if let Some((role, _)) = &field.attrs.role {
@@ -157,7 +157,7 @@ fn read_field(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
     let ty = field.ty;
     if valid::is_nested(field) {
         return Some(quote_spanned! {ty.span()=>
-            #krate::NestedConfig::nested_role_values(
+            <#ty as #krate::NestedConfig>::nested_role_values(
                 &self.#ident,
                 &#krate::derive::join_path(__prefix, #name),
                 __out,

@@ -24,6 +24,7 @@ pub(crate) fn is_nested(field: &Field<'_>) -> bool {
 /// Whether `role` is written in this struct (a field or a constant).
 fn written(cont: &Container<'_>, role: Role) -> bool {
     cont.attrs.constants.iter().any(|c| c.role == role)
+        || cont.attrs.attempted.contains(&role)
         || cont
             .fields
             .iter()
@@ -38,6 +39,11 @@ fn written(cont: &Container<'_>, role: Role) -> bool {
 /// `#[accum(section)]` is part of a larger config and is not checked alone.
 fn check_required_roles(cx: &Ctxt, cont: &Container<'_>) {
     if cont.attrs.section || cont.fields.iter().any(is_nested) {
+        return;
+    }
+    // A field whose `accum` attribute could not be read was probably meant
+    // to play a role; its error is already reported.
+    if cont.fields.iter().any(|f| f.attrs.unreadable) {
         return;
     }
     let ident = cont.ident;
