@@ -754,3 +754,117 @@ fn def_name(property: &serde_json::Value) -> Option<String> {
     })?;
     reference.strip_prefix("#/$defs/").map(str::to_owned)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECTION: &[FieldInfo] = &[
+        FieldInfo::role("grad_accum", Role::Accumulation, false),
+        FieldInfo::unit("eval_every", UnitKind::Update, false),
+    ];
+    const ROOT: &[FieldInfo] = &[
+        FieldInfo::role("m", Role::MicroBatch, false),
+        FieldInfo::nested("optim", SECTION, true),
+        FieldInfo::nested("", SECTION, false),
+    ];
+
+    #[test]
+    fn role_counts_in_const_context() {
+        const ACCUMULATIONS: usize = count_role(ROOT, Role::Accumulation);
+        assert_eq!(ACCUMULATIONS, 2);
+        assert!(has_role(ROOT, Role::MicroBatch));
+        assert!(!has_role(ROOT, Role::Replicas));
+    }
+
+    #[test]
+    fn flattened_sections_share_the_parent_path() {
+        assert_eq!(join_path("", "a"), "a");
+        assert_eq!(join_path("a", "b"), "a.b");
+        assert_eq!(join_path("a", ""), "a");
+        let mut out = Vec::new();
+        collect_roles(ROOT, "", false, &mut out);
+        let paths: Vec<_> = out.iter().map(|r| (r.path.as_str(), r.optional)).collect();
+        assert_eq!(
+            paths,
+            [
+                ("m", false),
+                ("optim.grad_accum", true),
+                ("grad_accum", false)
+            ]
+        );
+    }
+
+    fn value(role: Role, path: &str, value: Option<u64>) -> RoleValue {
+        RoleValue::field(role, "", path, value)
+    }
+
+    #[test]
+    fn a_role_in_two_places_is_reported_at_the_second() {
+        let values = [
+            value(Role::MicroBatch, "m", Some(2)),
+            value(Role::Accumulation, "a", Some(8)),
+            value(Role::Replicas, "d", Some(2)),
+            value(Role::Replicas, "cluster.d", Some(4)),
+        ];
+        let findings = check_values(&values);
+        assert_eq!(findings.paths(), ["cluster.d"]);
+        assert_eq!(
+            findings.iter().next().map(|f| f.message.as_str()),
+            Some("replicas is given twice, at `d` and at `cluster.d`")
+        );
+    }
+
+    #[test]
+    fn parallel_degrees_need_a_world_size() {
+        let values = [
+            value(Role::MicroBatch, "m", Some(2)),
+            value(Role::Accumulation, "a", Some(8)),
+            value(Role::Replicas, "d", Some(2)),
+            value(Role::TensorParallel, "tp", Some(2)),
+        ];
+        assert_eq!(check_values(&values).paths(), ["tp"]);
+    }
+
+    #[test]
+    fn constants_are_reported_at_their_struct() {
+        let values = [
+            RoleValue::constant(Role::MicroBatch, "", 2),
+            RoleValue::constant(Role::Accumulation, "", 8),
+            RoleValue::constant(Role::Replicas, "", 2),
+            RoleValue::constant(Role::GlobalBatch, "", 30),
+        ];
+        let findings = check_values(&values);
+        assert_eq!(findings.paths(), ["<root>"]);
+        assert!(
+            findings
+                .to_string()
+                .starts_with("1 problem in the config:\n  - <root>: global_batch 30")
+        );
+    }
+
+    #[test]
+    fn a_missing_accumulation_is_solved_or_reported() {
+        let mut values = vec![
+            value(Role::MicroBatch, "m", Some(2)),
+            value(Role::Accumulation, "a", None),
+            value(Role::Replicas, "d", Some(2)),
+        ];
+        let findings = check_values(&values);
+        assert_eq!(findings.paths(), ["a"]);
+        assert_eq!(
+            findings.iter().next().map(|f| f.fix.as_str()),
+            Some(
+                "set `a`, or give global_batch so that it can be solved as global_batch / (micro_batch × replicas)"
+            )
+        );
+        values.push(value(Role::GlobalBatch, "b", Some(32)));
+        assert!(check_values(&values).is_empty());
+        assert_eq!(
+            input_from_values(&values)
+                .resolve()
+                .map(|p| p.accumulation()),
+            Ok(8)
+        );
+    }
+}

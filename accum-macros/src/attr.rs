@@ -536,3 +536,39 @@ pub(crate) fn crate_override(input: &syn::DeriveInput) -> Option<TokenStream> {
     }
     krate
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_are_close_and_other_keys_are_not() {
+        assert!(close("accumulation", "accumulaton"));
+        assert!(close("micro_batch", "microbatch"));
+        assert!(!close("replicas", "warmup"));
+        assert!(!close("seq_len", "nested_section"));
+    }
+
+    #[test]
+    fn serde_rename_all_rules() {
+        assert_eq!(rename("grad_accum", "kebab-case"), "grad-accum");
+        assert_eq!(rename("grad_accum", "camelCase"), "gradAccum");
+        assert_eq!(rename("grad_accum", "PascalCase"), "GradAccum");
+        assert_eq!(rename("grad_accum", "SCREAMING_SNAKE_CASE"), "GRAD_ACCUM");
+        assert_eq!(rename("grad_accum", "snake_case"), "grad_accum");
+    }
+
+    #[test]
+    fn serde_keys_are_read_without_errors() {
+        let attr: syn::Attribute =
+            syn::parse_quote!(#[serde(default, rename = "gradient_accumulation", with = "x")]);
+        assert_eq!(
+            serde_string(&attr, "rename").as_deref(),
+            Some("gradient_accumulation")
+        );
+        assert!(!serde_flag(&attr, "flatten"));
+        assert!(serde_flag(&attr, "default"));
+        let flatten: syn::Attribute = syn::parse_quote!(#[serde(flatten)]);
+        assert!(serde_flag(&flatten, "flatten"));
+    }
+}

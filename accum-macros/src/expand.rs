@@ -85,7 +85,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
 
     quote! {
         #[doc(hidden)]
-        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all, clippy::pedantic)]
         const _: () = {
             #[automatically_derived]
             impl #impl_generics #krate::AccumConfig for #ident #ty_generics #where_clause {

@@ -10,4 +10,8 @@ struct Train {
     warmup_steps: u64,
 }
 
-fn main() {}
+// The failed derive still emits an empty impl, so this use adds no error.
+fn main() {
+    let train = Train { micro_batch: 2, accumulation: 8, warmup_steps: 100 };
+    let _ = train.validate();
+}
