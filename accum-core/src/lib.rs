@@ -6,13 +6,23 @@
 //! - [`plan`]: `B = m·A·D`, layouts, epochs, re-planning (R3, R6, R11, R15)
 //! - [`norm`]: loss normalization by what was really evaluated (R4)
 //! - [`estimate`]: per-device memory (R16) and data-parallel scaling (R17)
+//! - [`config`]: the canonical `TrainingConfig`, derived with the crate's own macro
+//! - [`derive`]: the runtime side of `#[derive(AccumConfig)]`: validation
+//!   with field paths and annotated JSON Schemas
 
+pub mod config;
+pub mod derive;
 pub mod estimate;
 pub mod norm;
 pub mod plan;
 pub mod span;
 pub mod units;
 
+pub use accum_macros::AccumConfig;
+pub use derive::{
+    AccumConfig, ConstPlan, FieldInfo, Finding, Findings, NestedConfig, RoleField, RoleType,
+    RoleValue, Source, schema_for,
+};
 pub use plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
 pub use span::{Span, SpanError};
 pub use units::{

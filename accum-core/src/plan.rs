@@ -642,6 +642,43 @@ impl Plan {
         }
     }
 
+    /// Like [`Plan::from_parts`], with the replicas computed from a device
+    /// layout, `D = world_size / (tp·pp·cp)` (R3), for `const` contexts.
+    ///
+    /// # Panics
+    /// When a factor is zero, `world_size` is not divisible by `tp·pp·cp`, or
+    /// a product overflows `u64` (at compile time when used in a `const`).
+    pub const fn from_layout_parts(
+        micro_batch: u64,
+        accumulation: u64,
+        layout: Layout,
+        seq_len: Option<u64>,
+    ) -> Plan {
+        assert!(
+            layout.world_size > 0 && layout.tensor > 0 && layout.pipeline > 0 && layout.context > 0,
+            "world_size and the tensor, pipeline and context degrees must be at least 1"
+        );
+        let group = match layout.tensor.checked_mul(layout.pipeline) {
+            Some(tp_pp) => tp_pp.checked_mul(layout.context),
+            None => None,
+        };
+        let Some(group) = group else {
+            panic!("tensor × pipeline × context does not fit in a 64-bit count")
+        };
+        assert!(
+            layout.world_size.is_multiple_of(group),
+            "world_size is not divisible by tensor × pipeline × context (R3)"
+        );
+        let mut plan = Plan::from_parts(
+            micro_batch,
+            accumulation,
+            layout.world_size / group,
+            seq_len,
+        );
+        plan.layout = Some(layout);
+        plan
+    }
+
     /// Like [`Plan::new`]; kept for call sites that read as "checked".
     fn checked(micro_batch: u64, accumulation: u64, replicas: u64) -> Result<Plan, PlanError> {
         Plan::new(micro_batch, accumulation, replicas)

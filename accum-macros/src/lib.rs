@@ -1,10 +1,34 @@
-//! The `#[derive(AccumConfig)]` macro of accum.
+//! The `#[derive(AccumConfig)]` macro of accum. See `docs/derive.md` for the
+//! attributes and every error with its fix.
+//!
+//! One file per stage: [`ast`] reads the struct, [`attr`] parses
+//! `#[accum(...)]`, [`valid`] checks the cross-field rules, [`expand`]
+//! generates the impl; [`ctxt`] collects every error so that all of them are
+//! reported in one build.
+
+mod ast;
+mod attr;
+mod ctxt;
+mod expand;
+mod valid;
 
 use proc_macro::TokenStream;
 
-/// Derives `accum_core::AccumConfig` for a training-config struct.
+/// Derives `accum::AccumConfig` (and `accum::ConstPlan` for fully constant
+/// plans) for a struct with named fields whose fields play plan roles.
+///
+/// ```ignore
+/// #[derive(AccumConfig)]
+/// struct Train {
+///     #[accum(micro_batch)]  micro_batch_size: u32,
+///     #[accum(accumulation)] grad_accum: u32,
+///     #[accum(replicas)]     data_parallel: u32,
+/// }
+/// ```
 #[proc_macro_derive(AccumConfig, attributes(accum))]
 pub fn derive_accum_config(input: TokenStream) -> TokenStream {
-    let _ = input;
-    TokenStream::new()
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    expand::derive(&input)
+        .unwrap_or_else(|error| expand::fallback(&input, error))
+        .into()
 }

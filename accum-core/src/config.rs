@@ -1,0 +1,106 @@
+//! The canonical training config, derived with the crate's own
+//! `#[derive(AccumConfig)]`: a `[run]` header, the `[batch]` plan and an
+//! optional `[parallel]` device layout (SPEC R3).
+//!
+//! ```
+//! use accum_core::AccumConfig;
+//! use accum_core::config::TrainingConfig;
+//!
+//! let config: TrainingConfig = toml::from_str(r#"
+//!     [run]
+//!     name = "tiny"
+//!
+//!     [batch]
+//!     micro_batch = 2
+//!     accumulation = 8
+//!     replicas = 2
+//!     global_batch = 32
+//! "#)?;
+//! assert_eq!(config.plan()?.effective_batch().get(), 32);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Replicas come either from `batch.replicas` or from `[parallel]`
+//! (`D = world_size / (tensor·pipeline·context)`); both may be given when they
+//! agree. `validate` reports when neither is.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::AccumConfig;
+
+/// A whole training config.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate")]
+#[serde(deny_unknown_fields)]
+pub struct TrainingConfig {
+    /// What the run is called and why it exists.
+    pub run: RunSection,
+    /// The accumulation plan: `m`, `A`, and `D` or a layout.
+    #[accum(nested)]
+    pub batch: BatchSection,
+    /// The device layout, when devices are split by tensor, pipeline or
+    /// context parallelism (R3).
+    #[accum(nested)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<ParallelSection>,
+}
+
+/// `[run]`: the run's name and notes, for the run sheet (R13).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    /// A short name for the run.
+    pub name: String,
+    /// Free text: what is being tried, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+/// `[batch]`: the accumulation plan, `B = m·A·D` (R3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate", section)]
+#[serde(deny_unknown_fields)]
+pub struct BatchSection {
+    /// `m`: examples per microbatch per data-parallel replica.
+    #[accum(micro_batch)]
+    pub micro_batch: u64,
+    /// `A`: microbatches (forward + backward) per optimizer update, per replica.
+    #[accum(accumulation)]
+    pub accumulation: u64,
+    /// `D`: data-parallel replicas. Give this or `[parallel]`.
+    #[accum(replicas)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<u64>,
+    /// `B`: the intended effective batch, checked against `m·A·D`.
+    #[accum(global_batch)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_batch: Option<u64>,
+    /// `L`: tokens per example, when lengths are fixed (R15).
+    #[accum(seq_len)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_len: Option<u64>,
+}
+
+/// `[parallel]`: all devices and the degrees that split one model copy;
+/// only what is left are replicas (R3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate", section)]
+#[serde(deny_unknown_fields)]
+pub struct ParallelSection {
+    /// All devices of the job.
+    #[accum(world_size)]
+    pub world_size: u64,
+    /// Tensor-parallel degree (default 1).
+    #[accum(tensor_parallel)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor: Option<u64>,
+    /// Pipeline-parallel degree (default 1).
+    #[accum(pipeline_parallel)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<u64>,
+    /// Context (sequence) parallel degree (default 1).
+    #[accum(context_parallel)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<u64>,
+}

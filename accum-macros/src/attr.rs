@@ -1,0 +1,574 @@
+//! Parsing of `#[accum(...)]` (with `parse_nested_meta`) and of the few
+//! `#[serde(...)]` keys that change a field's serialized name.
+//!
+//! Parsing never stops at the first problem: each bad key is recorded in the
+//! [`Ctxt`] and parsing goes on with the next attribute.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned;
+
+use crate::ctxt::Ctxt;
+
+/// A plan role, as written in `#[accum(...)]` (mirror of `accum_core::Role`;
+/// a proc-macro crate cannot depend on the crate that uses it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    MicroBatch,
+    Accumulation,
+    Replicas,
+    WorldSize,
+    TensorParallel,
+    PipelineParallel,
+    ContextParallel,
+    SeqLen,
+    GlobalBatch,
+}
+
+impl Role {
+    pub(crate) const ALL: [Role; 9] = [
+        Role::MicroBatch,
+        Role::Accumulation,
+        Role::Replicas,
+        Role::WorldSize,
+        Role::TensorParallel,
+        Role::PipelineParallel,
+        Role::ContextParallel,
+        Role::SeqLen,
+        Role::GlobalBatch,
+    ];
+
+    /// The key in `#[accum(...)]` and `x-accum-role`.
+    pub(crate) const fn key(self) -> &'static str {
+        match self {
+            Role::MicroBatch => "micro_batch",
+            Role::Accumulation => "accumulation",
+            Role::Replicas => "replicas",
+            Role::WorldSize => "world_size",
+            Role::TensorParallel => "tensor_parallel",
+            Role::PipelineParallel => "pipeline_parallel",
+            Role::ContextParallel => "context_parallel",
+            Role::SeqLen => "seq_len",
+            Role::GlobalBatch => "global_batch",
+        }
+    }
+
+    /// The variant name of `accum_core::Role`.
+    pub(crate) const fn variant(self) -> &'static str {
+        match self {
+            Role::MicroBatch => "MicroBatch",
+            Role::Accumulation => "Accumulation",
+            Role::Replicas => "Replicas",
+            Role::WorldSize => "WorldSize",
+            Role::TensorParallel => "TensorParallel",
+            Role::PipelineParallel => "PipelineParallel",
+            Role::ContextParallel => "ContextParallel",
+            Role::SeqLen => "SeqLen",
+            Role::GlobalBatch => "GlobalBatch",
+        }
+    }
+
+    fn from_path(path: &syn::Path) -> Option<Role> {
+        let ident = path.get_ident()?;
+        Role::ALL.into_iter().find(|role| ident == role.key())
+    }
+}
+
+/// A unit, as written in `#[accum(unit = "...")]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unit {
+    Example,
+    Microbatch,
+    Update,
+    Token,
+}
+
+impl Unit {
+    /// The variant name of `accum_core::UnitKind`.
+    pub(crate) const fn variant(self) -> &'static str {
+        match self {
+            Unit::Example => "Example",
+            Unit::Microbatch => "Microbatch",
+            Unit::Update => "Update",
+            Unit::Token => "Token",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Unit> {
+        match name {
+            "example" | "examples" => Some(Unit::Example),
+            "microbatch" | "microbatches" => Some(Unit::Microbatch),
+            "update" | "updates" => Some(Unit::Update),
+            "token" | "tokens" => Some(Unit::Token),
+            _ => None,
+        }
+    }
+
+    /// The unit of a typed count (`Updates`, `Count<Update>`), by type name.
+    pub(crate) fn from_type_name(name: &str) -> Option<Unit> {
+        match name {
+            "Examples" | "Example" => Some(Unit::Example),
+            "Microbatches" | "Microbatch" => Some(Unit::Microbatch),
+            "Updates" | "Update" => Some(Unit::Update),
+            "Tokens" | "Token" => Some(Unit::Token),
+            _ => None,
+        }
+    }
+}
+
+/// The value of a struct-level constant role.
+pub(crate) enum ConstValue {
+    /// An integer literal, already read.
+    Lit { value: u64, lit: syn::LitInt },
+    /// A path to a `const`, checked by a generated const assertion.
+    Path(syn::ExprPath),
+}
+
+impl ConstValue {
+    /// The literal's value, when it is one.
+    pub(crate) fn literal(&self) -> Option<u64> {
+        match self {
+            ConstValue::Lit { value, .. } => Some(*value),
+            ConstValue::Path(_) => None,
+        }
+    }
+
+    /// The value as written, for messages.
+    pub(crate) fn written(&self) -> String {
+        match self {
+            ConstValue::Lit { value, .. } => value.to_string(),
+            ConstValue::Path(path) => quote::quote!(#path).to_string().replace(' ', ""),
+        }
+    }
+
+    /// The span of the value.
+    pub(crate) fn span(&self) -> Span {
+        match self {
+            ConstValue::Lit { lit, .. } => lit.span(),
+            ConstValue::Path(path) => path.span(),
+        }
+    }
+}
+
+/// A struct-level constant: `#[accum(micro_batch = 2)]`.
+pub(crate) struct Constant {
+    pub(crate) role: Role,
+    /// The key as written, for spans.
+    pub(crate) key: TokenStream,
+    pub(crate) value: ConstValue,
+}
+
+/// `#[accum(...)]` on the struct.
+#[derive(Default)]
+pub(crate) struct Container {
+    /// `crate = "..."`: the path of the accum crate in generated code.
+    pub(crate) krate: Option<TokenStream>,
+    /// Constant roles, in the order written.
+    pub(crate) constants: Vec<Constant>,
+    /// `#[serde(rename_all = "...")]`.
+    pub(crate) rename_all: Option<String>,
+    /// `section`: a part of a larger config; required roles are checked on
+    /// the config that nests it.
+    pub(crate) section: bool,
+    /// Roles written on the struct whose value could not be read (already
+    /// reported; they count as given so that no second error follows).
+    pub(crate) attempted: Vec<Role>,
+}
+
+/// `#[accum(...)]` on a field.
+#[derive(Default)]
+pub(crate) struct Field {
+    /// The role flag and the path it was written with (for spans).
+    pub(crate) role: Option<(Role, TokenStream)>,
+    /// `nested`, with its span.
+    pub(crate) nested: Option<TokenStream>,
+    /// `unit = "..."`.
+    pub(crate) unit: Option<(Unit, syn::LitStr)>,
+    /// `#[serde(rename = "...")]`.
+    pub(crate) rename: Option<String>,
+    /// `#[serde(flatten)]`.
+    pub(crate) flatten: bool,
+    /// An `accum` key that could not be read (already reported): the field
+    /// may have been meant to play a role.
+    pub(crate) unreadable: bool,
+}
+
+const FIELD_KEYS: &str = "`micro_batch`, `accumulation`, `replicas`, `world_size`, `tensor_parallel`, \
+     `pipeline_parallel`, `context_parallel`, `seq_len`, `global_batch`, `nested` or `unit = \"...\"`";
+
+const CONTAINER_KEYS: &str =
+    "`crate = \"...\"`, `section`, or a role with its value, e.g. `micro_batch = 2`";
+
+/// Whether `attr` is `#[accum...]`; a malformed one (`#[accum]`,
+/// `#[accum = ...]`) is reported and skipped.
+fn accum_list(cx: &Ctxt, attr: &syn::Attribute) -> bool {
+    if !attr.path().is_ident("accum") {
+        return false;
+    }
+    match &attr.meta {
+        syn::Meta::List(_) => true,
+        other => {
+            cx.error_spanned_by(
+                other,
+                "expected `#[accum(...)]` with keys in parentheses, e.g. `#[accum(micro_batch)]`",
+            );
+            false
+        }
+    }
+}
+
+impl Container {
+    /// Parses the struct's attributes.
+    pub(crate) fn from_ast(cx: &Ctxt, input: &syn::DeriveInput) -> Container {
+        let mut out = Container::default();
+        for attr in &input.attrs {
+            if attr.path().is_ident("serde") {
+                out.rename_all = serde_string(attr, "rename_all");
+                continue;
+            }
+            if !accum_list(cx, attr) {
+                continue;
+            }
+            let result = attr.parse_nested_meta(|meta| out.parse_key(cx, meta));
+            if let Err(err) = result {
+                cx.syn_error(err);
+            }
+        }
+        out
+    }
+
+    fn parse_key(&mut self, cx: &Ctxt, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
+        if meta.path.is_ident("crate") {
+            let lit: syn::LitStr = meta.value()?.parse()?;
+            match lit.parse::<syn::Path>() {
+                Ok(path) if self.krate.is_none() => self.krate = Some(quote::quote!(#path)),
+                Ok(_) => cx.error_spanned_by(
+                    &lit,
+                    "`crate` is given twice; keep one `#[accum(crate = \"...\")]`",
+                ),
+                Err(_) => cx.error_spanned_by(
+                    &lit,
+                    format!(
+                        "`{}` is not a path; write the crate path, e.g. `crate = \"accum_core\"`",
+                        lit.value()
+                    ),
+                ),
+            }
+            return Ok(());
+        }
+        if let Some(role) = Role::from_path(&meta.path) {
+            if !meta.input.peek(syn::Token![=]) {
+                self.attempted.push(role);
+                return Err(meta.error(format!(
+                    "a role on the struct needs its value, e.g. `{} = 8` or `{} = MY_CONST`; \
+                     to make a field play the role, put `#[accum({})]` on the field",
+                    role.key(),
+                    role.key(),
+                    role.key()
+                )));
+            }
+            let path = &meta.path;
+            let key = quote::quote!(#path);
+            let expr: syn::Expr = meta.value()?.parse()?;
+            if let Some(value) = const_value(cx, role, expr) {
+                self.constants.push(Constant { role, key, value });
+            }
+            return Ok(());
+        }
+        if meta.path.is_ident("section") {
+            if self.section {
+                return Err(meta.error("`section` is given twice; remove one"));
+            }
+            self.section = true;
+            return Ok(());
+        }
+        if meta.path.is_ident("nested") || meta.path.is_ident("unit") {
+            return Err(meta.error(format!(
+                "`{}` belongs on a field, not on the struct",
+                path_text(&meta.path)
+            )));
+        }
+        Err(meta.error(format!(
+            "unknown `accum` key `{}` on a struct; expected {CONTAINER_KEYS}",
+            path_text(&meta.path)
+        )))
+    }
+}
+
+/// Reads the value of `role = value`: an integer literal or a path to a
+/// `const`.
+fn const_value(cx: &Ctxt, role: Role, expr: syn::Expr) -> Option<ConstValue> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(lit),
+            ..
+        }) => match lit.base10_parse::<u64>() {
+            Ok(value) => Some(ConstValue::Lit { value, lit }),
+            Err(_) => {
+                cx.error_spanned_by(
+                    &lit,
+                    format!(
+                        "`{} = {}` does not fit in a 64-bit count; use a smaller value",
+                        role.key(),
+                        lit.base10_digits()
+                    ),
+                );
+                None
+            }
+        },
+        syn::Expr::Path(path) if path.qself.is_none() => Some(ConstValue::Path(path)),
+        other => {
+            cx.error_spanned_by(
+                &other,
+                format!(
+                    "`{}` takes an unsigned integer literal or a path to a `const`, e.g. `{} = 8` or `{} = MY_CONST`",
+                    role.key(),
+                    role.key(),
+                    role.key()
+                ),
+            );
+            None
+        }
+    }
+}
+
+impl Field {
+    /// Parses a field's attributes.
+    pub(crate) fn from_ast(cx: &Ctxt, field: &syn::Field) -> Field {
+        let mut out = Field::default();
+        for attr in &field.attrs {
+            if attr.path().is_ident("serde") {
+                if let Some(name) = serde_string(attr, "rename") {
+                    out.rename = Some(name);
+                }
+                out.flatten |= serde_flag(attr, "flatten");
+                continue;
+            }
+            if !accum_list(cx, attr) {
+                continue;
+            }
+            let result = attr.parse_nested_meta(|meta| out.parse_key(cx, meta));
+            if let Err(err) = result {
+                out.unreadable = true;
+                cx.syn_error(err);
+            }
+        }
+        out
+    }
+
+    fn parse_key(&mut self, cx: &Ctxt, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
+        if let Some(role) = Role::from_path(&meta.path) {
+            if meta.input.peek(syn::Token![=]) {
+                if self.role.is_none() {
+                    let path = &meta.path;
+                    self.role = Some((role, quote::quote!(#path)));
+                }
+                return Err(meta.error(format!(
+                    "a role on a field takes no value: write `#[accum({})]`; the value is the field's",
+                    role.key()
+                )));
+            }
+            match &self.role {
+                None => {
+                    let path = &meta.path;
+                    self.role = Some((role, quote::quote!(#path)));
+                }
+                // R3: one field, one role; the second one is the mistake.
+                Some((first, _)) => cx.error_spanned_by(
+                    &meta.path,
+                    format!(
+                        "this field already plays `{}`; a field plays one role, remove `{}`",
+                        first.key(),
+                        role.key()
+                    ),
+                ),
+            }
+            return Ok(());
+        }
+        if meta.path.is_ident("nested") {
+            if self.nested.is_some() {
+                cx.error_spanned_by(&meta.path, "`nested` is given twice; remove one");
+            }
+            let path = &meta.path;
+            self.nested = Some(quote::quote!(#path));
+            return Ok(());
+        }
+        if meta.path.is_ident("unit") {
+            let lit = match meta.value()?.parse::<syn::Lit>()? {
+                syn::Lit::Str(lit) => lit,
+                other => {
+                    cx.error_spanned_by(
+                        other,
+                        "`unit` takes a string: `unit = \"update\"`, \"microbatch\", \"example\" or \"token\"",
+                    );
+                    return Ok(());
+                }
+            };
+            match Unit::from_name(&lit.value()) {
+                Some(unit) => self.unit = Some((unit, lit)),
+                None => cx.error_spanned_by(
+                    &lit,
+                    format!(
+                        "`{}` is not a unit; use \"update\", \"microbatch\", \"example\" or \"token\" (R1)",
+                        lit.value()
+                    ),
+                ),
+            }
+            return Ok(());
+        }
+        if meta.path.is_ident("crate") {
+            return Err(meta.error("`crate` belongs on the struct, not on a field"));
+        }
+        let written = path_text(&meta.path);
+        let hint = Role::ALL
+            .iter()
+            .map(|role| role.key())
+            .chain(["nested", "unit"])
+            .find(|key| close(key, &written))
+            .map(|key| format!("did you mean `{key}`? "))
+            .unwrap_or_default();
+        Err(meta.error(format!(
+            "unknown `accum` key `{written}`; {hint}expected {FIELD_KEYS}"
+        )))
+    }
+}
+
+/// Whether `a` and `b` differ by at most two edits (a typo).
+fn close(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous.last().is_some_and(|&d| d <= 2)
+}
+
+fn path_text(path: &syn::Path) -> String {
+    quote::quote!(#path).to_string().replace(' ', "")
+}
+
+/// The string value of `key = "..."` at the top level of a `#[serde(...)]`
+/// attribute. Everything else in the attribute is left to serde: this never
+/// reports an error.
+fn serde_string(attr: &syn::Attribute, key: &str) -> Option<String> {
+    let syn::Meta::List(list) = &attr.meta else {
+        return None;
+    };
+    let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
+    tokens.windows(3).find_map(|w| match w {
+        [
+            TokenTree::Ident(ident),
+            TokenTree::Punct(eq),
+            TokenTree::Literal(lit),
+        ] if ident == key && eq.as_char() == '=' => {
+            let tokens = TokenStream::from(TokenTree::Literal(lit.clone()));
+            syn::parse2::<syn::LitStr>(tokens)
+                .ok()
+                .map(|lit| lit.value())
+        }
+        _ => None,
+    })
+}
+
+/// Whether the bare flag `key` appears at the top level of `#[serde(...)]`.
+fn serde_flag(attr: &syn::Attribute, key: &str) -> bool {
+    let syn::Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
+    tokens.iter().enumerate().any(|(i, t)| {
+        matches!(t, TokenTree::Ident(ident) if ident == key)
+            && !matches!(tokens.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '=')
+    })
+}
+
+/// Applies a serde `rename_all` rule to a field name.
+pub(crate) fn rename(name: &str, rule: &str) -> String {
+    let words: Vec<&str> = name.split('_').filter(|w| !w.is_empty()).collect();
+    let capitalized = |w: &&str| {
+        let mut chars = w.chars();
+        chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+            .unwrap_or_default()
+    };
+    match rule {
+        "lowercase" => name.to_lowercase(),
+        "UPPERCASE" => name.to_uppercase(),
+        "PascalCase" => words.iter().map(capitalized).collect(),
+        "camelCase" => {
+            let pascal: String = words.iter().map(capitalized).collect();
+            let mut chars = pascal.chars();
+            chars
+                .next()
+                .map(|c| c.to_lowercase().chain(chars).collect())
+                .unwrap_or_default()
+        }
+        "SCREAMING_SNAKE_CASE" => name.to_uppercase(),
+        "kebab-case" => name.replace('_', "-"),
+        "SCREAMING-KEBAB-CASE" => name.to_uppercase().replace('_', "-"),
+        _ => name.to_owned(),
+    }
+}
+
+/// The `crate = "..."` override, read without reporting errors (for the
+/// fallback impl, which is emitted when parsing already failed).
+pub(crate) fn crate_override(input: &syn::DeriveInput) -> Option<TokenStream> {
+    let mut krate = None;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("accum")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                krate = lit
+                    .parse::<syn::Path>()
+                    .ok()
+                    .map(|path| quote::quote!(#path));
+            } else if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            }
+            Ok(())
+        });
+    }
+    krate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_are_close_and_other_keys_are_not() {
+        assert!(close("accumulation", "accumulaton"));
+        assert!(close("micro_batch", "microbatch"));
+        assert!(!close("replicas", "warmup"));
+        assert!(!close("seq_len", "nested_section"));
+    }
+
+    #[test]
+    fn serde_rename_all_rules() {
+        assert_eq!(rename("grad_accum", "kebab-case"), "grad-accum");
+        assert_eq!(rename("grad_accum", "camelCase"), "gradAccum");
+        assert_eq!(rename("grad_accum", "PascalCase"), "GradAccum");
+        assert_eq!(rename("grad_accum", "SCREAMING_SNAKE_CASE"), "GRAD_ACCUM");
+        assert_eq!(rename("grad_accum", "snake_case"), "grad_accum");
+    }
+
+    #[test]
+    fn serde_keys_are_read_without_errors() {
+        let attr: syn::Attribute =
+            syn::parse_quote!(#[serde(default, rename = "gradient_accumulation", with = "x")]);
+        assert_eq!(
+            serde_string(&attr, "rename").as_deref(),
+            Some("gradient_accumulation")
+        );
+        assert!(!serde_flag(&attr, "flatten"));
+        assert!(serde_flag(&attr, "default"));
+        let flatten: syn::Attribute = syn::parse_quote!(#[serde(flatten)]);
+        assert!(serde_flag(&flatten, "flatten"));
+    }
+}

@@ -1,0 +1,420 @@
+//! Cross-field rules checked at compile time. One function per rule; each
+//! opens with the rule, its SPEC id and an example input. All of them run,
+//! so every mistake is reported in one build.
+
+use crate::ast::{self, Container, Field};
+use crate::attr::{ConstValue, Role};
+use crate::ctxt::Ctxt;
+
+/// Runs every rule.
+pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
+    check_required_roles(cx, cont);
+    check_duplicate_roles(cx, cont);
+    check_role_types(cx, cont);
+    check_nested_fields(cx, cont);
+    check_ambiguous_steps(cx, cont);
+    check_constant_plan(cx, cont);
+}
+
+/// Whether a field is a nested section (its roles are unknown here).
+pub(crate) fn is_nested(field: &Field<'_>) -> bool {
+    field.attrs.nested.is_some()
+}
+
+/// Whether `role` is written in this struct (a field or a constant).
+fn written(cont: &Container<'_>, role: Role) -> bool {
+    cont.attrs.constants.iter().any(|c| c.role == role)
+        || cont.attrs.attempted.contains(&role)
+        || cont
+            .fields
+            .iter()
+            .any(|f| f.attrs.role.as_ref().is_some_and(|(r, _)| *r == role))
+}
+
+/// Rule (R3): the plan needs `m`, `A`, and `D` or a world size; each can be
+/// a field, a struct-level constant or live in a nested section. Example:
+/// `struct Train { #[accum(micro_batch)] m: u32 }` has no accumulation and no
+/// replicas. With nested sections the roles inside are not visible to the
+/// macro; a generated const assertion checks them instead. A struct marked
+/// `#[accum(section)]` is part of a larger config and is not checked alone.
+fn check_required_roles(cx: &Ctxt, cont: &Container<'_>) {
+    if cont.attrs.section || cont.fields.iter().any(is_nested) {
+        return;
+    }
+    // A field whose `accum` attribute could not be read was probably meant
+    // to play a role; its error is already reported.
+    if cont.fields.iter().any(|f| f.attrs.unreadable) {
+        return;
+    }
+    let ident = cont.ident;
+    for role in [Role::MicroBatch, Role::Accumulation] {
+        if !written(cont, role) {
+            let key = role.key();
+            cx.error_spanned_by(
+                ident,
+                format!(
+                    "`{ident}` has no `{key}` role; mark the field that holds it with `#[accum({key})]`, \
+                     or fix it on the struct with `#[accum({key} = ...)]`"
+                ),
+            );
+        }
+    }
+    if !written(cont, Role::Replicas) && !written(cont, Role::WorldSize) {
+        cx.error_spanned_by(
+            ident,
+            format!(
+                "`{ident}` has no `replicas` or `world_size` role; mark a field with `#[accum(replicas)]` \
+                 (data-parallel copies) or `#[accum(world_size)]` (all devices), or write \
+                 `#[accum(replicas = 1)]` on the struct"
+            ),
+        );
+    }
+}
+
+/// Rule (R3): a role is given once — two fields, or a struct-level constant
+/// and a field, would leave the plan to pick one silently. Example:
+/// `#[accum(replicas)] dp: u32` and `#[accum(replicas)] data_parallel: u32`.
+/// The error is on the second occurrence.
+fn check_duplicate_roles(cx: &Ctxt, cont: &Container<'_>) {
+    let mut seen: Vec<Role> = Vec::new();
+    // Struct attributes come before the fields in the source.
+    for constant in &cont.attrs.constants {
+        if seen.contains(&constant.role) {
+            cx.error_spanned_by(
+                &constant.key,
+                format!(
+                    "`{}` is given twice on the struct; remove this one",
+                    constant.role.key()
+                ),
+            );
+        } else {
+            seen.push(constant.role);
+        }
+    }
+    for field in &cont.fields {
+        let Some((role, path)) = &field.attrs.role else {
+            continue;
+        };
+        if seen.contains(role) {
+            let first = cont
+                .attrs
+                .constants
+                .iter()
+                .any(|c| c.role == *role)
+                .then(|| format!("`#[accum({} = ...)]` on the struct", role.key()))
+                .or_else(|| {
+                    cont.fields
+                        .iter()
+                        .find(|f| f.attrs.role.as_ref().is_some_and(|(r, _)| r == role))
+                        .map(|f| format!("field `{}`", f.ident))
+                })
+                .unwrap_or_default();
+            cx.error_spanned_by(
+                path,
+                format!(
+                    "`{}` is already given by {first}; a role is given once, remove this one",
+                    role.key()
+                ),
+            );
+        } else {
+            seen.push(*role);
+        }
+    }
+}
+
+/// The integer types, signed or not, whose name says nothing about a unit.
+const INTEGERS: &[&str] = &[
+    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+];
+
+/// Types that certainly cannot hold a role value.
+const NOT_ROLE: &[&str] = &[
+    "u128",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "f32",
+    "f64",
+    "bool",
+    "char",
+    "str",
+    "String",
+    "Vec",
+    "NonZeroI8",
+    "NonZeroI16",
+    "NonZeroI32",
+    "NonZeroI64",
+    "NonZeroI128",
+    "NonZeroIsize",
+    "NonZeroU128",
+    "Span",
+    "Updates",
+    "Microbatches",
+    "Examples",
+    "Tokens",
+    "Count",
+];
+
+/// Whether `ty` is certainly not a role type (an unknown path, such as a
+/// type alias, is left to the `RoleType` bound in the generated code).
+fn wrong_role_type(ty: &syn::Type, allow_option: bool) -> bool {
+    if let Some(inner) = ast::option_inner(ty) {
+        return !allow_option || wrong_role_type(inner, false);
+    }
+    match ast::ungroup(ty) {
+        syn::Type::Path(_) => match ast::last_ident(ty) {
+            Some((ident, _)) => NOT_ROLE.iter().any(|name| ident == name),
+            None => true,
+        },
+        _ => true,
+    }
+}
+
+/// Rule (R3): a role counts examples, microbatches or devices, so its field
+/// is an unsigned integer, a `NonZero*`, or an `Option` of one (the role is
+/// then optional and checked at run time). Example:
+/// `#[accum(micro_batch)] m: i32` or `#[accum(accumulation)] a: f32`.
+fn check_role_types(cx: &Ctxt, cont: &Container<'_>) {
+    for field in &cont.fields {
+        let Some((role, _)) = &field.attrs.role else {
+            continue;
+        };
+        if wrong_role_type(field.ty, true) {
+            let ty = field.ty;
+            let written = quote::quote!(#ty).to_string().replace(' ', "");
+            let hint = if ast::option_inner(ty).and_then(ast::option_inner).is_some() {
+                "; one `Option` is enough"
+            } else {
+                ""
+            };
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "`{written}` cannot hold the `{}` role; use an unsigned integer (`u32`, `u64`, …), \
+                     a `NonZero*`, or an `Option` of one for an optional role{hint}",
+                    role.key()
+                ),
+            );
+        }
+    }
+}
+
+/// Rule (R3): a nested section is a struct that also derives `AccumConfig`
+/// (or an `Option` of one); it plays no role itself and has no unit of its
+/// own. Example: `#[accum(nested, replicas)] parallel: ParallelSection`.
+fn check_nested_fields(cx: &Ctxt, cont: &Container<'_>) {
+    for field in &cont.fields {
+        if !is_nested(field) {
+            continue;
+        }
+        if let Some((role, path)) = &field.attrs.role {
+            cx.error_spanned_by(
+                path,
+                format!(
+                    "a nested section cannot play `{}` itself; put `#[accum({})]` on the field inside the section",
+                    role.key(),
+                    role.key()
+                ),
+            );
+        }
+        if let Some((_, lit)) = &field.attrs.unit {
+            cx.error_spanned_by(
+                lit,
+                "a nested section has no unit; declare units on the fields inside it",
+            );
+        }
+        let inner = ast::option_inner(field.ty).unwrap_or(field.ty);
+        if !matches!(ast::ungroup(inner), syn::Type::Path(_)) {
+            cx.error_spanned_by(
+                field.ty,
+                format!(
+                    "`{}` is marked `nested` but its type is not a struct; use a struct that derives `AccumConfig`, or `Option` of one",
+                    field.ident
+                ),
+            );
+        }
+    }
+}
+
+/// Words in a field name that say "some kind of step" without saying which.
+const STEP_WORDS: &[&str] = &["step", "steps", "iter", "iters", "iteration", "iterations"];
+
+fn is_bare_integer(ty: &syn::Type) -> bool {
+    let ty = ast::option_inner(ty).unwrap_or(ty);
+    match ast::last_ident(ty) {
+        Some((ident, _)) => {
+            INTEGERS.iter().any(|name| ident == name) || ident.to_string().starts_with("NonZero")
+        }
+        None => false,
+    }
+}
+
+/// Rule (R1, units are explicit): a field named for steps or iterations
+/// with a bare integer type is ambiguous — a "step" is an update in one
+/// framework and a microbatch in the next. Example: `warmup_steps: u64`,
+/// `max_iters: u32`, `log_every_steps: usize`. Fix: a typed count or
+/// `Span`, or `#[accum(unit = "update")]` to state the unit.
+fn check_ambiguous_steps(cx: &Ctxt, cont: &Container<'_>) {
+    for field in &cont.fields {
+        if field.attrs.role.is_some() || field.attrs.unit.is_some() || is_nested(field) {
+            continue;
+        }
+        let name = field.ident.to_string();
+        let ambiguous = name
+            .trim_start_matches("r#")
+            .split('_')
+            .any(|word| STEP_WORDS.contains(&word.to_ascii_lowercase().as_str()));
+        if !ambiguous || !is_bare_integer(field.ty) {
+            continue;
+        }
+        let ident = field.ident;
+        let ty = field.ty;
+        let colon = &field.original.colon_token;
+        let written = quote::quote!(#ty).to_string().replace(' ', "");
+        cx.error_spanned_by(
+            quote::quote!(#ident #colon #ty),
+            format!(
+                "`{name}: {written}` is ambiguous; declare its unit with `Updates`, `Microbatches`, `Examples` \
+                 or `Tokens` (or `Span`), or keep the integer and write `#[accum(unit = \"update\")]` (R1)"
+            ),
+        );
+    }
+}
+
+/// The literal value of a constant role, if all of it is a literal.
+fn literal<'c>(cont: &'c Container<'_>, role: Role) -> Option<Option<(u64, &'c ConstValue)>> {
+    match cont.attrs.constants.iter().find(|c| c.role == role) {
+        None => Some(None),
+        Some(c) => c.value.literal().map(|v| Some((v, &c.value))),
+    }
+}
+
+/// Rule (R3, constant plans): constants on the struct are checked here when
+/// they are literals: no factor is zero, `world_size` is divisible by
+/// `tp·pp·cp`, replicas agree with the layout, and `m·A·D` equals a declared
+/// `global_batch`. Example: `#[accum(micro_batch = 2, accumulation = 8,
+/// replicas = 2, global_batch = 30)]`. Constants given as paths are checked
+/// by a generated const assertion instead (see `expand`).
+fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
+    zero_literals(cx, cont);
+
+    let lits: Option<Vec<Option<(u64, &ConstValue)>>> = [
+        Role::MicroBatch,
+        Role::Accumulation,
+        Role::Replicas,
+        Role::WorldSize,
+        Role::TensorParallel,
+        Role::PipelineParallel,
+        Role::ContextParallel,
+        Role::GlobalBatch,
+    ]
+    .into_iter()
+    .map(|role| literal(cont, role))
+    .collect();
+    let Some(lits) = lits else {
+        return; // a path is involved: the const assertion checks it
+    };
+    let [m, a, d, world, tp, pp, cp, b] = lits.as_slice() else {
+        return;
+    };
+    if lits.iter().flatten().any(|(v, _)| *v == 0) {
+        return; // reported above; the arithmetic would repeat it
+    }
+    let mut replicas = d.map(|(v, _)| v);
+    if let Some((world, world_value)) = world {
+        let (tp, pp, cp) = (
+            tp.map_or(1, |t| t.0),
+            pp.map_or(1, |t| t.0),
+            cp.map_or(1, |t| t.0),
+        );
+        let group = tp.checked_mul(pp).and_then(|g| g.checked_mul(cp));
+        match group {
+            Some(group) if world % group == 0 => {
+                let from_layout = world / group;
+                if let Some((d, d_value)) = d
+                    && *d != from_layout
+                {
+                    cx.error_at(
+                        d_value.span(),
+                        format!(
+                            "replicas {d} disagrees with world_size {world} / (tensor_parallel {tp} × pipeline_parallel {pp} × \
+                             context_parallel {cp}) = {from_layout}; remove `replicas` or use replicas {from_layout}"
+                        ),
+                    );
+                    return;
+                }
+                replicas = Some(from_layout);
+            }
+            _ => {
+                let group_text =
+                    group.map_or_else(|| "more than 2^64".to_owned(), |g| g.to_string());
+                let fix = group.map_or_else(String::new, |g| {
+                    let below = world / g * g;
+                    if below > 0 {
+                        format!("; use world_size {below} or {}", below + g)
+                    } else {
+                        format!("; use world_size {g}")
+                    }
+                });
+                cx.error_at(
+                    world_value.span(),
+                    format!(
+                        "world_size {world} is not divisible by tensor_parallel {tp} × pipeline_parallel {pp} × \
+                         context_parallel {cp} = {group_text}: devices that share one model copy do not multiply the batch (R3){fix}"
+                    ),
+                );
+                return;
+            }
+        }
+    }
+    let (Some((m, _)), Some((a, _)), Some(d), Some((b, b_value))) = (m, a, replicas, b) else {
+        return;
+    };
+    let product = m.checked_mul(*a).and_then(|p| p.checked_mul(d));
+    match product {
+        Some(product) if product == *b => {}
+        Some(product) => {
+            let step = m * d;
+            let fix = if b % step == 0 {
+                format!(
+                    "use accumulation = {} to keep global_batch = {b}, or global_batch = {product}",
+                    b / step
+                )
+            } else {
+                format!(
+                    "{b} is not a multiple of micro_batch × replicas = {step}; use global_batch = {product}, \
+                     or a multiple of {step} with the matching accumulation"
+                )
+            };
+            cx.error_at(
+                b_value.span(),
+                format!(
+                    "global_batch {b} ≠ micro_batch {m} × accumulation {a} × replicas {d} = {product} (R3); {fix}"
+                ),
+            );
+        }
+        None => cx.error_at(
+            b_value.span(),
+            format!(
+                "micro_batch {m} × accumulation {a} × replicas {d} does not fit in a 64-bit count; use smaller values"
+            ),
+        ),
+    }
+}
+
+/// Part of the constant-plan rule (R3): a literal zero factor is reported on
+/// the literal. Example: `#[accum(accumulation = 0)]`.
+fn zero_literals(cx: &Ctxt, cont: &Container<'_>) {
+    for constant in &cont.attrs.constants {
+        if constant.value.literal() == Some(0) {
+            let key = constant.role.key();
+            cx.error_at(
+                constant.value.span(),
+                format!("`{key} = 0`: every factor of the plan must be at least 1 (R3); use `{key} = 1` or more"),
+            );
+        }
+    }
+}
