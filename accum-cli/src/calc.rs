@@ -302,7 +302,9 @@ mod tests {
                 .chain(args.iter().copied()),
         )
         .map_err(|e| CliError::usage(e.to_string()))?;
-        let Command::Calc(calc) = cli.command;
+        let Command::Common(crate::cli::CommonCommand::Calc(calc)) = cli.command else {
+            return Err(CliError::usage("not calc"));
+        };
         compute(&calc)
     }
 

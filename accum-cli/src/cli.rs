@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "accum", version, propagate_version = true)]
 #[command(
-    after_help = "Examples:\n  accum calc -m 8 -d 64 -a 4 -L 4096\n  accum calc -m 4 --world-size 64 --tensor 2 --pipeline 2 --global-batch 512"
+    after_help = "Examples:\n  accum calc -m 8 -d 64 -a 4 -L 4096\n  accum validate examples/quickstart.toml\n  accum run examples/quickstart.toml --report run.json\n  accum sheet examples/quickstart.toml --report run.json --format html -o sheet.html"
 )]
 pub struct Cli {
     /// The command to run.
@@ -22,10 +22,112 @@ pub struct Cli {
 /// The commands of `accum`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Commands that work on any derived configuration.
+    #[command(flatten)]
+    Common(CommonCommand),
+}
+
+/// The commands every configuration type gets, in `accum` and in the binaries
+/// users build with `accum_cli::run::<MyConfig>()`.
+#[derive(Debug, Subcommand)]
+pub enum CommonCommand {
     /// Compute the effective batch and tokens per update from m, A and D (R15),
     /// optionally per-device memory (R16) and data-parallel scaling (R17).
     #[command(after_help = CALC_EXAMPLES)]
     Calc(CalcArgs),
+    /// Print the configuration's JSON Schema (2020-12), with plan roles
+    /// (`x-accum-role`) and units (`x-accum-unit`) marked.
+    #[command(after_help = "Examples:\n  accum schema\n  accum schema -o accum.schema.json")]
+    Schema(SchemaArgs),
+    /// Check configuration files: structure against the schema, then the plan
+    /// rules. Every finding is reported with file:line:col and the fix.
+    #[command(after_help = VALIDATE_EXAMPLES)]
+    Validate(ValidateArgs),
+    /// Write a new configuration that keeps the effective batch with a smaller
+    /// micro-batch (R11); comments and layout are kept.
+    #[command(after_help = REPLAN_EXAMPLES)]
+    Replan(ReplanArgs),
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  accum completions bash > ~/.local/share/bash-completion/completions/accum\n  accum completions zsh > ~/.zfunc/_accum"
+    )]
+    Completions(CompletionsArgs),
+}
+
+const VALIDATE_EXAMPLES: &str = "\
+Examples:
+  accum validate examples/quickstart.toml
+  accum validate configs/*.toml --format json
+  # any derived config: plan roles come from the schema's x-accum-role marks
+  accum validate --schema my.schema.json my-run.yaml
+
+Exit status: 0 valid, 1 findings (printed), 2 usage or I/O error.";
+
+const REPLAN_EXAMPLES: &str = "\
+Examples:
+  # the micro-batch of 32 does not fit: keep B with m ≤ 8 (A is recomputed)
+  accum replan train.toml --max-micro-batch 8 > train-m8.toml
+  accum replan train.toml --max-micro-batch 8 -o train-m8.toml
+  accum replan train.toml --max-micro-batch 8 --in-place     # keeps train.toml.bak
+
+Spans counted in microbatches are rewritten to keep their number of updates.";
+
+/// Arguments of `accum schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Write the schema to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+}
+
+/// Arguments of `accum validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Configuration files (.toml, .json, .yaml).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// Validate against this JSON Schema instead of the built-in one; plan
+    /// roles are read from its `x-accum-role` marks.
+    #[arg(long, value_name = "SCHEMA")]
+    pub schema: Option<std::path::PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Arguments of `accum replan`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("limit").required(true).args(["max_micro_batch"])))]
+pub struct ReplanArgs {
+    /// The configuration file to re-plan.
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+
+    /// The largest micro-batch that fits.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_micro_batch: Option<u64>,
+
+    /// Write the new configuration to this file (atomically).
+    #[arg(short, long, value_name = "FILE", conflicts_with = "in_place")]
+    pub output: Option<std::path::PathBuf>,
+
+    /// Replace FILE, keeping the old one as FILE.bak.
+    #[arg(long)]
+    pub in_place: bool,
+
+    /// Format of the summary (the new configuration keeps the file's format).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Arguments of `accum completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 const CALC_EXAMPLES: &str = "\

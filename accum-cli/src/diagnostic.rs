@@ -138,10 +138,6 @@ impl fmt::Display for Located<'_> {
 impl std::error::Error for Located<'_> {}
 
 impl Diagnostic for Located<'_> {
-    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(self.finding.code))
-    }
-
     fn severity(&self) -> Option<MietteSeverity> {
         Some(match self.finding.severity {
             Severity::Error => MietteSeverity::Error,
@@ -198,8 +194,9 @@ pub fn render_text(doc: &Document, findings: &[Finding], color: bool) -> String 
             Severity::Warning => "warning",
         };
         out.push_str(&format!(
-            "{}:{line}:{col}: {kind}: {} ({})\n",
+            "{}:{line}:{col}: {kind}[{}]: {} ({})\n",
             doc.name,
+            finding.code,
             finding.message,
             finding.dotted_path()
         ));
@@ -284,7 +281,9 @@ mod tests {
         .at(span, "zero examples per microbatch");
         let out = render_text(&doc, std::slice::from_ref(&finding), false);
         assert!(
-            out.starts_with("train.toml:2:15: error: micro_batch is 0 (batch.micro_batch)\n"),
+            out.starts_with(
+                "train.toml:2:15: error[accum::plan::zero]: micro_batch is 0 (batch.micro_batch)\n"
+            ),
             "{out}"
         );
         assert!(out.contains("micro_batch = 0"), "{out}");

@@ -6,8 +6,10 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use accum_core::config::TrainingConfig;
+use clap::{FromArgMatches, Parser, Subcommand};
 
+mod app;
 mod calc;
 mod cli;
 pub mod diagnostic;
@@ -19,7 +21,8 @@ pub mod sheet;
 pub mod source;
 pub mod validate;
 
-pub use cli::{Cli, Command, Format};
+pub use app::{CliConfig, Schema};
+pub use cli::{Cli, Command, CommonCommand, Format};
 pub use error::{CliError, Exit};
 
 /// Parses the process arguments, runs the command and returns its exit code.
@@ -45,6 +48,66 @@ pub fn main() -> ExitCode {
 /// Runs one parsed command, writing its output to stdout.
 pub fn execute(cli: &Cli) -> Result<Exit, CliError> {
     match &cli.command {
-        Command::Calc(args) => calc::run(args),
+        Command::Common(command) => {
+            app::run_common::<TrainingConfig>(command, &<Cli as clap::CommandFactory>::command)
+        }
+    }
+}
+
+/// The `schema`, `validate`, `replan`, `calc` and `completions` commands for
+/// a user's own configuration type, as the `main` of their binary:
+///
+/// ```no_run
+/// use accum::AccumConfig;
+/// use serde::Deserialize;
+///
+/// #[derive(AccumConfig, Deserialize, schemars::JsonSchema)]
+/// struct Train {
+///     #[accum(micro_batch)]
+///     micro_batch: u32,
+///     #[accum(accumulation)]
+///     grad_accum: u32,
+///     #[accum(replicas)]
+///     replicas: u32,
+/// }
+///
+/// fn main() -> std::process::ExitCode {
+///     accum_cli::run::<Train>()
+/// }
+/// ```
+pub fn run<T: CliConfig>() -> ExitCode {
+    let bin = std::env::args()
+        .next()
+        .and_then(|arg0| {
+            std::path::Path::new(&arg0)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "accum".to_owned());
+    let build = move || {
+        CommonCommand::augment_subcommands(
+            clap::Command::new(bin.clone())
+                .version(env!("CARGO_PKG_VERSION"))
+                .about("Check and plan gradient-accumulation configs (powered by accum)")
+                .subcommand_required(true)
+                .arg_required_else_help(true),
+        )
+    };
+    let parsed = build()
+        .try_get_matches()
+        .and_then(|matches| CommonCommand::from_arg_matches(&matches));
+    let parsed = match parsed {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+        }
+    };
+    match app::run_common::<T>(&parsed, &build) {
+        Ok(exit) => exit.into(),
+        Err(err) => {
+            eprintln!("error: {err}");
+            err.exit().into()
+        }
     }
 }

@@ -100,7 +100,15 @@ pub fn pointer_segments(pointer: &str) -> Vec<String> {
 
 /// Validates a document: structure against the schema, then spans, then the
 /// plan. Returns every finding, in document order.
-pub fn validate(doc: &Document, schema: &Value, map: &SchemaMap) -> Result<Vec<Finding>, String> {
+/// With `plan_check`, the plan rules run on the role values found through the
+/// schema; a typed caller runs the config's own validation instead, except
+/// when structural findings keep the file from being typed.
+pub fn validate(
+    doc: &Document,
+    schema: &Value,
+    map: &SchemaMap,
+    plan_check: bool,
+) -> Result<Vec<Finding>, String> {
     let instance = doc.to_json();
     let validator = jsonschema::validator_for(schema)
         .map_err(|err| format!("the schema is not a valid JSON Schema: {err}"))?;
@@ -132,13 +140,9 @@ pub fn validate(doc: &Document, schema: &Value, map: &SchemaMap) -> Result<Vec<F
         ));
     }
 
-    let structural_role_error = findings.iter().any(|f| {
-        map.roles
-            .iter()
-            .any(|(_, p)| f.path.starts_with(p) || p.starts_with(&f.path) && !f.path.is_empty())
-    });
-    if !structural_role_error && !map.roles.is_empty() {
-        findings.extend(plan_finding(doc, &instance, map));
+    if (plan_check || !findings.is_empty()) && !map.roles.is_empty() {
+        let broken: Vec<Vec<String>> = findings.iter().map(|f| f.path.clone()).collect();
+        findings.extend(plan_findings(doc, &instance, map, &broken));
     }
 
     findings.sort_by_key(|f| f.primary.as_ref().map_or(usize::MAX, |(s, _)| s.start));
@@ -386,10 +390,54 @@ fn role_value(instance: &Value, map: &SchemaMap, role: Role) -> Option<u64> {
     node.as_u64()
 }
 
-/// Runs the plan rules on the role values (R3): zeroes, divisibility, the
-/// declared global batch, overflow.
-fn plan_finding(doc: &Document, instance: &Value, map: &SchemaMap) -> Option<Finding> {
-    let get = |role| role_value(instance, map, role);
+/// Runs the plan rules on the role values that are well-formed integers
+/// (R3): every zero, a layout that does not divide, then the declared global
+/// batch and overflow. Roles with a structural error are left out, so that a
+/// file with several mistakes still gets all of them reported.
+fn plan_findings(
+    doc: &Document,
+    instance: &Value,
+    map: &SchemaMap,
+    broken: &[Vec<String>],
+) -> Vec<Finding> {
+    let zeros: Vec<Role> = Role::ALL
+        .into_iter()
+        .filter(|&role| role_value(instance, map, role) == Some(0))
+        .collect();
+    let usable = |role: Role| {
+        !zeros.contains(&role)
+            && map.path_of(role).is_some_and(|p| {
+                !broken
+                    .iter()
+                    .any(|b| p.starts_with(b) || b.starts_with(p) && !b.is_empty())
+            })
+    };
+    let get = |role: Role| {
+        if usable(role) {
+            role_value(instance, map, role)
+        } else {
+            None
+        }
+    };
+    let path_of = |role: Role| {
+        map.path_of(role)
+            .map(<[String]>::to_vec)
+            .unwrap_or_default()
+    };
+    let span_of = |role: Role| doc.span_for(&path_of(role));
+    let mut findings = Vec::new();
+    for &role in &zeros {
+        if map
+            .path_of(role)
+            .is_some_and(|p| !broken.iter().any(|b| p.starts_with(b)))
+        {
+            let err = PlanError::Zero { role };
+            findings.push(
+                Finding::error("accum::plan::zero", path_of(role), err.to_string())
+                    .at(span_of(role), "must be at least 1"),
+            );
+        }
+    }
     let layout = get(Role::WorldSize).map(|world| {
         Layout::new(
             world,
@@ -398,6 +446,38 @@ fn plan_finding(doc: &Document, instance: &Value, map: &SchemaMap) -> Option<Fin
             get(Role::ContextParallel).unwrap_or(1),
         )
     });
+    if let Some(Err(err)) = layout.map(|l| l.replicas()) {
+        let mut finding = Finding::error(
+            "accum::plan::layout",
+            path_of(Role::WorldSize),
+            err.to_string(),
+        )
+        .with_fix_split()
+        .at(span_of(Role::WorldSize), "not divisible by tp·pp·cp");
+        for factor in [
+            Role::TensorParallel,
+            Role::PipelineParallel,
+            Role::ContextParallel,
+        ] {
+            if let Some(value) = get(factor) {
+                finding = finding.also(span_of(factor), format!("{} {value}", factor.key()));
+            }
+        }
+        findings.push(finding);
+        return findings;
+    }
+    let all_usable = [
+        Role::MicroBatch,
+        Role::Accumulation,
+        Role::Replicas,
+        Role::WorldSize,
+        Role::GlobalBatch,
+    ]
+    .into_iter()
+    .all(|role| map.path_of(role).is_none() || usable(role));
+    if !all_usable {
+        return findings;
+    }
     let input = PlanInput {
         micro_batch: get(Role::MicroBatch),
         accumulation: get(Role::Accumulation),
@@ -406,26 +486,15 @@ fn plan_finding(doc: &Document, instance: &Value, map: &SchemaMap) -> Option<Fin
         seq_len: get(Role::SeqLen),
         global_batch: get(Role::GlobalBatch),
     };
-    let err = input.resolve().err()?;
-    let path_of = |role: Role| {
-        map.path_of(role)
-            .map(<[String]>::to_vec)
-            .unwrap_or_default()
+    let Err(err) = input.resolve() else {
+        return findings;
     };
-    let span_of = |role: Role| doc.span_for(&path_of(role));
-    let value_label = |role: Role| get(role).map(|v| format!("{} {v}", role.key()));
     let (role, code, label) = match &err {
-        PlanError::Zero { role } => (*role, "accum::plan::zero", "must be at least 1".to_owned()),
         PlanError::Missing { role } => (*role, "accum::plan::missing", "missing".to_owned()),
         PlanError::Overflow { .. } => (
             Role::MicroBatch,
             "accum::plan::overflow",
             "product overflows".to_owned(),
-        ),
-        PlanError::LayoutNotDivisible { .. } => (
-            Role::WorldSize,
-            "accum::plan::layout",
-            "not divisible by tp·pp·cp".to_owned(),
         ),
         PlanError::GlobalBatchMismatch {
             micro_batch,
@@ -459,26 +528,16 @@ fn plan_finding(doc: &Document, instance: &Value, map: &SchemaMap) -> Option<Fin
         .at(span_of(role), label);
     if matches!(
         err,
-        PlanError::GlobalBatchMismatch { .. }
-            | PlanError::GlobalBatchNotDivisible { .. }
-            | PlanError::LayoutNotDivisible { .. }
+        PlanError::GlobalBatchMismatch { .. } | PlanError::GlobalBatchNotDivisible { .. }
     ) {
-        let factors: &[Role] = match err {
-            PlanError::LayoutNotDivisible { .. } => &[
-                Role::TensorParallel,
-                Role::PipelineParallel,
-                Role::ContextParallel,
-            ],
-            _ => &[
-                Role::MicroBatch,
-                Role::Accumulation,
-                Role::Replicas,
-                Role::WorldSize,
-            ],
-        };
-        for &factor in factors {
-            if let (Some(label), Some(_)) = (value_label(factor), map.path_of(factor)) {
-                finding = finding.also(span_of(factor), label);
+        for factor in [
+            Role::MicroBatch,
+            Role::Accumulation,
+            Role::Replicas,
+            Role::WorldSize,
+        ] {
+            if let Some(value) = get(factor) {
+                finding = finding.also(span_of(factor), format!("{} {value}", factor.key()));
             }
         }
     }
@@ -492,7 +551,8 @@ fn plan_finding(doc: &Document, instance: &Value, map: &SchemaMap) -> Option<Fin
             "give the data-parallel replicas, or a world size with its tensor/pipeline/context degrees".to_owned(),
         );
     }
-    Some(finding)
+    findings.push(finding);
+    findings
 }
 
 #[cfg(test)]
@@ -543,7 +603,7 @@ mod tests {
         let doc =
             Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
         let schema = schema();
-        validate(&doc, &schema, &SchemaMap::from_schema(&schema)).expect("valid schema")
+        validate(&doc, &schema, &SchemaMap::from_schema(&schema), true).expect("valid schema")
     }
 
     #[test]

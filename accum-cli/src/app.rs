@@ -1,0 +1,351 @@
+//! The commands every configuration type gets — schema, validate, replan,
+//! calc, completions — generic over the config type, so that a user's own
+//! binary (`accum_cli::run::<MyConfig>()`) behaves like `accum`.
+
+use std::io::IsTerminal;
+use std::marker::PhantomData;
+use std::path::Path;
+
+use accum_core::{AccumConfig, Plan};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::cli::{CommonCommand, CompletionsArgs, Format, ReplanArgs, SchemaArgs, ValidateArgs};
+use crate::diagnostic::{self, Finding};
+use crate::error::{CliError, Exit};
+use crate::fsio::{backup, write_atomic};
+use crate::output::{print_json, print_text};
+use crate::source::{Document, LoadError};
+use crate::validate::{SchemaMap, validate};
+
+/// A configuration type the CLI can work with: it has a plan (derived
+/// `AccumConfig`), a JSON Schema and serde support.
+pub trait CliConfig:
+    AccumConfig + DeserializeOwned + schemars::JsonSchema + Sized + 'static
+{
+}
+
+impl<T> CliConfig for T where
+    T: AccumConfig + DeserializeOwned + schemars::JsonSchema + Sized + 'static
+{
+}
+
+/// The schema of one configuration type, with its roles located.
+pub struct Schema<T> {
+    /// The JSON Schema.
+    pub value: Value,
+    /// Where the plan roles and spans are.
+    pub map: SchemaMap,
+    typed: PhantomData<fn() -> T>,
+}
+
+impl<T: CliConfig> Schema<T> {
+    /// The built-in schema of `T`.
+    pub fn builtin() -> Schema<T> {
+        let value = accum_core::schema_for::<T>().to_value();
+        let map = SchemaMap::from_schema(&value);
+        Schema {
+            value,
+            map,
+            typed: PhantomData,
+        }
+    }
+}
+
+/// A document that passed validation, with its typed value and plan.
+pub(crate) struct Checked<T> {
+    /// The parsed file.
+    pub(crate) doc: Document,
+    /// The typed configuration.
+    #[allow(dead_code, reason = "read by the run and sheet commands")]
+    pub(crate) config: T,
+    /// Its plan.
+    pub(crate) plan: Plan,
+}
+
+/// Runs one of the common commands for config type `T`.
+pub(crate) fn run_common<T: CliConfig>(
+    command: &CommonCommand,
+    cli: &dyn Fn() -> clap::Command,
+) -> Result<Exit, CliError> {
+    match command {
+        CommonCommand::Calc(args) => crate::calc::run(args),
+        CommonCommand::Schema(args) => schema::<T>(args),
+        CommonCommand::Validate(args) => validate_files::<T>(args),
+        CommonCommand::Replan(args) => replan::<T>(args),
+        CommonCommand::Completions(args) => completions(args, cli()),
+    }
+}
+
+fn schema<T: CliConfig>(args: &SchemaArgs) -> Result<Exit, CliError> {
+    let schema = Schema::<T>::builtin();
+    let text = serde_json::to_string_pretty(&schema.value)
+        .map_err(|err| CliError::usage(format!("cannot render the schema: {err}")))?;
+    match &args.output {
+        Some(path) => write_atomic(path, format!("{text}\n").as_bytes())?,
+        None => print_text(&format!("{text}\n"))?,
+    }
+    Ok(Exit::Ok)
+}
+
+fn completions(args: &CompletionsArgs, mut command: clap::Command) -> Result<Exit, CliError> {
+    let bin = command.get_name().to_owned();
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut command, bin, &mut out);
+    print_text(&String::from_utf8_lossy(&out))?;
+    Ok(Exit::Ok)
+}
+
+/// Whether findings on stdout may be coloured.
+fn color() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+/// Loads a file, reporting load errors as findings (exit 1) or usage errors (exit 2).
+pub(crate) fn load(path: &Path) -> Result<Result<Document, Vec<(Document, Finding)>>, CliError> {
+    match Document::load(path) {
+        Ok(doc) => Ok(Ok(doc)),
+        Err(LoadError::Syntax(err)) => {
+            let span = err.span.clone().unwrap_or(0..0);
+            let finding = Finding::error(
+                "accum::syntax",
+                Vec::new(),
+                format!("invalid {}: {}", err.format.name(), err.message),
+            )
+            .at(span, "here");
+            let doc = Document {
+                name: err.name,
+                text: err.text,
+                format: err.format,
+                root: crate::source::Node {
+                    span: 0..0,
+                    kind: crate::source::NodeKind::Table(Vec::new()),
+                },
+            };
+            Ok(Err(vec![(doc, finding)]))
+        }
+        Err(err) => Err(CliError::usage(err)),
+    }
+}
+
+/// Every finding for one document: structure, spans, then the typed config's
+/// own validation (all plan findings with their field paths).
+pub(crate) fn check_document<T: CliConfig>(
+    doc: &Document,
+    schema: &Value,
+    map: &SchemaMap,
+    typed: bool,
+) -> Result<Vec<Finding>, CliError> {
+    let mut findings = validate(doc, schema, map, !typed).map_err(CliError::usage)?;
+    if typed && findings.is_empty() {
+        match serde_json::from_value::<T>(doc.to_json()) {
+            Err(err) => findings.push(
+                Finding::error(
+                    "accum::schema",
+                    Vec::new(),
+                    format!("the configuration does not match its type: {err}"),
+                )
+                .at(doc.span_for(&[]), "here"),
+            ),
+            Ok(config) => {
+                if let Err(problems) = config.validate() {
+                    for problem in &problems {
+                        let path: Vec<String> = if problem.path == "<root>" {
+                            Vec::new()
+                        } else {
+                            problem.path.split('.').map(str::to_owned).collect()
+                        };
+                        let span = doc.span_for(&path);
+                        findings.push(
+                            Finding::error("accum::plan", path, problem.message.clone())
+                                .help(problem.fix.clone())
+                                .at(span, "here"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Ok(findings)
+}
+
+/// Loads, validates and types one configuration file for commands that need
+/// a valid config (sheet, replan, run). Findings are printed; invalid input
+/// ends the command with exit 1.
+pub(crate) fn load_checked<T: CliConfig>(path: &Path) -> Result<Checked<T>, CliError> {
+    let schema = Schema::<T>::builtin();
+    let doc = match load(path)? {
+        Ok(doc) => doc,
+        Err(bad) => {
+            for (doc, finding) in &bad {
+                eprint!(
+                    "{}",
+                    diagnostic::render_text(doc, std::slice::from_ref(finding), color())
+                );
+            }
+            return Err(CliError::invalid(format!(
+                "{}: not a valid configuration",
+                path.display()
+            )));
+        }
+    };
+    let findings = check_document::<T>(&doc, &schema.value, &schema.map, true)?;
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == diagnostic::Severity::Error)
+        .count();
+    if !findings.is_empty() {
+        eprint!("{}", diagnostic::render_text(&doc, &findings, color()));
+    }
+    if errors > 0 {
+        return Err(CliError::invalid(format!(
+            "{}: {errors} error{} (run `accum validate {}` for details)",
+            doc.name,
+            if errors == 1 { "" } else { "s" },
+            path.display()
+        )));
+    }
+    let config: T = serde_json::from_value(doc.to_json())
+        .map_err(|err| CliError::invalid(format!("{}: {err}", doc.name)))?;
+    let plan = config
+        .plan()
+        .map_err(|err| CliError::invalid(format!("{}: {err}", doc.name)))?;
+    Ok(Checked { doc, config, plan })
+}
+
+#[derive(Serialize)]
+struct FileReport {
+    file: String,
+    valid: bool,
+    errors: usize,
+    warnings: usize,
+    findings: Vec<diagnostic::FindingJson>,
+}
+
+fn validate_files<T: CliConfig>(args: &ValidateArgs) -> Result<Exit, CliError> {
+    let (schema, map, typed) = match &args.schema {
+        None => {
+            let s = Schema::<T>::builtin();
+            (s.value, s.map, true)
+        }
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|err| {
+                CliError::usage(format!("{}: cannot read the schema: {err}", path.display()))
+            })?;
+            let value: Value = serde_json::from_str(&text).map_err(|err| {
+                CliError::usage(format!("{}: the schema is not JSON: {err}", path.display()))
+            })?;
+            let map = SchemaMap::from_schema(&value);
+            (value, map, false)
+        }
+    };
+    let mut reports = Vec::new();
+    let mut text = String::new();
+    let mut any_error = false;
+    for path in &args.files {
+        let checked: Vec<(Document, Vec<Finding>)> = match load(path)? {
+            Ok(doc) => {
+                let findings = check_document::<T>(&doc, &schema, &map, typed)?;
+                vec![(doc, findings)]
+            }
+            Err(bad) => bad.into_iter().map(|(doc, f)| (doc, vec![f])).collect(),
+        };
+        for (doc, findings) in checked {
+            let errors = findings
+                .iter()
+                .filter(|f| f.severity == diagnostic::Severity::Error)
+                .count();
+            let warnings = findings.len() - errors;
+            any_error |= errors > 0;
+            match args.format {
+                Format::Text => {
+                    text.push_str(&diagnostic::render_text(&doc, &findings, color()));
+                    if errors == 0 && warnings == 0 {
+                        text.push_str(&format!("{}: ok\n", doc.name));
+                    } else {
+                        text.push_str(&format!(
+                            "{}: {errors} error{}, {warnings} warning{}\n",
+                            doc.name,
+                            if errors == 1 { "" } else { "s" },
+                            if warnings == 1 { "" } else { "s" }
+                        ));
+                    }
+                }
+                Format::Json => reports.push(FileReport {
+                    file: doc.name.clone(),
+                    valid: errors == 0,
+                    errors,
+                    warnings,
+                    findings: diagnostic::to_json(&doc.name, &doc.text, &findings),
+                }),
+            }
+        }
+    }
+    match args.format {
+        Format::Text => print_text(&text)?,
+        Format::Json => print_json(&serde_json::json!({ "files": reports }))?,
+    }
+    Ok(if any_error { Exit::Invalid } else { Exit::Ok })
+}
+
+fn replan<T: CliConfig>(args: &ReplanArgs) -> Result<Exit, CliError> {
+    let checked = load_checked::<T>(&args.file)?;
+    let schema = Schema::<T>::builtin();
+    let max = args
+        .max_micro_batch
+        .ok_or_else(|| CliError::usage("give --max-micro-batch"))?;
+    let result = crate::replan::replan(&checked.doc, &schema.map, &checked.plan, max)
+        .map_err(CliError::invalid)?;
+    match (&args.output, args.in_place) {
+        (Some(out), _) => write_atomic(out, result.text.as_bytes())?,
+        (None, true) => {
+            let bak = backup(&args.file)?;
+            write_atomic(&args.file, result.text.as_bytes())?;
+            eprintln!("kept the previous file as {}", bak.display());
+        }
+        (None, false) => print_text(&result.text)?,
+    }
+    match args.format {
+        Format::Json => {
+            let summary = serde_json::to_string_pretty(&result)
+                .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
+            eprintln!("{summary}");
+        }
+        Format::Text => eprint!("{}", replan_summary(&result)),
+    }
+    Ok(Exit::Ok)
+}
+
+fn replan_summary(r: &crate::replan::Replanned) -> String {
+    let mut out = format!(
+        "replanned: m {} × A {} × D {} = B {}  →  m {} × A {} × D {} = B {} (R11)\n",
+        r.before.micro_batch(),
+        r.before.accumulation(),
+        r.before.replicas(),
+        r.before.effective_batch().get(),
+        r.after.micro_batch(),
+        r.after.accumulation(),
+        r.after.replicas(),
+        r.after.effective_batch().get()
+    );
+    for change in &r.changes {
+        out.push_str(&format!(
+            "  {}: {} → {} ({})\n",
+            change.path, change.before, change.after, change.reason
+        ));
+    }
+    if !r.alternatives.is_empty() {
+        let alts: Vec<String> = r
+            .alternatives
+            .iter()
+            .map(|(m, a)| format!("m {m} × A {a}"))
+            .collect();
+        out.push_str(&format!(
+            "  alternatives with the same B: {}\n",
+            alts.join(", ")
+        ));
+    }
+    out.push_str("  note: a smaller micro-batch guarantees neither a proportional memory drop nor a faster run\n");
+    out
+}
