@@ -1263,3 +1263,7 @@ pub fn resolve_span<M: Model>(engine: &Engine<M>, span: &Span) -> Result<Updates
         .max(1);
     span_to_updates(span, &engine.plan, Some(per))
 }
+
+#[cfg(test)]
+#[path = "engine/tests.rs"]
+mod tests;

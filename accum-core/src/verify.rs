@@ -2,13 +2,18 @@
 //! `A` microbatches × `D` replicas and as one large batch on the same
 //! examples, compared numerically — never promised bit-exact.
 //!
-//! The default [`Tolerance`] is `rtol = 1e-4`, `atol = 1e-6`: gradients pass
-//! when `max |g_acc − g_big| ≤ atol + rtol · max |g_big|`, parameters after
-//! the update when `max |p_acc − p_big| ≤ atol + rtol · max |Δp_big|` (relative
-//! to the size of the update, not of the parameters, so a wrong update cannot
-//! hide behind large weights). f32 sums in a different order differ by about
-//! `1e-7` relative; `1e-4` leaves room for that and for AdamW's first step,
-//! which amplifies tiny gradient differences where `|g| ≈ eps`.
+//! The default [`Tolerance`] is `rtol = 1e-4`, `atol = 1e-6`,
+//! `param_rtol = 1e-2`. Gradients pass when
+//! `max |g_acc − g_big| ≤ atol + rtol · max |g_big|`; f32 sums in a different
+//! order differ by about `1e-7` relative, so `1e-4` has ample room and still
+//! catches any wrong weighting (a double division by `A` is off by `1 − 1/A`).
+//! Parameters after the update pass when
+//! `max |p_acc − p_big| ≤ atol + param_rtol · max |Δp_big|` — relative to the
+//! size of the update, not of the weights, so a wrong update cannot hide
+//! behind large weights. That bound is looser because AdamW divides by
+//! `√v + eps`: where `|g| ≈ eps` a gradient difference of `1e-8` moves the
+//! update by a visible fraction of `lr` (observed: `4e-4` of the largest
+//! update). SGD updates agree to `1e-6` relative.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +29,9 @@ pub struct Tolerance {
     pub rtol: f64,
     /// Absolute part.
     pub atol: f64,
+    /// Relative part for parameters after the update, times the largest
+    /// update element.
+    pub param_rtol: f64,
 }
 
 impl Default for Tolerance {
@@ -31,6 +39,7 @@ impl Default for Tolerance {
         Tolerance {
             rtol: 1e-4,
             atol: 1e-6,
+            param_rtol: 1e-2,
         }
     }
 }
@@ -38,6 +47,10 @@ impl Default for Tolerance {
 impl Tolerance {
     fn allows(&self, diff: f64, reference: f64) -> bool {
         diff <= self.atol + self.rtol * reference
+    }
+
+    fn allows_param(&self, diff: f64, update: f64) -> bool {
+        diff <= self.atol + self.param_rtol * update
     }
 }
 
@@ -252,10 +265,10 @@ pub fn compare<M: Model>(
     let update_ref = max_abs_delta(large.model().params(), &before);
     check(
         "parameter equivalence",
-        tolerance.allows(param_diff, update_ref),
+        tolerance.allows_param(param_diff, update_ref),
         format!(
             "max |Δp| = {param_diff:.2e}, max update = {update_ref:.2e}, allowed {:.2e}",
-            tolerance.atol + tolerance.rtol * update_ref
+            tolerance.atol + tolerance.param_rtol * update_ref
         ),
     );
 
