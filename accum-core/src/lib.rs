@@ -9,23 +9,47 @@
 //! - [`config`]: the canonical `TrainingConfig`, derived with the crate's own macro
 //! - [`derive`]: the runtime side of `#[derive(AccumConfig)]`: validation
 //!   with field paths and annotated JSON Schemas
+//! - [`settings`]: the engine-facing config sections (loss, precision, optimizer, …)
+//! - [`tensor`], [`model`], [`optim`], [`schedule`], [`scaler`]: the pieces of a training step
+//! - [`data`]: synthetic Markov-chain data, packing and sharding (R6, R9)
+//! - [`replica`]: the reduction across data-parallel replicas (R9, R17)
+//! - [`engine`]: the group loop (R2, R4–R9)
+//! - [`memory`], [`report`]: memory peaks (R11) and the run report (R13)
+//! - [`verify`]: accumulated vs large-batch equivalence (R10, R12)
+//! - [`dump`]: `accum-dump/1` directories with `.npy` tensors
 
 pub mod config;
+pub mod data;
 pub mod derive;
+pub mod dump;
+pub mod engine;
 pub mod estimate;
+pub mod memory;
+pub mod model;
 pub mod norm;
+pub mod optim;
 pub mod plan;
+pub mod replica;
+pub mod report;
+pub mod scaler;
+pub mod schedule;
+pub mod settings;
 pub mod span;
+pub mod tensor;
 pub mod units;
+pub mod verify;
 
 pub use accum_macros::AccumConfig;
 pub use derive::{
     AccumConfig, ConstPlan, FieldInfo, Finding, Findings, NestedConfig, RoleField, RoleType,
     RoleValue, Source, schema_for,
 };
+pub use engine::{Engine, EngineConfig, EngineError, Observer, RunOptions, run};
 pub use plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
+pub use report::RunReport;
 pub use span::{Span, SpanError};
 pub use units::{
     Count, Example, Examples, Microbatch, Microbatches, Token, Tokens, Unit, UnitKind, Update,
     Updates,
 };
+pub use verify::{Tolerance, VerifyReport, verify};

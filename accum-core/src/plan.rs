@@ -125,7 +125,9 @@ pub enum Rounding {
 
 /// What happens to the last group when the data ends with fewer than `A`
 /// microbatches per replica, or with an incomplete microbatch (SPEC R6).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum LastGroup {
     /// Process it as one more update, normalized by what it really contains.

@@ -1,0 +1,2 @@
+//! Engine benchmarks.
+fn main() {}

@@ -1,0 +1,500 @@
+//! The built-in synthetic data and its sharding (SPEC R6, R9).
+//!
+//! Sequences come from a fixed random Markov chain over `V` tokens drawn from
+//! a seed, so a model can learn the transitions and the loss falls. Each
+//! example has a stable id (its index in the data set) and a length uniform in
+//! `min_len..=max_len`; its labels are the next tokens.
+//!
+//! A [`Batch`] stores its examples *packed*: the real positions of all its
+//! examples one after the other, no padding. The padded `[m_i, L_i]` form
+//! that other frameworks expect is produced only for dumps
+//! ([`Batch::padded`]).
+//!
+//! [`GroupAssignment`] splits the examples of one group into microbatches of
+//! `m` and hands microbatch `j` to replica `j mod D` (local index `j div D`),
+//! so every replica of a full group gets exactly `A` microbatches.
+//! [`check_disjoint`] verifies that no example reaches two replicas in one
+//! epoch (R9: the same examples on every replica add no information).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+
+use ndarray::Array2;
+
+use crate::plan::Plan;
+use crate::settings::DataSection;
+
+/// A small, fast, seedable generator (SplitMix64). Deterministic across
+/// platforms, which keeps data and initial parameters reproducible.
+#[derive(Clone, Debug)]
+pub struct Rng {
+    state: u64,
+}
+
+impl Rng {
+    /// A generator from a seed and a stream number (different streams of one
+    /// seed are independent for practical purposes).
+    pub fn new(seed: u64, stream: u64) -> Rng {
+        let mut rng = Rng {
+            state: seed ^ stream.wrapping_mul(0xA076_1D64_78BD_642F),
+        };
+        // Decorrelate nearby seeds.
+        rng.next_u64();
+        rng.next_u64();
+        rng
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn next_f64(&mut self) -> f64 {
+        // 53 random mantissa bits.
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in `0..n` (`n > 0`), without modulo bias worth noting for
+    /// the sizes used here (multiply-shift).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// A standard normal sample (Box–Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = self.next_f64().max(f64::MIN_POSITIVE);
+        let u2 = self.next_f64();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+
+    /// Shuffles `items` in place (Fisher–Yates).
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            items.swap(i, j);
+        }
+    }
+}
+
+/// One example: input tokens and their labels (the next token), same length.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Example {
+    /// Stable id: the example's index in the data set.
+    pub id: u64,
+    /// Input token ids.
+    pub tokens: Vec<u32>,
+    /// Target token ids (or the ignore index), one per input token.
+    pub labels: Vec<i64>,
+}
+
+/// A data set of examples with stable ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dataset {
+    examples: Vec<Example>,
+    vocab: usize,
+}
+
+/// Successors per token in the synthetic Markov chain: few, so the chain is
+/// learnable and the loss visibly falls below `ln V`.
+const SUCCESSORS: usize = 4;
+
+impl Dataset {
+    /// The synthetic Markov-chain data set described by `section`. Every
+    /// position is supervised. Expects a validated section
+    /// (`1 ≤ min_len ≤ max_len`, `vocab ≥ 2`).
+    pub fn synthetic(section: &DataSection) -> Dataset {
+        let vocab = section.vocab.max(2) as usize;
+        let min_len = section.min_len.max(1);
+        let max_len = section.max_len.max(min_len);
+        let mut chain_rng = Rng::new(section.seed, 1);
+        // Each token has SUCCESSORS likely next tokens with skewed weights.
+        let mut next = Vec::with_capacity(vocab * SUCCESSORS);
+        for _ in 0..vocab {
+            for _ in 0..SUCCESSORS {
+                next.push(chain_rng.below(vocab as u64) as u32);
+            }
+        }
+        let weights = [0.55, 0.25, 0.12, 0.08];
+        let mut rng = Rng::new(section.seed, 2);
+        let examples = (0..section.examples)
+            .map(|id| {
+                let len = (min_len + rng.below(max_len - min_len + 1)) as usize;
+                let mut seq = Vec::with_capacity(len + 1);
+                let mut state = rng.below(vocab as u64) as u32;
+                seq.push(state);
+                for _ in 0..len {
+                    let u = rng.next_f64();
+                    let mut acc = 0.0;
+                    let mut pick = SUCCESSORS - 1;
+                    for (k, w) in weights.iter().enumerate() {
+                        acc += w;
+                        if u < acc {
+                            pick = k;
+                            break;
+                        }
+                    }
+                    state = next[state as usize * SUCCESSORS + pick];
+                    seq.push(state);
+                }
+                Example {
+                    id,
+                    tokens: seq[..len].to_vec(),
+                    labels: seq[1..].iter().map(|&t| i64::from(t)).collect(),
+                }
+            })
+            .collect();
+        Dataset { examples, vocab }
+    }
+
+    /// A data set from given examples (tests, user data). Ids must be unique.
+    pub fn from_examples(examples: Vec<Example>, vocab: usize) -> Dataset {
+        Dataset { examples, vocab }
+    }
+
+    /// All examples, in id order.
+    pub fn examples(&self) -> &[Example] {
+        &self.examples
+    }
+
+    /// Number of examples.
+    pub fn len(&self) -> usize {
+        self.examples.len()
+    }
+
+    /// Whether the data set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.examples.is_empty()
+    }
+
+    /// Vocabulary size.
+    pub fn vocab(&self) -> usize {
+        self.vocab
+    }
+
+    /// Longest example, in tokens.
+    pub fn max_len(&self) -> usize {
+        self.examples
+            .iter()
+            .map(|e| e.tokens.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Supervised tokens of the whole data set.
+    pub fn supervised_tokens(&self, ignore_index: i64) -> u64 {
+        self.examples
+            .iter()
+            .map(|e| e.labels.iter().filter(|&&l| l != ignore_index).count() as u64)
+            .sum()
+    }
+
+    /// The order of epoch `epoch`: a permutation of example positions drawn
+    /// from the seed (the same seed and epoch give the same order).
+    pub fn epoch_order(&self, seed: u64, epoch: u64) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.examples.len()).collect();
+        Rng::new(seed, 1000 + epoch).shuffle(&mut order);
+        order
+    }
+}
+
+/// The examples of one microbatch, packed: positions of all examples one
+/// after the other, no padding (padding is not work).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// Example ids, in batch order.
+    pub ids: Vec<u64>,
+    /// Input tokens of all examples, concatenated.
+    pub tokens: Vec<u32>,
+    /// Labels of all examples, concatenated (may hold the ignore index).
+    pub labels: Vec<i64>,
+    /// Example `i` spans `offsets[i]..offsets[i + 1]` of `tokens` and `labels`.
+    pub offsets: Vec<usize>,
+}
+
+impl Batch {
+    /// Empties the batch, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.tokens.clear();
+        self.labels.clear();
+        self.offsets.clear();
+    }
+
+    /// Appends one example.
+    pub fn push(&mut self, example: &Example) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        self.ids.push(example.id);
+        self.tokens.extend_from_slice(&example.tokens);
+        self.labels.extend_from_slice(&example.labels);
+        self.offsets.push(self.tokens.len());
+    }
+
+    /// A batch of the given examples.
+    pub fn of<'a>(examples: impl IntoIterator<Item = &'a Example>) -> Batch {
+        let mut batch = Batch::default();
+        for e in examples {
+            batch.push(e);
+        }
+        batch
+    }
+
+    /// Examples in the batch.
+    pub fn examples(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Positions (real, unpadded) in the batch.
+    pub fn positions(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// The position range of example `i`.
+    pub fn span(&self, i: usize) -> Range<usize> {
+        self.offsets[i]..self.offsets[i + 1]
+    }
+
+    /// Supervised tokens: positions whose label is not `ignore_index` (R4).
+    pub fn supervised(&self, ignore_index: i64) -> u64 {
+        self.labels.iter().filter(|&&l| l != ignore_index).count() as u64
+    }
+
+    /// Examples with at least one supervised token (what `per_example`
+    /// normalization counts; an example with none contributes nothing).
+    pub fn supervised_examples(&self, ignore_index: i64) -> u64 {
+        (0..self.examples())
+            .filter(|&i| self.labels[self.span(i)].iter().any(|&l| l != ignore_index))
+            .count() as u64
+    }
+
+    /// The padded `[m_i, L_i]` token ids (padding 0) and labels (padding and
+    /// ignored positions = `ignore_index`), as `DUMP.md` specifies.
+    pub fn padded(&self, ignore_index: i64) -> (Array2<i64>, Array2<i64>) {
+        let rows = self.examples();
+        let cols = (0..rows).map(|i| self.span(i).len()).max().unwrap_or(0);
+        let mut tokens = Array2::<i64>::zeros((rows, cols));
+        let mut labels = Array2::<i64>::from_elem((rows, cols), ignore_index);
+        for i in 0..rows {
+            for (j, p) in self.span(i).enumerate() {
+                tokens[[i, j]] = i64::from(self.tokens[p]);
+                labels[[i, j]] = self.labels[p];
+            }
+        }
+        (tokens, labels)
+    }
+}
+
+/// Which examples every replica processes in one group: for each replica,
+/// its microbatches in order, each a list of positions into the data set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupAssignment {
+    /// `replicas[r][i]` = data-set positions of microbatch `i` on replica `r`.
+    pub replicas: Vec<Vec<Vec<usize>>>,
+}
+
+impl GroupAssignment {
+    /// Splits `members` (data-set positions of the group, in order) into
+    /// microbatches of `m`; microbatch `j` goes to replica `j mod D`. A last
+    /// partial group yields fewer (and possibly one incomplete) microbatches;
+    /// a replica can then get none (R6).
+    pub fn split(members: &[usize], plan: &Plan) -> GroupAssignment {
+        let m = plan.micro_batch() as usize;
+        let d = plan.replicas() as usize;
+        let mut replicas = vec![Vec::new(); d];
+        for (j, chunk) in members.chunks(m).enumerate() {
+            replicas[j % d].push(chunk.to_vec());
+        }
+        GroupAssignment { replicas }
+    }
+
+    /// Microbatches over all replicas.
+    pub fn microbatches(&self) -> usize {
+        self.replicas.iter().map(Vec::len).sum()
+    }
+
+    /// Examples over all replicas.
+    pub fn examples(&self) -> usize {
+        self.replicas.iter().flatten().map(Vec::len).sum()
+    }
+}
+
+/// The same example was given to two replicas in one epoch (R9).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverlapError {
+    /// The example id.
+    pub id: u64,
+    /// The first replica that had it.
+    pub first: usize,
+    /// The replica that had it again.
+    pub second: usize,
+}
+
+impl fmt::Display for OverlapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "example {} reached replica {} and replica {} in one epoch; shards must be disjoint, \
+             the same examples on every replica add no information (R9): shard by replica rank",
+            self.id, self.first, self.second
+        )
+    }
+}
+
+impl std::error::Error for OverlapError {}
+
+/// Tracks which replica processed each example id within an epoch.
+#[derive(Clone, Debug, Default)]
+pub struct ShardCheck {
+    seen: HashMap<u64, usize>,
+}
+
+impl ShardCheck {
+    /// Starts a new epoch.
+    pub fn reset(&mut self) {
+        self.seen.clear();
+    }
+
+    /// Records that `replica` processed `id`; an id on a second replica is
+    /// an [`OverlapError`]. (The same replica seeing an id twice in one epoch
+    /// is allowed here; the epoch order never does it.)
+    pub fn record(&mut self, id: u64, replica: usize) -> Result<(), OverlapError> {
+        match self.seen.insert(id, replica) {
+            Some(first) if first != replica => Err(OverlapError {
+                id,
+                first,
+                second: replica,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Checks that the assignments of one epoch's groups give no example id to
+/// two replicas (R9).
+pub fn check_disjoint<'a>(
+    groups: impl IntoIterator<Item = &'a GroupAssignment>,
+    dataset: &Dataset,
+) -> Result<(), OverlapError> {
+    let mut check = ShardCheck::default();
+    for group in groups {
+        for (r, microbatches) in group.replicas.iter().enumerate() {
+            for &pos in microbatches.iter().flatten() {
+                check.record(dataset.examples()[pos].id, r)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section() -> DataSection {
+        DataSection {
+            examples: 50,
+            min_len: 3,
+            max_len: 9,
+            vocab: 16,
+            seed: 42,
+            ..DataSection::default()
+        }
+    }
+
+    #[test]
+    fn synthetic_data_is_seeded_and_within_bounds() {
+        let a = Dataset::synthetic(&section());
+        let b = Dataset::synthetic(&section());
+        assert_eq!(a, b);
+        let c = Dataset::synthetic(&DataSection {
+            seed: 43,
+            ..section()
+        });
+        assert_ne!(a, c);
+        assert_eq!(a.len(), 50);
+        let mut lengths = std::collections::BTreeSet::new();
+        for (i, e) in a.examples().iter().enumerate() {
+            assert_eq!(e.id, i as u64);
+            assert!((3..=9).contains(&e.tokens.len()));
+            assert_eq!(e.tokens.len(), e.labels.len());
+            assert!(e.tokens.iter().all(|&t| t < 16));
+            // Labels are the next tokens.
+            for k in 1..e.tokens.len() {
+                assert_eq!(e.labels[k - 1], i64::from(e.tokens[k]));
+            }
+            lengths.insert(e.tokens.len());
+        }
+        assert!(lengths.len() > 3, "lengths vary: {lengths:?}");
+    }
+
+    #[test]
+    fn batch_packs_and_pads() {
+        let data = Dataset::synthetic(&section());
+        let mut batch = Batch::of(&data.examples()[..3]);
+        batch.labels[0] = -100;
+        let lens: Vec<usize> = (0..3).map(|i| batch.span(i).len()).collect();
+        assert_eq!(batch.positions(), lens.iter().sum::<usize>());
+        assert_eq!(batch.supervised(-100), batch.positions() as u64 - 1);
+        let (tokens, labels) = batch.padded(-100);
+        let cols = *lens.iter().max().unwrap();
+        assert_eq!(tokens.dim(), (3, cols));
+        assert_eq!(labels[[0, 0]], -100);
+        for (i, &len) in lens.iter().enumerate() {
+            for j in len..cols {
+                assert_eq!(tokens[[i, j]], 0);
+                assert_eq!(labels[[i, j]], -100);
+            }
+        }
+        batch.clear();
+        assert_eq!((batch.examples(), batch.positions()), (0, 0));
+    }
+
+    #[test]
+    fn r9_group_split_is_disjoint_and_round_robin() {
+        let data = Dataset::synthetic(&section());
+        let plan = Plan::new(2, 3, 2).unwrap(); // B = 12
+        let order = data.epoch_order(42, 0);
+        let groups: Vec<GroupAssignment> = order
+            .chunks(12)
+            .map(|g| GroupAssignment::split(g, &plan))
+            .collect();
+        assert_eq!(groups.len(), 5); // 4 full + 2 examples
+        for g in &groups[..4] {
+            assert!(g.replicas.iter().all(|r| r.len() == 3));
+            assert_eq!(g.examples(), 12);
+        }
+        // R6: the last group has one microbatch of 2 on replica 0, none on replica 1.
+        assert_eq!(groups[4].replicas[0].len(), 1);
+        assert!(groups[4].replicas[1].is_empty());
+        assert_eq!(check_disjoint(&groups, &data), Ok(()));
+
+        let same = GroupAssignment {
+            replicas: vec![vec![vec![0, 1]], vec![vec![1, 2]]],
+        };
+        let err = check_disjoint([&same], &data).unwrap_err();
+        assert_eq!(
+            (err.id, err.first, err.second),
+            (1, 0, 1),
+            "example 1 on both replicas"
+        );
+        assert!(err.to_string().contains("R9"), "{err}");
+    }
+
+    #[test]
+    fn epoch_orders_are_permutations_that_differ() {
+        let data = Dataset::synthetic(&section());
+        let a = data.epoch_order(1, 0);
+        let b = data.epoch_order(1, 1);
+        assert_ne!(a, b);
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..50).collect::<Vec<_>>());
+    }
+}

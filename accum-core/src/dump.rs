@@ -1,0 +1,347 @@
+//! Dumps for cross-checking with other frameworks, format `accum-dump/1`
+//! (`DUMP.md`): a manifest, the initial parameters, every microbatch of every
+//! update attempt (token ids, labels, example ids), the group's full gradient
+//! and the parameters after the attempt, as `.npy` files numpy and PyTorch
+//! load directly.
+//!
+//! Every file is written atomically (a temporary file in the same folder,
+//! then a rename), so a reader never sees half a file, and the manifest is
+//! rewritten after each attempt so an interrupted run leaves a consistent
+//! dump. The `.npy` writer is [`npy_bytes`]: format 1.0, little-endian, C
+//! order, header padded to 64 bytes.
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::data::Batch;
+use crate::engine::Engine;
+use crate::model::Model;
+use crate::report::UpdateStats;
+use crate::tensor::{Tensors, flat};
+
+/// The format tag in `manifest.json`.
+pub const DUMP_FORMAT: &str = "accum-dump/1";
+
+/// Writing a dump failed.
+#[derive(Debug)]
+pub struct DumpError {
+    /// The file or folder that could not be written.
+    pub path: PathBuf,
+    /// The I/O error.
+    pub source: io::Error,
+}
+
+impl fmt::Display for DumpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot write dump file {}: {}; check that the folder exists and is writable",
+            self.path.display(),
+            self.source
+        )
+    }
+}
+
+impl std::error::Error for DumpError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// An element type `.npy` files can hold here.
+pub trait NpyElement: Copy {
+    /// The numpy `descr` string (`"<f4"`, `"<i8"`).
+    const DESCR: &'static str;
+    /// Appends the little-endian bytes of `self`.
+    fn put(self, out: &mut Vec<u8>);
+}
+
+impl NpyElement for f32 {
+    const DESCR: &'static str = "<f4";
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+impl NpyElement for i64 {
+    const DESCR: &'static str = "<i8";
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+/// The bytes of a `.npy` file (format 1.0) holding `data` in C order with
+/// `shape`.
+///
+/// # Panics
+/// When `data.len()` is not the product of `shape`.
+pub fn npy_bytes<T: NpyElement>(shape: &[usize], data: &[T]) -> Vec<u8> {
+    assert_eq!(
+        shape.iter().product::<usize>(),
+        data.len(),
+        "shape matches the element count"
+    );
+    let dims = match shape {
+        [] => "()".to_owned(),
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {dims}, }}",
+        T::DESCR
+    );
+    // magic (6) + version (2) + header length (2) + header, a multiple of 64,
+    // the header ending in a newline.
+    let unpadded = 10 + header.len() + 1;
+    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + data.len() * 8);
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    let len = u16::try_from(header.len()).expect("an npy header of a few dimensions fits in u16");
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    for &x in data {
+        x.put(&mut out);
+    }
+    out
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DumpError> {
+    let err = |source| DumpError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp_name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let mut file = fs::File::create(&tmp).map_err(err)?;
+    file.write_all(bytes).map_err(err)?;
+    file.flush().map_err(err)?;
+    drop(file);
+    fs::rename(&tmp, path).map_err(err)
+}
+
+fn create_dir(path: &Path) -> Result<(), DumpError> {
+    fs::create_dir_all(path).map_err(|source| DumpError {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn write_tensors(dir: &Path, tensors: &Tensors) -> Result<(), DumpError> {
+    create_dir(dir)?;
+    for (name, value) in tensors.iter() {
+        write_atomic(
+            &dir.join(format!("{name}.npy")),
+            &npy_bytes(value.shape(), flat(value)),
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes a dump while an engine runs; pass it in
+/// [`RunOptions::dump`](crate::engine::RunOptions::dump).
+#[derive(Debug)]
+pub struct DumpWriter {
+    dir: PathBuf,
+    manifest: serde_json::Value,
+    updates: u64,
+}
+
+impl DumpWriter {
+    /// Creates `dir` (and parents), writes the manifest and the initial
+    /// parameters of `engine`'s model.
+    pub fn create<M: Model>(dir: &Path, engine: &Engine<M>) -> Result<DumpWriter, DumpError> {
+        create_dir(dir)?;
+        let config = engine.config();
+        let o = &config.optimizer;
+        let is_sgd = o.kind == crate::settings::OptimizerKind::Sgd;
+        let manifest = serde_json::json!({
+            "format": DUMP_FORMAT,
+            "plan": engine.plan(),
+            "model": engine.model().describe(),
+            "params": engine.model().params().names(),
+            "loss": {
+                "normalization": config.loss.normalization,
+                "ignore_index": config.loss.ignore_index,
+            },
+            "optimizer": {
+                "kind": o.kind,
+                "betas": if is_sgd { serde_json::Value::Null } else { serde_json::json!(o.betas) },
+                "eps": if is_sgd { serde_json::Value::Null } else { serde_json::json!(o.eps) },
+                "weight_decay": o.weight_decay,
+                "momentum": if is_sgd { serde_json::json!(o.momentum) } else { serde_json::Value::Null },
+                "clip_norm": o.clip_norm,
+            },
+            "precision": { "mode": config.precision.mode },
+            "last_group": config.data.last_group,
+            "updates": 0,
+            "data": {
+                "seed": config.data.seed,
+                "examples": config.data.examples,
+                "min_len": config.data.min_len,
+                "max_len": config.data.max_len,
+                "vocab": config.data.vocab,
+            },
+        });
+        let mut writer = DumpWriter {
+            dir: dir.to_path_buf(),
+            manifest,
+            updates: 0,
+        };
+        writer.write_manifest()?;
+        write_tensors(&dir.join("init"), engine.model().params())?;
+        Ok(writer)
+    }
+
+    /// The dump's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Update attempts written so far.
+    pub fn updates(&self) -> u64 {
+        self.updates
+    }
+
+    fn write_manifest(&mut self) -> Result<(), DumpError> {
+        self.manifest["updates"] = serde_json::json!(self.updates);
+        let text = serde_json::to_string_pretty(&self.manifest).expect("a manifest serializes");
+        write_atomic(&self.dir.join("manifest.json"), text.as_bytes())
+    }
+
+    fn update_dir(&self, attempt: u64) -> PathBuf {
+        self.dir.join(format!("update-{attempt:06}"))
+    }
+
+    /// Writes one microbatch of attempt `attempt`.
+    pub(crate) fn microbatch(
+        &mut self,
+        attempt: u64,
+        replica: usize,
+        index: usize,
+        batch: &Batch,
+        ignore_index: i64,
+    ) -> Result<(), DumpError> {
+        let dir = self.update_dir(attempt);
+        create_dir(&dir)?;
+        let (tokens, labels) = batch.padded(ignore_index);
+        let stem = format!("r{replica}-m{index}");
+        let shape = [tokens.nrows(), tokens.ncols()];
+        write_atomic(
+            &dir.join(format!("{stem}-tokens.npy")),
+            &npy_bytes(&shape, tokens.as_slice().expect("fresh arrays are C order")),
+        )?;
+        write_atomic(
+            &dir.join(format!("{stem}-labels.npy")),
+            &npy_bytes(&shape, labels.as_slice().expect("fresh arrays are C order")),
+        )?;
+        let ids: Vec<i64> = batch
+            .ids
+            .iter()
+            .map(|&id| i64::try_from(id).unwrap_or(i64::MAX))
+            .collect();
+        write_atomic(
+            &dir.join(format!("{stem}-ids.npy")),
+            &npy_bytes(&[ids.len()], &ids),
+        )
+    }
+
+    /// Writes the group's full gradient (reduced, normalized, unscaled,
+    /// before clipping).
+    pub(crate) fn gradient(&mut self, attempt: u64, grads: &Tensors) -> Result<(), DumpError> {
+        write_tensors(&self.update_dir(attempt).join("grad"), grads)
+    }
+
+    /// Writes the parameters after the attempt and its statistics, then the
+    /// manifest with the new count.
+    pub(crate) fn update(
+        &mut self,
+        attempt: u64,
+        params: &Tensors,
+        stats: &UpdateStats,
+    ) -> Result<(), DumpError> {
+        let dir = self.update_dir(attempt);
+        write_tensors(&dir.join("param"), params)?;
+        let json = serde_json::json!({
+            "loss": stats.loss,
+            "denominator": stats.denominator,
+            "applied": stats.applied,
+            "lr": stats.lr,
+            "grad_norm": stats.grad_norm,
+            "loss_scale": stats.loss_scale,
+            "microbatches": stats.microbatches,
+        });
+        let text = serde_json::to_string_pretty(&json).expect("stats serialize");
+        write_atomic(&dir.join("stats.json"), text.as_bytes())?;
+        self.updates = attempt;
+        self.write_manifest()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npy_header_is_numpy_format_1_0() {
+        let bytes = npy_bytes(&[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+        let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        assert_eq!((10 + header_len) % 64, 0);
+        let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+        assert!(
+            header.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"),
+            "{header}"
+        );
+        assert!(header.ends_with('\n'));
+        assert_eq!(bytes.len(), 10 + header_len + 24);
+        assert_eq!(
+            &bytes[10 + header_len..10 + header_len + 4],
+            &1.0f32.to_le_bytes()
+        );
+
+        let ids = npy_bytes(&[2], &[7i64, -100]);
+        let header_len = u16::from_le_bytes([ids[8], ids[9]]) as usize;
+        let header = std::str::from_utf8(&ids[10..10 + header_len]).unwrap();
+        assert!(header.contains("'descr': '<i8'") && header.contains("'shape': (2,)"));
+        assert_eq!(&ids[ids.len() - 8..], &(-100i64).to_le_bytes());
+        let scalar = npy_bytes::<f32>(&[], &[1.5]);
+        assert!(
+            std::str::from_utf8(&scalar[10..74])
+                .unwrap()
+                .contains("'shape': ()")
+        );
+    }
+
+    #[test]
+    fn atomic_write_leaves_no_temporary() {
+        let dir = std::env::temp_dir().join(format!("accum-dump-atomic-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.npy");
+        write_atomic(&path, b"abc").unwrap();
+        write_atomic(&path, b"abcd").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"abcd");
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        fs::remove_dir_all(&dir).unwrap();
+        let err = write_atomic(&dir.join("missing").join("y.npy"), b"").unwrap_err();
+        assert!(err.to_string().contains("cannot write dump file"), "{err}");
+    }
+}

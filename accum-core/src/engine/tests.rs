@@ -1,0 +1,719 @@
+use std::sync::atomic::AtomicBool;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::data::Example;
+use crate::model::TOKEN_MLP_PARAMS;
+use crate::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
+use crate::verify::{Tolerance, compare, verify};
+
+/// A small, fast config: V=16, H=8, F=16, lengths 2..=9.
+fn small(examples: u64) -> EngineConfig {
+    EngineConfig {
+        data: DataSection {
+            examples,
+            min_len: 2,
+            max_len: 9,
+            vocab: 16,
+            seed: 5,
+            ..DataSection::default()
+        },
+        model: ModelSection { hidden: 8, ffn: 16 },
+        optimizer: OptimizerSection {
+            lr: 1e-2,
+            ..OptimizerSection::default()
+        },
+        schedule: ScheduleSection {
+            kind: ScheduleKind::Constant,
+            warmup: "0 updates".parse().unwrap(),
+            total: "4 updates".parse().unwrap(),
+        },
+        ..EngineConfig::default()
+    }
+}
+
+fn plan(m: u64, a: u64, d: u64) -> Plan {
+    Plan::new(m, a, d).unwrap()
+}
+
+fn run_with(
+    plan: &Plan,
+    config: &EngineConfig,
+    mistakes: Mistakes,
+) -> Result<RunReport, EngineError> {
+    let mut engine = Engine::new(plan, config)?;
+    let mut options = RunOptions {
+        mistakes,
+        ..RunOptions::default()
+    };
+    engine.run(&mut options)
+}
+
+#[test]
+fn loss_falls_on_the_markov_data() {
+    let mut config = small(64);
+    config.schedule.total = "40 updates".parse().unwrap();
+    config.optimizer.lr = 3e-2;
+    let report = run(&plan(4, 2, 2), &config).unwrap();
+    assert_eq!(report.counters.applied_updates, Updates::new(40));
+    let first = report.updates[0].loss;
+    let last = report
+        .updates
+        .iter()
+        .rev()
+        .take(4)
+        .map(|u| u.loss)
+        .sum::<f64>()
+        / 4.0;
+    assert!(first > 2.0, "starts near ln 16 = 2.77: {first}");
+    assert!(last < first - 0.5, "loss falls: {first} → {last}");
+}
+
+#[test]
+fn counters_add_up_per_replica_and_total() {
+    let config = small(32); // B = 8: 4 groups per epoch
+    let report = run(&plan(2, 2, 2), &config).unwrap();
+    let c = report.counters;
+    assert_eq!(c.update_attempts, 4);
+    assert_eq!(c.applied_updates, Updates::new(4));
+    assert_eq!(c.scheduler_steps, Updates::new(4));
+    assert_eq!(c.microbatches, Microbatches::new(4 * 2 * 2));
+    assert_eq!(c.backward_passes, 16);
+    assert_eq!(c.examples, Examples::new(32));
+    assert_eq!(c.grad_reductions, 4);
+    assert_eq!(c.grad_zeroings, 4);
+    assert_eq!(c.epochs, 1);
+    let per_replica: u64 = report.replicas.iter().map(|r| r.examples.get()).sum();
+    assert_eq!(per_replica, 32);
+    let tokens: u64 = report
+        .replicas
+        .iter()
+        .map(|r| r.supervised_tokens.get())
+        .sum();
+    assert_eq!(Tokens::new(tokens), c.supervised_tokens);
+    // One epoch of 32 examples: every supervised token once.
+    assert_eq!(c.supervised_tokens, report.data_tokens);
+    assert!(
+        report
+            .replicas
+            .iter()
+            .all(|r| r.microbatches == Microbatches::new(8))
+    );
+    let json = report.to_json();
+    let back: RunReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.counters, report.counters);
+    assert_eq!(back.replicas, report.replicas);
+    assert_eq!(back.memory, report.memory);
+    assert_eq!(back.updates.len(), 4);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, .. ProptestConfig::default() })]
+
+    /// R4, R9, R10: any split of a group gives the large-batch update.
+    #[test]
+    fn accumulated_update_equals_large_batch(
+        m in 1u64..5,
+        a in 1u64..5,
+        d in 1u64..4,
+        norm in prop_oneof![
+            Just(Normalization::PerToken),
+            Just(Normalization::PerExample),
+            Just(Normalization::Sum),
+        ],
+        sgd in any::<bool>(),
+        seed in 0u64..1000,
+        max_len in 1u64..12,
+    ) {
+        let mut config = small(m * a * d);
+        config.data.seed = seed;
+        config.data.min_len = 1;
+        config.data.max_len = max_len;
+        config.loss.normalization = norm;
+        if sgd {
+            config.optimizer.kind = OptimizerKind::Sgd;
+        }
+        let report = verify(&plan(m, a, d), &config, Tolerance::default()).unwrap();
+        prop_assert!(report.passed, "{:#?}", report);
+        prop_assert!(report.max_rel_grad_diff < 1e-4, "{}", report.max_rel_grad_diff);
+        if sgd {
+            prop_assert!(report.max_rel_param_diff < 1e-4, "{}", report.max_rel_param_diff);
+        }
+        prop_assert_eq!(report.microbatches, a * d);
+    }
+}
+
+/// SPEC R4 with real tensors: 512 tokens of loss 2 and 1,536 tokens of loss 4
+/// → the group's per-token loss is 3.5; the mean of the two microbatch
+/// means is 3 (a different objective).
+#[test]
+fn r4_weighted_mean_is_not_the_mean_of_means() {
+    let mut model = TokenMlp::new(3, 2, 2, 0);
+    for name in ["embed", "w1", "b1", "w2"] {
+        model.params_mut().get_mut(name).unwrap().fill(0.0);
+    }
+    // logits = b2, so loss(label) = logsumexp(b2) − b2[label]:
+    // loss(0) = 2 and loss(1) = 4 when b2 = [0, −2, ln(e² − 1 − e⁻²)].
+    let x2 = ((2f64).exp() - 1.0 - (-2f64).exp()).ln() as f32;
+    let b2 = model.params_mut().get_mut("b2").unwrap();
+    b2.as_slice_mut().unwrap().copy_from_slice(&[0.0, -2.0, x2]);
+    let example = |id: u64, label: i64, len: usize| Example {
+        id,
+        tokens: vec![0; len],
+        labels: vec![label; len],
+    };
+    let short: Vec<Example> = (0..4).map(|i| example(i, 0, 128)).collect(); // 512 tokens, loss 2
+    let long: Vec<Example> = (4..8).map(|i| example(i, 1, 384)).collect(); // 1,536 tokens, loss 4
+    let batches = [Batch::of(&short), Batch::of(&long)];
+    let scale = GradScale {
+        normalization: Normalization::PerToken,
+        denominator: 2048.0,
+        loss_scale: 1.0,
+        ignore_index: -100,
+    };
+    let mut grads = model.params().zeros_like();
+    let mut ws = model.workspace(2048);
+    let mut group = LossSums::default();
+    let mut means = Vec::new();
+    for b in &batches {
+        let s = model.forward_backward(b, &scale, &mut grads, &mut ws);
+        means.push(s.token_loss / s.tokens as f64);
+        group.add(&s);
+    }
+    assert_eq!(group.tokens, 2048);
+    assert!(
+        (means[0] - 2.0).abs() < 1e-4 && (means[1] - 4.0).abs() < 1e-4,
+        "{means:?}"
+    );
+    assert!((group.objective - 3.5).abs() < 1e-4, "{}", group.objective);
+    let mean_of_means = means.iter().sum::<f64>() / 2.0;
+    assert!((mean_of_means - 3.0).abs() < 1e-4);
+
+    // The engine computes 3.5 for this group whatever the split (m = 4, A = 2).
+    let data = Dataset::from_examples(short.into_iter().chain(long).collect(), 3);
+    let mut config = small(8);
+    config.data.vocab = 3;
+    config.schedule.total = "1 update".parse().unwrap();
+    let p = plan(4, 2, 1);
+    let engine = Engine::with_model(&p, &config, model.clone(), data.clone()).unwrap();
+    let mut engine = engine;
+    let stats = engine.step(&mut RunOptions::default()).unwrap().unwrap();
+    assert!((stats.loss - 3.5).abs() < 1e-4, "{}", stats.loss);
+    assert_eq!(stats.tokens, Tokens::new(2048));
+    assert_eq!(stats.denominator, 2048.0);
+
+    // And the verify check reports the mean of microbatch means beside it.
+    let acc = Engine::with_model(&p, &config, model.clone(), data.clone()).unwrap();
+    let big = Engine::with_model(&plan(8, 1, 1), &config, model, data).unwrap();
+    let report = compare(acc, big, Tolerance::default(), &mut RunOptions::default()).unwrap();
+    assert!(report.passed, "{report:#?}");
+    assert!((report.loss_accumulated - 3.5).abs() < 1e-4);
+    assert!((report.loss_large_batch - 3.5).abs() < 1e-4);
+}
+
+#[test]
+fn r4_per_token_differs_from_per_example_with_unequal_lengths() {
+    let mut config = small(16);
+    config.data.min_len = 1;
+    config.data.max_len = 12;
+    config.schedule.total = "1 update".parse().unwrap();
+    let a = run(&plan(4, 2, 2), &config).unwrap();
+    config.loss.normalization = Normalization::PerExample;
+    let b = run(&plan(4, 2, 2), &config).unwrap();
+    assert_eq!(a.updates[0].denominator, a.updates[0].tokens.get() as f64);
+    assert_eq!(b.updates[0].denominator, 16.0);
+    assert!((a.updates[0].loss - b.updates[0].loss).abs() > 1e-4);
+}
+
+// R14: each mistake, injected, is detected or prevented.
+
+#[test]
+fn r14_double_division_is_detected() {
+    let err = run_with(
+        &plan(2, 4, 1),
+        &small(16),
+        Mistakes {
+            double_division: true,
+            ..Mistakes::default()
+        },
+    )
+    .unwrap_err();
+    match err {
+        EngineError::Normalization {
+            weight, expected, ..
+        } => {
+            assert_eq!(expected, 1.0);
+            assert!(
+                (weight - 0.25).abs() < 1e-6,
+                "loss divided by A = 4 again: {weight}"
+            );
+        }
+        other => panic!("expected a normalization error, got {other}"),
+    }
+    assert!(run_with(&plan(2, 4, 1), &small(16), Mistakes::default()).is_ok());
+}
+
+#[test]
+fn r14_zeroing_per_microbatch_is_detected() {
+    let err = run_with(
+        &plan(2, 4, 2),
+        &small(16),
+        Mistakes {
+            zero_per_microbatch: true,
+            ..Mistakes::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::Zeroing {
+                attempt: 1,
+                zeroings: 8
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("R2"), "{err}");
+}
+
+#[test]
+fn r14_scheduler_per_microbatch_is_detected() {
+    let err = run_with(
+        &plan(2, 4, 1),
+        &small(16),
+        Mistakes {
+            scheduler_per_microbatch: true,
+            ..Mistakes::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::ScheduleDrift {
+                scheduler_steps: 4,
+                applied_updates: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn r14_retained_activations_show_as_a_growing_peak() {
+    let mut config = small(16);
+    config.schedule.total = "4 updates".parse().unwrap();
+    let clean = run_with(&plan(2, 2, 2), &config, Mistakes::default()).unwrap();
+    assert!(!clean.memory.peak_grows);
+    assert!(clean.warnings.is_empty(), "{:?}", clean.warnings);
+    let first = clean.memory.replicas[0].first_group;
+    assert_eq!(clean.memory.replicas[0].later_groups, Some(first));
+    let leaky = run_with(
+        &plan(2, 2, 2),
+        &config,
+        Mistakes {
+            retain_activations: true,
+            ..Mistakes::default()
+        },
+    )
+    .unwrap();
+    assert!(leaky.memory.peak_grows);
+    let r0 = leaky.memory.replicas[0];
+    assert!(r0.later_groups.unwrap().retained > r0.first_group.retained);
+    assert!(leaky.warnings.iter().any(|w| w.contains("R14")));
+}
+
+#[test]
+fn r9_same_examples_on_every_replica_are_rejected() {
+    let err = run_with(
+        &plan(2, 2, 2),
+        &small(16),
+        Mistakes {
+            same_shard: true,
+            ..Mistakes::default()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, EngineError::Overlap(_)), "{err}");
+}
+
+// R7: loss scaling and non-finite attempts.
+
+#[test]
+fn r7_fp16_overflow_skips_backs_off_and_keeps_params() {
+    let mut config = small(16);
+    config.precision.mode = PrecisionMode::Fp16;
+    config.precision.loss_scale.init = 2f64.powi(40); // scaled gradients far above 65504
+    config.schedule.total = "2 updates".parse().unwrap();
+    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let before = engine.model().params().clone();
+    let stats = engine.step(&mut RunOptions::default()).unwrap().unwrap();
+    assert!(!stats.applied);
+    assert_eq!(stats.loss_scale, 2f64.powi(40));
+    assert_eq!(engine.loss_scale(), 2f64.powi(39));
+    assert_eq!(
+        engine.model().params(),
+        &before,
+        "a skipped attempt changes nothing"
+    );
+    assert_eq!(engine.counters().applied_updates, Updates::ZERO);
+    assert_eq!(engine.counters().scheduler_steps, Updates::ZERO);
+    let report = engine.run(&mut RunOptions::default()).unwrap();
+    let skipped = report.counters.skipped_updates;
+    assert!(
+        skipped >= 10,
+        "backs off until the gradients fit: {skipped}"
+    );
+    assert_eq!(report.counters.applied_updates, Updates::new(2));
+    assert_eq!(report.counters.update_attempts, skipped + 2);
+    let applied = report.updates.iter().find(|u| u.applied).unwrap();
+    assert!(applied.loss_scale * applied.grad_norm < 65504.0 * 1e3);
+    assert_ne!(engine.model().params(), &before);
+}
+
+#[test]
+fn r7_injected_fault_is_skipped_in_every_precision() {
+    for mode in [
+        PrecisionMode::Fp32,
+        PrecisionMode::Bf16,
+        PrecisionMode::Fp16,
+    ] {
+        let mut config = small(16);
+        config.precision.mode = mode;
+        config.schedule.total = "3 updates".parse().unwrap();
+        let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+        let mut options = RunOptions {
+            faults: vec![Fault {
+                attempt: 2,
+                replica: 1,
+                microbatch: 1,
+            }],
+            ..RunOptions::default()
+        };
+        engine.step(&mut options).unwrap();
+        let after_first = engine.model().params().clone();
+        let scale = engine.loss_scale();
+        let second = engine.step(&mut options).unwrap().unwrap();
+        assert!(!second.applied, "{mode}");
+        assert_eq!(engine.model().params(), &after_first, "{mode}");
+        let expected_scale = if mode == PrecisionMode::Fp16 {
+            scale / 2.0
+        } else {
+            1.0
+        };
+        assert_eq!(engine.loss_scale(), expected_scale, "{mode}");
+        let report = engine.run(&mut options).unwrap();
+        assert_eq!(report.counters.skipped_updates, 1);
+        assert_eq!(report.counters.update_attempts, 4);
+        assert_eq!(report.counters.applied_updates, Updates::new(3));
+        assert_eq!(report.loss_scaling, mode == PrecisionMode::Fp16);
+    }
+}
+
+// R6: the last partial group.
+
+#[test]
+fn r6_partial_group_is_processed_with_its_real_denominator() {
+    let mut config = small(10); // B = 8: one full group and 2 examples
+    config.schedule.total = "2 updates".parse().unwrap();
+    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let report = engine.run(&mut RunOptions::default()).unwrap();
+    let last = &report.updates[1];
+    assert!(last.partial);
+    assert_eq!(last.examples, Examples::new(2));
+    assert_eq!(last.microbatches, Microbatches::new(1));
+    assert_eq!(last.denominator, last.tokens.get() as f64);
+    let ids = engine.last_group_ids().to_vec();
+    let tokens: u64 = ids
+        .iter()
+        .map(|&id| engine.dataset().examples()[id as usize].tokens.len() as u64)
+        .sum();
+    assert_eq!(last.tokens, Tokens::new(tokens));
+    // Replica 1 had no microbatch in that group.
+    assert_eq!(report.replicas[0].microbatches, Microbatches::new(3));
+    assert_eq!(report.replicas[1].microbatches, Microbatches::new(2));
+    assert!(report.dropped.is_empty());
+}
+
+#[test]
+fn r6_partial_group_dropped_with_ids_or_refused() {
+    let mut config = small(10);
+    config.data.last_group = LastGroup::Drop;
+    config.schedule.total = "3 updates".parse().unwrap();
+    let report = run(&plan(2, 2, 2), &config).unwrap();
+    assert!(
+        report
+            .updates
+            .iter()
+            .all(|u| !u.partial && u.examples == Examples::new(8))
+    );
+    assert_eq!(report.dropped.len(), 2, "epochs 0 and 1 each drop 2");
+    assert!(report.dropped.iter().all(|d| d.ids.len() == 2));
+    assert_eq!(report.counters.dropped_examples, Examples::new(4));
+    // The dropped ids are exactly the ones not trained in that epoch.
+    let epoch0: std::collections::BTreeSet<u64> = report.dropped[0].ids.iter().copied().collect();
+    assert!(epoch0.iter().all(|&id| id < 10));
+
+    config.data.last_group = LastGroup::Error;
+    let err = Engine::new(&plan(2, 2, 2), &config).unwrap_err();
+    assert!(
+        matches!(err, EngineError::Plan(PlanError::PartialGroup { .. })),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("partial group of 2 examples"),
+        "{err}"
+    );
+
+    config.data.last_group = LastGroup::Drop;
+    config.data.examples = 6;
+    let err = Engine::new(&plan(2, 2, 2), &config).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::NotEnoughData {
+                examples: 6,
+                effective_batch: 8
+            }
+        ),
+        "{err}"
+    );
+}
+
+// Observer, log axis, stop flag.
+
+#[derive(Default)]
+struct Recorder {
+    microbatches: Vec<MicrobatchEvent>,
+    updates: u64,
+    logs: Vec<(CurvePoint, LogAxis)>,
+}
+
+impl Observer for Recorder {
+    fn on_microbatch(&mut self, event: &MicrobatchEvent) {
+        self.microbatches.push(*event);
+    }
+    fn on_update(&mut self, _stats: &UpdateStats, _counters: &Counters) {
+        self.updates += 1;
+    }
+    fn on_log(&mut self, point: &CurvePoint, axis: LogAxis) {
+        self.logs.push((*point, axis));
+    }
+}
+
+#[test]
+fn observer_logs_in_the_declared_axis() {
+    let mut config = small(32);
+    config.schedule.total = "6 updates".parse().unwrap();
+    config.log = LogSection {
+        every: "2 updates".parse().unwrap(),
+        axis: LogAxis::Tokens,
+    };
+    let mut recorder = Recorder::default();
+    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let report = engine
+        .run(&mut RunOptions {
+            observer: Some(&mut recorder),
+            ..RunOptions::default()
+        })
+        .unwrap();
+    assert_eq!(recorder.updates, 6);
+    assert_eq!(recorder.microbatches.len(), 24);
+    assert_eq!(recorder.logs.len(), 3);
+    assert!(
+        recorder
+            .logs
+            .iter()
+            .all(|(_, axis)| *axis == LogAxis::Tokens)
+    );
+    let xs: Vec<u64> = recorder.logs.iter().map(|(p, _)| p.x).collect();
+    let tokens_after: Vec<u64> = report
+        .updates
+        .iter()
+        .scan(0, |acc, u| {
+            *acc += u.tokens.get();
+            Some(*acc)
+        })
+        .collect();
+    assert_eq!(xs, vec![tokens_after[1], tokens_after[3], tokens_after[5]]);
+    assert_eq!(report.loss_curve.points.len(), 3);
+    assert_eq!(report.loss_curve.axis, LogAxis::Tokens);
+
+    // Examples as the interval unit.
+    config.log.every = "16 examples".parse().unwrap();
+    config.log.axis = LogAxis::Examples;
+    let report = run(&plan(2, 2, 2), &config).unwrap();
+    let xs: Vec<u64> = report.loss_curve.points.iter().map(|p| p.x).collect();
+    assert_eq!(xs, vec![16, 32, 48]);
+}
+
+#[test]
+fn stop_flag_ends_at_a_group_boundary() {
+    let stop = AtomicBool::new(true);
+    let mut engine = Engine::new(&plan(2, 2, 1), &small(16)).unwrap();
+    let report = engine
+        .run(&mut RunOptions {
+            stop: Some(&stop),
+            ..RunOptions::default()
+        })
+        .unwrap();
+    assert!(report.stopped_early);
+    assert_eq!(report.counters.update_attempts, 0);
+}
+
+#[test]
+fn settings_are_validated_all_at_once() {
+    let mut config = small(0);
+    config.data.min_len = 5;
+    config.data.max_len = 4;
+    config.loss.ignore_index = 3;
+    config.optimizer.betas = [0.9, 1.0];
+    config.precision.loss_scale.backoff_factor = 2.0;
+    let err = Engine::new(&plan(1, 1, 1), &config).unwrap_err();
+    let EngineError::Invalid(errors) = &err else {
+        panic!("{err}")
+    };
+    let keys: Vec<&str> = errors.iter().map(|e| e.key).collect();
+    assert_eq!(
+        keys,
+        [
+            "data.examples",
+            "data.max_len",
+            "loss.ignore_index",
+            "optimizer.betas",
+            "precision.loss_scale.backoff_factor"
+        ]
+    );
+    assert!(err.to_string().contains("use max_len ≥ 5"), "{err}");
+
+    let mut config = small(16);
+    config.schedule.warmup = "10 updates".parse().unwrap();
+    let err = Engine::new(&plan(1, 1, 1), &config).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::WarmupTooLong {
+                warmup: 10,
+                total: 4
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn token_spans_resolve_through_the_measured_data() {
+    let mut config = small(32);
+    let tokens = Dataset::synthetic(&config.data).supervised_tokens(-100);
+    // One epoch of tokens is 4 updates of B = 8.
+    config.schedule.total = Span::new(tokens, UnitKind::Token);
+    let engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    assert_eq!(engine.total_updates(), Updates::new(4));
+}
+
+#[test]
+fn r11_activation_memory_falls_with_the_micro_batch() {
+    let peak = |m: u64, a: u64| {
+        let report = run(&plan(m, a, 1), &small(16)).unwrap();
+        (
+            report.memory.peak_activation_bytes,
+            report.memory.replicas[0],
+        )
+    };
+    let (big, peaks) = peak(8, 1);
+    let (small_m, _) = peak(2, 4);
+    assert!(small_m * 3 < big, "{small_m} vs {big}");
+    // The first group includes the first update's optimizer state (AdamW: 2 × params).
+    assert_eq!(
+        peaks.first_group.optimizer_state,
+        2 * peaks.first_group.params
+    );
+}
+
+#[test]
+fn dump_files_are_readable() {
+    let dir = std::env::temp_dir().join(format!("accum-engine-dump-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = small(10);
+    config.schedule.total = "2 updates".parse().unwrap();
+    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let mut dump = DumpWriter::create(&dir, &engine).unwrap();
+    engine
+        .run(&mut RunOptions {
+            dump: Some(&mut dump),
+            ..RunOptions::default()
+        })
+        .unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["format"], "accum-dump/1");
+    assert_eq!(manifest["updates"], 2);
+    assert_eq!(
+        manifest["plan"],
+        serde_json::json!({"micro_batch": 2, "accumulation": 2, "replicas": 2, "seq_len": null})
+    );
+    assert_eq!(manifest["model"]["vocab"], 16);
+    assert_eq!(manifest["params"], serde_json::json!(TOKEN_MLP_PARAMS));
+    assert_eq!(manifest["optimizer"]["momentum"], serde_json::Value::Null);
+    assert_eq!(manifest["loss"]["ignore_index"], -100);
+    let header = |path: &std::path::Path| {
+        let bytes = std::fs::read(path).unwrap();
+        assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "{}", path.display());
+        let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        (
+            String::from_utf8(bytes[10..10 + len].to_vec()).unwrap(),
+            bytes.len() - 10 - len,
+        )
+    };
+    let (h, data) = header(&dir.join("init/embed.npy"));
+    assert!(
+        h.contains("'descr': '<f4'") && h.contains("'shape': (16, 8)"),
+        "{h}"
+    );
+    assert_eq!(data, 16 * 8 * 4);
+    let u1 = dir.join("update-000001");
+    for f in [
+        "r0-m0-tokens.npy",
+        "r0-m1-labels.npy",
+        "r1-m1-ids.npy",
+        "grad/w2.npy",
+        "param/b1.npy",
+        "stats.json",
+    ] {
+        assert!(u1.join(f).is_file(), "{f}");
+    }
+    let (h, data) = header(&u1.join("r1-m1-ids.npy"));
+    assert!(
+        h.contains("'descr': '<i8'") && h.contains("'shape': (2,)"),
+        "{h}"
+    );
+    assert_eq!(data, 16);
+    let (h, _) = header(&u1.join("r0-m0-labels.npy"));
+    assert!(h.contains("'shape': (2, "), "{h}");
+    // Partial group: one microbatch on replica 0 only.
+    let u2 = dir.join("update-000002");
+    assert!(u2.join("r0-m0-tokens.npy").is_file());
+    assert!(!u2.join("r1-m0-tokens.npy").exists());
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(u2.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["microbatches"], 1);
+    assert_eq!(stats["applied"], true);
+    for key in ["loss", "denominator", "lr", "grad_norm", "loss_scale"] {
+        assert!(stats[key].is_number(), "{key}");
+    }
+    let leftovers = std::fs::read_dir(&u1)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "tmp")
+        })
+        .count();
+    assert_eq!(leftovers, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

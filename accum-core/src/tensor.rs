@@ -1,0 +1,306 @@
+//! Thin helpers over `ndarray` f32 arrays: a named set of tensors
+//! ([`Tensors`]) for parameters, gradients and optimizer state, and the few
+//! whole-set kernels the group loop needs (accumulate, scale, global norm,
+//! finiteness, differences).
+//!
+//! The accumulate kernel ([`accumulate`]) is the one that runs once per
+//! replica per group in the reduction; it is a plain slice loop the compiler
+//! vectorizes, so it runs near memory-copy speed.
+
+use ndarray::{ArrayD, IxDyn};
+
+/// An ordered set of named f32 tensors (parameters, gradients, optimizer
+/// moments). Names are unique; the order is the model's parameter order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensors {
+    names: Vec<String>,
+    values: Vec<ArrayD<f32>>,
+}
+
+impl Tensors {
+    /// A set from `(name, tensor)` pairs, in order. Every tensor is made
+    /// contiguous (C order), so kernels can work on flat slices.
+    ///
+    /// # Panics
+    /// When two tensors share a name (a programming error in a model).
+    pub fn new(pairs: Vec<(String, ArrayD<f32>)>) -> Tensors {
+        let mut names = Vec::with_capacity(pairs.len());
+        let mut values = Vec::with_capacity(pairs.len());
+        for (name, value) in pairs {
+            assert!(
+                !names.contains(&name),
+                "tensor names are unique; `{name}` appears twice"
+            );
+            names.push(name);
+            values.push(value.as_standard_layout().into_owned());
+        }
+        Tensors { names, values }
+    }
+
+    /// A set with the same names and shapes, all zeros.
+    pub fn zeros_like(&self) -> Tensors {
+        Tensors {
+            names: self.names.clone(),
+            values: self
+                .values
+                .iter()
+                .map(|v| ArrayD::zeros(IxDyn(v.shape())))
+                .collect(),
+        }
+    }
+
+    /// Parameter names, in order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Number of tensors.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether the set holds no tensor.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The tensor at position `index`.
+    pub fn value(&self, index: usize) -> &ArrayD<f32> {
+        &self.values[index]
+    }
+
+    /// The tensor at position `index`, mutably.
+    pub fn value_mut(&mut self, index: usize) -> &mut ArrayD<f32> {
+        &mut self.values[index]
+    }
+
+    /// The tensor called `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&ArrayD<f32>> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| &self.values[i])
+    }
+
+    /// The tensor called `name`, mutably.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut ArrayD<f32>> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| &mut self.values[i])
+    }
+
+    /// `(name, tensor)` pairs in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ArrayD<f32>)> {
+        self.names.iter().map(String::as_str).zip(&self.values)
+    }
+
+    /// Every tensor as a flat slice, in order.
+    pub fn slices(&self) -> impl Iterator<Item = &[f32]> {
+        self.values.iter().map(flat)
+    }
+
+    /// Every tensor as a flat mutable slice, in order.
+    pub fn slices_mut(&mut self) -> impl Iterator<Item = &mut [f32]> {
+        self.values.iter_mut().map(flat_mut)
+    }
+
+    /// Total number of elements.
+    pub fn numel(&self) -> usize {
+        self.values.iter().map(ArrayD::len).sum()
+    }
+
+    /// Bytes held by the elements (f32: 4 bytes each).
+    pub fn bytes(&self) -> usize {
+        self.numel() * std::mem::size_of::<f32>()
+    }
+
+    /// Whether `other` has the same names and shapes.
+    pub fn same_layout(&self, other: &Tensors) -> bool {
+        self.names == other.names
+            && self
+                .values
+                .iter()
+                .zip(&other.values)
+                .all(|(a, b)| a.shape() == b.shape())
+    }
+
+    /// Sets every element to zero, keeping the buffers (no allocation).
+    pub fn fill_zero(&mut self) {
+        for s in self.slices_mut() {
+            s.fill(0.0);
+        }
+    }
+
+    /// `self += other`, element-wise (the accumulate kernel).
+    ///
+    /// # Panics
+    /// When the layouts differ (an internal invariant of the engine).
+    pub fn add_assign(&mut self, other: &Tensors) {
+        assert!(self.same_layout(other), "tensor sets share one layout");
+        for (dst, src) in self.values.iter_mut().zip(&other.values) {
+            accumulate(flat_mut(dst), flat(src));
+        }
+    }
+
+    /// Copies `other` into `self` without allocating.
+    ///
+    /// # Panics
+    /// When the layouts differ.
+    pub fn copy_from(&mut self, other: &Tensors) {
+        assert!(self.same_layout(other), "tensor sets share one layout");
+        for (dst, src) in self.values.iter_mut().zip(&other.values) {
+            flat_mut(dst).copy_from_slice(flat(src));
+        }
+    }
+
+    /// `self *= factor`, element-wise.
+    pub fn scale(&mut self, factor: f32) {
+        for s in self.slices_mut() {
+            for x in s {
+                *x *= factor;
+            }
+        }
+    }
+
+    /// The squared global L2 norm, accumulated in f64.
+    pub fn sq_norm(&self) -> f64 {
+        self.slices()
+            .map(|s| s.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>())
+            .sum()
+    }
+
+    /// The global L2 norm over all tensors (what clipping uses).
+    pub fn norm(&self) -> f64 {
+        self.sq_norm().sqrt()
+    }
+
+    /// The largest absolute element (NaN if any element is NaN).
+    pub fn max_abs(&self) -> f32 {
+        let mut max = 0.0f32;
+        for s in self.slices() {
+            for &x in s {
+                if x.is_nan() {
+                    return f32::NAN;
+                }
+                max = max.max(x.abs());
+            }
+        }
+        max
+    }
+
+    /// Whether every element is finite.
+    pub fn all_finite(&self) -> bool {
+        self.slices().all(|s| s.iter().all(|x| x.is_finite()))
+    }
+
+    /// The largest `|a − b|` over all elements.
+    ///
+    /// # Panics
+    /// When the layouts differ.
+    pub fn max_abs_diff(&self, other: &Tensors) -> f32 {
+        assert!(self.same_layout(other), "tensor sets share one layout");
+        self.slices()
+            .zip(other.slices())
+            .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+            .fold(0.0f32, |m, d| if d.is_nan() { f32::NAN } else { m.max(d) })
+    }
+}
+
+/// The flat C-order slice of a contiguous tensor.
+///
+/// # Panics
+/// When the tensor is not contiguous; [`Tensors`] keeps all tensors contiguous.
+pub fn flat(array: &ArrayD<f32>) -> &[f32] {
+    array
+        .as_slice()
+        .expect("tensors in a set are contiguous (C order)")
+}
+
+/// The flat C-order mutable slice of a contiguous tensor.
+///
+/// # Panics
+/// When the tensor is not contiguous.
+pub fn flat_mut(array: &mut ArrayD<f32>) -> &mut [f32] {
+    array
+        .as_slice_mut()
+        .expect("tensors in a set are contiguous (C order)")
+}
+
+/// `dst += src`, element-wise: the gradient accumulation kernel. Written as
+/// fixed-width chunks so it vectorizes without `unsafe`.
+///
+/// # Panics
+/// When the lengths differ.
+#[inline]
+pub fn accumulate(dst: &mut [f32], src: &[f32]) {
+    assert_eq!(dst.len(), src.len(), "accumulate needs equal lengths");
+    const W: usize = 16;
+    let mut d = dst.chunks_exact_mut(W);
+    let mut s = src.chunks_exact(W);
+    for (dc, sc) in (&mut d).zip(&mut s) {
+        for i in 0..W {
+            dc[i] += sc[i];
+        }
+    }
+    for (x, y) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        *x += *y;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::ArrayD;
+
+    fn set(a: &[f32], b: &[f32]) -> Tensors {
+        Tensors::new(vec![
+            (
+                "a".into(),
+                ArrayD::from_shape_vec(IxDyn(&[a.len()]), a.to_vec()).unwrap(),
+            ),
+            (
+                "b".into(),
+                ArrayD::from_shape_vec(IxDyn(&[1, b.len()]), b.to_vec()).unwrap(),
+            ),
+        ])
+    }
+
+    #[test]
+    fn accumulate_adds_with_remainder() {
+        let mut dst: Vec<f32> = (0..37).map(|i| i as f32).collect();
+        let src: Vec<f32> = (0..37).map(|i| 2.0 * i as f32).collect();
+        accumulate(&mut dst, &src);
+        assert!(dst.iter().enumerate().all(|(i, &x)| x == 3.0 * i as f32));
+    }
+
+    #[test]
+    fn set_kernels() {
+        let mut g = set(&[3.0, 0.0], &[4.0]);
+        assert_eq!(g.numel(), 3);
+        assert_eq!(g.bytes(), 12);
+        assert!((g.norm() - 5.0).abs() < 1e-12);
+        let other = set(&[1.0, 1.0], &[1.0]);
+        g.add_assign(&other);
+        assert_eq!(g.get("a").unwrap().as_slice().unwrap(), &[4.0, 1.0]);
+        g.scale(0.5);
+        assert_eq!(g.get("b").unwrap().as_slice().unwrap(), &[2.5]);
+        assert_eq!(g.max_abs_diff(&other), 1.5);
+        assert_eq!(g.max_abs(), 2.5);
+        g.fill_zero();
+        assert_eq!(g.sq_norm(), 0.0);
+        assert!(g.all_finite());
+        g.get_mut("a").unwrap()[[0]] = f32::INFINITY;
+        assert!(!g.all_finite());
+        let zeros = other.zeros_like();
+        assert!(zeros.same_layout(&other));
+        assert_eq!(zeros.sq_norm(), 0.0);
+    }
+
+    #[test]
+    #[should_panic(expected = "appears twice")]
+    fn duplicate_names_are_rejected() {
+        let a = ArrayD::zeros(IxDyn(&[1]));
+        let _ = Tensors::new(vec![("w".into(), a.clone()), ("w".into(), a)]);
+    }
+}

@@ -1,0 +1,304 @@
+//! The pre-flight equivalence check (SPEC R10, R12): one update computed as
+//! `A` microbatches × `D` replicas and as one large batch on the same
+//! examples, compared numerically — never promised bit-exact.
+//!
+//! The default [`Tolerance`] is `rtol = 1e-4`, `atol = 1e-6`,
+//! `param_rtol = 1e-2`. Gradients pass when
+//! `max |g_acc − g_big| ≤ atol + rtol · max |g_big|`; f32 sums in a different
+//! order differ by about `1e-7` relative, so `1e-4` has ample room and still
+//! catches any wrong weighting (a double division by `A` is off by `1 − 1/A`).
+//! Parameters after the update pass when
+//! `max |p_acc − p_big| ≤ atol + param_rtol · max |Δp_big|` — relative to the
+//! size of the update, not of the weights, so a wrong update cannot hide
+//! behind large weights. That bound is looser because AdamW divides by
+//! `√v + eps`: where `|g| ≈ eps` a gradient difference of `1e-8` moves the
+//! update by a visible fraction of `lr` (observed: `4e-4` of the largest
+//! update). SGD updates agree to `1e-6` relative.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Engine, EngineConfig, EngineError, MicrobatchEvent, Observer, RunOptions};
+use crate::model::Model;
+use crate::plan::Plan;
+use crate::tensor::Tensors;
+
+/// Tolerance of the comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Relative part, times the reference magnitude.
+    pub rtol: f64,
+    /// Absolute part.
+    pub atol: f64,
+    /// Relative part for parameters after the update, times the largest
+    /// update element.
+    pub param_rtol: f64,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance {
+            rtol: 1e-4,
+            atol: 1e-6,
+            param_rtol: 1e-2,
+        }
+    }
+}
+
+impl Tolerance {
+    fn allows(&self, diff: f64, reference: f64) -> bool {
+        diff <= self.atol + self.rtol * reference
+    }
+
+    fn allows_param(&self, diff: f64, update: f64) -> bool {
+        diff <= self.atol + self.param_rtol * update
+    }
+}
+
+/// One line of the checklist.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// Short name (`"same examples"`).
+    pub name: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// The numbers behind it.
+    pub detail: String,
+}
+
+/// The result of [`verify`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VerifyReport {
+    /// Whether every check passed.
+    pub passed: bool,
+    /// The tolerance used.
+    pub tolerance: Tolerance,
+    /// The checklist, in order.
+    pub checks: Vec<Check>,
+    /// Largest absolute gradient difference.
+    pub max_abs_grad_diff: f64,
+    /// Largest absolute gradient difference ÷ largest reference gradient element.
+    pub max_rel_grad_diff: f64,
+    /// Largest absolute parameter difference after the update.
+    pub max_abs_param_diff: f64,
+    /// Largest absolute parameter difference ÷ largest reference update element.
+    pub max_rel_param_diff: f64,
+    /// Loss of the accumulated group.
+    pub loss_accumulated: f64,
+    /// Loss of the large batch.
+    pub loss_large_batch: f64,
+    /// The mean of microbatch mean token losses: a different objective (R4).
+    pub mean_of_microbatch_means: f64,
+    /// Examples in the group.
+    pub examples: u64,
+    /// Supervised tokens in the group.
+    pub tokens: u64,
+    /// Microbatches of the accumulated group, over all replicas.
+    pub microbatches: u64,
+}
+
+#[derive(Default)]
+struct Means {
+    means: Vec<f64>,
+}
+
+impl Observer for Means {
+    fn on_microbatch(&mut self, event: &MicrobatchEvent) {
+        if event.tokens > 0 {
+            self.means.push(event.mean_token_loss);
+        }
+    }
+}
+
+fn max_abs_delta(after: &Tensors, before: &Tensors) -> f64 {
+    f64::from(after.max_abs_diff(before))
+}
+
+/// Runs the check for the built-in model and data of `config`.
+pub fn verify(
+    plan: &Plan,
+    config: &EngineConfig,
+    tolerance: Tolerance,
+) -> Result<VerifyReport, EngineError> {
+    let accumulated = Engine::new(plan, config)?;
+    let large_plan = Plan::new(plan.effective_batch().get(), 1, 1)?;
+    let large = Engine::new(&large_plan, config)?;
+    compare(accumulated, large, tolerance, &mut RunOptions::default())
+}
+
+/// Runs the check on two engines over the same model and data: `accumulated`
+/// with the plan under test, `large` with `m = B, A = 1, D = 1`.
+pub fn compare<M: Model>(
+    mut accumulated: Engine<M>,
+    mut large: Engine<M>,
+    tolerance: Tolerance,
+    options: &mut RunOptions<'_>,
+) -> Result<VerifyReport, EngineError> {
+    let before = accumulated.model().params().clone();
+    accumulated.keep_gradient(true);
+    large.keep_gradient(true);
+    let mut means = Means::default();
+    let mut acc_options = RunOptions {
+        observer: Some(&mut means),
+        dump: None,
+        stop: None,
+        faults: std::mem::take(&mut options.faults),
+        mistakes: options.mistakes,
+    };
+    let acc_stats = accumulated.step(&mut acc_options)?;
+    let big_stats = large.step(&mut RunOptions::default())?;
+    // A fresh engine always runs its first group: validation requires a
+    // total of at least one update.
+    let (Some(acc_stats), Some(big_stats)) = (acc_stats, big_stats) else {
+        return Err(EngineError::NotEnoughData {
+            examples: 0,
+            effective_batch: accumulated.plan().effective_batch().get(),
+        });
+    };
+
+    let mut checks = Vec::new();
+    let mut check = |name: &str, passed: bool, detail: String| {
+        checks.push(Check {
+            name: name.to_owned(),
+            passed,
+            detail,
+        });
+    };
+
+    let mut ids_acc = accumulated.last_group_ids().to_vec();
+    let mut ids_big = large.last_group_ids().to_vec();
+    ids_acc.sort_unstable();
+    ids_big.sort_unstable();
+    let unique = {
+        let mut d = ids_acc.clone();
+        d.dedup();
+        d.len() == ids_acc.len()
+    };
+    check(
+        "same examples",
+        ids_acc == ids_big && unique,
+        format!(
+            "{} examples in the accumulated group, {} in the large batch, {}",
+            ids_acc.len(),
+            ids_big.len(),
+            if ids_acc == ids_big && unique {
+                "same ids, none twice"
+            } else {
+                "ids differ"
+            }
+        ),
+    );
+
+    let loss_diff = (acc_stats.loss - big_stats.loss).abs();
+    let loss_ok = tolerance.allows(loss_diff, big_stats.loss.abs());
+    check(
+        "weighted loss",
+        loss_ok,
+        format!(
+            "accumulated {:.6} vs large batch {:.6} (|Δ| = {loss_diff:.2e}); denominator {}",
+            acc_stats.loss, big_stats.loss, acc_stats.denominator
+        ),
+    );
+
+    let g_acc = accumulated
+        .last_gradient()
+        .expect("keep_gradient is on and one group ran");
+    let g_big = large
+        .last_gradient()
+        .expect("keep_gradient is on and one group ran");
+    let finite = g_acc.all_finite() && g_big.all_finite();
+    check(
+        "finite gradients",
+        finite && acc_stats.applied && big_stats.applied,
+        format!(
+            "gradient norm {:.6} (accumulated) and {:.6} (large batch)",
+            acc_stats.grad_norm, big_stats.grad_norm
+        ),
+    );
+
+    let c = accumulated.counters();
+    let expected_microbatches = acc_stats
+        .examples
+        .get()
+        .div_ceil(accumulated.plan().micro_batch());
+    let boundary_ok = c.grad_reductions == 1
+        && c.grad_zeroings == 1
+        && acc_stats.microbatches.get() == expected_microbatches;
+    check(
+        "group boundary",
+        boundary_ok,
+        format!(
+            "{} microbatches (expected {expected_microbatches}), {} gradient reduction(s), {} zeroing(s)",
+            acc_stats.microbatches.get(),
+            c.grad_reductions,
+            c.grad_zeroings
+        ),
+    );
+    check(
+        "update count",
+        c.applied_updates.get() == 1
+            && c.scheduler_steps.get() == 1
+            && large.counters().applied_updates.get() == 1,
+        format!(
+            "{} applied update(s), {} scheduler step(s), {} attempt(s)",
+            c.applied_updates.get(),
+            c.scheduler_steps.get(),
+            c.update_attempts
+        ),
+    );
+
+    let grad_diff = f64::from(g_acc.max_abs_diff(g_big));
+    let grad_ref = f64::from(g_big.max_abs());
+    check(
+        "gradient equivalence",
+        tolerance.allows(grad_diff, grad_ref),
+        format!(
+            "max |Δg| = {grad_diff:.2e}, max |g| = {grad_ref:.2e}, allowed {:.2e}",
+            tolerance.atol + tolerance.rtol * grad_ref
+        ),
+    );
+    let param_diff = f64::from(
+        accumulated
+            .model()
+            .params()
+            .max_abs_diff(large.model().params()),
+    );
+    let update_ref = max_abs_delta(large.model().params(), &before);
+    check(
+        "parameter equivalence",
+        tolerance.allows_param(param_diff, update_ref),
+        format!(
+            "max |Δp| = {param_diff:.2e}, max update = {update_ref:.2e}, allowed {:.2e}",
+            tolerance.atol + tolerance.param_rtol * update_ref
+        ),
+    );
+
+    let mean_of_means = if means.means.is_empty() {
+        0.0
+    } else {
+        means.means.iter().sum::<f64>() / means.means.len() as f64
+    };
+    let passed = checks.iter().all(|c| c.passed);
+    Ok(VerifyReport {
+        passed,
+        tolerance,
+        checks,
+        max_abs_grad_diff: grad_diff,
+        max_rel_grad_diff: if grad_ref > 0.0 {
+            grad_diff / grad_ref
+        } else {
+            grad_diff
+        },
+        max_abs_param_diff: param_diff,
+        max_rel_param_diff: if update_ref > 0.0 {
+            param_diff / update_ref
+        } else {
+            param_diff
+        },
+        loss_accumulated: acc_stats.loss,
+        loss_large_batch: big_stats.loss,
+        mean_of_microbatch_means: mean_of_means,
+        examples: acc_stats.examples.get(),
+        tokens: acc_stats.tokens.get(),
+        microbatches: acc_stats.microbatches.get(),
+    })
+}
