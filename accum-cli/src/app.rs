@@ -53,6 +53,15 @@ impl<T: CliConfig> Schema<T> {
     }
 }
 
+/// The semantic check of a typed config: the derive's `validate` for any
+/// type, `TrainingConfig::check` (plan and engine sections) for `accum`.
+pub(crate) type Checker<T> = fn(&T) -> Result<(), accum_core::Findings>;
+
+/// The default checker: the derived plan validation.
+pub(crate) fn derived_check<T: CliConfig>(config: &T) -> Result<(), accum_core::Findings> {
+    config.validate()
+}
+
 /// A document that passed validation, with its typed value and plan.
 pub(crate) struct Checked<T> {
     /// The parsed file.
@@ -68,12 +77,13 @@ pub(crate) struct Checked<T> {
 pub(crate) fn run_common<T: CliConfig>(
     command: &CommonCommand,
     cli: &dyn Fn() -> clap::Command,
+    check: Checker<T>,
 ) -> Result<Exit, CliError> {
     match command {
         CommonCommand::Calc(args) => crate::calc::run(args),
         CommonCommand::Schema(args) => schema::<T>(args),
-        CommonCommand::Validate(args) => validate_files::<T>(args),
-        CommonCommand::Replan(args) => replan::<T>(args),
+        CommonCommand::Validate(args) => validate_files::<T>(args, check),
+        CommonCommand::Replan(args) => replan::<T>(args, check),
         CommonCommand::Completions(args) => completions(args, cli()),
     }
 }
@@ -135,10 +145,12 @@ pub(crate) fn check_document<T: CliConfig>(
     doc: &Document,
     schema: &Value,
     map: &SchemaMap,
-    typed: bool,
+    typed: Option<Checker<T>>,
 ) -> Result<Vec<Finding>, CliError> {
-    let mut findings = validate(doc, schema, map, !typed).map_err(CliError::usage)?;
-    if typed && findings.is_empty() {
+    let mut findings = validate(doc, schema, map, typed.is_none()).map_err(CliError::usage)?;
+    if let Some(check) = typed
+        && findings.is_empty()
+    {
         match serde_json::from_value::<T>(doc.to_json()) {
             Err(err) => findings.push(
                 Finding::error(
@@ -149,7 +161,7 @@ pub(crate) fn check_document<T: CliConfig>(
                 .at(doc.span_for(&[]), "here"),
             ),
             Ok(config) => {
-                if let Err(problems) = config.validate() {
+                if let Err(problems) = check(&config) {
                     for problem in &problems {
                         let path: Vec<String> = if problem.path == "<root>" {
                             Vec::new()
@@ -173,7 +185,7 @@ pub(crate) fn check_document<T: CliConfig>(
 /// Loads, validates and types one configuration file for commands that need
 /// a valid config (sheet, replan, run). Findings are printed; invalid input
 /// ends the command with exit 1.
-pub(crate) fn load_checked<T: CliConfig>(path: &Path) -> Result<Checked<T>, CliError> {
+pub(crate) fn load_checked<T: CliConfig>(path: &Path, check: Checker<T>) -> Result<Checked<T>, CliError> {
     let schema = Schema::<T>::builtin();
     let doc = match load(path)? {
         Ok(doc) => doc,
@@ -190,7 +202,7 @@ pub(crate) fn load_checked<T: CliConfig>(path: &Path) -> Result<Checked<T>, CliE
             )));
         }
     };
-    let findings = check_document::<T>(&doc, &schema.value, &schema.map, true)?;
+    let findings = check_document::<T>(&doc, &schema.value, &schema.map, Some(check))?;
     let errors = findings
         .iter()
         .filter(|f| f.severity == diagnostic::Severity::Error)
@@ -223,11 +235,11 @@ struct FileReport {
     findings: Vec<diagnostic::FindingJson>,
 }
 
-fn validate_files<T: CliConfig>(args: &ValidateArgs) -> Result<Exit, CliError> {
+fn validate_files<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Result<Exit, CliError> {
     let (schema, map, typed) = match &args.schema {
         None => {
             let s = Schema::<T>::builtin();
-            (s.value, s.map, true)
+            (s.value, s.map, Some(check))
         }
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|err| {
@@ -237,7 +249,7 @@ fn validate_files<T: CliConfig>(args: &ValidateArgs) -> Result<Exit, CliError> {
                 CliError::usage(format!("{}: the schema is not JSON: {err}", path.display()))
             })?;
             let map = SchemaMap::from_schema(&value);
-            (value, map, false)
+            (value, map, None)
         }
     };
     let mut reports = Vec::new();
@@ -289,8 +301,8 @@ fn validate_files<T: CliConfig>(args: &ValidateArgs) -> Result<Exit, CliError> {
     Ok(if any_error { Exit::Invalid } else { Exit::Ok })
 }
 
-fn replan<T: CliConfig>(args: &ReplanArgs) -> Result<Exit, CliError> {
-    let checked = load_checked::<T>(&args.file)?;
+fn replan<T: CliConfig>(args: &ReplanArgs, check: Checker<T>) -> Result<Exit, CliError> {
+    let checked = load_checked::<T>(&args.file, check)?;
     let schema = Schema::<T>::builtin();
     let max = args
         .max_micro_batch

@@ -25,6 +25,42 @@ pub enum Command {
     /// Commands that work on any derived configuration.
     #[command(flatten)]
     Common(CommonCommand),
+    /// Run the accumulation engine on the built-in model and synthetic data,
+    /// with a progress bar in updates; writes the run report atomically.
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(RunArgs),
+}
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  accum run examples/quickstart.toml
+  accum run examples/quickstart.toml --report run.json
+  accum run examples/quickstart.toml --dump dump/   # accum-dump/1: .npy tensors for numpy/PyTorch
+
+Ctrl-C stops at the next group boundary; the report is still written.";
+
+/// Arguments of `accum run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The configuration file.
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+
+    /// Write the run report (JSON) to this file, atomically.
+    #[arg(long, value_name = "RUN.json")]
+    pub report: Option<std::path::PathBuf>,
+
+    /// Write every microbatch, gradient and parameter set to this directory (accum-dump/1).
+    #[arg(long, value_name = "DIR")]
+    pub dump: Option<std::path::PathBuf>,
+
+    /// No progress bar; the log lines go to stdout.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Output format of the final summary (json prints the whole report).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 /// The commands every configuration type gets, in `accum` and in the binaries

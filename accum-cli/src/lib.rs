@@ -17,6 +17,7 @@ mod error;
 pub mod fsio;
 mod output;
 pub mod replan;
+mod run;
 pub mod sheet;
 pub mod source;
 pub mod validate;
@@ -49,8 +50,13 @@ pub fn main() -> ExitCode {
 pub fn execute(cli: &Cli) -> Result<Exit, CliError> {
     match &cli.command {
         Command::Common(command) => {
-            app::run_common::<TrainingConfig>(command, &<Cli as clap::CommandFactory>::command)
+            app::run_common::<TrainingConfig>(
+                command,
+                &<Cli as clap::CommandFactory>::command,
+                TrainingConfig::check,
+            )
         }
+        Command::Run(args) => run::run(args),
     }
 }
 
@@ -103,7 +109,7 @@ pub fn run<T: CliConfig>() -> ExitCode {
             return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
         }
     };
-    match app::run_common::<T>(&parsed, &build) {
+    match app::run_common::<T>(&parsed, &build, app::derived_check::<T>) {
         Ok(exit) => exit.into(),
         Err(err) => {
             eprintln!("error: {err}");

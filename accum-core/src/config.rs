@@ -27,10 +27,15 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::AccumConfig;
+use crate::engine::EngineConfig;
+use crate::settings::{
+    DataSection, LogSection, LossSection, ModelSection, OptimizerSection, PrecisionSection,
+    ScheduleSection,
+};
+use crate::{AccumConfig, Finding, Findings};
 
 /// A whole training config.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
 #[accum(crate = "crate")]
 #[serde(deny_unknown_fields)]
 pub struct TrainingConfig {
@@ -44,6 +49,63 @@ pub struct TrainingConfig {
     #[accum(nested)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<ParallelSection>,
+    /// How the loss of a group is normalized (R4).
+    #[serde(default)]
+    pub loss: LossSection,
+    /// Precision and dynamic loss scaling (R7).
+    #[serde(default)]
+    pub precision: PrecisionSection,
+    /// The optimizer and gradient clipping.
+    #[serde(default)]
+    pub optimizer: OptimizerSection,
+    /// The learning-rate schedule, in any unit; it steps per applied update (R8).
+    #[serde(default)]
+    pub schedule: ScheduleSection,
+    /// The built-in synthetic data and the last-group policy (R6).
+    #[serde(default)]
+    pub data: DataSection,
+    /// The built-in reference model's sizes.
+    #[serde(default)]
+    pub model: ModelSection,
+    /// How often to log, and against which axis (R1).
+    #[serde(default)]
+    pub log: LogSection,
+}
+
+impl TrainingConfig {
+    /// The engine-facing sections, for [`Engine::new`](crate::engine::Engine::new).
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            loss: self.loss.clone(),
+            precision: self.precision.clone(),
+            optimizer: self.optimizer.clone(),
+            schedule: self.schedule.clone(),
+            data: self.data.clone(),
+            model: self.model.clone(),
+            log: self.log.clone(),
+        }
+    }
+
+    /// Every problem of the config: the plan's findings (with field paths)
+    /// and the engine sections' (ranges, `min_len ≤ max_len`, …).
+    pub fn check(&self) -> Result<(), Findings> {
+        let mut findings = match AccumConfig::validate(self) {
+            Ok(()) => Findings::default(),
+            Err(findings) => findings,
+        };
+        for error in self.engine_config().validate() {
+            let (message, fix) = match error.message.split_once("; ") {
+                Some((message, fix)) => (message.to_owned(), fix.to_owned()),
+                None => (error.message.clone(), format!("change `{}`", error.key)),
+            };
+            findings.push(Finding::new(error.key, format!("`{}` {message}", error.key), fix));
+        }
+        if findings.is_empty() {
+            Ok(())
+        } else {
+            Err(findings)
+        }
+    }
 }
 
 /// `[run]`: the run's name and notes, for the run sheet (R13).

@@ -1,0 +1,244 @@
+//! `accum run`: the engine on the built-in model and data, with a progress
+//! bar in updates, logs in the declared axis, an atomic run report and an
+//! optional dump. Ctrl-C stops at the next group boundary and the report is
+//! still written.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use accum_core::config::TrainingConfig;
+use accum_core::dump::DumpWriter;
+use accum_core::engine::{Engine, Observer, RunOptions};
+use accum_core::estimate::ByteSize;
+use accum_core::report::{Counters, CurvePoint, RunReport, UpdateStats};
+use accum_core::settings::LogAxis;
+use accum_core::units::group_digits;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::app::load_checked;
+use crate::cli::{Format, RunArgs};
+use crate::error::{CliError, Exit};
+use crate::fsio::write_atomic;
+use crate::output::{print_json, print_text};
+
+/// Tokens the built-in synthetic data may hold; larger configs are plans to
+/// document (`accum sheet`), not runs for a CPU.
+const MAX_DATA_TOKENS: u64 = 64 * 1024 * 1024;
+
+/// The stop flag set by Ctrl-C; installed once per process.
+fn stop_flag() -> Arc<AtomicBool> {
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let handler_flag = Arc::clone(&flag);
+        // Without a handler Ctrl-C ends the process; the run then loses its
+        // report, so a failure to install is worth a warning, not an abort.
+        if let Err(err) = ctrlc::set_handler(move || handler_flag.store(true, Ordering::SeqCst)) {
+            eprintln!("warning: Ctrl-C will not stop at a group boundary: {err}");
+        }
+        flag
+    })
+    .clone()
+}
+
+struct Progress {
+    bar: ProgressBar,
+    started: Instant,
+    log_lines: Vec<String>,
+    quiet: bool,
+}
+
+impl Observer for Progress {
+    fn on_update(&mut self, stats: &UpdateStats, counters: &Counters) {
+        let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+        self.bar.set_position(counters.applied_updates.get());
+        self.bar.set_message(format!(
+            "loss {:.4}  scale {}  {:.0} ex/s  {:.0} tok/s{}",
+            stats.loss,
+            format_scale(stats.loss_scale),
+            counters.examples.get() as f64 / secs,
+            counters.supervised_tokens.get() as f64 / secs,
+            if counters.skipped_updates > 0 {
+                format!("  skipped {}", counters.skipped_updates)
+            } else {
+                String::new()
+            }
+        ));
+    }
+
+    fn on_log(&mut self, point: &CurvePoint, axis: LogAxis) {
+        let line = format!(
+            "{:>8} {}  loss {:.4}",
+            group_digits(point.x),
+            axis_name(axis),
+            point.loss
+        );
+        if !self.quiet {
+            self.bar.println(&line);
+        }
+        self.log_lines.push(line);
+    }
+}
+
+fn axis_name(axis: LogAxis) -> &'static str {
+    match axis {
+        LogAxis::Updates => "updates",
+        LogAxis::Examples => "examples",
+        LogAxis::Tokens => "tokens",
+    }
+}
+
+fn format_scale(scale: f64) -> String {
+    if scale == 1.0 {
+        "1".into()
+    } else {
+        format!("{scale:.0}")
+    }
+}
+
+pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
+    let checked = load_checked::<TrainingConfig>(&args.file, TrainingConfig::check)?;
+    let config = checked.config.engine_config();
+    let data_tokens = config.data.examples.saturating_mul(config.data.max_len);
+    if data_tokens > MAX_DATA_TOKENS {
+        return Err(CliError::invalid(format!(
+            "{}: data.examples {} × data.max_len {} = {} tokens is more than the built-in data holds ({}); \
+             this config is a plan to document with `accum sheet`, or lower data.examples",
+            checked.doc.name,
+            config.data.examples,
+            config.data.max_len,
+            group_digits(data_tokens),
+            group_digits(MAX_DATA_TOKENS)
+        )));
+    }
+    let mut engine = Engine::new(&checked.plan, &config).map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
+    let total = engine.total_updates().get();
+    let quiet = args.quiet;
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden())
+    } else {
+        ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10))
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} updates  {elapsed_precise}  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let plan = checked.plan;
+    if !quiet {
+        eprintln!(
+            "running {}: {} ({} updates, {} per update, loss {} normalized, {} precision)",
+            checked.doc.name,
+            plan.batch_formula(),
+            group_digits(total),
+            plural(plan.effective_batch().get(), "example"),
+            config.loss.normalization,
+            config.precision.mode,
+        );
+    }
+    let mut progress = Progress {
+        bar,
+        started: Instant::now(),
+        log_lines: Vec::new(),
+        quiet,
+    };
+    let stop = stop_flag();
+    stop.store(false, Ordering::SeqCst);
+    let mut dump = match &args.dump {
+        Some(dir) => Some(DumpWriter::create(dir, &engine).map_err(|err| CliError::usage(format!("{}: {err}", dir.display())))?),
+        None => None,
+    };
+    let result = {
+        let mut options = RunOptions::default();
+        options.observer = Some(&mut progress);
+        options.dump = dump.as_mut();
+        options.stop = Some(&stop);
+        engine.run(&mut options)
+    };
+    progress.bar.finish_and_clear();
+    let elapsed = progress.started.elapsed();
+    let report = result.map_err(|err| CliError::invalid(format!("{}: the run failed: {err}", checked.doc.name)))?;
+    if let Some(path) = &args.report {
+        write_report(path, &report)?;
+    }
+    match args.format {
+        Format::Json => print_json(&report)?,
+        Format::Text => {
+            if quiet {
+                // The log lines are the run's output when the bar is off.
+                for line in &progress.log_lines {
+                    print_text(&format!("{line}\n"))?;
+                }
+            }
+            print_text(&summary(&report, elapsed, args.report.as_deref(), args.dump.as_deref()))?;
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn write_report(path: &Path, report: &RunReport) -> Result<(), CliError> {
+    let mut text = serde_json::to_string_pretty(report)
+        .map_err(|err| CliError::usage(format!("cannot render the report: {err}")))?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes())
+}
+
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", group_digits(n))
+    }
+}
+
+fn summary(report: &RunReport, elapsed: Duration, report_path: Option<&Path>, dump: Option<&Path>) -> String {
+    let c = &report.counters;
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let first = report.loss_curve.points.first().map(|p| p.loss);
+    let last = report.updates.iter().rev().find(|u| u.applied).map(|u| u.loss);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{} in {:.2} s{}\n",
+        plural(c.applied_updates.get(), "applied update"),
+        secs,
+        if report.stopped_early { " (stopped early at a group boundary)" } else { "" }
+    ));
+    out.push_str(&format!(
+        "  attempts {}, skipped {}, microbatches {}, backward passes {}, scheduler steps {}\n",
+        group_digits(c.update_attempts),
+        group_digits(c.skipped_updates),
+        group_digits(c.microbatches.get()),
+        group_digits(c.backward_passes),
+        group_digits(c.scheduler_steps.get())
+    ));
+    out.push_str(&format!(
+        "  examples {}, supervised tokens {} ({:.0} tokens/s)\n",
+        group_digits(c.examples.get()),
+        group_digits(c.supervised_tokens.get()),
+        c.supervised_tokens.get() as f64 / secs
+    ));
+    if let (Some(first), Some(last)) = (first, last) {
+        out.push_str(&format!("  loss {first:.4} → {last:.4}\n"));
+    }
+    out.push_str(&format!(
+        "  peak accounted memory per replica {} (activations {}){}\n",
+        ByteSize::new(report.memory.peak_bytes),
+        ByteSize::new(report.memory.peak_activation_bytes),
+        if report.memory.peak_grows { "; WARNING: the peak grows across groups" } else { "" }
+    ));
+    if c.dropped_examples.get() > 0 {
+        out.push_str(&format!("  dropped {} in partial groups (ids in the report)\n", plural(c.dropped_examples.get(), "example")));
+    }
+    for warning in &report.warnings {
+        out.push_str(&format!("  warning: {warning}\n"));
+    }
+    if let Some(path) = report_path {
+        out.push_str(&format!("  report: {}\n", path.display()));
+    }
+    if let Some(dir) = dump {
+        out.push_str(&format!("  dump: {}\n", dir.display()));
+    }
+    out
+}
