@@ -6,3 +6,9 @@
 
 pub use accum_core::*;
 pub use accum_macros::AccumConfig;
+
+/// `docs/derive.md`, compiled and run as doc tests so that its examples stay
+/// true.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/derive.md")]
+pub struct DeriveGuide;

@@ -17,7 +17,7 @@ use proc_macro::TokenStream;
 /// Derives `accum::AccumConfig` (and `accum::ConstPlan` for fully constant
 /// plans) for a struct with named fields whose fields play plan roles.
 ///
-/// ```ignore
+/// ```text
 /// #[derive(AccumConfig)]
 /// struct Train {
 ///     #[accum(micro_batch)]  micro_batch_size: u32,
