@@ -1,9 +1,9 @@
 //! The `#[derive(AccumConfig)]` macro of accum. See `docs/derive.md` for the
 //! attributes and every error with its fix.
 //!
-//! One file per stage: [`ast`] reads the struct, [`attr`] parses
-//! `#[accum(...)]`, [`valid`] checks the cross-field rules, [`expand`]
-//! generates the impl; [`ctxt`] collects every error so that all of them are
+//! One file per stage: `ast` reads the struct, `attr` parses
+//! `#[accum(...)]`, `valid` checks the cross-field rules, `expand`
+//! generates the impl; `ctxt` collects every error so that all of them are
 //! reported in one build.
 
 mod ast;
