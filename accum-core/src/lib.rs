@@ -5,7 +5,7 @@
 //! - [`span`]: lengths written the way people write them (`"2M tokens"`)
 //! - [`plan`]: `B = m·A·D`, layouts, epochs, re-planning (R3, R6, R11, R15)
 //! - [`config`]: the canonical `TrainingConfig`, derived with the crate's own macro
-//! - [`derive`]: the runtime side of `#[derive(AccumConfig)]`: validation
+//! - [`derive`](mod@derive): the runtime side of `#[derive(AccumConfig)]`: validation
 //!   with field paths and annotated JSON Schemas
 
 pub mod config;
