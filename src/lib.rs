@@ -10,4 +10,9 @@ pub use accum_macros::AccumConfig;
 /// The README's Rust examples compile and pass.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
-struct ReadmeDoctests;
+pub struct ReadmeDoctests;
+/// `docs/derive.md`, compiled and run as doc tests so that its examples stay
+/// true.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/derive.md")]
+pub struct DeriveGuide;

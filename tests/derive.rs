@@ -269,7 +269,7 @@ fn training_config_roles() {
 const MICRO: u64 = 4;
 const ACCUM: u32 = 2;
 
-#[derive(AccumConfig)]
+#[derive(AccumConfig, JsonSchema)]
 #[accum(micro_batch = MICRO, accumulation = ACCUM, replicas = 4, global_batch = 32, seq_len = 512)]
 struct Fixed {
     #[allow(dead_code)]
@@ -304,6 +304,17 @@ fn r3_constant_plans_in_const_context() {
         (8, 128)
     );
     assert_eq!(FixedLayout {}.plan(), Ok(layout));
+}
+
+#[test]
+fn constants_are_listed_in_the_schema() {
+    let schema = accum::schema_for::<Fixed>();
+    assert_eq!(
+        schema.as_value()["x-accum-constants"],
+        serde_json::json!({
+            "micro_batch": 4, "accumulation": 2, "replicas": 4, "global_batch": 32, "seq_len": 512
+        })
+    );
 }
 
 #[test]

@@ -23,6 +23,26 @@
 //! Replicas come either from `batch.replicas` or from `[parallel]`
 //! (`D = world_size / (tensor·pipeline·context)`); both may be given when they
 //! agree. `validate` reports when neither is.
+//!
+//! ## Adding a section
+//!
+//! The engine sections (loss, precision, optimizer, schedule, data, model,
+//! log) join [`TrainingConfig`] the way `batch` and `parallel` do:
+//!
+//! 1. On the section struct: `#[derive(…, Serialize, Deserialize, JsonSchema,
+//!    AccumConfig)]`, `#[accum(crate = "crate", section)]` and
+//!    `#[serde(deny_unknown_fields)]`. Deriving on every section, even one
+//!    without roles, is what makes the compiler reject `warmup_steps: u64`
+//!    there (R1) and puts `x-accum-unit` on its typed fields in the schema.
+//! 2. In [`TrainingConfig`]: `#[accum(nested)] pub schedule: ScheduleSection,`
+//!    — or `Option<ScheduleSection>` with `#[serde(default,
+//!    skip_serializing_if = "Option::is_none")]` for an optional section.
+//! 3. A plan role is given once in the whole config (checked at compile time
+//!    through the nested field tables): `seq_len` lives in `[batch]`, so a
+//!    `[data]` section must not mark its own field `#[accum(seq_len)]`.
+//! 4. Sections with floats cannot be `Eq`: drop `Eq` from the derives of
+//!    [`TrainingConfig`] then.
+//! 5. Review the schema snapshot diff (`cargo insta review`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -148,6 +148,9 @@ pub struct FieldInfo {
     pub optional: bool,
     /// The fields of a nested section (`#[accum(nested)]`).
     pub nested: Option<&'static [FieldInfo]>,
+    /// For a struct-level constant (`#[accum(micro_batch = 2)]`): its value.
+    /// Such an entry has an empty `name` and is not a field.
+    pub constant: Option<u64>,
 }
 
 impl FieldInfo {
@@ -159,6 +162,7 @@ impl FieldInfo {
             unit: None,
             optional,
             nested: None,
+            constant: None,
         }
     }
 
@@ -170,6 +174,19 @@ impl FieldInfo {
             unit: Some(unit),
             optional,
             nested: None,
+            constant: None,
+        }
+    }
+
+    /// A struct-level constant role.
+    pub const fn constant(role: Role, value: u64) -> FieldInfo {
+        FieldInfo {
+            name: "",
+            role: Some(role),
+            unit: None,
+            optional: false,
+            nested: None,
+            constant: Some(value),
         }
     }
 
@@ -185,6 +202,7 @@ impl FieldInfo {
             unit: None,
             optional,
             nested: Some(fields),
+            constant: None,
         }
     }
 }
@@ -349,7 +367,7 @@ impl<T: AccumConfig> NestedConfig for Option<T> {
 }
 
 fn absent_roles(fields: &[FieldInfo], prefix: &str, out: &mut Vec<RoleValue>) {
-    for field in fields {
+    for field in fields.iter().filter(|f| f.constant.is_none()) {
         if let Some(role) = field.role {
             out.push(RoleValue::field(role, prefix, field.name, None));
         }
@@ -360,7 +378,7 @@ fn absent_roles(fields: &[FieldInfo], prefix: &str, out: &mut Vec<RoleValue>) {
 }
 
 fn collect_roles(fields: &[FieldInfo], prefix: &str, optional: bool, out: &mut Vec<RoleField>) {
-    for field in fields {
+    for field in fields.iter().filter(|f| f.constant.is_none()) {
         let path = join_path(prefix, field.name);
         if let Some(role) = field.role {
             out.push(RoleField {
@@ -376,14 +394,15 @@ fn collect_roles(fields: &[FieldInfo], prefix: &str, optional: bool, out: &mut V
     }
 }
 
-/// Whether `role` is defined by a field anywhere in `fields` (nested
-/// sections included). Used by the derive's const assertions when roles can
+/// Whether `role` is defined by a field or a constant anywhere in `fields`
+/// (nested sections included). Used by the derive's const assertions when roles can
 /// come from nested sections.
 pub const fn has_role(fields: &[FieldInfo], role: Role) -> bool {
     count_role(fields, role) > 0
 }
 
-/// How many fields in `fields` (nested sections included) play `role`.
+/// How many fields and constants in `fields` (nested sections included)
+/// play `role`.
 pub const fn count_role(fields: &[FieldInfo], role: Role) -> usize {
     let mut count = 0;
     let mut i = 0;
@@ -672,7 +691,9 @@ impl std::error::Error for Findings {}
 
 /// The JSON Schema (2020-12) of a derived config, with `x-accum-role` on
 /// every role field and `x-accum-unit` on every field with a declared unit,
-/// nested sections included (DESIGN.md "Interfaces"). The schema alone is
+/// nested sections included (DESIGN.md "Interfaces"). Struct-level constant
+/// roles are listed as `"x-accum-constants": {"micro_batch": 2, …}` on the
+/// object of the struct that declares them. The schema alone is
 /// enough to rebuild the plan from a config file.
 pub fn schema_for<T: AccumConfig + schemars::JsonSchema>() -> schemars::Schema {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
@@ -700,6 +721,20 @@ fn annotate_object(
     fields: &[FieldInfo],
     defs: &mut serde_json::Map<String, serde_json::Value>,
 ) {
+    // Struct-level constants are not properties; they are listed on the
+    // object so that the schema alone still gives the whole plan.
+    let constants: serde_json::Map<String, serde_json::Value> = fields
+        .iter()
+        .filter_map(|f| Some((f.role?.key().to_owned(), f.constant?.into())))
+        .collect();
+    if !constants.is_empty()
+        && let Some(object) = schema.as_object_mut()
+    {
+        object.insert(
+            "x-accum-constants".to_owned(),
+            serde_json::Value::Object(constants),
+        );
+    }
     // `#[serde(flatten)]` sections put their properties in this object.
     for field in fields.iter().filter(|f| f.name.is_empty()) {
         if let Some(nested) = field.nested {

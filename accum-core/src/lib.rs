@@ -7,7 +7,7 @@
 //! - [`norm`]: loss normalization by what was really evaluated (R4)
 //! - [`estimate`]: per-device memory (R16) and data-parallel scaling (R17)
 //! - [`config`]: the canonical `TrainingConfig`, derived with the crate's own macro
-//! - [`derive`]: the runtime side of `#[derive(AccumConfig)]`: validation
+//! - [`derive`](mod@derive): the runtime side of `#[derive(AccumConfig)]`: validation
 //!   with field paths and annotated JSON Schemas
 //! - [`settings`]: the engine-facing config sections (loss, precision, optimizer, …)
 //! - [`tensor`], [`model`], [`optim`], [`schedule`], [`scaler`]: the pieces of a training step

@@ -72,7 +72,12 @@ fn expand(cont: &Container<'_>) -> TokenStream {
     let ident = cont.ident;
     let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
 
-    let infos = cont.fields.iter().filter_map(|f| field_info(&krate, f));
+    let constant_infos = cont.attrs.constants.iter().map(|c| {
+        let role = role_tokens(&krate, c.role);
+        let value = const_u64(&c.value);
+        quote!(#krate::FieldInfo::constant(#role, #value))
+    });
+    let infos = constant_infos.chain(cont.fields.iter().filter_map(|f| field_info(&krate, f)));
     let constants = cont.attrs.constants.iter().map(|c| {
         let role = role_tokens(&krate, c.role);
         let value = const_u64(&c.value);
@@ -260,11 +265,7 @@ fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<Token
     let fields = quote_spanned!(span=> <#ident as #krate::AccumConfig>::FIELDS);
     let has = |role: Role| {
         let role_tokens = role_tokens(krate, role);
-        if constant(cont, role).is_some() {
-            quote!(true)
-        } else {
-            quote!(#krate::derive::has_role(__fields, #role_tokens))
-        }
+        quote!(#krate::derive::has_role(__fields, #role_tokens))
     };
     let mut checks = Vec::new();
     for role in [Role::MicroBatch, Role::Accumulation] {
@@ -290,14 +291,13 @@ fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<Token
     }
     for role in Role::ALL {
         let role_tokens = role_tokens(krate, role);
-        let constants = usize::from(constant(cont, role).is_some());
         let key = role.key();
         let message = panic_message(&format!(
             "`{key}` is given more than once in `{ident}` (its fields, nested sections and constants); \
              a role is given once, remove the extra `#[accum({key})]`"
         ));
         checks.push(quote_spanned! {span=>
-            if #krate::derive::count_role(__fields, #role_tokens) + #constants > 1 {
+            if #krate::derive::count_role(__fields, #role_tokens) > 1 {
                 ::core::panic!(#message)
             }
         });

@@ -1,9 +1,9 @@
 //! The `#[derive(AccumConfig)]` macro of accum. See `docs/derive.md` for the
 //! attributes and every error with its fix.
 //!
-//! One file per stage: [`ast`] reads the struct, [`attr`] parses
-//! `#[accum(...)]`, [`valid`] checks the cross-field rules, [`expand`]
-//! generates the impl; [`ctxt`] collects every error so that all of them are
+//! One file per stage: `ast` reads the struct, `attr` parses
+//! `#[accum(...)]`, `valid` checks the cross-field rules, `expand`
+//! generates the impl; `ctxt` collects every error so that all of them are
 //! reported in one build.
 
 mod ast;
@@ -17,7 +17,7 @@ use proc_macro::TokenStream;
 /// Derives `accum::AccumConfig` (and `accum::ConstPlan` for fully constant
 /// plans) for a struct with named fields whose fields play plan roles.
 ///
-/// ```ignore
+/// ```text
 /// #[derive(AccumConfig)]
 /// struct Train {
 ///     #[accum(micro_batch)]  micro_batch_size: u32,

@@ -13,7 +13,47 @@ pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_role_types(cx, cont);
     check_nested_fields(cx, cont);
     check_ambiguous_steps(cx, cont);
+    check_unit_attr(cx, cont);
     check_constant_plan(cx, cont);
+}
+
+/// Rule (R1): `#[accum(unit = "...")]` declares the unit of a plain integer.
+/// On a role field (its unit follows from the role) or on a typed count in
+/// another unit it would contradict the type. Example:
+/// `#[accum(unit = "token")] eval_every: Updates`.
+fn check_unit_attr(cx: &Ctxt, cont: &Container<'_>) {
+    for field in &cont.fields {
+        let Some((unit, lit)) = &field.attrs.unit else {
+            continue;
+        };
+        if let Some((role, _)) = &field.attrs.role {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "a `{}` field is counted by its role; remove `unit = \"{}\"`",
+                    role.key(),
+                    lit.value()
+                ),
+            );
+            continue;
+        }
+        let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
+        let typed = ast::last_ident(ty)
+            .and_then(|(ident, _)| crate::attr::Unit::from_type_name(&ident.to_string()));
+        if let Some(typed) = typed
+            && typed != *unit
+        {
+            let written = quote::quote!(#ty).to_string().replace(' ', "");
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "`{}: {written}` is already counted in its type's unit; remove `unit = \"{}\"` or change the type",
+                    field.ident,
+                    lit.value()
+                ),
+            );
+        }
+    }
 }
 
 /// Whether a field is a nested section (its roles are unknown here).
