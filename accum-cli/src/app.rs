@@ -11,11 +11,15 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::cli::{CommonCommand, CompletionsArgs, Format, ReplanArgs, SchemaArgs, ValidateArgs};
+use crate::cli::{
+    CommonCommand, CompletionsArgs, Format, ReplanArgs, SchemaArgs, SheetArgs, SheetFormat,
+    ValidateArgs,
+};
 use crate::diagnostic::{self, Finding};
 use crate::error::{CliError, Exit};
 use crate::fsio::{backup, write_atomic};
 use crate::output::{print_json, print_text};
+use crate::sheet::build::Extras;
 use crate::source::{Document, LoadError};
 use crate::validate::{SchemaMap, validate};
 
@@ -57,9 +61,22 @@ impl<T: CliConfig> Schema<T> {
 /// type, `TrainingConfig::check` (plan and engine sections) for `accum`.
 pub(crate) type Checker<T> = fn(&T) -> Result<(), accum_core::Findings>;
 
-/// The default checker: the derived plan validation.
-pub(crate) fn derived_check<T: CliConfig>(config: &T) -> Result<(), accum_core::Findings> {
-    config.validate()
+/// What a config type adds to the generic commands.
+pub(crate) struct Hooks<T> {
+    /// The semantic check.
+    pub(crate) check: Checker<T>,
+    /// The sheet tables beyond the plan.
+    pub(crate) sheet: fn(&T, &Plan) -> Extras,
+}
+
+impl<T: CliConfig> Hooks<T> {
+    /// The hooks of any derived config: its plan validation, no extra tables.
+    pub(crate) fn derived() -> Hooks<T> {
+        Hooks {
+            check: |config: &T| config.validate(),
+            sheet: |_, _| Extras::default(),
+        }
+    }
 }
 
 /// A document that passed validation, with its typed value and plan.
@@ -77,13 +94,14 @@ pub(crate) struct Checked<T> {
 pub(crate) fn run_common<T: CliConfig>(
     command: &CommonCommand,
     cli: &dyn Fn() -> clap::Command,
-    check: Checker<T>,
+    hooks: &Hooks<T>,
 ) -> Result<Exit, CliError> {
     match command {
         CommonCommand::Calc(args) => crate::calc::run(args),
         CommonCommand::Schema(args) => schema::<T>(args),
-        CommonCommand::Validate(args) => validate_files::<T>(args, check),
-        CommonCommand::Replan(args) => replan::<T>(args, check),
+        CommonCommand::Validate(args) => validate_files::<T>(args, hooks.check),
+        CommonCommand::Replan(args) => replan::<T>(args, hooks.check),
+        CommonCommand::Sheet(args) => sheet::<T>(args, hooks),
         CommonCommand::Completions(args) => completions(args, cli()),
     }
 }
@@ -185,7 +203,10 @@ pub(crate) fn check_document<T: CliConfig>(
 /// Loads, validates and types one configuration file for commands that need
 /// a valid config (sheet, replan, run). Findings are printed; invalid input
 /// ends the command with exit 1.
-pub(crate) fn load_checked<T: CliConfig>(path: &Path, check: Checker<T>) -> Result<Checked<T>, CliError> {
+pub(crate) fn load_checked<T: CliConfig>(
+    path: &Path,
+    check: Checker<T>,
+) -> Result<Checked<T>, CliError> {
     let schema = Schema::<T>::builtin();
     let doc = match load(path)? {
         Ok(doc) => doc,
@@ -360,4 +381,80 @@ fn replan_summary(r: &crate::replan::Replanned) -> String {
     }
     out.push_str("  note: a smaller micro-batch guarantees neither a proportional memory drop nor a faster run\n");
     out
+}
+
+fn sheet<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Exit, CliError> {
+    let checked = load_checked::<T>(&args.file, hooks.check)?;
+    let schema = Schema::<T>::builtin();
+    let report = match &args.report {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|err| {
+                CliError::usage(format!(
+                    "{}: cannot read the run report: {err}",
+                    path.display()
+                ))
+            })?;
+            let report: accum_core::RunReport = serde_json::from_str(&text).map_err(|err| {
+                CliError::invalid(format!(
+                    "{}: not an accum run report: {err}",
+                    path.display()
+                ))
+            })?;
+            Some((path.display().to_string(), report))
+        }
+        None => None,
+    };
+    let extras = (hooks.sheet)(&checked.config, &checked.plan);
+    let model = crate::sheet::build::build(
+        &checked.doc,
+        &schema.map,
+        &checked.plan,
+        extras,
+        report
+            .as_ref()
+            .map(|(source, report)| (source.clone(), report)),
+    );
+    let format = args.format.unwrap_or_else(|| {
+        match args
+            .output
+            .as_ref()
+            .and_then(|p| p.extension())
+            .and_then(|e| e.to_str())
+        {
+            Some("html" | "htm") => SheetFormat::Html,
+            Some("json") => SheetFormat::Json,
+            _ => SheetFormat::Md,
+        }
+    });
+    let text = match format {
+        SheetFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&model)
+                .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
+            text.push('\n');
+            text
+        }
+        SheetFormat::Html => crate::sheet::html::render(&model),
+        SheetFormat::Md => {
+            // The curve goes beside the Markdown file, linked by a relative path.
+            let curve = match (&args.output, &model.trial) {
+                (Some(out), Some(trial)) => {
+                    let svg_path = out.with_extension("svg");
+                    write_atomic(
+                        &svg_path,
+                        crate::sheet::svg::render(&trial.curve).as_bytes(),
+                    )?;
+                    svg_path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                }
+                _ => None,
+            };
+            crate::sheet::markdown::render(&model, curve.as_deref())
+        }
+    };
+    match &args.output {
+        Some(out) => write_atomic(out, text.as_bytes())?,
+        None => print_text(&text)?,
+    }
+    Ok(Exit::Ok)
 }

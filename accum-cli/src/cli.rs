@@ -83,6 +83,11 @@ pub enum CommonCommand {
     /// micro-batch (R11); comments and layout are kept.
     #[command(after_help = REPLAN_EXAMPLES)]
     Replan(ReplanArgs),
+    /// Write the run's data sheet (R13): the plan, tokens, precision,
+    /// normalization, last group and schedule in every unit; with a run report
+    /// also the observed counters, memory peaks and the loss curve.
+    #[command(after_help = SHEET_EXAMPLES)]
+    Sheet(SheetArgs),
     /// Print a shell completion script.
     #[command(
         after_help = "Examples:\n  accum completions bash > ~/.local/share/bash-completion/completions/accum\n  accum completions zsh > ~/.zfunc/_accum"
@@ -107,6 +112,45 @@ Examples:
   accum replan train.toml --max-micro-batch 8 --in-place     # keeps train.toml.bak
 
 Spans counted in microbatches are rewritten to keep their number of updates.";
+
+const SHEET_EXAMPLES: &str = "\
+Examples:
+  accum sheet examples/quickstart.toml                          # Markdown to stdout
+  accum run examples/quickstart.toml --report run.json
+  accum sheet examples/quickstart.toml --report run.json -o sheet.html   # one self-contained file
+  accum sheet examples/quickstart.toml --report run.json -o sheet.md     # + sheet.svg beside it
+  accum sheet examples/quickstart.toml --format json";
+
+/// Output format of a sheet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SheetFormat {
+    /// Markdown; with -o the loss curve is written as an SVG beside it.
+    Md,
+    /// One self-contained HTML file with the curve inline; no script.
+    Html,
+    /// The sheet's data as JSON.
+    Json,
+}
+
+/// Arguments of `accum sheet`.
+#[derive(Debug, Args)]
+pub struct SheetArgs {
+    /// The configuration file.
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+
+    /// A run report written by `accum run --report`.
+    #[arg(long, value_name = "RUN.json")]
+    pub report: Option<std::path::PathBuf>,
+
+    /// Output format (default: from the -o extension, else md).
+    #[arg(long, value_enum)]
+    pub format: Option<SheetFormat>,
+
+    /// Write the sheet to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<std::path::PathBuf>,
+}
 
 /// Arguments of `accum schema`.
 #[derive(Debug, Args)]

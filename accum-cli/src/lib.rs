@@ -20,6 +20,7 @@ pub mod replan;
 mod run;
 pub mod sheet;
 pub mod source;
+mod training;
 pub mod validate;
 
 pub use app::{CliConfig, Schema};
@@ -49,13 +50,14 @@ pub fn main() -> ExitCode {
 /// Runs one parsed command, writing its output to stdout.
 pub fn execute(cli: &Cli) -> Result<Exit, CliError> {
     match &cli.command {
-        Command::Common(command) => {
-            app::run_common::<TrainingConfig>(
-                command,
-                &<Cli as clap::CommandFactory>::command,
-                TrainingConfig::check,
-            )
-        }
+        Command::Common(command) => app::run_common::<TrainingConfig>(
+            command,
+            &<Cli as clap::CommandFactory>::command,
+            &app::Hooks {
+                check: TrainingConfig::check,
+                sheet: training::sheet_extras,
+            },
+        ),
         Command::Run(args) => run::run(args),
     }
 }
@@ -109,7 +111,7 @@ pub fn run<T: CliConfig>() -> ExitCode {
             return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
         }
     };
-    match app::run_common::<T>(&parsed, &build, app::derived_check::<T>) {
+    match app::run_common::<T>(&parsed, &build, &app::Hooks::derived()) {
         Ok(exit) => exit.into(),
         Err(err) => {
             eprintln!("error: {err}");

@@ -114,7 +114,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
             group_digits(MAX_DATA_TOKENS)
         )));
     }
-    let mut engine = Engine::new(&checked.plan, &config).map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
+    let mut engine = Engine::new(&checked.plan, &config)
+        .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
     let total = engine.total_updates().get();
     let quiet = args.quiet;
     let bar = if quiet || !std::io::stderr().is_terminal() {
@@ -147,7 +148,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let stop = stop_flag();
     stop.store(false, Ordering::SeqCst);
     let mut dump = match &args.dump {
-        Some(dir) => Some(DumpWriter::create(dir, &engine).map_err(|err| CliError::usage(format!("{}: {err}", dir.display())))?),
+        Some(dir) => Some(
+            DumpWriter::create(dir, &engine)
+                .map_err(|err| CliError::usage(format!("{}: {err}", dir.display())))?,
+        ),
         None => None,
     };
     let result = {
@@ -159,7 +163,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     };
     progress.bar.finish_and_clear();
     let elapsed = progress.started.elapsed();
-    let report = result.map_err(|err| CliError::invalid(format!("{}: the run failed: {err}", checked.doc.name)))?;
+    let report = result
+        .map_err(|err| CliError::invalid(format!("{}: the run failed: {err}", checked.doc.name)))?;
     if let Some(path) = &args.report {
         write_report(path, &report)?;
     }
@@ -172,7 +177,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
                     print_text(&format!("{line}\n"))?;
                 }
             }
-            print_text(&summary(&report, elapsed, args.report.as_deref(), args.dump.as_deref()))?;
+            print_text(&summary(
+                &report,
+                elapsed,
+                args.report.as_deref(),
+                args.dump.as_deref(),
+            ))?;
         }
     }
     Ok(Exit::Ok)
@@ -193,17 +203,31 @@ fn plural(n: u64, noun: &str) -> String {
     }
 }
 
-fn summary(report: &RunReport, elapsed: Duration, report_path: Option<&Path>, dump: Option<&Path>) -> String {
+fn summary(
+    report: &RunReport,
+    elapsed: Duration,
+    report_path: Option<&Path>,
+    dump: Option<&Path>,
+) -> String {
     let c = &report.counters;
     let secs = elapsed.as_secs_f64().max(1e-9);
     let first = report.loss_curve.points.first().map(|p| p.loss);
-    let last = report.updates.iter().rev().find(|u| u.applied).map(|u| u.loss);
+    let last = report
+        .updates
+        .iter()
+        .rev()
+        .find(|u| u.applied)
+        .map(|u| u.loss);
     let mut out = String::new();
     out.push_str(&format!(
         "{} in {:.2} s{}\n",
         plural(c.applied_updates.get(), "applied update"),
         secs,
-        if report.stopped_early { " (stopped early at a group boundary)" } else { "" }
+        if report.stopped_early {
+            " (stopped early at a group boundary)"
+        } else {
+            ""
+        }
     ));
     out.push_str(&format!(
         "  attempts {}, skipped {}, microbatches {}, backward passes {}, scheduler steps {}\n",
@@ -226,10 +250,17 @@ fn summary(report: &RunReport, elapsed: Duration, report_path: Option<&Path>, du
         "  peak accounted memory per replica {} (activations {}){}\n",
         ByteSize::new(report.memory.peak_bytes),
         ByteSize::new(report.memory.peak_activation_bytes),
-        if report.memory.peak_grows { "; WARNING: the peak grows across groups" } else { "" }
+        if report.memory.peak_grows {
+            "; WARNING: the peak grows across groups"
+        } else {
+            ""
+        }
     ));
     if c.dropped_examples.get() > 0 {
-        out.push_str(&format!("  dropped {} in partial groups (ids in the report)\n", plural(c.dropped_examples.get(), "example")));
+        out.push_str(&format!(
+            "  dropped {} in partial groups (ids in the report)\n",
+            plural(c.dropped_examples.get(), "example")
+        ));
     }
     for warning in &report.warnings {
         out.push_str(&format!("  warning: {warning}\n"));

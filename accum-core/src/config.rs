@@ -118,7 +118,11 @@ impl TrainingConfig {
                 Some((message, fix)) => (message.to_owned(), fix.to_owned()),
                 None => (error.message.clone(), format!("change `{}`", error.key)),
             };
-            findings.push(Finding::new(error.key, format!("`{}` {message}", error.key), fix));
+            findings.push(Finding::new(
+                error.key,
+                format!("`{}` {message}", error.key),
+                fix,
+            ));
         }
         if findings.is_empty() {
             Ok(())

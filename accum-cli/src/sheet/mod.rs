@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+pub mod build;
 pub mod html;
 pub mod markdown;
 pub mod svg;

@@ -1,0 +1,218 @@
+//! What `accum` knows about its own canonical `TrainingConfig` beyond the
+//! plan: the sheet's precision, normalization, optimizer, data and model
+//! tables.
+
+use accum_core::config::TrainingConfig;
+use accum_core::estimate::ByteSize;
+use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
+use accum_core::units::group_digits;
+use accum_core::{Examples, LastGroup, Plan};
+
+use crate::sheet::build::Extras;
+use crate::sheet::{Row, Table};
+
+/// Parameters of the built-in token MLP: `embed` V×H, `w1` H×F, `b1` F,
+/// `w2` F×V, `b2` V.
+pub(crate) fn model_params(config: &TrainingConfig) -> u64 {
+    let (v, h, f) = (config.data.vocab, config.model.hidden, config.model.ffn);
+    v.saturating_mul(h)
+        .saturating_add(h.saturating_mul(f))
+        .saturating_add(f)
+        .saturating_add(f.saturating_mul(v))
+        .saturating_add(v)
+}
+
+/// Expected supervised tokens per example: lengths are uniform in
+/// `min_len..=max_len` and every position is supervised.
+pub(crate) fn expected_tokens_per_update(config: &TrainingConfig, plan: &Plan) -> u64 {
+    let mean_len = (config.data.min_len.saturating_add(config.data.max_len)) / 2;
+    plan.effective_batch().get().saturating_mul(mean_len)
+}
+
+/// The sheet tables of a `TrainingConfig`.
+pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
+    let n = group_digits;
+    let loss = Table {
+        title: "Loss and precision (R4, R7)".into(),
+        rows: vec![
+            Row::new(
+                "normalization",
+                config.loss.normalization.key(),
+                match config.loss.normalization {
+                    Normalization::PerToken => {
+                        "summed token losses ÷ supervised tokens of the whole group, all microbatches and replicas; fixed before the backward passes"
+                    }
+                    Normalization::PerExample => {
+                        "each example's mean token loss ÷ examples of the group"
+                    }
+                    Normalization::Sum => "summed token losses, not divided",
+                },
+            ),
+            Row::new(
+                "ignore_index",
+                config.loss.ignore_index.to_string(),
+                "labels with this value and padding contribute nothing",
+            ),
+            Row::new(
+                "precision",
+                config.precision.mode.key(),
+                match config.precision.mode {
+                    PrecisionMode::Fp32 => "f32 throughout",
+                    PrecisionMode::Bf16 => "computed in f32 here; bf16 needs no loss scaling",
+                    PrecisionMode::Fp16 => {
+                        "computed in f32 with fp16's range simulated: an element above 65,504 is an overflow"
+                    }
+                },
+            ),
+            Row::new(
+                "loss scaling",
+                if config.precision.mode.uses_loss_scaling() {
+                    format!(
+                        "dynamic, init {}, ×{} after {} clean updates, ×{} on overflow",
+                        config.precision.loss_scale.init,
+                        config.precision.loss_scale.growth_factor,
+                        config.precision.loss_scale.growth_interval,
+                        config.precision.loss_scale.backoff_factor
+                    )
+                } else {
+                    "none".into()
+                },
+                "constant within a group; unscale and clip after the last contribution; a non-finite gradient skips the update (R7)",
+            ),
+        ],
+    };
+    let o = &config.optimizer;
+    let mut optimizer_rows = vec![
+        Row::new("optimizer", o.kind.key(), ""),
+        Row::new(
+            "learning rate",
+            format!("{}", o.lr),
+            format!(
+                "{} schedule, stepped once per applied update (R8)",
+                config.schedule.kind
+            ),
+        ),
+    ];
+    match o.kind {
+        OptimizerKind::AdamW => {
+            optimizer_rows.push(Row::new(
+                "betas",
+                format!("{}, {}", o.betas[0], o.betas[1]),
+                "",
+            ));
+            optimizer_rows.push(Row::new("eps", format!("{}", o.eps), ""));
+            optimizer_rows.push(Row::new(
+                "weight decay",
+                format!("{}", o.weight_decay),
+                "decoupled",
+            ));
+        }
+        OptimizerKind::Sgd => {
+            optimizer_rows.push(Row::new("momentum", format!("{}", o.momentum), ""));
+            optimizer_rows.push(Row::new("weight decay", format!("{}", o.weight_decay), ""));
+        }
+    }
+    optimizer_rows.push(Row::new(
+        "gradient clipping",
+        o.clip_norm
+            .map_or_else(|| "off".to_owned(), |c| format!("global norm {c}")),
+        "after the reduction and unscaling, before the update (R5)",
+    ));
+    let optimizer = Table {
+        title: "Optimizer and schedule".into(),
+        rows: optimizer_rows,
+    };
+    let d = &config.data;
+    let mut data_rows = vec![
+        Row::new(
+            "examples per epoch",
+            n(d.examples),
+            format!("synthetic Markov chain, seed {}", d.seed),
+        ),
+        Row::new(
+            "lengths",
+            format!("{}..={} tokens", d.min_len, d.max_len),
+            "uniform; padded per microbatch, padding not computed",
+        ),
+        Row::new("vocabulary", n(d.vocab), ""),
+    ];
+    match plan.epoch(Examples::new(d.examples), d.last_group) {
+        Ok(epoch) => {
+            data_rows.push(Row::new(
+                "updates per epoch",
+                n(epoch.updates.get()),
+                format!(
+                    "{} full groups of {} examples",
+                    n(epoch.full_updates.get()),
+                    n(plan.effective_batch().get())
+                ),
+            ));
+            let (value, note) = match (epoch.partial, d.last_group) {
+                (None, policy) => (
+                    format!("{policy}"),
+                    "the data fills whole groups: no partial group".to_owned(),
+                ),
+                (Some(g), LastGroup::Process) => (
+                    "process".to_owned(),
+                    format!(
+                        "the last group has {} examples in {} microbatches, normalized by what it contains",
+                        n(g.examples.get()),
+                        n(g.microbatches.get())
+                    ),
+                ),
+                (Some(g), LastGroup::Drop) => (
+                    "drop".to_owned(),
+                    format!(
+                        "{} examples per epoch are dropped; their ids are recorded in the run report",
+                        n(g.examples.get())
+                    ),
+                ),
+                (Some(_), LastGroup::Error) => (
+                    "error".to_owned(),
+                    "unreachable: the epoch would have failed".to_owned(),
+                ),
+            };
+            data_rows.push(Row::new("last group (R6)", value, note));
+        }
+        Err(err) => data_rows.push(Row::new(
+            "last group (R6)",
+            d.last_group.to_string(),
+            err.to_string(),
+        )),
+    }
+    let data = Table {
+        title: "Data and last group (R6)".into(),
+        rows: data_rows,
+    };
+    let params = model_params(config);
+    let model = Table {
+        title: "Model".into(),
+        rows: vec![
+            Row::new(
+                "reference model",
+                "token MLP",
+                "x = embed[tok]; h = tanh(x·w1 + b1); logits = h·w2 + b2",
+            ),
+            Row::new(
+                "sizes",
+                format!(
+                    "V {} · H {} · F {}",
+                    d.vocab, config.model.hidden, config.model.ffn
+                ),
+                "",
+            ),
+            Row::new(
+                "parameters",
+                n(params),
+                format!("{} in f32", ByteSize::new(params.saturating_mul(4))),
+            ),
+        ],
+    };
+    Extras {
+        tables: vec![loss, optimizer, data, model],
+        expected_tokens_per_update: plan
+            .seq_len()
+            .is_none()
+            .then(|| expected_tokens_per_update(config, plan)),
+    }
+}
