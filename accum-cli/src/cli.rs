@@ -29,6 +29,26 @@ pub enum Command {
     /// with a progress bar in updates; writes the run report atomically.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
+    /// The pre-flight check (R12): one update as A microbatches × D replicas
+    /// and as one large batch on the same examples, compared; exit 1 on failure.
+    #[command(after_help = "Examples:\n  accum verify examples/quickstart.toml\n  accum verify examples/quickstart.toml --format json")]
+    Verify(VerifyArgs),
+}
+
+/// Arguments of `accum verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The configuration file.
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+
+    /// Relative tolerance of the gradient comparison (default 1e-4).
+    #[arg(long, value_name = "RTOL")]
+    pub rtol: Option<f64>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 const RUN_EXAMPLES: &str = "\

@@ -21,6 +21,7 @@ mod run;
 pub mod sheet;
 pub mod source;
 mod training;
+mod verify;
 pub mod validate;
 
 pub use app::{CliConfig, Schema};
@@ -59,6 +60,7 @@ pub fn execute(cli: &Cli) -> Result<Exit, CliError> {
             },
         ),
         Command::Run(args) => run::run(args),
+        Command::Verify(args) => verify::run(args),
     }
 }
 

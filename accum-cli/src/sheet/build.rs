@@ -161,7 +161,7 @@ pub fn in_every_unit(span: &Span, plan: &Plan, expected_tokens: Option<u64>) -> 
         UnitKind::Token => match tokens_per_update {
             Some((per, is_exact)) if per > 0 => (
                 span.value().div_ceil(per),
-                is_exact && span.value() % per == 0,
+                is_exact && span.value().is_multiple_of(per),
             ),
             _ => return "tokens need a fixed seq_len or data to count".into(),
         },
