@@ -190,7 +190,7 @@ pub(crate) fn check_document<T: CliConfig>(
                         findings.push(
                             Finding::error("accum::plan", path, problem.message.clone())
                                 .help(problem.fix.clone())
-                                .at(span, "here"),
+                                .at(span, "change this"),
                         );
                     }
                 }

@@ -31,7 +31,9 @@ pub enum Command {
     Run(RunArgs),
     /// The pre-flight check (R12): one update as A microbatches × D replicas
     /// and as one large batch on the same examples, compared; exit 1 on failure.
-    #[command(after_help = "Examples:\n  accum verify examples/quickstart.toml\n  accum verify examples/quickstart.toml --format json")]
+    #[command(
+        after_help = "Examples:\n  accum verify examples/quickstart.toml\n  accum verify examples/quickstart.toml --format json"
+    )]
     Verify(VerifyArgs),
 }
 
@@ -43,8 +45,12 @@ pub struct VerifyArgs {
     pub file: std::path::PathBuf,
 
     /// Relative tolerance of the gradient comparison (default 1e-4).
-    #[arg(long, value_name = "RTOL")]
+    #[arg(long, value_name = "RTOL", value_parser = parse_tolerance)]
     pub rtol: Option<f64>,
+
+    /// Absolute tolerance of the comparisons (default 1e-6).
+    #[arg(long, value_name = "ATOL", value_parser = parse_tolerance)]
+    pub atol: Option<f64>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -352,6 +358,16 @@ pub struct CalcArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// Parses a finite, non-negative tolerance.
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!(
+            "`{text}` is not a tolerance; use a finite number ≥ 0, e.g. 1e-4"
+        )),
+    }
 }
 
 /// Parses a count written as an integer or in scientific notation (`1.3e9`).

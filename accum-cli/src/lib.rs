@@ -21,8 +21,8 @@ mod run;
 pub mod sheet;
 pub mod source;
 mod training;
-mod verify;
 pub mod validate;
+mod verify;
 
 pub use app::{CliConfig, Schema};
 pub use cli::{Cli, Command, CommonCommand, Format};
@@ -98,10 +98,10 @@ pub fn run<T: CliConfig>() -> ExitCode {
         CommonCommand::augment_subcommands(
             clap::Command::new(bin.clone())
                 .version(env!("CARGO_PKG_VERSION"))
-                .about("Check and plan gradient-accumulation configs (powered by accum)")
                 .subcommand_required(true)
                 .arg_required_else_help(true),
         )
+        .about("Check and plan this program's training configs (B = m·A·D, with units)")
     };
     let parsed = build()
         .try_get_matches()

@@ -503,8 +503,10 @@ fn parse_yaml(text: &str) -> ParseResult {
     let root: YamlNode = serde_saphyr::from_str_with_options(text, options).map_err(|err| {
         let span = err.location().and_then(|loc| {
             let s = loc.span();
-            s.byte_offset()
-                .map(|o| o as usize..(o + s.byte_len().unwrap_or(0)) as usize)
+            match s.byte_offset() {
+                Some(o) => Some(o as usize..(o + s.byte_len().unwrap_or(0)) as usize),
+                None => offset_of(text, loc.line(), loc.column()).map(|o| o..o),
+            }
         });
         (yaml_message(&err), span)
     })?;
@@ -512,13 +514,30 @@ fn parse_yaml(text: &str) -> ParseResult {
 }
 
 fn yaml_message(err: &serde_saphyr::Error) -> String {
-    // The first line of the parser's message, without its own snippet.
-    err.to_string()
-        .lines()
-        .next()
-        .unwrap_or("invalid YAML")
-        .trim()
-        .to_owned()
+    // The first line of the parser's message, without its own snippet and
+    // location (the diagnostic shows both).
+    let text = err.to_string();
+    let mut line = text.lines().next().unwrap_or("invalid YAML").trim();
+    line = line.strip_prefix("error: ").unwrap_or(line);
+    if let Some(rest) = line.strip_prefix("line ")
+        && let Some((_, message)) = rest.split_once(": ")
+    {
+        line = message;
+    }
+    line.to_owned()
+}
+
+/// The byte offset of a 1-based line and column (in characters).
+fn offset_of(text: &str, line: u64, column: u64) -> Option<usize> {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        let skip = usize::try_from(line - 1).ok()?;
+        text.match_indices('\n').nth(skip - 1).map(|(i, _)| i + 1)?
+    };
+    let col = usize::try_from(column.saturating_sub(1)).ok()?;
+    let rest = &text[line_start..];
+    Some(line_start + rest.char_indices().nth(col).map_or(rest.len(), |(i, _)| i))
 }
 
 /// A YAML node deserialized with its location.

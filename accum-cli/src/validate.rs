@@ -260,7 +260,10 @@ fn schema_finding(
                 format!("missing key `{key}` in {}", section_name(&path)),
             )
             .at(span, format!("`{key}` is required here"))
-            .help(format!("add `{key} = …` to {}", section_name(&path)))
+            .help(format!(
+                "add `{key}` to {}; `accum schema` describes it",
+                section_name(&path)
+            ))
         }
         K::Type { kind } => Finding::error(
             "accum::schema::type",

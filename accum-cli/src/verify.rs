@@ -14,6 +14,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
     let checked = load_checked::<TrainingConfig>(&args.file, TrainingConfig::check)?;
     let tolerance = Tolerance {
         rtol: args.rtol.unwrap_or(Tolerance::default().rtol),
+        atol: args.atol.unwrap_or(Tolerance::default().atol),
         ..Tolerance::default()
     };
     let mut config = checked.config.engine_config();
@@ -35,7 +36,11 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
         Format::Json => print_json(&report)?,
         Format::Text => print_text(&render(&checked.doc.name, &checked.plan, &report))?,
     }
-    Ok(if report.passed { Exit::Ok } else { Exit::Invalid })
+    Ok(if report.passed {
+        Exit::Ok
+    } else {
+        Exit::Invalid
+    })
 }
 
 fn render(name: &str, plan: &accum_core::Plan, report: &VerifyReport) -> String {

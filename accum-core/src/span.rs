@@ -110,7 +110,7 @@ impl fmt::Display for SpanError {
             ),
             SpanError::Ambiguous { number, word } => write!(
                 f,
-                "`{number} {word}` is ambiguous: a \"{word}\" can be an update or a microbatch; use {UNITS_HINT}, \
+                "`{number} {word}` is ambiguous: \"{word}\" can mean updates or microbatches; use {UNITS_HINT}, \
                  e.g. \"{number} updates\" (R1)"
             ),
             SpanError::UnknownUnit { number, word } => write!(
@@ -462,7 +462,7 @@ mod tests {
         let cases: &[(&str, &str)] = &[
             (
                 "100 steps",
-                "is ambiguous: a \"steps\" can be an update or a microbatch",
+                "is ambiguous: \"steps\" can mean updates or microbatches",
             ),
             ("100 step", "is ambiguous"),
             ("100 iters", "is ambiguous"),

@@ -1,12 +1,54 @@
 //! End-to-end tests of the `accum` binary: one module per command.
 
 mod calc;
+mod custom;
+mod replan;
+mod run;
+mod schema;
+mod sheet;
+mod validate;
+
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-/// The `accum` binary under test.
+/// The `accum` binary under test, with colours off.
 pub(crate) fn accum() -> Command {
     let mut cmd = Command::cargo_bin("accum").expect("the accum binary is built for tests");
     cmd.env("NO_COLOR", "1");
     cmd
+}
+
+/// The test fixtures directory.
+pub(crate) fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A fresh scratch directory for one test.
+pub(crate) fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("accum-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// Output of a finished command.
+pub(crate) struct Out {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+/// Runs `accum` with `args` in `dir`.
+pub(crate) fn run_in(dir: &Path, args: &[&str]) -> Out {
+    let out = accum()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("accum runs");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    }
 }

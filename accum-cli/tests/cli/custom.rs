@@ -1,0 +1,75 @@
+//! `accum_cli::run::<T>()` in a user's binary (the `custom_config` example).
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+use crate::fixtures;
+
+fn custom() -> Command {
+    // Examples are built next to the test binaries (target/<profile>/examples).
+    let exe = std::env::current_exe().expect("test exe");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>");
+    let path: PathBuf = profile_dir
+        .join("examples")
+        .join(format!("custom_config{}", std::env::consts::EXE_SUFFIX));
+    let mut cmd = Command::new(path);
+    cmd.env("NO_COLOR", "1").current_dir(fixtures());
+    cmd
+}
+
+#[test]
+fn a_user_binary_gets_schema_validate_and_sheet() {
+    let out = custom().arg("schema").output().expect("runs");
+    assert!(out.status.success());
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    insta::assert_json_snapshot!("custom_schema", schema);
+
+    let out = custom()
+        .args(["validate", "custom_good.toml"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let out = custom()
+        .args(["validate", "custom_bad.toml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("custom_bad.toml:3:16: error[accum::plan::global-batch]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("custom_bad.toml:4:10: error[accum::span]"),
+        "{text}"
+    );
+
+    let out = custom()
+        .args(["sheet", "custom_good.toml"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sheet = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        sheet.contains("| effective batch B | 32 examples | B = m·A·D = 4 × 4 × 2 = 32 |"),
+        "{sheet}"
+    );
+    assert!(
+        sheet.contains("| warmup | 40 microbatches | = 10 updates"),
+        "{sheet}"
+    );
+}

@@ -1,0 +1,122 @@
+//! `accum run` and `accum verify` on a tiny config.
+
+use crate::{fixtures, run_in, scratch};
+
+#[test]
+fn run_writes_a_report_and_counts_in_units() {
+    let dir = scratch("run");
+    std::fs::copy(fixtures().join("tiny.toml"), dir.join("tiny.toml")).expect("copy");
+    let out = run_in(
+        &dir,
+        &["run", "tiny.toml", "--report", "run.json", "--quiet"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("12 applied updates in"),
+        "{}",
+        out.stdout
+    );
+    // Logs are in the declared axis: every 64 examples (B = 16).
+    assert!(
+        out.stdout.contains("      64 examples  loss"),
+        "{}",
+        out.stdout
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("report"))
+            .expect("json");
+    assert_eq!(report["counters"]["applied_updates"], 12);
+    assert_eq!(report["counters"]["scheduler_steps"], 12);
+    assert_eq!(report["counters"]["microbatches"], 12 * 2 * 2);
+    assert_eq!(report["loss_curve"]["axis"], "examples");
+    // 60 examples, B = 16: 3 full groups and 12 dropped per epoch (R6).
+    assert!(
+        report["counters"]["dropped_examples"]
+            .as_u64()
+            .expect("count")
+            >= 12
+    );
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "no temporary files left: {names:?}");
+}
+
+#[test]
+fn run_dumps_follow_the_dump_format() {
+    let dir = scratch("run-dump");
+    std::fs::copy(fixtures().join("tiny.toml"), dir.join("tiny.toml")).expect("copy");
+    let out = run_in(&dir, &["run", "tiny.toml", "--dump", "dump", "--quiet"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("dump/manifest.json")).expect("manifest"),
+    )
+    .expect("json");
+    assert_eq!(manifest["format"], "accum-dump/1");
+    assert_eq!(
+        manifest["params"],
+        serde_json::json!(["embed", "w1", "b1", "w2", "b2"])
+    );
+    let npy = std::fs::read(dir.join("dump/update-000001/grad/w1.npy")).expect("gradient");
+    assert_eq!(&npy[..6], b"\x93NUMPY");
+    assert!(dir.join("dump/update-000012/param/b2.npy").exists());
+}
+
+#[test]
+fn run_refuses_invalid_configs_before_any_work() {
+    let dir = scratch("run-bad");
+    std::fs::copy(fixtures().join("mistakes/zero.toml"), dir.join("zero.toml")).expect("copy");
+    let out = run_in(&dir, &["run", "zero.toml", "--report", "run.json"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("accumulation is 0"), "{}", out.stderr);
+    assert!(!dir.join("run.json").exists());
+}
+
+#[test]
+fn verify_passes_the_preflight_checklist() {
+    let out = run_in(&fixtures(), &["verify", "tiny.toml"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    for check in [
+        "same examples",
+        "weighted loss",
+        "finite gradients",
+        "group boundary",
+        "update count",
+        "gradient equivalence",
+    ] {
+        assert!(
+            out.stdout.contains(&format!("pass {check}")),
+            "{check}: {}",
+            out.stdout
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(
+        &run_in(&fixtures(), &["verify", "tiny.toml", "--format", "json"]).stdout,
+    )
+    .expect("json");
+    assert_eq!(json["passed"], true);
+    assert!(json["max_rel_grad_diff"].as_f64().expect("number") < 1e-3);
+}
+
+#[test]
+fn verify_fails_with_an_impossible_tolerance() {
+    // No tolerance at all: accumulation is not bit-exact (R10).
+    let out = run_in(
+        &fixtures(),
+        &["verify", "tiny.toml", "--rtol=0", "--atol=0"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("FAIL gradient equivalence"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn verify_refuses_negative_tolerances() {
+    let out = run_in(&fixtures(), &["verify", "tiny.toml", "--rtol=-1"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--rtol"), "{}", out.stderr);
+}
