@@ -22,6 +22,7 @@ use crate::output::{print_json, print_text};
 use crate::sheet::build::Extras;
 use crate::source::{Document, LoadError};
 use crate::validate::{SchemaMap, validate};
+use accum_core::estimate::{ByteSize, MemoryInputs};
 
 /// A configuration type the CLI can work with: it has a plan (derived
 /// `AccumConfig`), a JSON Schema and serde support.
@@ -67,6 +68,8 @@ pub(crate) struct Hooks<T> {
     pub(crate) check: Checker<T>,
     /// The sheet tables beyond the plan.
     pub(crate) sheet: fn(&T, &Plan) -> Extras,
+    /// The per-device memory model, when the type knows its model (R16).
+    pub(crate) memory: fn(&T) -> Option<MemoryInputs>,
 }
 
 impl<T: CliConfig> Hooks<T> {
@@ -75,6 +78,7 @@ impl<T: CliConfig> Hooks<T> {
         Hooks {
             check: |config: &T| config.validate(),
             sheet: |_, _| Extras::default(),
+            memory: |_| None,
         }
     }
 }
@@ -100,7 +104,7 @@ pub(crate) fn run_common<T: CliConfig>(
         CommonCommand::Calc(args) => crate::calc::run(args),
         CommonCommand::Schema(args) => schema::<T>(args),
         CommonCommand::Validate(args) => validate_files::<T>(args, hooks.check),
-        CommonCommand::Replan(args) => replan::<T>(args, hooks.check),
+        CommonCommand::Replan(args) => replan::<T>(args, hooks),
         CommonCommand::Sheet(args) => sheet::<T>(args, hooks),
         CommonCommand::Completions(args) => completions(args, cli()),
     }
@@ -322,12 +326,39 @@ fn validate_files<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
     Ok(if any_error { Exit::Invalid } else { Exit::Ok })
 }
 
-fn replan<T: CliConfig>(args: &ReplanArgs, check: Checker<T>) -> Result<Exit, CliError> {
-    let checked = load_checked::<T>(&args.file, check)?;
+fn replan<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<Exit, CliError> {
+    let checked = load_checked::<T>(&args.file, hooks.check)?;
     let schema = Schema::<T>::builtin();
-    let max = args
-        .max_micro_batch
-        .ok_or_else(|| CliError::usage("give --max-micro-batch"))?;
+    let max = match (args.max_micro_batch, args.memory_budget) {
+        (Some(max), _) => max,
+        (None, Some(budget)) => {
+            let inputs = match (
+                args.params,
+                args.activation_per_example,
+                (hooks.memory)(&checked.config),
+            ) {
+                (Some(params), Some(activation), _) => MemoryInputs {
+                    params,
+                    weight_bytes: 4,
+                    optimizer: accum_core::estimate::OptimizerKind::AdamW,
+                    master_weights: false,
+                    activation_per_example: activation,
+                },
+                (params, activation, Some(model)) => MemoryInputs {
+                    params: params.unwrap_or(model.params),
+                    activation_per_example: activation.unwrap_or(model.activation_per_example),
+                    ..model
+                },
+                _ => {
+                    return Err(CliError::usage(
+                        "--memory-budget needs the memory model of this config: give --params and --activation-per-example",
+                    ));
+                }
+            };
+            memory_limit(&inputs, budget, &checked.plan)?
+        }
+        (None, None) => return Err(CliError::usage("give --max-micro-batch or --memory-budget")),
+    };
     let result = crate::replan::replan(&checked.doc, &schema.map, &checked.plan, max)
         .map_err(CliError::invalid)?;
     match (&args.output, args.in_place) {
@@ -457,4 +488,38 @@ fn sheet<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Exit, CliEr
         None => print_text(&text)?,
     }
     Ok(Exit::Ok)
+}
+
+/// The largest micro-batch whose estimated per-device memory fits the
+/// budget (R16), or the reason none does (R11).
+fn memory_limit(inputs: &MemoryInputs, budget: ByteSize, plan: &Plan) -> Result<u64, CliError> {
+    let now = inputs
+        .estimate(plan.micro_batch())
+        .map_err(|err| CliError::usage(err.to_string()))?;
+    let fixed = inputs
+        .estimate(0)
+        .map_err(|err| CliError::usage(err.to_string()))?;
+    match inputs
+        .max_micro_batch(budget)
+        .map_err(|err| CliError::usage(err.to_string()))?
+    {
+        None => Err(CliError::invalid(format!(
+            "weights {} + gradients {} + optimizer state {} = {} already exceed the budget {}; \
+             accumulation changes the batch, not this memory, so no micro-batch fits (R11): shard the \
+             optimizer state or the model, or lower the precision",
+            fixed.weights, fixed.gradients, fixed.optimizer_state, fixed.total, budget
+        ))),
+        Some(max) => {
+            eprintln!(
+                "memory estimate (R16): {} at m {} ({} fixed + {} activations per example); budget {} allows m ≤ {}",
+                now.total,
+                plan.micro_batch(),
+                fixed.total,
+                inputs.activation_per_example,
+                budget,
+                max
+            );
+            Ok(max)
+        }
+    }
 }

@@ -136,6 +136,8 @@ Examples:
   accum replan train.toml --max-micro-batch 8 > train-m8.toml
   accum replan train.toml --max-micro-batch 8 -o train-m8.toml
   accum replan train.toml --max-micro-batch 8 --in-place     # keeps train.toml.bak
+  # the largest micro-batch whose estimated memory fits 2 MiB per device (R16)
+  accum replan examples/quickstart.toml --memory-budget 2MiB
 
 Spans counted in microbatches are rewritten to keep their number of updates.";
 
@@ -205,7 +207,7 @@ pub struct ValidateArgs {
 
 /// Arguments of `accum replan`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("limit").required(true).args(["max_micro_batch"])))]
+#[command(group(clap::ArgGroup::new("limit").required(true).args(["max_micro_batch", "memory_budget"])))]
 pub struct ReplanArgs {
     /// The configuration file to re-plan.
     #[arg(value_name = "FILE")]
@@ -214,6 +216,19 @@ pub struct ReplanArgs {
     /// The largest micro-batch that fits.
     #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_micro_batch: Option<u64>,
+
+    /// The per-device memory budget, e.g. 24GiB: the largest micro-batch whose
+    /// estimate (weights, gradients, optimizer state, activations × m) fits (R16).
+    #[arg(long, value_name = "SIZE", conflicts_with = "max_micro_batch")]
+    pub memory_budget: Option<accum_core::estimate::ByteSize>,
+
+    /// Parameters per device, for --memory-budget (default: the built-in model's).
+    #[arg(long, value_name = "N", requires = "memory_budget")]
+    pub params: Option<u64>,
+
+    /// Activation memory of one example, for --memory-budget (default: the built-in model's).
+    #[arg(long, value_name = "SIZE", requires = "memory_budget")]
+    pub activation_per_example: Option<accum_core::estimate::ByteSize>,
 
     /// Write the new configuration to this file (atomically).
     #[arg(short, long, value_name = "FILE", conflicts_with = "in_place")]

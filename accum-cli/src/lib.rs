@@ -57,6 +57,7 @@ pub fn execute(cli: &Cli) -> Result<Exit, CliError> {
             &app::Hooks {
                 check: TrainingConfig::check,
                 sheet: training::sheet_extras,
+                memory: |config| Some(training::memory_inputs(config)),
             },
         ),
         Command::Run(args) => run::run(args),

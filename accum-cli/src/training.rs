@@ -3,7 +3,7 @@
 //! tables.
 
 use accum_core::config::TrainingConfig;
-use accum_core::estimate::ByteSize;
+use accum_core::estimate::{ByteSize, MemoryInputs, OptimizerKind as StateKind};
 use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
 use accum_core::units::group_digits;
 use accum_core::{Examples, LastGroup, Plan};
@@ -214,5 +214,28 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
             .seq_len()
             .is_none()
             .then(|| expected_tokens_per_update(config, plan)),
+    }
+}
+
+/// The built-in model's memory per device (R16): f32 weights and gradients,
+/// the optimizer's state, and activations of `(2H + 2F + V)` floats per
+/// token at the longest sequence — what the engine's accounting counts.
+pub(crate) fn memory_inputs(config: &TrainingConfig) -> MemoryInputs {
+    let (v, h, f) = (config.data.vocab, config.model.hidden, config.model.ffn);
+    let per_token = h
+        .saturating_mul(2)
+        .saturating_add(f.saturating_mul(2))
+        .saturating_add(v)
+        .saturating_mul(4);
+    MemoryInputs {
+        params: model_params(config),
+        weight_bytes: 4,
+        optimizer: match config.optimizer.kind {
+            OptimizerKind::AdamW => StateKind::AdamW,
+            OptimizerKind::Sgd if config.optimizer.momentum > 0.0 => StateKind::SgdMomentum,
+            OptimizerKind::Sgd => StateKind::Sgd,
+        },
+        master_weights: false,
+        activation_per_example: ByteSize::new(per_token.saturating_mul(config.data.max_len)),
     }
 }
