@@ -13,6 +13,7 @@ mod cli;
 pub mod diagnostic;
 mod error;
 pub mod fsio;
+pub mod interop;
 mod output;
 pub mod replan;
 pub mod source;
