@@ -172,7 +172,8 @@ pub fn fill(batch: Option<u64>, micro: Option<u64>, gas: Option<u64>, world: u64
         Some(FillFailure::NotPositive { key: MICRO })
     } else if g == 0 {
         Some(FillFailure::NotPositive { key: GAS })
-    } else if u128::from(b) != u128::from(m) * u128::from(g) * u128::from(world) {
+    } else if (u128::from(m) * u128::from(g)).checked_mul(u128::from(world)) != Some(u128::from(b))
+    {
         Some(FillFailure::Mismatch)
     } else {
         None

@@ -271,7 +271,7 @@ pub(crate) fn import(
     let nnodes = a.uint("--nnodes", 1);
     let launched = nproc
         .as_ref()
-        .map(|(n, _)| n * nnodes.as_ref().map_or(1, |(k, _)| *k));
+        .map(|(n, _)| n.saturating_mul(nnodes.as_ref().map_or(1, |(k, _)| *k)));
     let world = match (opts.world_size, launched) {
         (Some(w), Some(l)) if w != l => {
             let span = nproc.as_ref().map_or(top.clone(), |(_, s)| s.clone());

@@ -482,6 +482,9 @@ pub struct ImportOptions {
     /// `deepspeed.initialize`, so DeepSpeed divides by the data-parallel size
     /// instead of all ranks.
     pub deepspeed_mpu: bool,
+    /// Examples per microbatch per replica, for Lightning files that do not
+    /// say (the `DataLoader`'s `batch_size`).
+    pub micro_batch: Option<u64>,
     /// Examples in the training set.
     pub examples: Option<u64>,
     /// Tokens per example, when fixed.
