@@ -116,7 +116,7 @@ pub fn fill(batch: Option<u64>, micro: Option<u64>, gas: Option<u64>, world: u64
             return (0, true);
         }
         let first = a / b;
-        (first / c, a % b != 0 || first % c != 0)
+        (first / c, !a.is_multiple_of(b) || !first.is_multiple_of(c))
     };
     match (batch, micro, gas) {
         (Some(_), Some(_), Some(_)) => {}
@@ -141,10 +141,10 @@ pub fn fill(batch: Option<u64>, micro: Option<u64>, gas: Option<u64>, world: u64
                 .push((TRAIN_BATCH, format!("{m} × {g} × {world} = {b}")));
         }
         (Some(b), None, None) => {
-            let m = if world == 0 { 0 } else { b / world };
+            let m = b.checked_div(world).unwrap_or(0);
             out.gradient_accumulation_steps = Some(1);
             out.micro_batch = Some(m);
-            out.floored = world == 0 || b % world != 0;
+            out.floored = world == 0 || !b.is_multiple_of(world);
             out.filled.push((GAS, "1".to_owned()));
             out.filled.push((MICRO, format!("{b} // {world} = {m}")));
         }
@@ -280,6 +280,23 @@ pub(crate) fn import(
         );
     }
 
+    // A key that is "auto" or unreadable cannot be replaced by DeepSpeed's
+    // defaults: stop with the findings so far.
+    let unreadable = [TRAIN_BATCH, MICRO, GAS]
+        .into_iter()
+        .zip([&tb, &mb, &gas])
+        .any(|(key, v)| {
+            v.is_none()
+                && r.node(&[key])
+                    .is_some_and(|n| !matches!(n.kind, crate::source::NodeKind::Null))
+        });
+    if unreadable {
+        return Err(ImportError::Invalid {
+            name: name.to_owned(),
+            findings: r.findings,
+        });
+    }
+
     // DeepSpeed's own arithmetic, with its numbers.
     let f = fill(
         tb.as_ref().map(|v| v.value),
@@ -299,24 +316,44 @@ pub(crate) fn import(
             .map(|(k, how)| format!("{k} = {how}"))
             .collect::<Vec<_>>()
             .join(" and ");
+        // The exact quotient DeepSpeed floors.
+        let b = tb.as_ref().map_or(0, |v| v.value);
+        let (other_key, other) = match (&mb, &gas) {
+            (Some(m), _) => (MICRO, m.value),
+            (None, Some(g)) => (GAS, g.value),
+            (None, None) => (GAS, 1),
+        };
+        let divisor = other.saturating_mul(ds_world).max(1);
+        let exact = format!(
+            "{b} / ({other_key} {other} × world_size {ds_world}) = {}",
+            b as f64 / divisor as f64
+        );
         r.push(
             Finding::error(
                 codes::ROUNDS,
                 ds_key_path(f.filled.first().map_or(TRAIN_BATCH, |(k, _)| k)),
-                format!("DeepSpeed would floor: it sets {sets}, dropping a remainder"),
+                format!("DeepSpeed would floor: it sets {sets}, where {exact}"),
             )
-            .help("give values that divide exactly; accum's exact solution follows")
+            .help("give values that divide exactly; accum's exact solution is in the next findings")
             .at(anchor.clone(), "floored by DeepSpeed"),
         );
     }
     if let Some(message) = f.engine_message(ds_world) {
+        let help = match f.failure {
+            Some(FillFailure::NeitherGiven) => {
+                "give train_batch_size or train_micro_batch_size_per_gpu".to_owned()
+            }
+            _ => format!(
+                "DeepSpeed needs train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × {ds_world} (its world_size), each at least 1"
+            ),
+        };
         r.push(
             Finding::error(
                 codes::ENGINE_ASSERT,
                 ds_key_path(TRAIN_BATCH),
                 format!("DeepSpeed would stop at start-up: \"{message}\""),
             )
-            .help("fix the batch values as accum suggests below")
+            .help(help)
             .at(anchor.clone(), "DeepSpeed's check fails"),
         );
     }
@@ -462,12 +499,13 @@ pub(crate) fn import(
             Severity::Warning,
             &behaviour,
             "drop or pad the data yourself",
+            r.span(&[GAS]),
         ) {
             r.push(f);
         }
     }
 
-    let parallel = opts.model_parallel().then(|| ParallelSection {
+    let parallel = opts.model_parallel().then_some(ParallelSection {
         world_size: world,
         tensor: tp,
         pipeline: pp,

@@ -187,19 +187,27 @@ pub(crate) fn import(
     {
         match total {
             Some(t) => {
-                // The Trainer rounds up: ceil(max_steps × ratio).
-                let exact = ratio.value * t.value() as f64;
-                let steps = exact.ceil();
-                if steps.fract() == 0.0 && steps >= 0.0 && steps < 9.0e15 {
-                    if exact.fract() != 0.0 {
+                // The Trainer computes math.ceil(max_steps * ratio) in
+                // floating point; the exact product comes from the text.
+                let engine = (ratio.value * t.value() as f64).ceil();
+                let written = r.doc.text.get(ratio.span.clone()).unwrap_or("").trim().to_owned();
+                let exact = exact_product(t.value(), &written);
+                if (0.0..9.0e15).contains(&engine) {
+                    let steps = engine as u64;
+                    let exact_whole = exact.as_ref().and_then(|(q, _)| *q);
+                    let exact_text = exact.map_or_else(
+                        || format!("{}", ratio.value * t.value() as f64),
+                        |(_, text)| text,
+                    );
+                    if exact_whole != Some(steps) {
+                        let float = ratio.value * t.value() as f64;
                         r.push(
                             Finding::error(
                                 codes::ROUNDS,
                                 ratio.path.clone(),
                                 format!(
-                                    "the Trainer rounds the warmup up: ceil(max_steps {} × {} = {exact}) = {steps} updates",
+                                    "the Trainer computes the warmup as ceil(max_steps {} × warmup_ratio {written}) in floating point = ceil({float}) = {steps} updates; the exact product is {exact_text}",
                                     t.value(),
-                                    ratio.value
                                 ),
                             )
                             .warning()
@@ -207,7 +215,7 @@ pub(crate) fn import(
                             .at(ratio.span.clone(), "rounded up"),
                         );
                     }
-                    warmup = Some(Span::new(steps as u64, UnitKind::Update));
+                    warmup = Some(Span::new(steps, UnitKind::Update));
                 }
             }
             None => r.push(
@@ -345,6 +353,7 @@ pub(crate) fn import(
             Severity::Warning,
             &behaviour,
             "this matches last_group \"process\"",
+            r.span(&[GAS]),
         ) {
             r.push(f);
         }
@@ -486,4 +495,49 @@ pub(crate) fn export(c: &Canonical) -> Result<String, ExportError> {
     let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default();
     text.push('\n');
     Ok(text)
+}
+
+/// `count × decimal` computed exactly from the decimal's text ("0.03"):
+/// the whole result when it is whole, and its decimal rendering. `None`
+/// when the text is not a plain decimal (an exponent, a sign).
+fn exact_product(count: u64, decimal: &str) -> Option<(Option<u64>, String)> {
+    let (int, frac) = decimal.split_once('.').unwrap_or((decimal, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 18
+    {
+        return None;
+    }
+    let digits: u128 = format!("{int}{frac}").parse().ok()?;
+    let scale = 10u128.checked_pow(u32::try_from(frac.len()).ok()?)?;
+    let product = digits.checked_mul(u128::from(count))?;
+    let (whole, rest) = (product / scale, product % scale);
+    let text = if rest == 0 {
+        whole.to_string()
+    } else {
+        let frac_text = format!("{rest:0width$}", width = frac.len());
+        format!("{whole}.{}", frac_text.trim_end_matches('0'))
+    };
+    Some((
+        (rest == 0).then(|| u64::try_from(whole).ok()).flatten(),
+        text,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exact_product;
+
+    #[test]
+    fn exact_products_from_decimal_text() {
+        assert_eq!(
+            exact_product(1234, "0.03"),
+            Some((None, "37.02".to_owned()))
+        );
+        assert_eq!(exact_product(100, "0.07"), Some((Some(7), "7".to_owned())));
+        assert_eq!(exact_product(3, "1e-2"), None);
+        // Python: math.ceil(100 * 0.07) == 8, one more than the exact 7.
+        assert_eq!((0.07f64 * 100.0).ceil(), 8.0);
+    }
 }

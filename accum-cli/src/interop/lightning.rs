@@ -409,6 +409,7 @@ pub(crate) fn import(
                 "Lightning steps the optimizer on the last batch of the epoch with only those microbatches, but still divides each loss by {ACC} = {a}, so that update is scaled down instead of normalized by what it contains (R4)"
             ),
             "drop the partial group (drop_last in the sampler), or rescale its loss by A / microbatches in it",
+            acc_node.as_ref().map_or(root.clone(), |n| n.span.clone()),
         )
     {
         r.push(f);

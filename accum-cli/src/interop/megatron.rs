@@ -152,13 +152,27 @@ fn args(text: &str) -> Vec<Arg> {
         }
         let name = w.text.replace('_', "-");
         let takes_value = !FLAGS.contains(&name.as_str());
-        let value = if takes_value {
-            ws.get(i).filter(|n| !n.text.starts_with("--")).cloned()
-        } else {
-            None
+        // `--rampup-batch-size start increment samples` takes three words.
+        let nargs = match name.as_str() {
+            _ if !takes_value => 0,
+            "--rampup-batch-size" => 3,
+            _ => 1,
         };
-        if value.is_some() {
-            i += 1;
+        let mut value: Option<Word> = None;
+        for _ in 0..nargs {
+            match ws.get(i).filter(|n| !n.text.starts_with("--")) {
+                Some(next) => {
+                    value = Some(match value {
+                        Some(v) => Word {
+                            text: format!("{} {}", v.text, next.text),
+                            span: v.span.start..next.span.end,
+                        },
+                        None => next.clone(),
+                    });
+                    i += 1;
+                }
+                None => break,
+            }
         }
         out.push(Arg {
             name,
@@ -332,10 +346,11 @@ pub(crate) fn import(
             let span = a
                 .get("--tensor-model-parallel-size")
                 .map_or(top.clone(), |x| x.span.clone());
-            a.findings.push(
-                super::plan_finding(&err, Args::path("--tensor-model-parallel-size"), span)
-                    .help("Megatron asserts that the world size is divisible by tensor × pipeline × context parallel sizes; change the launcher or the degrees"),
-            );
+            a.findings.push(super::plan_finding(
+                &err,
+                Args::path("--tensor-model-parallel-size"),
+                span,
+            ));
             return Err(invalid(a.findings));
         }
     };
@@ -526,6 +541,7 @@ pub(crate) fn import(
             Severity::Warning,
             "Megatron only runs whole global batches over a sample index that runs on across epochs, so no partial group is run: the leftover examples of the last pass are not used",
             "accept the drop, or size --train-samples to whole global batches",
+            b_span.clone(),
         )
     {
         a.findings.push(f);

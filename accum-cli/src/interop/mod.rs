@@ -944,6 +944,7 @@ pub(crate) fn partial_group_finding(
     severity: Severity,
     engine_behaviour: &str,
     help: &str,
+    span: Range<usize>,
 ) -> Option<Finding> {
     let b = plan.effective_batch().get();
     let rest = examples % b;
@@ -965,7 +966,8 @@ pub(crate) fn partial_group_finding(
         "{help}; or use {} or {} examples so that every group is whole (R6)",
         full * b,
         (full + 1).saturating_mul(b)
-    ));
+    ))
+    .at(span, format!("groups of {} microbatches", plan.accumulation()));
     if severity == Severity::Warning {
         f = f.warning();
     }
