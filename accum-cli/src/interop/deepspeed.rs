@@ -38,6 +38,12 @@ pub enum FillFailure {
     },
     /// `train_batch_size != micro × gas × world_size`.
     Mismatch,
+    /// A given zero is a divisor in the fill-in: Python raises
+    /// `ZeroDivisionError` before any assertion.
+    DivisionByZero {
+        /// The key that is zero.
+        key: &'static str,
+    },
 }
 
 /// What DeepSpeed makes of the three batch keys for a world size.
@@ -62,6 +68,9 @@ impl Fill {
     pub fn engine_message(&self, world: u64) -> Option<String> {
         let show = |v: Option<u64>| v.map_or_else(|| "None".to_owned(), |v| v.to_string());
         self.failure.map(|failure| match failure {
+            FillFailure::DivisionByZero { key } => {
+                format!("ZeroDivisionError: integer division or modulo by zero ({key} is 0)")
+            }
             FillFailure::NeitherGiven => {
                 "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
                     .to_owned()
@@ -118,6 +127,19 @@ pub fn fill(batch: Option<u64>, micro: Option<u64>, gas: Option<u64>, world: u64
         let first = a / b;
         (first / c, !a.is_multiple_of(b) || !first.is_multiple_of(c))
     };
+    // Python evaluates `batch // micro` (and `// gas`) before any check.
+    let zero_divisor = match (batch, micro, gas) {
+        (Some(_), Some(0), None) => Some(MICRO),
+        (Some(_), None, Some(0)) => Some(GAS),
+        _ if world == 0 && batch.is_some() && (micro.is_none() || gas.is_none()) => {
+            Some("world_size")
+        }
+        _ => None,
+    };
+    if let Some(key) = zero_divisor {
+        out.failure = Some(FillFailure::DivisionByZero { key });
+        return out;
+    }
     match (batch, micro, gas) {
         (Some(_), Some(_), Some(_)) => {}
         (Some(b), Some(m), None) => {
@@ -774,12 +796,77 @@ mod tests {
                 "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
             );
         }
-        // a given zero fails DeepSpeed's positivity check
+        // a given zero fails DeepSpeed's positivity check, or divides by zero
         let f = fill(Some(0), Some(1), Some(1), 1);
         assert_eq!(
             f.failure,
             Some(FillFailure::NotPositive { key: TRAIN_BATCH })
         );
+        let f = fill(Some(8), Some(0), None, 1);
+        assert_eq!(f.failure, Some(FillFailure::DivisionByZero { key: MICRO }));
+        assert_eq!(
+            f.engine_message(1).unwrap(),
+            "ZeroDivisionError: integer division or modulo by zero (train_micro_batch_size_per_gpu is 0)"
+        );
+    }
+
+    /// Exhaustively over small values and every presence pattern: DeepSpeed
+    /// accepts the values exactly when accum's exact plan exists, and then
+    /// both have the same m, A and B (R3). Where DeepSpeed floors, it fails.
+    #[test]
+    fn deepspeed_accepts_exactly_what_accum_solves() {
+        let mut checked = 0;
+        for world in 1..=4u64 {
+            for b in 0..=40u64 {
+                for m in 0..=6u64 {
+                    for g in 0..=6u64 {
+                        for mask in 0..8u8 {
+                            let tb = (mask & 1 != 0).then_some(b);
+                            let mb = (mask & 2 != 0).then_some(m);
+                            let ga = (mask & 4 != 0).then_some(g);
+                            let f = fill(tb, mb, ga, world);
+                            let accumulation = match (tb, mb, ga) {
+                                (Some(_), None, None) | (None, Some(_), None) => Some(1),
+                                _ => ga,
+                            };
+                            let plan = PlanInput {
+                                micro_batch: mb,
+                                accumulation,
+                                replicas: Some(world),
+                                global_batch: tb,
+                                ..PlanInput::default()
+                            }
+                            .resolve();
+                            match (&f.failure, &plan) {
+                                (None, Ok(p)) => {
+                                    assert_eq!(
+                                        (
+                                            f.train_batch_size,
+                                            f.micro_batch,
+                                            f.gradient_accumulation_steps
+                                        ),
+                                        (
+                                            Some(p.effective_batch().get()),
+                                            Some(p.micro_batch()),
+                                            Some(p.accumulation())
+                                        ),
+                                        "{tb:?} {mb:?} {ga:?} world {world}"
+                                    );
+                                    assert!(!f.floored);
+                                }
+                                (Some(_), Err(_)) => {}
+                                other => panic!("{tb:?} {mb:?} {ga:?} world {world}: {other:?}"),
+                            }
+                            if f.floored {
+                                assert!(f.failure.is_some(), "{tb:?} {mb:?} {ga:?} world {world}");
+                            }
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 4 * 41 * 7 * 7 * 8);
     }
 
     #[test]

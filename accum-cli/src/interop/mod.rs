@@ -12,6 +12,20 @@
 //! engine's file from a canonical configuration, consistent by construction,
 //! with every span converted into the engine's unit through the [`Plan`].
 //!
+//! ```
+//! use accum_cli::interop::{Engine, ImportOptions, export, import};
+//!
+//! // DeepSpeed fills gradient_accumulation_steps = 512 // 4 // 8 = 16.
+//! let text = r#"{ "train_batch_size": 512, "train_micro_batch_size_per_gpu": 4 }"#;
+//! let opts = ImportOptions { world_size: Some(8), ..ImportOptions::default() };
+//! let imported = import(Engine::DeepSpeed, "ds.json", text, &opts)?;
+//! assert_eq!(imported.canonical.batch.accumulation, 16);
+//! assert!(imported.canonical.to_toml().contains("global_batch = 512"));
+//! let hf = export(Engine::HuggingFace, &imported.canonical)?;
+//! assert!(hf.contains("\"gradient_accumulation_steps\": 16"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Severity: a finding is an **error** when the engine would fail, silently
 //! train with a batch, schedule or loss denominator other than the one
 //! written, or when the file cannot be read as a plan; it is a **warning**
@@ -688,6 +702,22 @@ pub fn import(
         Engine::HuggingFace => huggingface::import(name, text, opts),
         Engine::Lightning => lightning::import(name, text, opts),
     }
+}
+
+/// Renders findings about an engine file as text: `file:line:col` headers
+/// and the source with the key or argument underlined (works for Megatron's
+/// argument text as well as JSON and YAML).
+pub fn render_findings(name: &str, text: &str, findings: &[Finding], color: bool) -> String {
+    let doc = Document {
+        name: name.to_owned(),
+        text: text.to_owned(),
+        format: SourceFormat::Json,
+        root: Node {
+            span: 0..0,
+            kind: NodeKind::Table(Vec::new()),
+        },
+    };
+    crate::diagnostic::render_text(&doc, findings, color)
 }
 
 /// Writes the engine's file (or argument list) for a canonical configuration.

@@ -25,7 +25,7 @@ fn dir(engine: Engine) -> &'static str {
     }
 }
 
-fn render_findings(text: &str, findings: &[Finding]) -> String {
+fn findings_text(text: &str, findings: &[Finding]) -> String {
     let mut out = String::new();
     for f in findings {
         let (line, col) = f
@@ -59,13 +59,13 @@ fn report(engine: Engine, file: &str, opts: &ImportOptions) -> (String, Option<I
         Ok(imported) => {
             let out = format!(
                 "# findings\n{}\n# canonical\n{}",
-                render_findings(&text, &imported.findings),
+                findings_text(&text, &imported.findings),
                 imported.canonical.to_toml()
             );
             (out, Some(imported))
         }
         Err(ImportError::Invalid { findings, .. }) => (
-            format!("# import refused\n{}", render_findings(&text, &findings)),
+            format!("# import refused\n{}", findings_text(&text, &findings)),
             None,
         ),
         Err(err) => (format!("# import failed\n{err}\n"), None),
@@ -662,4 +662,26 @@ fn garbage_never_panics() {
             }
         }
     }
+}
+
+#[test]
+fn findings_render_with_locations_in_argument_text() {
+    let text = fixture("megatron", "not_divisible.sh");
+    let Err(ImportError::Invalid { findings, .. }) =
+        import(Engine::Megatron, "not_divisible.sh", &text, &world(64))
+    else {
+        panic!("1000 is not a multiple of 128");
+    };
+    let out = render_findings("not_divisible.sh", &text, &findings, false);
+    assert!(
+        out.starts_with("not_divisible.sh:2:42: error: Megatron would stop at start-up"),
+        "{out}"
+    );
+    assert!(out.contains("--global-batch-size 1000"), "{out}");
+    let json = crate::diagnostic::to_json("not_divisible.sh", &text, &findings);
+    assert_eq!(
+        (json[1].line, json[1].column, json[1].end_column),
+        (2, 42, 46)
+    );
+    assert_eq!(json[1].code, codes::NOT_DIVISIBLE);
 }
