@@ -140,7 +140,7 @@ pub(crate) fn import(
                     ),
                 )
                 .help(format!(
-                    "use one accumulation for the run (accum's plan uses the first phase, A = {first}), or count the schedule in examples"
+                    "use one accumulation for the run (accum's plan uses the first phase, A = {first}), or count the schedule in examples; Lightning 2.x takes only an int here, a schedule goes in the GradientAccumulationScheduler callback"
                 ))
                 .at(span, "accumulation schedule"),
             );

@@ -435,7 +435,7 @@ pub(crate) fn import(
                     codes::ROUNDS,
                     Args::path("--train-samples"),
                     format!(
-                        "Megatron sets train_iters = train_samples // global_batch_size = {samples} // {b} = {}, silently dropping {} samples",
+                        "Megatron sets train_iters = train_samples // global_batch_size = {samples} // {b} = {}, silently dropping {} samples (recent versions refuse instead: train_samples must be divisible by global_batch_size)",
                         samples / b,
                         samples % b
                     ),
