@@ -685,3 +685,31 @@ fn findings_render_with_locations_in_argument_text() {
     );
     assert_eq!(json[1].code, codes::NOT_DIVISIBLE);
 }
+
+#[test]
+fn import_errors_say_what_and_where() {
+    let text = fixture("deepspeed", "floor_gas.json");
+    let err = import(Engine::DeepSpeed, "floor_gas.json", &text, &world(2)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "floor_gas.json cannot be turned into a plan (3 errors); \
+         DeepSpeed would floor: it sets gradient_accumulation_steps = 30 // 2 // 2 = 7, where 30 / (train_micro_batch_size_per_gpu 2 × world_size 2) = 7.5; \
+         DeepSpeed would stop at start-up: \"Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 30 != 2 * 7 * 2\"; \
+         cannot solve accumulation: global_batch 30 is not a multiple of micro_batch 2 × replicas 2 = 4"
+    );
+    let err = import(Engine::HuggingFace, "args.json", "{\"a\": ", &procs(1)).unwrap_err();
+    assert!(
+        err.to_string().starts_with("args.json:1:7: invalid JSON"),
+        "{err}"
+    );
+
+    let opts = ImportOptions {
+        variable_lengths: true,
+        ..procs(8)
+    };
+    let text = fixture("hf", "avg_tokens_off.json");
+    let imported = import(Engine::HuggingFace, "a.json", &text, &opts).expect("imports");
+    assert!(imported.has_errors());
+    let imported = import(Engine::HuggingFace, "a.json", &text, &procs(8)).expect("imports");
+    assert!(!imported.has_errors());
+}
