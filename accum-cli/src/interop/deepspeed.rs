@@ -12,13 +12,13 @@
 //! `deepspeed.initialize`, else every rank (divided by
 //! `sequence_parallel_size` when the config sets it).
 
-use accum_core::{LastGroup, Plan, PlanInput, Span, UnitKind};
+use accum_core::{LastGroup, PlanInput, Span, UnitKind};
 use serde_json::{Map, Value, json};
 
 use super::{
-    At, BatchSection, Canonical, DataSection, Engine, ExportError, ImportError, ImportOptions,
-    Imported, LogSection, LossScale, LossSection, Normalization, OptimizerSection, ParallelSection,
-    PrecisionMode, PrecisionSection, Reader, RunSection, ScheduleSection, codes, path_of,
+    At, Canonical, DataSection, Engine, ExportError, ImportError, ImportOptions, Imported,
+    LogSection, LossScale, LossSection, Normalization, OptimizerSection, ParallelSection,
+    PrecisionMode, PrecisionSection, Reader, RunSection, ScheduleSection, batch_of, codes, path_of,
 };
 use crate::diagnostic::{Finding, Severity};
 
@@ -550,29 +550,9 @@ pub(crate) fn import(
         },
         log,
     };
-    finish(name, canonical, r.findings)
-}
-
-/// The `[batch]` section of a plan, with `B` written out.
-pub(crate) fn batch_of(plan: &Plan) -> BatchSection {
-    BatchSection {
-        micro_batch: plan.micro_batch(),
-        accumulation: plan.accumulation(),
-        replicas: plan.replicas(),
-        global_batch: Some(plan.effective_batch().get()),
-        seq_len: plan.seq_len(),
-    }
-}
-
-/// Wraps a finished import.
-pub(crate) fn finish(
-    _name: &str,
-    canonical: Canonical,
-    findings: Vec<Finding>,
-) -> Result<Imported, ImportError> {
     Ok(Imported {
         canonical,
-        findings,
+        findings: r.findings,
     })
 }
 

@@ -12,11 +12,10 @@
 use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
 use serde_json::{Map, Value, json};
 
-use super::deepspeed::{batch_of, finish};
 use super::{
     Canonical, DataSection, Engine, ExportError, ImportError, ImportOptions, Imported, LogSection,
     LossScale, LossSection, Normalization, OptimizerSection, ParallelSection, PrecisionMode,
-    PrecisionSection, Reader, RunSection, ScheduleSection, codes, path_of,
+    PrecisionSection, Reader, RunSection, ScheduleSection, batch_of, codes, path_of,
 };
 use crate::diagnostic::{Finding, Severity};
 
@@ -382,7 +381,10 @@ pub(crate) fn import(
         },
         log,
     };
-    finish(name, canonical, r.findings)
+    Ok(Imported {
+        canonical,
+        findings: r.findings,
+    })
 }
 
 /// Writes `TrainingArguments` JSON; launch with Accelerate's

@@ -13,12 +13,12 @@
 
 use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
 
-use super::deepspeed::{batch_of, check_normalization, finish};
+use super::deepspeed::check_normalization;
 use super::huggingface::TORCH_SCALER;
 use super::{
     At, Canonical, DataSection, Engine, ExportError, ImportError, ImportOptions, Imported,
     LogSection, LossSection, Normalization, OptimizerSection, ParallelSection, PrecisionMode,
-    PrecisionSection, Reader, RunSection, ScheduleSection, codes,
+    PrecisionSection, Reader, RunSection, ScheduleSection, batch_of, codes,
 };
 use crate::diagnostic::{Finding, Severity};
 use crate::source::NodeKind;
@@ -441,7 +441,10 @@ pub(crate) fn import(
         },
         log,
     };
-    finish(name, canonical, r.findings)
+    Ok(Imported {
+        canonical,
+        findings: r.findings,
+    })
 }
 
 /// Writes a LightningCLI YAML file: `trainer:` arguments and

@@ -14,11 +14,10 @@ use std::ops::Range;
 
 use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
 
-use super::deepspeed::{batch_of, finish};
 use super::{
     Canonical, DataSection, Engine, ExportError, ImportError, ImportOptions, Imported, LogSection,
     LossScale, LossSection, Normalization, OptimizerSection, ParallelSection, PrecisionMode,
-    PrecisionSection, RunSection, ScheduleSection, codes,
+    PrecisionSection, RunSection, ScheduleSection, batch_of, codes,
 };
 use crate::diagnostic::{Finding, Severity};
 
@@ -569,7 +568,10 @@ pub(crate) fn import(
         },
         log,
     };
-    finish(name, canonical, a.findings)
+    Ok(Imported {
+        canonical,
+        findings: a.findings,
+    })
 }
 
 /// Writes Megatron-LM arguments, one per line with `\` continuations, after

@@ -1064,6 +1064,17 @@ pub(crate) fn run_name(name: &str) -> String {
     }
 }
 
+/// The `[batch]` section of a plan, with `B` written out.
+pub(crate) fn batch_of(plan: &Plan) -> BatchSection {
+    BatchSection {
+        micro_batch: plan.micro_batch(),
+        accumulation: plan.accumulation(),
+        replicas: plan.replicas(),
+        global_batch: Some(plan.effective_batch().get()),
+        seq_len: plan.seq_len(),
+    }
+}
+
 /// Formats a float the way JSON and Python write it (`1.0`, `0.0003`).
 pub(crate) fn json_float(value: f64) -> String {
     serde_json::Number::from_f64(value).map_or_else(|| "null".to_owned(), |n| n.to_string())
