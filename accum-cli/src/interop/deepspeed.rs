@@ -671,7 +671,8 @@ pub(crate) fn export(c: &Canonical) -> Result<String, ExportError> {
         )?;
         root.insert("steps_per_print".into(), json!(v));
     }
-    let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&Value::Object(root))
+        .expect("a JSON value of strings, numbers and objects always serializes");
     text.push('\n');
     Ok(text)
 }

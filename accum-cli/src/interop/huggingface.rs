@@ -494,7 +494,8 @@ pub(crate) fn export(c: &Canonical) -> Result<String, ExportError> {
         )?;
         root.insert("logging_steps".into(), json!(v));
     }
-    let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&Value::Object(root))
+        .expect("a JSON value of strings, numbers and objects always serializes");
     text.push('\n');
     Ok(text)
 }

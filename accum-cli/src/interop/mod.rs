@@ -722,6 +722,7 @@ pub fn render_findings(name: &str, text: &str, findings: &[Finding], color: bool
 
 /// Writes the engine's file (or argument list) for a canonical configuration.
 pub fn export(engine: Engine, canonical: &Canonical) -> Result<String, ExportError> {
+    check_finite(engine, canonical)?;
     match engine {
         Engine::DeepSpeed => deepspeed::export(canonical),
         Engine::Megatron => megatron::export(canonical),
@@ -1062,6 +1063,37 @@ pub(crate) fn run_name(name: &str) -> String {
     } else {
         stem.to_owned()
     }
+}
+
+/// Every float of the configuration must be a finite number ≥ 0: an engine
+/// file cannot say `nan` (JSON would write `null`).
+fn check_finite(engine: Engine, c: &Canonical) -> Result<(), ExportError> {
+    let scale = c.precision.loss_scale;
+    let values = [
+        ("optimizer.clip_norm", c.optimizer.clip_norm),
+        ("optimizer.lr", c.optimizer.lr),
+        ("precision.loss_scale.init", scale.map(|s| s.init)),
+        (
+            "precision.loss_scale.growth_factor",
+            scale.and_then(|s| s.growth_factor),
+        ),
+        (
+            "precision.loss_scale.backoff_factor",
+            scale.and_then(|s| s.backoff_factor),
+        ),
+    ];
+    for (key, value) in values {
+        if let Some(v) = value
+            && !(v.is_finite() && v >= 0.0)
+        {
+            return Err(ExportError::Unsupported {
+                engine,
+                key,
+                reason: format!("{v} is not a finite number ≥ 0; write a finite value"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The `[batch]` section of a plan, with `B` written out.

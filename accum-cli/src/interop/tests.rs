@@ -600,6 +600,16 @@ fn export_refuses_what_an_engine_cannot_say() {
     };
     let err = export(Engine::DeepSpeed, &c).unwrap_err();
     assert!(err.to_string().contains("use 512 or 1024"), "{err}");
+    let mut c = canonical();
+    c.optimizer.lr = Some(f64::NAN);
+    for engine in Engine::ALL {
+        assert_eq!(
+            export(engine, &c).unwrap_err().to_string(),
+            format!(
+                "{engine} cannot express optimizer.lr: NaN is not a finite number ≥ 0; write a finite value"
+            )
+        );
+    }
 }
 
 #[test]
