@@ -272,7 +272,7 @@ fn megatron_correct_reads_the_launcher_and_round_trips() {
 
 #[test]
 fn megatron_failures() {
-    let cases: [(&str, ImportOptions, &[&str], bool); 7] = [
+    let cases: [(&str, ImportOptions, &[&str], bool); 8] = [
         (
             "not_divisible.sh",
             world(64),
@@ -298,6 +298,7 @@ fn megatron_failures() {
         ("train_samples_floor.sh", world(8), &[codes::ROUNDS], true),
         ("rampup.sh", world(8), &[codes::SCHEDULE_SHIFT], true),
         ("missing_micro.sh", world(8), &[codes::MISSING], false),
+        ("duplicate.sh", world(8), &[codes::VALUE], true),
     ];
     for (file, opts, expected, imports) in cases {
         let (out, imported) = report(Engine::Megatron, file, &opts);
@@ -722,4 +723,31 @@ fn import_errors_say_what_and_where() {
     assert!(imported.has_errors());
     let imported = import(Engine::HuggingFace, "a.json", &text, &procs(8)).expect("imports");
     assert!(!imported.has_errors());
+}
+
+/// Every fixture is exercised by a test above (its name appears in this
+/// file), and none makes import panic.
+#[test]
+fn every_fixture_is_tested() {
+    let source = include_str!("tests.rs");
+    for engine in Engine::ALL {
+        let path = format!(
+            "{}/../tests/fixtures/interop/{}",
+            env!("CARGO_MANIFEST_DIR"),
+            dir(engine)
+        );
+        let mut names: Vec<String> = fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert!(!names.is_empty(), "{path}");
+        for name in names {
+            assert!(
+                source.contains(&format!("\"{name}\"")),
+                "{path}/{name} is not used by a test"
+            );
+            let _ = import(engine, &name, &fixture(dir(engine), &name), &world(8));
+        }
+    }
 }
