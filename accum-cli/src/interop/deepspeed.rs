@@ -252,7 +252,12 @@ pub(crate) fn import(
             findings: r.findings,
         });
     };
+    // DeepSpeed's sequence parallelism (Ulysses) splits one model copy's
+    // sequence: it is the context degree unless the options say otherwise.
+    let sp = r.uint(&["sequence_parallel_size"], 1);
     let (tp, pp, cp) = opts.degrees();
+    let cp = opts.context.or(sp.as_ref().map(|s| s.value)).unwrap_or(cp);
+    let model_parallel = tp > 1 || pp > 1 || cp > 1;
     let layout = accum_core::Layout::new(world, tp, pp, cp);
     let replicas = match layout.replicas() {
         Ok(d) => d,
@@ -264,7 +269,6 @@ pub(crate) fn import(
             });
         }
     };
-    let sp = r.uint(&["sequence_parallel_size"], 1);
     let ds_world = if opts.deepspeed_mpu {
         replicas
     } else if let Some(sp) = &sp {
@@ -286,15 +290,13 @@ pub(crate) fn import(
     } else {
         world
     };
-    if opts.model_parallel() && !opts.deepspeed_mpu && ds_world != replicas {
+    if model_parallel && !opts.deepspeed_mpu && ds_world != replicas {
         r.push(
             Finding::error(
                 codes::MODEL_PARALLEL,
                 vec![TRAIN_BATCH.to_owned()],
                 format!(
-                    "without a model-parallel unit DeepSpeed divides by all {ds_world} ranks, counting the tensor {tp} × pipeline {pp} × context {cp} = {} devices of each model copy as replicas; the data-parallel replicas are D = {world} / {} = {replicas}",
-                    tp * pp * cp,
-                    tp * pp * cp
+                    "without a model-parallel unit DeepSpeed divides by {ds_world} ranks, but only D = {world} / (tensor {tp} × pipeline {pp} × context {cp}) = {replicas} are data-parallel replicas: devices that share one model copy are counted as replicas"
                 ),
             )
             .help("pass the model-parallel unit (mpu) to deepspeed.initialize so that DeepSpeed uses the data-parallel size (R3)")
@@ -527,7 +529,7 @@ pub(crate) fn import(
         }
     }
 
-    let parallel = opts.model_parallel().then_some(ParallelSection {
+    let parallel = model_parallel.then_some(ParallelSection {
         world_size: world,
         tensor: tp,
         pipeline: pp,
@@ -574,6 +576,12 @@ pub(crate) fn export(c: &Canonical) -> Result<String, ExportError> {
     root.insert(TRAIN_BATCH.into(), json!(plan.effective_batch().get()));
     root.insert(MICRO.into(), json!(plan.micro_batch()));
     root.insert(GAS.into(), json!(plan.accumulation()));
+    if let Some(p) = c.parallel
+        && p.context > 1
+    {
+        // Ulysses sequence parallelism: DeepSpeed divides its world by it.
+        root.insert("sequence_parallel_size".into(), json!(p.context));
+    }
     match c.precision.mode {
         PrecisionMode::Fp32 => {}
         PrecisionMode::Bf16 => {

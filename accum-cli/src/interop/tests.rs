@@ -254,6 +254,24 @@ fn deepspeed_model_parallel_partial_group_and_tokens() {
     );
 }
 
+#[test]
+fn deepspeed_sequence_parallel_devices_are_not_replicas() {
+    // 16 ranks / sequence_parallel_size 4 = 4 replicas: 64 = 2 × 8 × 4.
+    let opts = world(16);
+    let (out, imported) = report(Engine::DeepSpeed, "sequence_parallel.json", &opts);
+    insta::assert_snapshot!("deepspeed_sequence_parallel", out);
+    let imported = imported.expect("imports");
+    assert!(imported.findings.is_empty(), "{out}");
+    let b = imported.canonical.batch;
+    assert_eq!((b.micro_batch, b.accumulation, b.replicas), (2, 8, 4));
+    assert_eq!(imported.canonical.parallel.map(|p| p.context), Some(4));
+    let exported = round_trip(Engine::DeepSpeed, &imported, &opts);
+    assert!(
+        exported.contains("\"sequence_parallel_size\": 4"),
+        "{exported}"
+    );
+}
+
 // --- Megatron -------------------------------------------------------------
 
 #[test]
