@@ -134,8 +134,19 @@ fn color() -> bool {
     std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
 }
 
-/// Loads a file, reporting load errors as findings (exit 1) or usage errors (exit 2).
-pub(crate) fn load(path: &Path) -> Result<Result<Document, Vec<(Document, Finding)>>, CliError> {
+/// A file that could not be parsed, with the finding that says why.
+pub(crate) struct Rejected {
+    /// The file name.
+    pub(crate) name: String,
+    /// Its text.
+    pub(crate) text: String,
+    /// The syntax finding.
+    pub(crate) finding: Finding,
+}
+
+/// Loads a file; a syntax error becomes a located finding (exit 1), other
+/// load errors are usage or I/O errors (exit 2).
+pub(crate) fn load(path: &Path) -> Result<Result<Document, Rejected>, CliError> {
     match Document::load(path) {
         Ok(doc) => Ok(Ok(doc)),
         Err(LoadError::Syntax(err)) => {
@@ -146,16 +157,11 @@ pub(crate) fn load(path: &Path) -> Result<Result<Document, Vec<(Document, Findin
                 format!("invalid {}: {}", err.format.name(), err.message),
             )
             .at(span, "here");
-            let doc = Document {
+            Ok(Err(Rejected {
                 name: err.name,
                 text: err.text,
-                format: err.format,
-                root: crate::source::Node {
-                    span: 0..0,
-                    kind: crate::source::NodeKind::Table(Vec::new()),
-                },
-            };
-            Ok(Err(vec![(doc, finding)]))
+                finding,
+            }))
         }
         Err(err) => Err(CliError::usage(err)),
     }
@@ -215,12 +221,15 @@ pub(crate) fn load_checked<T: CliConfig>(
     let doc = match load(path)? {
         Ok(doc) => doc,
         Err(bad) => {
-            for (doc, finding) in &bad {
-                eprint!(
-                    "{}",
-                    diagnostic::render_text(doc, std::slice::from_ref(finding), color())
-                );
-            }
+            eprint!(
+                "{}",
+                diagnostic::render_text(
+                    &bad.name,
+                    &bad.text,
+                    std::slice::from_ref(&bad.finding),
+                    color()
+                )
+            );
             return Err(CliError::invalid(format!(
                 "{}: not a valid configuration",
                 path.display()
@@ -233,7 +242,10 @@ pub(crate) fn load_checked<T: CliConfig>(
         .filter(|f| f.severity == diagnostic::Severity::Error)
         .count();
     if !findings.is_empty() {
-        eprint!("{}", diagnostic::render_text(&doc, &findings, color()));
+        eprint!(
+            "{}",
+            diagnostic::render_text(&doc.name, &doc.text, &findings, color())
+        );
     }
     if errors > 0 {
         return Err(CliError::invalid(format!(
@@ -281,42 +293,40 @@ fn validate_files<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
     let mut text = String::new();
     let mut any_error = false;
     for path in &args.files {
-        let checked: Vec<(Document, Vec<Finding>)> = match load(path)? {
+        let (name, source, findings) = match load(path)? {
             Ok(doc) => {
                 let findings = check_document::<T>(&doc, &schema, &map, typed)?;
-                vec![(doc, findings)]
+                (doc.name, doc.text, findings)
             }
-            Err(bad) => bad.into_iter().map(|(doc, f)| (doc, vec![f])).collect(),
+            Err(bad) => (bad.name, bad.text, vec![bad.finding]),
         };
-        for (doc, findings) in checked {
-            let errors = findings
-                .iter()
-                .filter(|f| f.severity == diagnostic::Severity::Error)
-                .count();
-            let warnings = findings.len() - errors;
-            any_error |= errors > 0;
-            match args.format {
-                Format::Text => {
-                    text.push_str(&diagnostic::render_text(&doc, &findings, color()));
-                    if errors == 0 && warnings == 0 {
-                        text.push_str(&format!("{}: ok\n", doc.name));
-                    } else {
-                        text.push_str(&format!(
-                            "{}: {errors} error{}, {warnings} warning{}\n",
-                            doc.name,
-                            if errors == 1 { "" } else { "s" },
-                            if warnings == 1 { "" } else { "s" }
-                        ));
-                    }
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == diagnostic::Severity::Error)
+            .count();
+        let warnings = findings.len() - errors;
+        any_error |= errors > 0;
+        match args.format {
+            Format::Text => {
+                text.push_str(&diagnostic::render_text(&name, &source, &findings, color()));
+                if errors == 0 && warnings == 0 {
+                    text.push_str(&format!("{name}: ok\n"));
+                } else {
+                    text.push_str(&format!(
+                        "{}: {errors} error{}, {warnings} warning{}\n",
+                        name,
+                        if errors == 1 { "" } else { "s" },
+                        if warnings == 1 { "" } else { "s" }
+                    ));
                 }
-                Format::Json => reports.push(FileReport {
-                    file: doc.name.clone(),
-                    valid: errors == 0,
-                    errors,
-                    warnings,
-                    findings: diagnostic::to_json(&doc.name, &doc.text, &findings),
-                }),
             }
+            Format::Json => reports.push(FileReport {
+                file: name.clone(),
+                valid: errors == 0,
+                errors,
+                warnings,
+                findings: diagnostic::to_json(&name, &source, &findings),
+            }),
         }
     }
     match args.format {

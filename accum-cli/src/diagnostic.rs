@@ -7,7 +7,7 @@ use std::ops::Range;
 use miette::{Diagnostic, LabeledSpan, NamedSource, Severity as MietteSeverity, SourceCode};
 use serde::Serialize;
 
-use crate::source::{Document, line_col};
+use crate::source::line_col;
 
 /// How serious a finding is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -174,7 +174,7 @@ impl Diagnostic for Located<'_> {
 
 /// Renders findings as text: `file:line:col` headers, then miette's report
 /// with the source underlined.
-pub fn render_text(doc: &Document, findings: &[Finding], color: bool) -> String {
+pub fn render_text(name: &str, text: &str, findings: &[Finding], color: bool) -> String {
     let theme = if color {
         miette::GraphicalTheme::unicode()
     } else {
@@ -188,21 +188,21 @@ pub fn render_text(doc: &Document, findings: &[Finding], color: bool) -> String 
         let (line, col) = finding
             .primary
             .as_ref()
-            .map_or((1, 1), |(span, _)| line_col(&doc.text, span.start));
+            .map_or((1, 1), |(span, _)| line_col(text, span.start));
         let kind = match finding.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
         out.push_str(&format!(
             "{}:{line}:{col}: {kind}[{}]: {} ({})\n",
-            doc.name,
+            name,
             finding.code,
             finding.message,
             finding.dotted_path()
         ));
         let located = Located {
             finding,
-            source: NamedSource::new(&doc.name, doc.text.clone()),
+            source: NamedSource::new(name, text.to_owned()),
         };
         if handler.render_report(&mut out, &located).is_err() {
             out.push_str("  (the source could not be rendered)\n");
@@ -264,7 +264,7 @@ pub fn to_json(doc_name: &str, text: &str, findings: &[Finding]) -> Vec<FindingJ
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::SourceFormat;
+    use crate::source::{Document, SourceFormat};
 
     #[test]
     fn renders_location_underline_and_help() {
@@ -279,7 +279,7 @@ mod tests {
         )
         .help("use at least 1")
         .at(span, "zero examples per microbatch");
-        let out = render_text(&doc, std::slice::from_ref(&finding), false);
+        let out = render_text(&doc.name, &doc.text, std::slice::from_ref(&finding), false);
         assert!(
             out.starts_with(
                 "train.toml:2:15: error[accum::plan::zero]: micro_batch is 0 (batch.micro_batch)\n"

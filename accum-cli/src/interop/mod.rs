@@ -708,16 +708,7 @@ pub fn import(
 /// and the source with the key or argument underlined (works for Megatron's
 /// argument text as well as JSON and YAML).
 pub fn render_findings(name: &str, text: &str, findings: &[Finding], color: bool) -> String {
-    let doc = Document {
-        name: name.to_owned(),
-        text: text.to_owned(),
-        format: SourceFormat::Json,
-        root: Node {
-            span: 0..0,
-            kind: NodeKind::Table(Vec::new()),
-        },
-    };
-    crate::diagnostic::render_text(&doc, findings, color)
+    crate::diagnostic::render_text(name, text, findings, color)
 }
 
 /// Writes the engine's file (or argument list) for a canonical configuration.

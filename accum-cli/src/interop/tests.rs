@@ -715,7 +715,9 @@ fn findings_render_with_locations_in_argument_text() {
     };
     let out = render_findings("not_divisible.sh", &text, &findings, false);
     assert!(
-        out.starts_with("not_divisible.sh:2:42: error: Megatron would stop at start-up"),
+        out.starts_with(
+            "not_divisible.sh:2:42: error[accum::interop::engine-assert]: Megatron would stop at start-up"
+        ),
         "{out}"
     );
     assert!(out.contains("--global-batch-size 1000"), "{out}");
