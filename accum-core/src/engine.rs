@@ -455,7 +455,6 @@ pub struct RunOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
     /// Faults to inject.
     pub faults: Vec<Fault>,
-    pub(crate) mistakes: Mistakes,
 }
 
 impl fmt::Debug for RunOptions<'_> {
@@ -632,6 +631,8 @@ pub struct Engine<M: Model = TokenMlp> {
     last_ids: Vec<u64>,
     keep_gradient: bool,
     last_gradient: Option<Tensors>,
+    /// R14 mistakes injected by tests; always off otherwise.
+    pub(crate) mistakes: Mistakes,
 }
 
 impl<M: Model> fmt::Debug for Engine<M> {
@@ -754,6 +755,7 @@ impl<M: Model> Engine<M> {
             last_ids: Vec::new(),
             keep_gradient: false,
             last_gradient: None,
+            mistakes: Mistakes::default(),
             config: config.clone(),
             model,
             dataset,
@@ -874,7 +876,7 @@ impl<M: Model> Engine<M> {
             return Ok(None);
         }
         let attempt = self.counters.update_attempts + 1;
-        let mistakes = options.mistakes;
+        let mistakes = self.mistakes;
         let ignore_index = self.config.loss.ignore_index;
 
         // Fix the group's boundaries first (R5).

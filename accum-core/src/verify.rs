@@ -142,7 +142,6 @@ pub fn compare<M: Model>(
         dump: None,
         stop: None,
         faults: std::mem::take(&mut options.faults),
-        mistakes: options.mistakes,
     };
     let acc_stats = accumulated.step(&mut acc_options)?;
     let big_stats = large.step(&mut RunOptions::default())?;

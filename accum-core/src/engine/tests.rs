@@ -43,11 +43,8 @@ fn run_with(
     mistakes: Mistakes,
 ) -> Result<RunReport, EngineError> {
     let mut engine = Engine::new(plan, config)?;
-    let mut options = RunOptions {
-        mistakes,
-        ..RunOptions::default()
-    };
-    engine.run(&mut options)
+    engine.mistakes = mistakes;
+    engine.run(&mut RunOptions::default())
 }
 
 #[test]
