@@ -505,13 +505,25 @@ struct GroupContext<'a> {
     faults: &'a [Fault],
     mistakes: Mistakes,
     fixed_bytes: MemoryBreakdown,
+    /// Simulate the fp16 range on the replica's own gradients too.
+    fp16: bool,
 }
 
 struct ReplicaOutcome {
     sums: LossSums,
+    /// fp16: the replica's scaled gradients left the fp16 range before the
+    /// reduction (opposite signs could cancel in the sum and hide it).
+    overflow: bool,
     zeroings: u64,
     peak: MemoryBreakdown,
     denominator: f64,
+}
+
+/// Whether scaled gradients leave the fp16 range: an element above 65504
+/// or not a number.
+fn fp16_overflow(grads: &Tensors) -> bool {
+    let max = grads.max_abs();
+    max.is_nan() || max > FP16_MAX
 }
 
 fn run_replica<M: Model>(
@@ -590,12 +602,14 @@ fn run_replica<M: Model>(
             peak = sample;
         }
     }
+    let overflow = ctx.fp16 && fp16_overflow(&state.grads);
     // R9, R17: one gradient reduction per group, after the last microbatch.
     reducer
         .all_reduce_grads(rank, &mut state.grads)
         .map_err(EngineError::Reduce)?;
     Ok(ReplicaOutcome {
         sums,
+        overflow,
         zeroings,
         peak,
         denominator,
@@ -931,6 +945,7 @@ impl<M: Model> Engine<M> {
             faults: &faults,
             mistakes,
             fixed_bytes,
+            fp16: self.config.precision.mode == PrecisionMode::Fp16,
         };
         let outcomes = self.run_replicas(&ctx);
         options.faults = faults;
@@ -938,8 +953,10 @@ impl<M: Model> Engine<M> {
 
         let mut sums = LossSums::default();
         let mut zeroings = 0;
+        let mut replica_overflow = false;
         for (rank, o) in outcomes.iter().enumerate() {
             sums.add(&o.sums);
+            replica_overflow |= o.overflow;
             zeroings += o.zeroings;
             let activations = self.model.workspace_bytes(&self.replicas[rank].workspace) as u64;
             self.memory.sample(
@@ -988,10 +1005,7 @@ impl<M: Model> Engine<M> {
         let grads = &mut self.replicas[0].grads;
         let overflow = match self.config.precision.mode {
             // Simulated fp16 range: a scaled element above 65504 overflows.
-            PrecisionMode::Fp16 => {
-                let max = grads.max_abs();
-                max.is_nan() || max > FP16_MAX
-            }
+            PrecisionMode::Fp16 => replica_overflow || fp16_overflow(grads),
             PrecisionMode::Fp32 | PrecisionMode::Bf16 => !grads.all_finite(),
         };
         if loss_scale != 1.0 {

@@ -714,3 +714,65 @@ fn dump_files_are_readable() {
     assert_eq!(leftovers, 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A user model (here a wrapper) that fails on one example: the replica's
+/// panic aborts the reduction, so the other replica does not wait forever.
+struct FailsOn {
+    inner: TokenMlp,
+    id: u64,
+}
+
+impl Model for FailsOn {
+    type Workspace = crate::model::MlpWorkspace;
+
+    fn kind(&self) -> &'static str {
+        "fails_on"
+    }
+    fn params(&self) -> &Tensors {
+        self.inner.params()
+    }
+    fn params_mut(&mut self) -> &mut Tensors {
+        self.inner.params_mut()
+    }
+    fn workspace(&self, max_positions: usize) -> Self::Workspace {
+        self.inner.workspace(max_positions)
+    }
+    fn workspace_bytes(&self, workspace: &Self::Workspace) -> usize {
+        self.inner.workspace_bytes(workspace)
+    }
+    fn forward_backward(
+        &self,
+        batch: &Batch,
+        scale: &GradScale,
+        grads: &mut Tensors,
+        workspace: &mut Self::Workspace,
+    ) -> LossSums {
+        assert!(
+            !batch.ids.contains(&self.id),
+            "example {} is corrupt",
+            self.id
+        );
+        self.inner.forward_backward(batch, scale, grads, workspace)
+    }
+    fn describe(&self) -> serde_json::Value {
+        self.inner.describe()
+    }
+}
+
+#[test]
+fn a_failing_replica_aborts_the_group_instead_of_hanging() {
+    let config = small(16);
+    let data = Dataset::synthetic(&config.data);
+    let model = FailsOn {
+        inner: TokenMlp::new(16, 8, 16, 1),
+        id: 3,
+    };
+    let mut engine = Engine::with_model(&plan(2, 2, 2), &config, model, data).unwrap();
+    let err = engine.run(&mut RunOptions::default()).unwrap_err();
+    match err {
+        EngineError::ReplicaPanicked { message, .. } => {
+            assert!(message.contains("example 3 is corrupt"), "{message}");
+        }
+        other => panic!("expected the replica's panic, got {other}"),
+    }
+}
