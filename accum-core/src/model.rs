@@ -22,7 +22,7 @@ use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, Ix2, IxDyn};
 
 use crate::data::{Batch, Rng};
 use crate::settings::Normalization;
-use crate::tensor::{Tensors, flat_mut};
+use crate::tensor::{Tensors, fast_exp, fast_tanh, flat_mut, max_of, sum_of};
 
 /// How one microbatch weights its token losses: the group's normalization
 /// and global denominator (R4) and the loss scale (R7).
@@ -401,7 +401,7 @@ impl Model for TokenMlp {
             &mut mat_mut(&mut ws.h, n, fd),
         );
         for v in &mut ws.h[..n * fd] {
-            *v = v.tanh();
+            *v = fast_tanh(*v);
         }
         // logits = h·w2 + b2
         for row in ws.logits[..n * vd].chunks_exact_mut(vd) {
@@ -429,14 +429,12 @@ impl Model for TokenMlp {
         for (k, row) in ws.logits[..n * vd].chunks_exact_mut(vd).enumerate() {
             let lab = ws.lab[k];
             let w = ws.wt[k];
-            let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let mut sum = 0.0f32;
+            let max = max_of(row);
             let target = row[lab];
             for v in row.iter_mut() {
-                let e = (*v - max).exp();
-                *v = e;
-                sum += e;
+                *v = fast_exp(*v - max);
             }
+            let sum = sum_of(row);
             let loss = f64::from(max + sum.ln() - target);
             let coef = w / sum;
             for v in row.iter_mut() {
