@@ -407,6 +407,12 @@ fn r7_injected_fault_is_skipped_in_every_precision() {
         assert_eq!(report.counters.update_attempts, 4);
         assert_eq!(report.counters.applied_updates, Updates::new(3));
         assert_eq!(report.loss_scaling, mode == PrecisionMode::Fp16);
+        // The skipped attempt's infinite norm survives a JSON round trip as null.
+        let json = report.to_json();
+        assert!(json.contains("\"grad_norm\": null"), "{mode}");
+        let back: RunReport = serde_json::from_str(&json).unwrap();
+        assert!(back.updates[1].grad_norm.is_nan());
+        assert!((back.updates[2].grad_norm - report.updates[2].grad_norm).abs() < 1e-12);
     }
 }
 
