@@ -91,16 +91,57 @@ fn sgemm_seconds(n: usize, reps: u32) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// CPU seconds this process has used (user + system), from `/proc/self/stat`
+/// (Linux; clock ticks assumed at 100 Hz). `None` elsewhere.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which is in parentheses): state is
+    // field 3, utime field 14, stime field 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// How much two threads of independent 512³ matmuls gain over one, right
+/// now: the ceiling for D=2 replicas on this machine (1.0 when the second
+/// core is busy with other work).
+fn two_thread_sgemm_speedup() -> f64 {
+    let start = Instant::now();
+    black_box(sgemm_seconds(512, 20));
+    let one = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        let a = s.spawn(|| sgemm_seconds(512, 20));
+        let b = s.spawn(|| sgemm_seconds(512, 20));
+        black_box(a.join().expect("a matmul thread finishes"));
+        black_box(b.join().expect("a matmul thread finishes"));
+    });
+    2.0 * one / start.elapsed().as_secs_f64()
+}
+
 fn summary() {
     let sgemm = sgemm_seconds(512, 40);
     let sgemm_gflops = 2.0 * 512f64.powi(3) / sgemm / 1e9;
     println!(
-        "sgemm 512³: {:.2} ms, {sgemm_gflops:.1} GFLOP/s (one thread)",
+        "sgemm 512³ (fastest of 40): {:.2} ms, {sgemm_gflops:.1} GFLOP/s (one thread)",
         sgemm * 1e3
     );
     println!(
-        "{:<14} {:>10} {:>12} {:>12} {:>8} {:>14} {:>16}",
-        "plan", "ms/update", "tokens/upd", "tokens/s", "MFU", "peak bytes", "activation bytes"
+        "two threads of sgemm 512³ vs one, now: {:.2}× (the ceiling for D=2)",
+        two_thread_sgemm_speedup()
+    );
+    println!(
+        "{:<14} {:>10} {:>12} {:>12} {:>8} {:>10} {:>14} {:>16}",
+        "plan",
+        "ms/update",
+        "tokens/upd",
+        "tokens/s",
+        "MFU",
+        "cores",
+        "peak bytes",
+        "activation bytes"
     );
     let mut d1_rate = None;
     for plan in PLANS {
@@ -112,6 +153,8 @@ fn summary() {
         // examples, so the token count is the same every time).
         let mut secs = f64::INFINITY;
         let mut tokens = 0;
+        let cpu_before = cpu_seconds();
+        let wall = Instant::now();
         for _ in 0..4 {
             let before = e.counters().supervised_tokens.get();
             let start = Instant::now();
@@ -119,18 +162,23 @@ fn summary() {
             secs = secs.min(start.elapsed().as_secs_f64());
             tokens = e.counters().supervised_tokens.get() - before;
         }
+        // Cores this process really got while updating (others may be busy).
+        let cores = cpu_seconds()
+            .zip(cpu_before)
+            .map(|(after, before)| (after - before) / wall.elapsed().as_secs_f64());
         let rate = tokens as f64 / secs;
         let flops = e.model().flops_per_token().unwrap_or(0) as f64 * rate;
         // Utilization per thread: D replicas run on D threads.
         let mfu = flops / plan.2 as f64 / (sgemm_gflops * 1e9);
         let report = e.report();
         println!(
-            "{:<14} {:>10.1} {:>12} {:>12.0} {:>7.1}% {:>14} {:>16}",
+            "{:<14} {:>10.1} {:>12} {:>12.0} {:>7.1}% {:>10} {:>14} {:>16}",
             label(plan),
             secs * 1e3,
             tokens,
             rate,
             mfu * 100.0,
+            cores.map_or_else(|| "?".to_owned(), |c| format!("{c:.2}")),
             report.memory.peak_bytes,
             report.memory.peak_activation_bytes,
         );
