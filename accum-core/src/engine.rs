@@ -57,6 +57,10 @@ use crate::units::{Examples, Microbatches, Tokens, UnitKind, Updates};
 /// Consecutive skipped attempts after which a run gives up.
 const MAX_SKIPS_IN_A_ROW: u64 = 64;
 
+/// The most activation memory (all replicas together) the engine allocates:
+/// a plan above it is refused before anything is allocated.
+pub const MAX_ACTIVATION_BYTES: u64 = 8 << 30;
+
 /// Tolerance of the R4 check that a group's token weights sum to one.
 const WEIGHT_TOLERANCE: f64 = 1e-4;
 
@@ -243,6 +247,15 @@ pub enum EngineError {
         /// Examples per update `B`.
         effective_batch: u64,
     },
+    /// The activation workspaces would exceed [`MAX_ACTIVATION_BYTES`] (R11, R16).
+    TooLarge {
+        /// Positions per microbatch (`m × max_len`).
+        positions: u64,
+        /// Replicas.
+        replicas: u64,
+        /// Bytes needed over all replicas.
+        bytes: u64,
+    },
     /// Warmup is longer than the run.
     WarmupTooLong {
         /// Warmup in updates.
@@ -320,6 +333,18 @@ impl fmt::Display for EngineError {
                 f,
                 "the data has {examples} examples, fewer than one update of {effective_batch} examples, and last_group is \"drop\": \
                  nothing would be trained; use at least {effective_batch} examples or last_group \"process\""
+            ),
+            EngineError::TooLarge {
+                positions,
+                replicas,
+                bytes,
+            } => write!(
+                f,
+                "activations for {positions} positions per microbatch (micro_batch × data.max_len) on {replicas} replica(s) \
+                 need {:.1} GiB, over the engine's limit of {:.0} GiB; lower micro_batch (and raise accumulation to keep the batch) \
+                 or data.max_len",
+                *bytes as f64 / f64::from(1u32 << 30),
+                MAX_ACTIVATION_BYTES as f64 / f64::from(1u32 << 30),
             ),
             EngineError::WarmupTooLong { warmup, total } => write!(
                 f,
@@ -724,7 +749,18 @@ impl<M: Model> Engine<M> {
             });
         }
         let d = plan.replicas() as usize;
-        let max_positions = plan.micro_batch() as usize * dataset.max_len();
+        let positions = plan.micro_batch().saturating_mul(dataset.max_len() as u64);
+        let bytes = positions
+            .saturating_mul(model.workspace_bytes_per_position() as u64)
+            .saturating_mul(plan.replicas());
+        if bytes > MAX_ACTIVATION_BYTES {
+            return Err(EngineError::TooLarge {
+                positions,
+                replicas: plan.replicas(),
+                bytes,
+            });
+        }
+        let max_positions = usize::try_from(positions).unwrap_or(usize::MAX);
         let replicas = (0..d)
             .map(|_| ReplicaState {
                 grads: model.params().zeros_like(),
@@ -825,6 +861,20 @@ impl<M: Model> Engine<M> {
     /// The last group's full gradient, when [`Engine::keep_gradient`] is on.
     pub fn last_gradient(&self) -> Option<&Tensors> {
         self.last_gradient.as_ref()
+    }
+
+    /// A span in updates for this engine's plan and data (tokens without a
+    /// fixed `seq_len` use the data's measured tokens per update, R15): for
+    /// sheets and progress bars.
+    pub fn span_in_updates(&self, span: &Span) -> Result<Updates, PlanError> {
+        let n = self.dataset.len().max(1) as u64;
+        let per = (self
+            .data_tokens
+            .get()
+            .saturating_mul(self.plan.effective_batch().get())
+            / n)
+            .max(1);
+        span_to_updates(span, &self.plan, Some(per))
     }
 
     /// Whether the run has reached its total.
@@ -1265,19 +1315,6 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-string panic".to_owned())
-}
-
-/// The span resolved to updates for this engine's plan and data (for sheets
-/// and progress bars).
-pub fn resolve_span<M: Model>(engine: &Engine<M>, span: &Span) -> Result<Updates, PlanError> {
-    let n = engine.dataset.len().max(1) as u64;
-    let per = (engine
-        .data_tokens
-        .get()
-        .saturating_mul(engine.plan.effective_batch().get())
-        / n)
-        .max(1);
-    span_to_updates(span, &engine.plan, Some(per))
 }
 
 #[cfg(test)]

@@ -113,6 +113,12 @@ pub trait Model: Send + Sync {
     /// Bytes the workspace holds (counted as activation memory, R11).
     fn workspace_bytes(&self, workspace: &Self::Workspace) -> usize;
 
+    /// Bytes a workspace needs per position, to check a plan fits before
+    /// allocating (0 when unknown).
+    fn workspace_bytes_per_position(&self) -> usize {
+        0
+    }
+
     /// Forward and backward on `batch`: adds `Σ w_t ∇ℓ_t` into `grads`
     /// (which must have the layout of [`Model::params`]) and returns what it
     /// evaluated. Never zeroes `grads`.
@@ -302,6 +308,12 @@ impl Model for TokenMlp {
 
     fn workspace_bytes(&self, workspace: &MlpWorkspace) -> usize {
         workspace.bytes()
+    }
+
+    fn workspace_bytes_per_position(&self) -> usize {
+        (2 * self.hidden + 2 * self.ffn + self.vocab) * std::mem::size_of::<f32>()
+            + 3 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<f32>()
     }
 
     fn describe(&self) -> serde_json::Value {

@@ -782,3 +782,26 @@ fn a_failing_replica_aborts_the_group_instead_of_hanging() {
         other => panic!("expected the replica's panic, got {other}"),
     }
 }
+
+#[test]
+fn plans_too_large_for_memory_are_refused_before_allocating() {
+    let mut config = small(16);
+    config.data.max_len = 4096;
+    config.data.vocab = 256;
+    config.model = ModelSection {
+        hidden: 64,
+        ffn: 256,
+    };
+    // m = 32, D = 64, L ≤ 4096: about 28 GiB of activations.
+    let err = Engine::new(&plan(32, 1, 64), &config).unwrap_err();
+    assert!(
+        matches!(err, EngineError::TooLarge { replicas: 64, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("lower micro_batch"), "{err}");
+    let engine = Engine::new(&plan(2, 2, 2), &small(16)).unwrap();
+    assert_eq!(
+        engine.span_in_updates(&"16 examples".parse().unwrap()),
+        Ok(Updates::new(2))
+    );
+}
