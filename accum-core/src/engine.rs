@@ -1037,15 +1037,20 @@ impl<M: Model> Engine<M> {
         if zeroings > 0 {
             return Err(EngineError::Zeroing { attempt, zeroings });
         }
-        // R4: normalization happened exactly once.
-        if sums.tokens > 0 && self.config.loss.normalization != Normalization::Sum {
-            let expected = 1.0;
-            if (sums.weight - expected).abs() > WEIGHT_TOLERANCE {
+        // R4: normalization happened exactly once. Normalized losses weigh
+        // the group's tokens to a total of 1; a sum weighs each token 1.
+        if sums.tokens > 0 {
+            let normalization = self.config.loss.normalization;
+            let expected = match normalization {
+                Normalization::Sum => sums.tokens as f64,
+                Normalization::PerToken | Normalization::PerExample => 1.0,
+            };
+            if (sums.weight - expected).abs() > WEIGHT_TOLERANCE * expected {
                 return Err(EngineError::Normalization {
                     attempt,
                     weight: sums.weight,
                     expected,
-                    normalization: self.config.loss.normalization,
+                    normalization,
                 });
             }
         }

@@ -249,6 +249,29 @@ fn r14_double_division_is_detected() {
         other => panic!("expected a normalization error, got {other}"),
     }
     assert!(run_with(&plan(2, 4, 1), &small(16), Mistakes::default()).is_ok());
+    // With a summed loss the weights must total the token count.
+    let mut config = small(16);
+    config.loss.normalization = Normalization::Sum;
+    let err = run_with(
+        &plan(2, 4, 1),
+        &config,
+        Mistakes {
+            double_division: true,
+            ..Mistakes::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::Normalization {
+                normalization: Normalization::Sum,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(run_with(&plan(2, 4, 1), &config, Mistakes::default()).is_ok());
 }
 
 #[test]
