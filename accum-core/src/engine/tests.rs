@@ -828,3 +828,47 @@ fn plans_too_large_for_memory_are_refused_before_allocating() {
         Ok(Updates::new(2))
     );
 }
+
+#[test]
+fn r7_clipping_bounds_the_applied_gradient() {
+    let mut config = small(16);
+    config.optimizer = OptimizerSection {
+        kind: OptimizerKind::Sgd,
+        lr: 1.0,
+        momentum: 0.0,
+        weight_decay: 0.0,
+        clip_norm: Some(1e-3),
+        ..OptimizerSection::default()
+    };
+    config.schedule.total = "1 update".parse().unwrap();
+    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let before = engine.model().params().clone();
+    let stats = engine.step(&mut RunOptions::default()).unwrap().unwrap();
+    assert!(stats.clipped && stats.grad_norm > 1e-3, "{stats:?}");
+    // SGD with lr 1: the parameter change is the clipped gradient.
+    let mut delta = engine.model().params().clone();
+    let mut neg = before;
+    neg.scale(-1.0);
+    delta.add_assign(&neg);
+    assert!((delta.norm() - 1e-3).abs() < 1e-6, "{}", delta.norm());
+}
+
+#[test]
+fn r8_learning_rate_follows_applied_updates() {
+    let mut config = small(32);
+    config.optimizer.lr = 0.1;
+    config.schedule = ScheduleSection {
+        kind: ScheduleKind::Linear,
+        warmup: "2 updates".parse().unwrap(),
+        total: "4 updates".parse().unwrap(),
+    };
+    let report = run(&plan(2, 2, 2), &config).unwrap();
+    let lrs: Vec<f64> = report.updates.iter().map(|u| u.lr).collect();
+    let want = [0.0, 0.05, 0.1, 0.05];
+    assert!(
+        lrs.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12),
+        "{lrs:?}"
+    );
+    assert_eq!(report.warmup_updates, Updates::new(2));
+    assert_eq!(report.counters.scheduler_steps, Updates::new(4));
+}
