@@ -188,7 +188,7 @@ fn r4_weighted_mean_is_not_the_mean_of_means() {
     assert!((mean_of_means - 3.0).abs() < 1e-4);
 
     // The engine computes 3.5 for this group whatever the split (m = 4, A = 2).
-    let data = Dataset::from_examples(short.into_iter().chain(long).collect(), 3);
+    let data = Dataset::from_examples(short.into_iter().chain(long).collect(), 3).unwrap();
     let mut config = small(8);
     config.data.vocab = 3;
     config.schedule.total = "1 update".parse().unwrap();
