@@ -61,6 +61,12 @@ const MAX_SKIPS_IN_A_ROW: u64 = 64;
 /// a plan above it is refused before anything is allocated.
 pub const MAX_ACTIVATION_BYTES: u64 = 8 << 30;
 
+/// The most positions (examples × max_len) the built-in data may hold.
+pub const MAX_DATA_POSITIONS: u64 = 100_000_000;
+
+/// The most parameters the reference model may have.
+pub const MAX_MODEL_PARAMS: u64 = 100_000_000;
+
 /// Tolerance of the R4 check that a group's token weights sum to one.
 const WEIGHT_TOLERANCE: f64 = 1e-4;
 
@@ -141,6 +147,33 @@ impl EngineConfig {
                 format!(
                     "{ignore} is a real token id (vocab {}); it would silently drop that token: use a negative value such as -100",
                     d.vocab
+                ),
+            );
+        }
+        let positions = d.examples.saturating_mul(d.max_len);
+        if positions > MAX_DATA_POSITIONS {
+            bad(
+                "data.examples",
+                format!(
+                    "{} examples × max_len {} = {positions} positions is over the built-in data's limit of {MAX_DATA_POSITIONS}; \
+                     use fewer examples or a shorter max_len",
+                    d.examples, d.max_len
+                ),
+            );
+        }
+        let (v, h, f) = (d.vocab, self.model.hidden, self.model.ffn);
+        let params = v
+            .saturating_mul(h)
+            .saturating_add(h.saturating_mul(f))
+            .saturating_add(f.saturating_mul(v))
+            .saturating_add(f)
+            .saturating_add(v);
+        if params > MAX_MODEL_PARAMS {
+            bad(
+                "model.hidden",
+                format!(
+                    "vocab {v} × hidden {h} and ffn {f} make {params} parameters, over the reference model's limit of \
+                     {MAX_MODEL_PARAMS}; use smaller dimensions"
                 ),
             );
         }

@@ -615,6 +615,15 @@ fn settings_are_validated_all_at_once() {
     );
     assert!(err.to_string().contains("use max_len ≥ 5"), "{err}");
 
+    let mut config = small(1 << 40);
+    config.model.hidden = 1 << 30;
+    let err = Engine::new(&plan(1, 1, 1), &config).unwrap_err();
+    let EngineError::Invalid(errors) = &err else {
+        panic!("{err}")
+    };
+    let keys: Vec<&str> = errors.iter().map(|e| e.key).collect();
+    assert_eq!(keys, ["data.examples", "model.hidden"], "{err}");
+
     let mut config = small(16);
     config.schedule.warmup = "10 updates".parse().unwrap();
     let err = Engine::new(&plan(1, 1, 1), &config).unwrap_err();
