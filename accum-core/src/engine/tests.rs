@@ -881,3 +881,74 @@ fn r8_learning_rate_follows_applied_updates() {
     assert_eq!(report.warmup_updates, Updates::new(2));
     assert_eq!(report.counters.scheduler_steps, Updates::new(4));
 }
+
+#[test]
+fn r10_equivalence_holds_in_every_precision_mode() {
+    for mode in [
+        PrecisionMode::Fp32,
+        PrecisionMode::Bf16,
+        PrecisionMode::Fp16,
+    ] {
+        let mut config = small(24);
+        config.precision.mode = mode;
+        let report = verify(&plan(2, 3, 2), &config, Tolerance::default()).unwrap();
+        assert!(report.passed, "{mode}: {report:#?}");
+        assert_eq!(report.checks.len(), 7);
+        assert!(
+            report.max_rel_grad_diff < 1e-5,
+            "{mode}: {}",
+            report.max_rel_grad_diff
+        );
+    }
+}
+
+#[test]
+fn r10_verify_fails_when_the_runs_differ() {
+    // Not bit-exact: a zero tolerance fails on the summation order alone.
+    let strict = Tolerance {
+        rtol: 0.0,
+        atol: 0.0,
+        param_rtol: 0.0,
+    };
+    let report = verify(&plan(2, 3, 2), &small(24), strict).unwrap();
+    assert!(!report.passed);
+    assert!(report.max_abs_grad_diff > 0.0);
+    let failed: Vec<&str> = report
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert!(failed.contains(&"gradient equivalence"), "{failed:?}");
+
+    // Different initial weights: the equivalence checks fail, the bookkeeping ones pass.
+    let config = small(24);
+    let data = Dataset::synthetic(&config.data);
+    let acc = Engine::with_model(
+        &plan(2, 3, 2),
+        &config,
+        TokenMlp::new(16, 8, 16, 1),
+        data.clone(),
+    )
+    .unwrap();
+    let big =
+        Engine::with_model(&plan(12, 1, 1), &config, TokenMlp::new(16, 8, 16, 2), data).unwrap();
+    let report = compare(acc, big, Tolerance::default(), &mut RunOptions::default()).unwrap();
+    let status: Vec<(&str, bool)> = report
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.passed))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("same examples", true),
+            ("weighted loss", false),
+            ("finite gradients", true),
+            ("group boundary", true),
+            ("update count", true),
+            ("gradient equivalence", false),
+            ("parameter equivalence", false),
+        ]
+    );
+}
