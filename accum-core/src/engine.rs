@@ -1240,48 +1240,29 @@ impl<M: Model> Engine<M> {
         }
     }
 
+    /// Runs every replica's part of the group: rank 0 on the calling thread,
+    /// the others on scoped threads, all at once.
     fn run_replicas(&mut self, ctx: &GroupContext<'_>) -> Result<Vec<ReplicaOutcome>, EngineError> {
         let model = &self.model;
         let reducer = &self.reducer;
-        if self.replicas.len() == 1 {
-            return run_replica(model, 0, &mut self.replicas[0], reducer, ctx).map(|o| vec![o]);
-        }
+        let (first, rest) = self.replicas.split_at_mut(1);
         let results: Vec<Result<ReplicaOutcome, EngineError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = self
-                .replicas
+            let handles: Vec<_> = rest
                 .iter_mut()
                 .enumerate()
-                .map(|(rank, state)| {
-                    s.spawn(move || {
-                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            run_replica(model, rank, state, reducer, ctx)
-                        }));
-                        let result = match result {
-                            Ok(r) => r,
-                            Err(panic) => Err(EngineError::ReplicaPanicked {
-                                replica: rank,
-                                message: panic_message(panic.as_ref()),
-                            }),
-                        };
-                        if let Err(e) = &result {
-                            reducer.abort(&format!("replica {rank} failed: {e}"));
-                        }
-                        result
-                    })
-                })
+                .map(|(i, state)| s.spawn(move || run_guarded(model, i + 1, state, reducer, ctx)))
                 .collect();
-            handles
-                .into_iter()
-                .enumerate()
-                .map(|(rank, h)| {
-                    h.join().unwrap_or_else(|panic| {
-                        Err(EngineError::ReplicaPanicked {
-                            replica: rank,
-                            message: panic_message(panic.as_ref()),
-                        })
+            let mut results = Vec::with_capacity(handles.len() + 1);
+            results.push(run_guarded(model, 0, &mut first[0], reducer, ctx));
+            for (i, h) in handles.into_iter().enumerate() {
+                results.push(h.join().unwrap_or_else(|panic| {
+                    Err(EngineError::ReplicaPanicked {
+                        replica: i + 1,
+                        message: panic_message(panic.as_ref()),
                     })
-                })
-                .collect()
+                }));
+            }
+            results
         });
         // Report the root cause: a replica's own failure before the aborts it caused.
         let mut outcomes = Vec::with_capacity(results.len());
@@ -1345,6 +1326,30 @@ impl<M: Model> Engine<M> {
             warnings,
         }
     }
+}
+
+/// One replica's part, with a panic or an error turned into an abort of
+/// the reduction, so that no other replica waits forever.
+fn run_guarded<M: Model>(
+    model: &M,
+    rank: usize,
+    state: &mut ReplicaState<M::Workspace>,
+    reducer: &dyn Reducer,
+    ctx: &GroupContext<'_>,
+) -> Result<ReplicaOutcome, EngineError> {
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        run_replica(model, rank, state, reducer, ctx)
+    }))
+    .unwrap_or_else(|panic| {
+        Err(EngineError::ReplicaPanicked {
+            replica: rank,
+            message: panic_message(panic.as_ref()),
+        })
+    });
+    if let Err(e) = &result {
+        reducer.abort(&format!("replica {rank} failed: {e}"));
+    }
+    result
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

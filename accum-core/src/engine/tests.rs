@@ -800,18 +800,20 @@ impl Model for FailsOn {
 #[test]
 fn a_failing_replica_aborts_the_group_instead_of_hanging() {
     let config = small(16);
-    let data = Dataset::synthetic(&config.data);
-    let model = FailsOn {
-        inner: TokenMlp::new(16, 8, 16, 1),
-        id: 3,
-    };
-    let mut engine = Engine::with_model(&plan(2, 2, 2), &config, model, data).unwrap();
-    let err = engine.run(&mut RunOptions::default()).unwrap_err();
-    match err {
-        EngineError::ReplicaPanicked { message, .. } => {
-            assert!(message.contains("example 3 is corrupt"), "{message}");
+    for d in [1, 2] {
+        let data = Dataset::synthetic(&config.data);
+        let model = FailsOn {
+            inner: TokenMlp::new(16, 8, 16, 1),
+            id: 3,
+        };
+        let mut engine = Engine::with_model(&plan(2, 2, d), &config, model, data).unwrap();
+        let err = engine.run(&mut RunOptions::default()).unwrap_err();
+        match err {
+            EngineError::ReplicaPanicked { message, .. } => {
+                assert!(message.contains("example 3 is corrupt"), "{message}");
+            }
+            other => panic!("expected the replica's panic, got {other}"),
         }
-        other => panic!("expected the replica's panic, got {other}"),
     }
 }
 
