@@ -605,4 +605,33 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(sorted, (0..50).collect::<Vec<_>>());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..Default::default() })]
+
+        /// R6, R9: an epoch's groups cover every example exactly once, on one
+        /// replica each, and every full group gives each replica A microbatches.
+        #[test]
+        fn an_epoch_is_a_disjoint_cover(m in 1u64..6, a in 1u64..5, d in 1u64..4, n in 1u64..80, seed in 0u64..100) {
+            let data = Dataset::synthetic(&DataSection { examples: n, seed, ..section() });
+            let plan = Plan::new(m, a, d).unwrap();
+            let b = (m * a * d) as usize;
+            let order = data.epoch_order(seed, 3);
+            let groups: Vec<GroupAssignment> =
+                order.chunks(b).map(|g| GroupAssignment::split(g, &plan)).collect();
+            proptest::prop_assert_eq!(check_disjoint(&groups, &data), Ok(()));
+            let mut seen: Vec<usize> = groups
+                .iter()
+                .flat_map(|g| g.replicas.iter().flatten().flatten().copied())
+                .collect();
+            seen.sort_unstable();
+            proptest::prop_assert_eq!(seen, (0..n as usize).collect::<Vec<_>>());
+            for g in &groups {
+                if g.examples() == b {
+                    proptest::prop_assert!(g.replicas.iter().all(|r| r.len() == a as usize));
+                }
+                proptest::prop_assert!(g.replicas.iter().flatten().all(|mb| !mb.is_empty() && mb.len() <= m as usize));
+            }
+        }
+    }
 }
