@@ -82,6 +82,55 @@ impl Rng {
     }
 }
 
+/// Examples given to [`Dataset::from_examples`] are inconsistent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DataError {
+    /// Two examples share an id.
+    DuplicateId {
+        /// The id.
+        id: u64,
+    },
+    /// An example has a different number of tokens and labels.
+    LengthMismatch {
+        /// The example.
+        id: u64,
+        /// Its tokens.
+        tokens: usize,
+        /// Its labels.
+        labels: usize,
+    },
+    /// A token id or label is not below the vocabulary size.
+    OutOfVocab {
+        /// The example.
+        id: u64,
+        /// The value.
+        value: i64,
+        /// The vocabulary size.
+        vocab: usize,
+    },
+}
+
+impl fmt::Display for DataError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            DataError::DuplicateId { id } => write!(
+                f,
+                "example id {id} appears twice; ids must be unique so shards and dumps can name examples"
+            ),
+            DataError::LengthMismatch { id, tokens, labels } => write!(
+                f,
+                "example {id} has {tokens} tokens but {labels} labels; give one label per token (the ignore index where none)"
+            ),
+            DataError::OutOfVocab { id, value, vocab } => write!(
+                f,
+                "example {id} holds {value}, not below the vocabulary size {vocab}; raise vocab or fix the data"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DataError {}
+
 /// One example: input tokens and their labels (the next token), same length.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Example {
@@ -152,9 +201,42 @@ impl Dataset {
         Dataset { examples, vocab }
     }
 
-    /// A data set from given examples (tests, user data). Ids must be unique.
-    pub fn from_examples(examples: Vec<Example>, vocab: usize) -> Dataset {
-        Dataset { examples, vocab }
+    /// A data set from given examples (tests, user data): ids unique,
+    /// one label per token, token ids below `vocab`, labels below `vocab` or
+    /// negative (an ignore index).
+    pub fn from_examples(examples: Vec<Example>, vocab: usize) -> Result<Dataset, DataError> {
+        let mut seen = std::collections::HashSet::with_capacity(examples.len());
+        for e in &examples {
+            if !seen.insert(e.id) {
+                return Err(DataError::DuplicateId { id: e.id });
+            }
+            if e.tokens.len() != e.labels.len() {
+                return Err(DataError::LengthMismatch {
+                    id: e.id,
+                    tokens: e.tokens.len(),
+                    labels: e.labels.len(),
+                });
+            }
+            if let Some(&token) = e.tokens.iter().find(|&&t| t as usize >= vocab) {
+                return Err(DataError::OutOfVocab {
+                    id: e.id,
+                    value: i64::from(token),
+                    vocab,
+                });
+            }
+            if let Some(&label) = e
+                .labels
+                .iter()
+                .find(|&&l| usize::try_from(l).is_ok_and(|l| l >= vocab))
+            {
+                return Err(DataError::OutOfVocab {
+                    id: e.id,
+                    value: label,
+                    vocab,
+                });
+            }
+        }
+        Ok(Dataset { examples, vocab })
     }
 
     /// All examples, in id order.
@@ -488,6 +570,32 @@ mod tests {
     }
 
     #[test]
+    fn user_examples_are_checked() {
+        let ex = |id, tokens: Vec<u32>, labels: Vec<i64>| Example { id, tokens, labels };
+        let ok = Dataset::from_examples(vec![ex(0, vec![1, 2], vec![2, -100])], 4).unwrap();
+        assert_eq!(ok.len(), 1);
+        let dup = Dataset::from_examples(vec![ex(0, vec![1], vec![2]), ex(0, vec![1], vec![2])], 4);
+        assert_eq!(dup, Err(DataError::DuplicateId { id: 0 }));
+        let len = Dataset::from_examples(vec![ex(3, vec![1, 2], vec![2])], 4).unwrap_err();
+        assert!(len.to_string().contains("2 tokens but 1 labels"), "{len}");
+        let tok = Dataset::from_examples(vec![ex(1, vec![9], vec![2])], 4).unwrap_err();
+        assert_eq!(
+            tok,
+            DataError::OutOfVocab {
+                id: 1,
+                value: 9,
+                vocab: 4
+            }
+        );
+        let lab = Dataset::from_examples(vec![ex(1, vec![0], vec![4])], 4).unwrap_err();
+        assert!(
+            lab.to_string()
+                .contains("holds 4, not below the vocabulary size 4"),
+            "{lab}"
+        );
+    }
+
+    #[test]
     fn epoch_orders_are_permutations_that_differ() {
         let data = Dataset::synthetic(&section());
         let a = data.epoch_order(1, 0);
@@ -496,5 +604,34 @@ mod tests {
         let mut sorted = a.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, (0..50).collect::<Vec<_>>());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..Default::default() })]
+
+        /// R6, R9: an epoch's groups cover every example exactly once, on one
+        /// replica each, and every full group gives each replica A microbatches.
+        #[test]
+        fn an_epoch_is_a_disjoint_cover(m in 1u64..6, a in 1u64..5, d in 1u64..4, n in 1u64..80, seed in 0u64..100) {
+            let data = Dataset::synthetic(&DataSection { examples: n, seed, ..section() });
+            let plan = Plan::new(m, a, d).unwrap();
+            let b = (m * a * d) as usize;
+            let order = data.epoch_order(seed, 3);
+            let groups: Vec<GroupAssignment> =
+                order.chunks(b).map(|g| GroupAssignment::split(g, &plan)).collect();
+            proptest::prop_assert_eq!(check_disjoint(&groups, &data), Ok(()));
+            let mut seen: Vec<usize> = groups
+                .iter()
+                .flat_map(|g| g.replicas.iter().flatten().flatten().copied())
+                .collect();
+            seen.sort_unstable();
+            proptest::prop_assert_eq!(seen, (0..n as usize).collect::<Vec<_>>());
+            for g in &groups {
+                if g.examples() == b {
+                    proptest::prop_assert!(g.replicas.iter().all(|r| r.len() == a as usize));
+                }
+                proptest::prop_assert!(g.replicas.iter().flatten().all(|mb| !mb.is_empty() && mb.len() <= m as usize));
+            }
+        }
     }
 }

@@ -57,6 +57,16 @@ use crate::units::{Examples, Microbatches, Tokens, UnitKind, Updates};
 /// Consecutive skipped attempts after which a run gives up.
 const MAX_SKIPS_IN_A_ROW: u64 = 64;
 
+/// The most activation memory (all replicas together) the engine allocates:
+/// a plan above it is refused before anything is allocated.
+pub const MAX_ACTIVATION_BYTES: u64 = 8 << 30;
+
+/// The most positions (examples × max_len) the built-in data may hold.
+pub const MAX_DATA_POSITIONS: u64 = 100_000_000;
+
+/// The most parameters the reference model may have.
+pub const MAX_MODEL_PARAMS: u64 = 100_000_000;
+
 /// Tolerance of the R4 check that a group's token weights sum to one.
 const WEIGHT_TOLERANCE: f64 = 1e-4;
 
@@ -137,6 +147,33 @@ impl EngineConfig {
                 format!(
                     "{ignore} is a real token id (vocab {}); it would silently drop that token: use a negative value such as -100",
                     d.vocab
+                ),
+            );
+        }
+        let positions = d.examples.saturating_mul(d.max_len);
+        if positions > MAX_DATA_POSITIONS {
+            bad(
+                "data.examples",
+                format!(
+                    "{} examples × max_len {} = {positions} positions is over the built-in data's limit of {MAX_DATA_POSITIONS}; \
+                     use fewer examples or a shorter max_len",
+                    d.examples, d.max_len
+                ),
+            );
+        }
+        let (v, h, f) = (d.vocab, self.model.hidden, self.model.ffn);
+        let params = v
+            .saturating_mul(h)
+            .saturating_add(h.saturating_mul(f))
+            .saturating_add(f.saturating_mul(v))
+            .saturating_add(f)
+            .saturating_add(v);
+        if params > MAX_MODEL_PARAMS {
+            bad(
+                "model.hidden",
+                format!(
+                    "vocab {v} × hidden {h} and ffn {f} make {params} parameters, over the reference model's limit of \
+                     {MAX_MODEL_PARAMS}; use smaller dimensions"
                 ),
             );
         }
@@ -243,6 +280,15 @@ pub enum EngineError {
         /// Examples per update `B`.
         effective_batch: u64,
     },
+    /// The activation workspaces would exceed [`MAX_ACTIVATION_BYTES`] (R11, R16).
+    TooLarge {
+        /// Positions per microbatch (`m × max_len`).
+        positions: u64,
+        /// Replicas.
+        replicas: u64,
+        /// Bytes needed over all replicas.
+        bytes: u64,
+    },
     /// Warmup is longer than the run.
     WarmupTooLong {
         /// Warmup in updates.
@@ -320,6 +366,18 @@ impl fmt::Display for EngineError {
                 f,
                 "the data has {examples} examples, fewer than one update of {effective_batch} examples, and last_group is \"drop\": \
                  nothing would be trained; use at least {effective_batch} examples or last_group \"process\""
+            ),
+            EngineError::TooLarge {
+                positions,
+                replicas,
+                bytes,
+            } => write!(
+                f,
+                "activations for {positions} positions per microbatch (micro_batch × data.max_len) on {replicas} replica(s) \
+                 need {:.1} GiB, over the engine's limit of {:.0} GiB; lower micro_batch (and raise accumulation to keep the batch) \
+                 or data.max_len",
+                *bytes as f64 / f64::from(1u32 << 30),
+                MAX_ACTIVATION_BYTES as f64 / f64::from(1u32 << 30),
             ),
             EngineError::WarmupTooLong { warmup, total } => write!(
                 f,
@@ -455,7 +513,6 @@ pub struct RunOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
     /// Faults to inject.
     pub faults: Vec<Fault>,
-    pub(crate) mistakes: Mistakes,
 }
 
 impl fmt::Debug for RunOptions<'_> {
@@ -506,13 +563,25 @@ struct GroupContext<'a> {
     faults: &'a [Fault],
     mistakes: Mistakes,
     fixed_bytes: MemoryBreakdown,
+    /// Simulate the fp16 range on the replica's own gradients too.
+    fp16: bool,
 }
 
 struct ReplicaOutcome {
     sums: LossSums,
+    /// fp16: the replica's scaled gradients left the fp16 range before the
+    /// reduction (opposite signs could cancel in the sum and hide it).
+    overflow: bool,
     zeroings: u64,
     peak: MemoryBreakdown,
     denominator: f64,
+}
+
+/// Whether scaled gradients leave the fp16 range: an element above 65504
+/// or not a number.
+fn fp16_overflow(grads: &Tensors) -> bool {
+    let max = grads.max_abs();
+    max.is_nan() || max > FP16_MAX
 }
 
 fn run_replica<M: Model>(
@@ -591,12 +660,14 @@ fn run_replica<M: Model>(
             peak = sample;
         }
     }
+    let overflow = ctx.fp16 && fp16_overflow(&state.grads);
     // R9, R17: one gradient reduction per group, after the last microbatch.
     reducer
         .all_reduce_grads(rank, &mut state.grads)
         .map_err(EngineError::Reduce)?;
     Ok(ReplicaOutcome {
         sums,
+        overflow,
         zeroings,
         peak,
         denominator,
@@ -632,6 +703,8 @@ pub struct Engine<M: Model = TokenMlp> {
     last_ids: Vec<u64>,
     keep_gradient: bool,
     last_gradient: Option<Tensors>,
+    /// R14 mistakes injected by tests; always off otherwise.
+    pub(crate) mistakes: Mistakes,
 }
 
 impl<M: Model> fmt::Debug for Engine<M> {
@@ -709,7 +782,18 @@ impl<M: Model> Engine<M> {
             });
         }
         let d = plan.replicas() as usize;
-        let max_positions = plan.micro_batch() as usize * dataset.max_len();
+        let positions = plan.micro_batch().saturating_mul(dataset.max_len() as u64);
+        let bytes = positions
+            .saturating_mul(model.workspace_bytes_per_position() as u64)
+            .saturating_mul(plan.replicas());
+        if bytes > MAX_ACTIVATION_BYTES {
+            return Err(EngineError::TooLarge {
+                positions,
+                replicas: plan.replicas(),
+                bytes,
+            });
+        }
+        let max_positions = usize::try_from(positions).unwrap_or(usize::MAX);
         let replicas = (0..d)
             .map(|_| ReplicaState {
                 grads: model.params().zeros_like(),
@@ -754,6 +838,7 @@ impl<M: Model> Engine<M> {
             last_ids: Vec::new(),
             keep_gradient: false,
             last_gradient: None,
+            mistakes: Mistakes::default(),
             config: config.clone(),
             model,
             dataset,
@@ -809,6 +894,20 @@ impl<M: Model> Engine<M> {
     /// The last group's full gradient, when [`Engine::keep_gradient`] is on.
     pub fn last_gradient(&self) -> Option<&Tensors> {
         self.last_gradient.as_ref()
+    }
+
+    /// A span in updates for this engine's plan and data (tokens without a
+    /// fixed `seq_len` use the data's measured tokens per update, R15): for
+    /// sheets and progress bars.
+    pub fn span_in_updates(&self, span: &Span) -> Result<Updates, PlanError> {
+        let n = self.dataset.len().max(1) as u64;
+        let per = (self
+            .data_tokens
+            .get()
+            .saturating_mul(self.plan.effective_batch().get())
+            / n)
+            .max(1);
+        span_to_updates(span, &self.plan, Some(per))
     }
 
     /// Whether the run has reached its total.
@@ -874,7 +973,7 @@ impl<M: Model> Engine<M> {
             return Ok(None);
         }
         let attempt = self.counters.update_attempts + 1;
-        let mistakes = options.mistakes;
+        let mistakes = self.mistakes;
         let ignore_index = self.config.loss.ignore_index;
 
         // Fix the group's boundaries first (R5).
@@ -929,6 +1028,7 @@ impl<M: Model> Engine<M> {
             faults: &faults,
             mistakes,
             fixed_bytes,
+            fp16: self.config.precision.mode == PrecisionMode::Fp16,
         };
         let outcomes = self.run_replicas(&ctx);
         options.faults = faults;
@@ -936,8 +1036,10 @@ impl<M: Model> Engine<M> {
 
         let mut sums = LossSums::default();
         let mut zeroings = 0;
+        let mut replica_overflow = false;
         for (rank, o) in outcomes.iter().enumerate() {
             sums.add(&o.sums);
+            replica_overflow |= o.overflow;
             zeroings += o.zeroings;
             let activations = self.model.workspace_bytes(&self.replicas[rank].workspace) as u64;
             self.memory.sample(
@@ -968,15 +1070,20 @@ impl<M: Model> Engine<M> {
         if zeroings > 0 {
             return Err(EngineError::Zeroing { attempt, zeroings });
         }
-        // R4: normalization happened exactly once.
-        if sums.tokens > 0 && self.config.loss.normalization != Normalization::Sum {
-            let expected = 1.0;
-            if (sums.weight - expected).abs() > WEIGHT_TOLERANCE {
+        // R4: normalization happened exactly once. Normalized losses weigh
+        // the group's tokens to a total of 1; a sum weighs each token 1.
+        if sums.tokens > 0 {
+            let normalization = self.config.loss.normalization;
+            let expected = match normalization {
+                Normalization::Sum => sums.tokens as f64,
+                Normalization::PerToken | Normalization::PerExample => 1.0,
+            };
+            if (sums.weight - expected).abs() > WEIGHT_TOLERANCE * expected {
                 return Err(EngineError::Normalization {
                     attempt,
                     weight: sums.weight,
                     expected,
-                    normalization: self.config.loss.normalization,
+                    normalization,
                 });
             }
         }
@@ -986,10 +1093,7 @@ impl<M: Model> Engine<M> {
         let grads = &mut self.replicas[0].grads;
         let overflow = match self.config.precision.mode {
             // Simulated fp16 range: a scaled element above 65504 overflows.
-            PrecisionMode::Fp16 => {
-                let max = grads.max_abs();
-                max.is_nan() || max > FP16_MAX
-            }
+            PrecisionMode::Fp16 => replica_overflow || fp16_overflow(grads),
             PrecisionMode::Fp32 | PrecisionMode::Bf16 => !grads.all_finite(),
         };
         if loss_scale != 1.0 {
@@ -1136,48 +1240,29 @@ impl<M: Model> Engine<M> {
         }
     }
 
+    /// Runs every replica's part of the group: rank 0 on the calling thread,
+    /// the others on scoped threads, all at once.
     fn run_replicas(&mut self, ctx: &GroupContext<'_>) -> Result<Vec<ReplicaOutcome>, EngineError> {
         let model = &self.model;
         let reducer = &self.reducer;
-        if self.replicas.len() == 1 {
-            return run_replica(model, 0, &mut self.replicas[0], reducer, ctx).map(|o| vec![o]);
-        }
+        let (first, rest) = self.replicas.split_at_mut(1);
         let results: Vec<Result<ReplicaOutcome, EngineError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = self
-                .replicas
+            let handles: Vec<_> = rest
                 .iter_mut()
                 .enumerate()
-                .map(|(rank, state)| {
-                    s.spawn(move || {
-                        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            run_replica(model, rank, state, reducer, ctx)
-                        }));
-                        let result = match result {
-                            Ok(r) => r,
-                            Err(panic) => Err(EngineError::ReplicaPanicked {
-                                replica: rank,
-                                message: panic_message(panic.as_ref()),
-                            }),
-                        };
-                        if let Err(e) = &result {
-                            reducer.abort(&format!("replica {rank} failed: {e}"));
-                        }
-                        result
-                    })
-                })
+                .map(|(i, state)| s.spawn(move || run_guarded(model, i + 1, state, reducer, ctx)))
                 .collect();
-            handles
-                .into_iter()
-                .enumerate()
-                .map(|(rank, h)| {
-                    h.join().unwrap_or_else(|panic| {
-                        Err(EngineError::ReplicaPanicked {
-                            replica: rank,
-                            message: panic_message(panic.as_ref()),
-                        })
+            let mut results = Vec::with_capacity(handles.len() + 1);
+            results.push(run_guarded(model, 0, &mut first[0], reducer, ctx));
+            for (i, h) in handles.into_iter().enumerate() {
+                results.push(h.join().unwrap_or_else(|panic| {
+                    Err(EngineError::ReplicaPanicked {
+                        replica: i + 1,
+                        message: panic_message(panic.as_ref()),
                     })
-                })
-                .collect()
+                }));
+            }
+            results
         });
         // Report the root cause: a replica's own failure before the aborts it caused.
         let mut outcomes = Vec::with_capacity(results.len());
@@ -1243,25 +1328,36 @@ impl<M: Model> Engine<M> {
     }
 }
 
+/// One replica's part, with a panic or an error turned into an abort of
+/// the reduction, so that no other replica waits forever.
+fn run_guarded<M: Model>(
+    model: &M,
+    rank: usize,
+    state: &mut ReplicaState<M::Workspace>,
+    reducer: &dyn Reducer,
+    ctx: &GroupContext<'_>,
+) -> Result<ReplicaOutcome, EngineError> {
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        run_replica(model, rank, state, reducer, ctx)
+    }))
+    .unwrap_or_else(|panic| {
+        Err(EngineError::ReplicaPanicked {
+            replica: rank,
+            message: panic_message(panic.as_ref()),
+        })
+    });
+    if let Err(e) = &result {
+        reducer.abort(&format!("replica {rank} failed: {e}"));
+    }
+    result
+}
+
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-string panic".to_owned())
-}
-
-/// The span resolved to updates for this engine's plan and data (for sheets
-/// and progress bars).
-pub fn resolve_span<M: Model>(engine: &Engine<M>, span: &Span) -> Result<Updates, PlanError> {
-    let n = engine.dataset.len().max(1) as u64;
-    let per = (engine
-        .data_tokens
-        .get()
-        .saturating_mul(engine.plan.effective_batch().get())
-        / n)
-        .max(1);
-    span_to_updates(span, &engine.plan, Some(per))
 }
 
 #[cfg(test)]

@@ -53,3 +53,8 @@ pub use units::{
     Updates,
 };
 pub use verify::{Tolerance, VerifyReport, verify};
+
+/// The engine guide (`docs/engine.md`), compiled so its example runs.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/engine.md")]
+pub struct EngineGuide;

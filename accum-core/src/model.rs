@@ -22,7 +22,7 @@ use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, Ix2, IxDyn};
 
 use crate::data::{Batch, Rng};
 use crate::settings::Normalization;
-use crate::tensor::{Tensors, flat_mut};
+use crate::tensor::{Tensors, fast_exp, fast_tanh, flat_mut, max_of, sum_of};
 
 /// How one microbatch weights its token losses: the group's normalization
 /// and global denominator (R4) and the loss scale (R7).
@@ -112,6 +112,12 @@ pub trait Model: Send + Sync {
 
     /// Bytes the workspace holds (counted as activation memory, R11).
     fn workspace_bytes(&self, workspace: &Self::Workspace) -> usize;
+
+    /// Bytes a workspace needs per position, to check a plan fits before
+    /// allocating (0 when unknown).
+    fn workspace_bytes_per_position(&self) -> usize {
+        0
+    }
 
     /// Forward and backward on `batch`: adds `Σ w_t ∇ℓ_t` into `grads`
     /// (which must have the layout of [`Model::params`]) and returns what it
@@ -304,6 +310,12 @@ impl Model for TokenMlp {
         workspace.bytes()
     }
 
+    fn workspace_bytes_per_position(&self) -> usize {
+        (2 * self.hidden + 2 * self.ffn + self.vocab) * std::mem::size_of::<f32>()
+            + 3 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<f32>()
+    }
+
     fn describe(&self) -> serde_json::Value {
         serde_json::json!({
             "kind": self.kind(),
@@ -401,7 +413,7 @@ impl Model for TokenMlp {
             &mut mat_mut(&mut ws.h, n, fd),
         );
         for v in &mut ws.h[..n * fd] {
-            *v = v.tanh();
+            *v = fast_tanh(*v);
         }
         // logits = h·w2 + b2
         for row in ws.logits[..n * vd].chunks_exact_mut(vd) {
@@ -429,14 +441,12 @@ impl Model for TokenMlp {
         for (k, row) in ws.logits[..n * vd].chunks_exact_mut(vd).enumerate() {
             let lab = ws.lab[k];
             let w = ws.wt[k];
-            let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let mut sum = 0.0f32;
+            let max = max_of(row);
             let target = row[lab];
             for v in row.iter_mut() {
-                let e = (*v - max).exp();
-                *v = e;
-                sum += e;
+                *v = fast_exp(*v - max);
             }
+            let sum = sum_of(row);
             let loss = f64::from(max + sum.ln() - target);
             let coef = w / sum;
             for v in row.iter_mut() {

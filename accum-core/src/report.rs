@@ -10,6 +10,24 @@ use crate::plan::{LastGroup, Plan};
 use crate::settings::{LogAxis, Normalization, OptimizerKind, PrecisionMode};
 use crate::units::{Examples, Microbatches, Tokens, Updates};
 
+/// JSON has no NaN or infinity: such values are written as `null` and read
+/// back as NaN, so a report with a skipped attempt still round-trips.
+mod non_finite_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+        if value.is_finite() {
+            serializer.serialize_f64(*value)
+        } else {
+            serializer.serialize_none()
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
+    }
+}
+
 /// The format tag of [`RunReport`] JSON.
 pub const REPORT_FORMAT: &str = "accum-run/1";
 
@@ -94,7 +112,8 @@ pub struct UpdateStats {
     pub applied: bool,
     /// Applied updates after this attempt.
     pub updates: Updates,
-    /// The group's normalized loss.
+    /// The group's normalized loss (`null` in JSON when not finite).
+    #[serde(with = "non_finite_as_null")]
     pub loss: f64,
     /// The group's denominator (supervised tokens, examples or 1).
     pub denominator: f64,
@@ -108,7 +127,9 @@ pub struct UpdateStats {
     pub partial: bool,
     /// Learning rate used (0 when skipped).
     pub lr: f64,
-    /// Global gradient norm, unscaled, before clipping.
+    /// Global gradient norm, unscaled, before clipping (`null` in JSON when
+    /// not finite, as for a skipped attempt).
+    #[serde(with = "non_finite_as_null")]
     pub grad_norm: f64,
     /// Whether clipping changed the gradient.
     pub clipped: bool,
@@ -122,6 +143,7 @@ pub struct CurvePoint {
     /// Position on the declared axis (updates, examples or tokens).
     pub x: u64,
     /// The group's normalized loss.
+    #[serde(with = "non_finite_as_null")]
     pub loss: f64,
 }
 

@@ -43,11 +43,8 @@ fn run_with(
     mistakes: Mistakes,
 ) -> Result<RunReport, EngineError> {
     let mut engine = Engine::new(plan, config)?;
-    let mut options = RunOptions {
-        mistakes,
-        ..RunOptions::default()
-    };
-    engine.run(&mut options)
+    engine.mistakes = mistakes;
+    engine.run(&mut RunOptions::default())
 }
 
 #[test]
@@ -191,7 +188,7 @@ fn r4_weighted_mean_is_not_the_mean_of_means() {
     assert!((mean_of_means - 3.0).abs() < 1e-4);
 
     // The engine computes 3.5 for this group whatever the split (m = 4, A = 2).
-    let data = Dataset::from_examples(short.into_iter().chain(long).collect(), 3);
+    let data = Dataset::from_examples(short.into_iter().chain(long).collect(), 3).unwrap();
     let mut config = small(8);
     config.data.vocab = 3;
     config.schedule.total = "1 update".parse().unwrap();
@@ -252,6 +249,29 @@ fn r14_double_division_is_detected() {
         other => panic!("expected a normalization error, got {other}"),
     }
     assert!(run_with(&plan(2, 4, 1), &small(16), Mistakes::default()).is_ok());
+    // With a summed loss the weights must total the token count.
+    let mut config = small(16);
+    config.loss.normalization = Normalization::Sum;
+    let err = run_with(
+        &plan(2, 4, 1),
+        &config,
+        Mistakes {
+            double_division: true,
+            ..Mistakes::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::Normalization {
+                normalization: Normalization::Sum,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(run_with(&plan(2, 4, 1), &config, Mistakes::default()).is_ok());
 }
 
 #[test]
@@ -410,6 +430,12 @@ fn r7_injected_fault_is_skipped_in_every_precision() {
         assert_eq!(report.counters.update_attempts, 4);
         assert_eq!(report.counters.applied_updates, Updates::new(3));
         assert_eq!(report.loss_scaling, mode == PrecisionMode::Fp16);
+        // The skipped attempt's infinite norm survives a JSON round trip as null.
+        let json = report.to_json();
+        assert!(json.contains("\"grad_norm\": null"), "{mode}");
+        let back: RunReport = serde_json::from_str(&json).unwrap();
+        assert!(back.updates[1].grad_norm.is_nan());
+        assert!((back.updates[2].grad_norm - report.updates[2].grad_norm).abs() < 1e-12);
     }
 }
 
@@ -589,6 +615,15 @@ fn settings_are_validated_all_at_once() {
     );
     assert!(err.to_string().contains("use max_len ≥ 5"), "{err}");
 
+    let mut config = small(1 << 40);
+    config.model.hidden = 1 << 30;
+    let err = Engine::new(&plan(1, 1, 1), &config).unwrap_err();
+    let EngineError::Invalid(errors) = &err else {
+        panic!("{err}")
+    };
+    let keys: Vec<&str> = errors.iter().map(|e| e.key).collect();
+    assert_eq!(keys, ["data.examples", "model.hidden"], "{err}");
+
     let mut config = small(16);
     config.schedule.warmup = "10 updates".parse().unwrap();
     let err = Engine::new(&plan(1, 1, 1), &config).unwrap_err();
@@ -716,4 +751,206 @@ fn dump_files_are_readable() {
         .count();
     assert_eq!(leftovers, 0);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A user model (here a wrapper) that fails on one example: the replica's
+/// panic aborts the reduction, so the other replica does not wait forever.
+struct FailsOn {
+    inner: TokenMlp,
+    id: u64,
+}
+
+impl Model for FailsOn {
+    type Workspace = crate::model::MlpWorkspace;
+
+    fn kind(&self) -> &'static str {
+        "fails_on"
+    }
+    fn params(&self) -> &Tensors {
+        self.inner.params()
+    }
+    fn params_mut(&mut self) -> &mut Tensors {
+        self.inner.params_mut()
+    }
+    fn workspace(&self, max_positions: usize) -> Self::Workspace {
+        self.inner.workspace(max_positions)
+    }
+    fn workspace_bytes(&self, workspace: &Self::Workspace) -> usize {
+        self.inner.workspace_bytes(workspace)
+    }
+    fn forward_backward(
+        &self,
+        batch: &Batch,
+        scale: &GradScale,
+        grads: &mut Tensors,
+        workspace: &mut Self::Workspace,
+    ) -> LossSums {
+        assert!(
+            !batch.ids.contains(&self.id),
+            "example {} is corrupt",
+            self.id
+        );
+        self.inner.forward_backward(batch, scale, grads, workspace)
+    }
+    fn describe(&self) -> serde_json::Value {
+        self.inner.describe()
+    }
+}
+
+#[test]
+fn a_failing_replica_aborts_the_group_instead_of_hanging() {
+    let config = small(16);
+    for d in [1, 2] {
+        let data = Dataset::synthetic(&config.data);
+        let model = FailsOn {
+            inner: TokenMlp::new(16, 8, 16, 1),
+            id: 3,
+        };
+        let mut engine = Engine::with_model(&plan(2, 2, d), &config, model, data).unwrap();
+        let err = engine.run(&mut RunOptions::default()).unwrap_err();
+        match err {
+            EngineError::ReplicaPanicked { message, .. } => {
+                assert!(message.contains("example 3 is corrupt"), "{message}");
+            }
+            other => panic!("expected the replica's panic, got {other}"),
+        }
+    }
+}
+
+#[test]
+fn plans_too_large_for_memory_are_refused_before_allocating() {
+    let mut config = small(16);
+    config.data.max_len = 4096;
+    config.data.vocab = 256;
+    config.model = ModelSection {
+        hidden: 64,
+        ffn: 256,
+    };
+    // m = 32, D = 64, L ≤ 4096: about 28 GiB of activations.
+    let err = Engine::new(&plan(32, 1, 64), &config).unwrap_err();
+    assert!(
+        matches!(err, EngineError::TooLarge { replicas: 64, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("lower micro_batch"), "{err}");
+    let engine = Engine::new(&plan(2, 2, 2), &small(16)).unwrap();
+    assert_eq!(
+        engine.span_in_updates(&"16 examples".parse().unwrap()),
+        Ok(Updates::new(2))
+    );
+}
+
+#[test]
+fn r7_clipping_bounds_the_applied_gradient() {
+    let mut config = small(16);
+    config.optimizer = OptimizerSection {
+        kind: OptimizerKind::Sgd,
+        lr: 1.0,
+        momentum: 0.0,
+        weight_decay: 0.0,
+        clip_norm: Some(1e-3),
+        ..OptimizerSection::default()
+    };
+    config.schedule.total = "1 update".parse().unwrap();
+    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let before = engine.model().params().clone();
+    let stats = engine.step(&mut RunOptions::default()).unwrap().unwrap();
+    assert!(stats.clipped && stats.grad_norm > 1e-3, "{stats:?}");
+    // SGD with lr 1: the parameter change is the clipped gradient.
+    let mut delta = engine.model().params().clone();
+    let mut neg = before;
+    neg.scale(-1.0);
+    delta.add_assign(&neg);
+    assert!((delta.norm() - 1e-3).abs() < 1e-6, "{}", delta.norm());
+}
+
+#[test]
+fn r8_learning_rate_follows_applied_updates() {
+    let mut config = small(32);
+    config.optimizer.lr = 0.1;
+    config.schedule = ScheduleSection {
+        kind: ScheduleKind::Linear,
+        warmup: "2 updates".parse().unwrap(),
+        total: "4 updates".parse().unwrap(),
+    };
+    let report = run(&plan(2, 2, 2), &config).unwrap();
+    let lrs: Vec<f64> = report.updates.iter().map(|u| u.lr).collect();
+    let want = [0.0, 0.05, 0.1, 0.05];
+    assert!(
+        lrs.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12),
+        "{lrs:?}"
+    );
+    assert_eq!(report.warmup_updates, Updates::new(2));
+    assert_eq!(report.counters.scheduler_steps, Updates::new(4));
+}
+
+#[test]
+fn r10_equivalence_holds_in_every_precision_mode() {
+    for mode in [
+        PrecisionMode::Fp32,
+        PrecisionMode::Bf16,
+        PrecisionMode::Fp16,
+    ] {
+        let mut config = small(24);
+        config.precision.mode = mode;
+        let report = verify(&plan(2, 3, 2), &config, Tolerance::default()).unwrap();
+        assert!(report.passed, "{mode}: {report:#?}");
+        assert_eq!(report.checks.len(), 7);
+        assert!(
+            report.max_rel_grad_diff < 1e-5,
+            "{mode}: {}",
+            report.max_rel_grad_diff
+        );
+    }
+}
+
+#[test]
+fn r10_verify_fails_when_the_runs_differ() {
+    // Not bit-exact: a zero tolerance fails on the summation order alone.
+    let strict = Tolerance {
+        rtol: 0.0,
+        atol: 0.0,
+        param_rtol: 0.0,
+    };
+    let report = verify(&plan(2, 3, 2), &small(24), strict).unwrap();
+    assert!(!report.passed);
+    assert!(report.max_abs_grad_diff > 0.0);
+    let failed: Vec<&str> = report
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert!(failed.contains(&"gradient equivalence"), "{failed:?}");
+
+    // Different initial weights: the equivalence checks fail, the bookkeeping ones pass.
+    let config = small(24);
+    let data = Dataset::synthetic(&config.data);
+    let acc = Engine::with_model(
+        &plan(2, 3, 2),
+        &config,
+        TokenMlp::new(16, 8, 16, 1),
+        data.clone(),
+    )
+    .unwrap();
+    let big =
+        Engine::with_model(&plan(12, 1, 1), &config, TokenMlp::new(16, 8, 16, 2), data).unwrap();
+    let report = compare(acc, big, Tolerance::default(), &mut RunOptions::default()).unwrap();
+    let status: Vec<(&str, bool)> = report
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.passed))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("same examples", true),
+            ("weighted loss", false),
+            ("finite gradients", true),
+            ("group boundary", true),
+            ("update count", true),
+            ("gradient equivalence", false),
+            ("parameter equivalence", false),
+        ]
+    );
 }
