@@ -24,10 +24,6 @@ use crate::error::{CliError, Exit};
 use crate::fsio::write_atomic;
 use crate::output::{print_json, print_text};
 
-/// Tokens the built-in synthetic data may hold; larger configs are plans to
-/// document (`accum sheet`), not runs for a CPU.
-const MAX_DATA_TOKENS: u64 = 64 * 1024 * 1024;
-
 /// The stop flag set by Ctrl-C; installed once per process.
 fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
@@ -102,18 +98,6 @@ fn format_scale(scale: f64) -> String {
 pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let checked = load_checked::<TrainingConfig>(&args.file, TrainingConfig::check)?;
     let config = checked.config.engine_config();
-    let data_tokens = config.data.examples.saturating_mul(config.data.max_len);
-    if data_tokens > MAX_DATA_TOKENS {
-        return Err(CliError::invalid(format!(
-            "{}: data.examples {} × data.max_len {} = {} tokens is more than the built-in data holds ({}); \
-             this config is a plan to document with `accum sheet`, or lower data.examples",
-            checked.doc.name,
-            config.data.examples,
-            config.data.max_len,
-            group_digits(data_tokens),
-            group_digits(MAX_DATA_TOKENS)
-        )));
-    }
     let mut engine = Engine::new(&checked.plan, &config)
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
     let total = engine.total_updates().get();

@@ -106,6 +106,45 @@ impl fmt::Display for SettingError {
 }
 
 impl EngineConfig {
+    /// Limits of the built-in synthetic data and reference model, checked
+    /// when an engine is built on them (not by [`validate`](Self::validate):
+    /// a config that describes a real campaign is valid even when it is too
+    /// large to run here).
+    pub fn builtin_limits(&self) -> Vec<SettingError> {
+        let mut errors = Vec::new();
+        let d = &self.data;
+        let positions = d.examples.saturating_mul(d.max_len);
+        if positions > MAX_DATA_POSITIONS {
+            errors.push(SettingError {
+                key: "data.examples",
+                message:
+                format!(
+                    "{} examples × max_len {} = {positions} positions is over the built-in data's limit of {MAX_DATA_POSITIONS}; \
+                     use fewer examples or a shorter max_len (a campaign-sized config is a plan to check with `accum validate` and `accum sheet`)",
+                    d.examples, d.max_len
+                ),
+            });
+        }
+        let (v, h, f) = (d.vocab, self.model.hidden, self.model.ffn);
+        let params = v
+            .saturating_mul(h)
+            .saturating_add(h.saturating_mul(f))
+            .saturating_add(f.saturating_mul(v))
+            .saturating_add(f)
+            .saturating_add(v);
+        if params > MAX_MODEL_PARAMS {
+            errors.push(SettingError {
+                key: "model.hidden",
+                message:
+                format!(
+                    "vocab {v} × hidden {h} and ffn {f} make {params} parameters, over the reference model's limit of \
+                     {MAX_MODEL_PARAMS}; use smaller dimensions"
+                ),
+            });
+        }
+        errors
+    }
+
     /// Every semantic problem of the sections, not just the first.
     pub fn validate(&self) -> Vec<SettingError> {
         let mut errors = Vec::new();
@@ -147,33 +186,6 @@ impl EngineConfig {
                 format!(
                     "{ignore} is a real token id (vocab {}); it would silently drop that token: use a negative value such as -100",
                     d.vocab
-                ),
-            );
-        }
-        let positions = d.examples.saturating_mul(d.max_len);
-        if positions > MAX_DATA_POSITIONS {
-            bad(
-                "data.examples",
-                format!(
-                    "{} examples × max_len {} = {positions} positions is over the built-in data's limit of {MAX_DATA_POSITIONS}; \
-                     use fewer examples or a shorter max_len",
-                    d.examples, d.max_len
-                ),
-            );
-        }
-        let (v, h, f) = (d.vocab, self.model.hidden, self.model.ffn);
-        let params = v
-            .saturating_mul(h)
-            .saturating_add(h.saturating_mul(f))
-            .saturating_add(f.saturating_mul(v))
-            .saturating_add(f)
-            .saturating_add(v);
-        if params > MAX_MODEL_PARAMS {
-            bad(
-                "model.hidden",
-                format!(
-                    "vocab {v} × hidden {h} and ffn {f} make {params} parameters, over the reference model's limit of \
-                     {MAX_MODEL_PARAMS}; use smaller dimensions"
                 ),
             );
         }
@@ -720,7 +732,8 @@ impl Engine<TokenMlp> {
     /// An engine on the built-in synthetic data and reference model, as the
     /// config describes them.
     pub fn new(plan: &Plan, config: &EngineConfig) -> Result<Engine<TokenMlp>, EngineError> {
-        let errors = config.validate();
+        let mut errors = config.validate();
+        errors.extend(config.builtin_limits());
         if !errors.is_empty() {
             return Err(EngineError::Invalid(errors));
         }
