@@ -139,10 +139,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         None => None,
     };
     let result = {
-        let mut options = RunOptions::default();
-        options.observer = Some(&mut progress);
-        options.dump = dump.as_mut();
-        options.stop = Some(&stop);
+        let mut options = RunOptions {
+            observer: Some(&mut progress),
+            dump: dump.as_mut(),
+            stop: Some(&stop),
+            ..RunOptions::default()
+        };
         engine.run(&mut options)
     };
     progress.bar.finish_and_clear();
