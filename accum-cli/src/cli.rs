@@ -35,6 +35,116 @@ pub enum Command {
         after_help = "Examples:\n  accum verify examples/quickstart.toml\n  accum verify examples/quickstart.toml --format json"
     )]
     Verify(VerifyArgs),
+    /// Read an engine's batch settings (DeepSpeed, Megatron-LM, Hugging Face,
+    /// Lightning) into a canonical accum config, with findings: what does not
+    /// divide, what the engine would round, "steps" that are microbatches, …
+    #[command(after_help = IMPORT_EXAMPLES)]
+    Import(ImportArgs),
+    /// Write an engine's file (or arguments) from an accum config, consistent
+    /// by construction; schedule lengths are converted to the engine's unit.
+    #[command(after_help = EXPORT_EXAMPLES)]
+    Export(ExportArgs),
+    /// Check an engine's batch settings: `import` without the output.
+    #[command(
+        after_help = "Examples:\n  accum lint deepspeed ds_config.json --world-size 16\n  accum lint hf training_args.json --num-processes 8 --format json"
+    )]
+    Lint(ImportArgs),
+}
+
+const IMPORT_EXAMPLES: &str = "\
+Examples:
+  accum import deepspeed ds_config.json --world-size 16 -o train.toml
+  accum import megatron args.sh --world-size 64 --seq-len 4096
+  accum import hf training_args.json --num-processes 8 --examples 100000 --variable-lengths
+  accum import lightning trainer.yaml --micro-batch 16
+
+Engines: deepspeed, megatron, hf, lightning. Exit 1 when a finding is an error.";
+
+const EXPORT_EXAMPLES: &str = "\
+Examples:
+  accum export deepspeed examples/quickstart.toml -o ds_config.json
+  accum export megatron examples/seed-calculator.toml
+  accum export hf examples/quickstart.toml
+  accum export lightning examples/quickstart.toml";
+
+/// Arguments of `accum import` and `accum lint`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The engine: deepspeed, megatron, hf (Hugging Face), lightning.
+    #[arg(value_name = "ENGINE")]
+    pub engine: crate::interop::Engine,
+
+    /// The engine's file (DeepSpeed JSON, Megatron arguments, TrainingArguments JSON, Trainer YAML/JSON).
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+
+    /// All devices of the job (the launcher's world size).
+    #[arg(long, value_name = "N")]
+    pub world_size: Option<u64>,
+
+    /// Accelerate's num_processes (Hugging Face).
+    #[arg(long, value_name = "N")]
+    pub num_processes: Option<u64>,
+
+    /// Nodes of the job (Lightning).
+    #[arg(long, value_name = "N")]
+    pub num_nodes: Option<u64>,
+
+    /// Tensor-parallel degree the model code uses (not replicas).
+    #[arg(long, value_name = "TP")]
+    pub tensor: Option<u64>,
+
+    /// Pipeline-parallel degree the model code uses (not replicas).
+    #[arg(long, value_name = "PP")]
+    pub pipeline: Option<u64>,
+
+    /// Context/sequence-parallel degree the model code uses (not replicas).
+    #[arg(long, value_name = "CP")]
+    pub context: Option<u64>,
+
+    /// DeepSpeed: an mpu is passed to deepspeed.initialize (it then divides by the data-parallel size).
+    #[arg(long)]
+    pub deepspeed_mpu: bool,
+
+    /// Examples per microbatch, when the file does not say (Lightning's DataLoader batch_size).
+    #[arg(long, value_name = "M")]
+    pub micro_batch: Option<u64>,
+
+    /// Examples in the training set (for the last partial group).
+    #[arg(long, value_name = "N")]
+    pub examples: Option<u64>,
+
+    /// Tokens per example, when fixed.
+    #[arg(long, value_name = "L")]
+    pub seq_len: Option<u64>,
+
+    /// Examples have different numbers of supervised tokens.
+    #[arg(long)]
+    pub variable_lengths: bool,
+
+    /// Write the canonical config to this file (atomically); import only.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<std::path::PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Arguments of `accum export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The engine: deepspeed, megatron, hf (Hugging Face), lightning.
+    #[arg(value_name = "ENGINE")]
+    pub engine: crate::interop::Engine,
+
+    /// The accum configuration file.
+    #[arg(value_name = "CONFIG")]
+    pub config: std::path::PathBuf,
+
+    /// Write the engine's file to this path (atomically) instead of stdout.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// Arguments of `accum verify`.

@@ -13,6 +13,7 @@ mod app;
 mod calc;
 mod cli;
 pub mod diagnostic;
+mod engines;
 mod error;
 pub mod fsio;
 pub mod interop;
@@ -63,6 +64,9 @@ pub fn execute(cli: &Cli) -> Result<Exit, CliError> {
         ),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Import(args) => engines::import(args, false),
+        Command::Lint(args) => engines::import(args, true),
+        Command::Export(args) => engines::export(args),
     }
 }
 

@@ -39,6 +39,8 @@ use std::str::FromStr;
 use accum_core::{LastGroup, Layout, Plan, PlanError, PlanInput, Rounding, Span, UnitKind};
 use serde::{Deserialize, Serialize};
 
+pub use accum_core::settings::{Normalization, PrecisionMode};
+
 use crate::diagnostic::{Finding, Severity};
 use crate::source::{Document, Node, NodeKind, SourceFormat};
 
@@ -120,57 +122,11 @@ impl ParallelSection {
     }
 }
 
-/// How the loss of a group is normalized (R4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Normalization {
-    /// Summed token losses divided by the supervised tokens of the whole group.
-    PerToken,
-    /// Summed example losses divided by the examples of the group.
-    PerExample,
-    /// No division.
-    Sum,
-}
-
-impl Normalization {
-    /// The config spelling.
-    pub const fn key(self) -> &'static str {
-        match self {
-            Normalization::PerToken => "per_token",
-            Normalization::PerExample => "per_example",
-            Normalization::Sum => "sum",
-        }
-    }
-}
-
 /// `[loss]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LossSection {
     /// The normalization.
     pub normalization: Normalization,
-}
-
-/// The number format of training.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PrecisionMode {
-    /// 32-bit floats.
-    Fp32,
-    /// bfloat16 mixed precision (no loss scaling needed).
-    Bf16,
-    /// float16 mixed precision (loss scaling).
-    Fp16,
-}
-
-impl PrecisionMode {
-    /// The config spelling.
-    pub const fn key(self) -> &'static str {
-        match self {
-            PrecisionMode::Fp32 => "fp32",
-            PrecisionMode::Bf16 => "bf16",
-            PrecisionMode::Fp16 => "fp16",
-        }
-    }
 }
 
 /// `[precision.loss_scale]` (R7).
@@ -668,13 +624,19 @@ impl fmt::Display for ExportError {
                 behaviour,
             } => {
                 let rest = examples % effective_batch.max(&1);
+                let below = examples - rest;
+                let above = below.saturating_add(*effective_batch);
                 write!(
                     f,
                     "{examples} examples leave a partial group of {rest} examples (B = {effective_batch}) and last_group is \"{policy}\", \
-                     but {engine} {behaviour}; use {} or {} examples, or a last_group {engine} applies",
-                    examples - rest,
-                    (examples - rest).saturating_add(*effective_batch),
-                )
+                     but {engine} {behaviour}; "
+                )?;
+                if below > 0 {
+                    write!(f, "use {below} or {above} examples")?;
+                } else {
+                    write!(f, "use {above} examples")?;
+                }
+                write!(f, ", or a last_group {engine} applies")
             }
         }
     }

@@ -2,6 +2,7 @@
 
 mod calc;
 mod custom;
+mod engines;
 mod replan;
 mod run;
 mod schema;
