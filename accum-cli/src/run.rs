@@ -72,7 +72,11 @@ impl Observer for Progress {
             axis_name(axis),
             point.loss
         );
-        if !self.quiet {
+        if self.quiet {
+            // Printed to stdout with the summary.
+        } else if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
             self.bar.println(&line);
         }
         self.log_lines.push(line);
@@ -224,10 +228,10 @@ fn summary(
         group_digits(c.scheduler_steps.get())
     ));
     out.push_str(&format!(
-        "  examples {}, supervised tokens {} ({:.0} tokens/s)\n",
+        "  examples {}, supervised tokens {} ({} tokens/s)\n",
         group_digits(c.examples.get()),
         group_digits(c.supervised_tokens.get()),
-        c.supervised_tokens.get() as f64 / secs
+        group_digits((c.supervised_tokens.get() as f64 / secs) as u64)
     ));
     if let (Some(first), Some(last)) = (first, last) {
         out.push_str(&format!("  loss {first:.4} → {last:.4}\n"));
