@@ -70,24 +70,31 @@ pub struct TrainingConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<ParallelSection>,
     /// How the loss of a group is normalized (R4).
+    #[accum(nested)]
     #[serde(default)]
     pub loss: LossSection,
     /// Precision and dynamic loss scaling (R7).
+    #[accum(nested)]
     #[serde(default)]
     pub precision: PrecisionSection,
     /// The optimizer and gradient clipping.
+    #[accum(nested)]
     #[serde(default)]
     pub optimizer: OptimizerSection,
     /// The learning-rate schedule, in any unit; it steps per applied update (R8).
+    #[accum(nested)]
     #[serde(default)]
     pub schedule: ScheduleSection,
     /// The built-in synthetic data and the last-group policy (R6).
+    #[accum(nested)]
     #[serde(default)]
     pub data: DataSection,
     /// The built-in reference model's sizes.
+    #[accum(nested)]
     #[serde(default)]
     pub model: ModelSection,
     /// How often to log, and against which axis (R1).
+    #[accum(nested)]
     #[serde(default)]
     pub log: LogSection,
 }

@@ -17,6 +17,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::AccumConfig;
 use crate::plan::LastGroup;
 use crate::span::Span;
 use crate::units::{UnitKind, Updates};
@@ -53,7 +54,8 @@ impl fmt::Display for Normalization {
 }
 
 /// `[loss]`: how token losses become the group's loss (R4).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct LossSection {
     /// Normalization of the group's summed loss: `per_token` (÷ supervised
@@ -139,7 +141,8 @@ impl Default for LossScaleSettings {
 }
 
 /// `[precision]`: compute precision and loss scaling.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct PrecisionSection {
     /// `fp32`, `bf16` or `fp16`. The engine computes in f32 in every mode;
@@ -178,7 +181,8 @@ impl fmt::Display for OptimizerKind {
 }
 
 /// `[optimizer]`: the update rule and gradient clipping.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct OptimizerSection {
     /// `adamw` or `sgd`. Default `adamw`.
@@ -244,7 +248,8 @@ impl fmt::Display for ScheduleKind {
 
 /// `[schedule]`: learning-rate schedule and run length, advancing per
 /// applied update (R8).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct ScheduleSection {
     /// `constant`, `linear` or `cosine`. Default `linear`.
@@ -269,7 +274,8 @@ impl Default for ScheduleSection {
 
 /// `[data]`: the built-in synthetic data set (a seeded Markov chain over the
 /// vocabulary, so the loss can fall).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct DataSection {
     /// Examples in one epoch. Default 256.
@@ -301,7 +307,8 @@ impl Default for DataSection {
 }
 
 /// `[model]`: dimensions of the reference `TokenMlp`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelSection {
     /// Embedding width `H`. Default 64.
@@ -359,7 +366,8 @@ impl fmt::Display for LogAxis {
 }
 
 /// `[log]`: how often to log and against which axis (R1).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct LogSection {
     /// Log interval with its unit ("10 updates", "50k tokens"). Default "1 update".
