@@ -235,17 +235,14 @@ pub fn flat_mut(array: &mut ArrayD<f32>) -> &mut [f32] {
 #[inline]
 pub fn accumulate(dst: &mut [f32], src: &[f32]) {
     assert_eq!(dst.len(), src.len(), "accumulate needs equal lengths");
-    const W: usize = 16;
-    let mut d = dst.chunks_exact_mut(W);
-    let mut s = src.chunks_exact(W);
-    for (dc, sc) in (&mut d).zip(&mut s) {
-        for i in 0..W {
-            dc[i] += sc[i];
+    // The loop runs with the widest vector instructions the processor has
+    // (detected once, at run time): gradient accumulation is bound by
+    // memory bandwidth, and the default build only uses 128-bit vectors.
+    pulp::Arch::new().dispatch(|| {
+        for (x, y) in dst.iter_mut().zip(src) {
+            *x += *y;
         }
-    }
-    for (x, y) in d.into_remainder().iter_mut().zip(s.remainder()) {
-        *x += *y;
-    }
+    });
 }
 
 /// `e^x` for f32, within 2 ulp of `f32::exp` on the range that matters
