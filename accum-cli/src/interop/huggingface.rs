@@ -392,21 +392,12 @@ pub(crate) fn import(
 pub(crate) fn export(c: &Canonical) -> Result<String, ExportError> {
     let engine = Engine::HuggingFace;
     let plan = c.plan()?;
-    if let Some(p) = c.parallel
-        && p.world_size != plan.replicas()
-    {
-        return Err(ExportError::Unsupported {
-            engine,
-            key: "parallel",
-            reason: format!(
-                "the Trainer multiplies the batch by every process, so tensor {} × pipeline {} × context {} devices per model copy would count as replicas; export a data-parallel layout (world_size = replicas {})",
-                p.tensor,
-                p.pipeline,
-                p.context,
-                plan.replicas()
-            ),
-        });
-    }
+    super::require_data_parallel(
+        engine,
+        c,
+        &plan,
+        "the Trainer multiplies the batch by every process",
+    )?;
     super::check_last_group(
         engine,
         c,

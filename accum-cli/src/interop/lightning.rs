@@ -453,21 +453,7 @@ pub(crate) fn import(
 pub(crate) fn export(c: &Canonical) -> Result<String, ExportError> {
     let engine = Engine::Lightning;
     let plan = c.plan()?;
-    if let Some(p) = c.parallel
-        && p.world_size != plan.replicas()
-    {
-        return Err(ExportError::Unsupported {
-            engine,
-            key: "parallel",
-            reason: format!(
-                "devices × num_nodes counts every device, so tensor {} × pipeline {} × context {} devices per model copy would count as replicas; export a data-parallel layout (world_size = replicas {})",
-                p.tensor,
-                p.pipeline,
-                p.context,
-                plan.replicas()
-            ),
-        });
-    }
+    super::require_data_parallel(engine, c, &plan, "devices × num_nodes counts every device")?;
     super::check_last_group(
         engine,
         c,

@@ -673,6 +673,31 @@ pub fn render_findings(name: &str, text: &str, findings: &[Finding], color: bool
     crate::diagnostic::render_text(name, text, findings, color)
 }
 
+/// Refuses a model-parallel layout for an engine that counts every device
+/// as a replica (`counts` says how it counts, for the message, R3).
+pub(crate) fn require_data_parallel(
+    engine: Engine,
+    c: &Canonical,
+    plan: &Plan,
+    counts: &str,
+) -> Result<(), ExportError> {
+    match c.parallel {
+        Some(p) if p.world_size != plan.replicas() => Err(ExportError::Unsupported {
+            engine,
+            key: "parallel",
+            reason: format!(
+                "{counts}, so tensor {} × pipeline {} × context {} devices per model copy would count as replicas; \
+                 export a data-parallel layout (world_size = replicas {})",
+                p.tensor,
+                p.pipeline,
+                p.context,
+                plan.replicas()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Writes the engine's file (or argument list) for a canonical configuration.
 pub fn export(engine: Engine, canonical: &Canonical) -> Result<String, ExportError> {
     check_finite(engine, canonical)?;

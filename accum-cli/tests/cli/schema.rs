@@ -25,3 +25,20 @@ fn schema_writes_atomically_to_a_file() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("missing-dir/s.json"), "{}", out.stderr);
 }
+
+#[test]
+fn completions_cover_every_command() {
+    let out = run_in(&scratch("completions"), &["completions", "bash"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for command in [
+        "calc", "schema", "validate", "replan", "sheet", "run", "verify", "import", "export",
+        "lint",
+    ] {
+        assert!(
+            out.stdout.contains(command),
+            "{command} missing from the bash completions"
+        );
+    }
+    let out = run_in(&scratch("completions-bad"), &["completions", "tcsh"]);
+    assert_eq!(out.code, 2);
+}
