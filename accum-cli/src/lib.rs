@@ -15,6 +15,7 @@ mod cli;
 pub mod diagnostic;
 mod error;
 pub mod fsio;
+pub mod harness;
 pub mod interop;
 mod output;
 pub mod replan;
