@@ -533,12 +533,19 @@ fn parse_toml(text: &str) -> ParseResult {
     })
 }
 
+/// Alias uses a YAML file may have.
+const YAML_MAX_ALIASES: usize = 1_000;
+
+/// Values a YAML file may expand to, aliases counted at every use: an alias
+/// bomb of a few hundred bytes stops here instead of filling the memory.
+const YAML_MAX_NODES: usize = 200_000;
+
 fn parse_yaml(text: &str) -> ParseResult {
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_depth: MAX_DEPTH,
-            max_aliases: 1_000,
-            max_nodes: 200_000,
+            max_aliases: YAML_MAX_ALIASES,
+            max_nodes: YAML_MAX_NODES,
         },
     };
     let root: YamlNode = serde_saphyr::from_str_with_options(text, options).map_err(|err| {
@@ -564,6 +571,25 @@ fn yaml_message(err: &serde_saphyr::Error) -> String {
         && let Some((_, message)) = rest.split_once(": ")
     {
         line = message;
+    }
+    // The parser's limits and policies, in the words of this tool.
+    if let Some(budget) = line.strip_prefix("budget breached: ") {
+        return if budget.starts_with("Depth") {
+            format!("nesting deeper than {MAX_DEPTH} levels")
+        } else if budget.starts_with("Nodes") {
+            format!(
+                "the document expands to more than {YAML_MAX_NODES} values \
+                 (aliases multiply what they point to); remove the aliases or shorten the file"
+            )
+        } else if budget.starts_with("Aliases") {
+            format!("more than {YAML_MAX_ALIASES} alias uses; write the values out")
+        } else {
+            format!("the document is too large ({budget}); shorten the file")
+        };
+    }
+    if let Some(rest) = line.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split_once(", set ").map_or(rest, |(key, _)| key);
+        return format!("duplicate key `{key}`; each key may appear once");
     }
     line.to_owned()
 }
@@ -819,10 +845,15 @@ mod json {
                     Some(start..self.pos),
                 ));
             }
-            if !text.contains(['.', 'e', 'E'])
-                && let Ok(i) = text.parse::<i128>()
-            {
-                return Ok(NodeKind::Integer(i));
+            if !text.contains(['.', 'e', 'E']) {
+                // An integer beyond 128 bits would otherwise become a float
+                // that a schema's "integer" accepts (it has no fraction).
+                return text.parse::<i128>().map(NodeKind::Integer).map_err(|_| {
+                    (
+                        format!("integer `{text}` is out of range; counts must fit in 64 bits"),
+                        Some(start..self.pos),
+                    )
+                });
             }
             text.parse::<f64>().map(NodeKind::Float).map_err(|_| {
                 (
