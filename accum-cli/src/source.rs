@@ -587,6 +587,10 @@ fn yaml_message(err: &serde_saphyr::Error) -> String {
             format!("the document is too large ({budget}); shorten the file")
         };
     }
+    if line.starts_with("recursion limit exceeded") {
+        // The parser's own limit, above the depth budget.
+        return format!("nesting deeper than {MAX_DEPTH} levels");
+    }
     if let Some(rest) = line.strip_prefix("duplicate mapping key: ") {
         let key = rest.split_once(", set ").map_or(rest, |(key, _)| key);
         return format!("duplicate key `{key}`; each key may appear once");

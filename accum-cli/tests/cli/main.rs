@@ -2,6 +2,7 @@
 
 mod calc;
 mod custom;
+mod hostile;
 mod replan;
 mod run;
 mod schema;
