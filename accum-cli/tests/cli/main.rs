@@ -1,5 +1,6 @@
 //! End-to-end tests of the `accum` binary: one module per command.
 
+mod atomic;
 mod calc;
 mod custom;
 mod hostile;
