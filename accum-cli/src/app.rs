@@ -279,9 +279,8 @@ fn validate_files<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
             (s.value, s.map, Some(check))
         }
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|err| {
-                CliError::usage(format!("{}: cannot read the schema: {err}", path.display()))
-            })?;
+            let text = crate::source::read_text(path, crate::source::MAX_FILE_BYTES)
+                .map_err(|err| CliError::usage(format!("cannot read the schema: {err}")))?;
             let value: Value = serde_json::from_str(&text).map_err(|err| {
                 CliError::usage(format!("{}: the schema is not JSON: {err}", path.display()))
             })?;
@@ -429,12 +428,8 @@ fn sheet<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Exit, CliEr
     let schema = Schema::<T>::builtin();
     let report = match &args.report {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|err| {
-                CliError::usage(format!(
-                    "{}: cannot read the run report: {err}",
-                    path.display()
-                ))
-            })?;
+            let text = crate::source::read_text(path, crate::source::MAX_REPORT_BYTES)
+                .map_err(|err| CliError::usage(format!("cannot read the run report: {err}")))?;
             let report: accum_core::RunReport = serde_json::from_str(&text).map_err(|err| {
                 CliError::invalid(format!(
                     "{}: not an accum run report: {err}",

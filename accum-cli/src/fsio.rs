@@ -1,58 +1,26 @@
 //! Files the CLI writes are written atomically: to a temporary file in the
-//! target's directory, synced, then renamed over the target. An interrupted
-//! or failing command leaves the previous file intact and no partial file.
+//! target's directory, synced, then renamed over the target
+//! ([`accum_core::fsio`]). An interrupted or failing command leaves the
+//! previous file intact and no partial file.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use accum_core::fsio::Durability;
 
 use crate::error::CliError;
 
-/// Writes `bytes` to `path` atomically.
+/// Writes `bytes` to `path` atomically and durably
+/// ([`accum_core::fsio::write_atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let fail = |what: &str, err: io::Error| {
-        CliError::usage(format!(
-            "{}: cannot {what}: {}",
-            path.display(),
-            describe(&err)
-        ))
-    };
     if path.is_dir() {
         return Err(CliError::usage(format!(
             "{}: is a directory; give a file name",
             path.display()
         )));
     }
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let mut attempt = 0u32;
-    let (tmp_path, mut file) = loop {
-        let candidate = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => break (candidate, file),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
-            Err(err) => return Err(fail("create a temporary file beside it", err)),
-        }
-    };
-    let result = file
-        .write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(|err| fail("write", err))
-        .and_then(|()| fs::rename(&tmp_path, path).map_err(|err| fail("replace", err)));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp_path);
-    }
-    result
+    accum_core::fsio::write_atomic(path, bytes, Durability::Synced).map_err(CliError::usage)
 }
 
 /// Copies `path` to `path.bak` (atomically) before an in-place change.

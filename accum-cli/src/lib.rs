@@ -16,6 +16,7 @@ pub mod diagnostic;
 mod engines;
 mod error;
 pub mod fsio;
+pub mod harness;
 pub mod interop;
 mod output;
 pub mod replan;

@@ -18,6 +18,10 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 /// The largest configuration file accum reads.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
+/// The largest run report (`--report`) accum reads: a long run's report
+/// holds one entry per update attempt and per logged point.
+pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// The deepest nesting of tables and arrays accum accepts.
 pub const MAX_DEPTH: usize = 64;
 
@@ -139,12 +143,15 @@ pub enum LoadError {
         /// What went wrong, in words.
         reason: String,
     },
-    /// The file is larger than [`MAX_FILE_BYTES`].
+    /// The file is larger than the limit for its kind ([`MAX_FILE_BYTES`]
+    /// for configuration files).
     TooLarge {
         /// The path.
         path: PathBuf,
         /// Its size.
         bytes: u64,
+        /// The limit it exceeds.
+        limit: u64,
     },
     /// The file's extension names no supported format.
     UnknownFormat {
@@ -181,9 +188,9 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadError::Io { path, reason } => write!(f, "{}: {reason}", path.display()),
-            LoadError::TooLarge { path, bytes } => write!(
+            LoadError::TooLarge { path, bytes, limit } => write!(
                 f,
-                "{}: {bytes} bytes is larger than the {MAX_FILE_BYTES}-byte limit for configuration files",
+                "{}: {bytes} bytes is larger than the {limit}-byte limit; give the right file or shorten it",
                 path.display()
             ),
             LoadError::UnknownFormat { path } => write!(
@@ -229,42 +236,73 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// Reads a whole file of at most `limit` bytes as UTF-8 text.
+///
+/// Refused before reading: a path that does not exist or cannot be opened,
+/// a directory, anything but a regular file (a FIFO would block the read
+/// forever, a device could be endless), and a file whose size is over the
+/// limit. The read itself stops one byte past the limit, in case the file
+/// grows after the size check.
+pub fn read_text(path: &Path, limit: u64) -> Result<String, LoadError> {
+    let io = |reason: String| LoadError::Io {
+        path: path.to_owned(),
+        reason,
+    };
+    let meta = fs::metadata(path).map_err(|err| io(describe_io(&err)))?;
+    if meta.is_dir() {
+        return Err(io("is a directory; give a file".into()));
+    }
+    if !meta.is_file() {
+        return Err(io(
+            "not a regular file (a pipe, socket or device); save the content to a file and give its path"
+                .into(),
+        ));
+    }
+    if meta.len() > limit {
+        return Err(LoadError::TooLarge {
+            path: path.to_owned(),
+            bytes: meta.len(),
+            limit,
+        });
+    }
+    let file = fs::File::open(path).map_err(|err| io(describe_io(&err)))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| io(describe_io(&err)))?;
+    if bytes.len() as u64 > limit {
+        return Err(LoadError::TooLarge {
+            path: path.to_owned(),
+            bytes: bytes.len() as u64,
+            limit,
+        });
+    }
+    String::from_utf8(bytes).map_err(|err| LoadError::NotUtf8 {
+        path: path.to_owned(),
+        offset: err.utf8_error().valid_up_to(),
+    })
+}
+
 impl Document {
     /// Reads and parses a file, by its extension.
     pub fn load(path: &Path) -> Result<Document, LoadError> {
-        let io = |reason: String| LoadError::Io {
-            path: path.to_owned(),
-            reason,
+        let Some(format) = SourceFormat::from_path(path) else {
+            // A missing path or a directory is reported as such, whatever its name.
+            let meta = fs::metadata(path).map_err(|err| LoadError::Io {
+                path: path.to_owned(),
+                reason: describe_io(&err),
+            })?;
+            if meta.is_dir() {
+                return Err(LoadError::Io {
+                    path: path.to_owned(),
+                    reason: "is a directory; give a file".into(),
+                });
+            }
+            return Err(LoadError::UnknownFormat {
+                path: path.to_owned(),
+            });
         };
-        let meta = fs::metadata(path).map_err(|err| io(describe_io(&err)))?;
-        if meta.is_dir() {
-            return Err(io("is a directory; give a configuration file".into()));
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(LoadError::TooLarge {
-                path: path.to_owned(),
-                bytes: meta.len(),
-            });
-        }
-        let format = SourceFormat::from_path(path).ok_or_else(|| LoadError::UnknownFormat {
-            path: path.to_owned(),
-        })?;
-        let file = fs::File::open(path).map_err(|err| io(describe_io(&err)))?;
-        let mut bytes = Vec::new();
-        // Read at most one byte past the limit: the file may grow after the metadata check.
-        file.take(MAX_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|err| io(describe_io(&err)))?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(LoadError::TooLarge {
-                path: path.to_owned(),
-                bytes: bytes.len() as u64,
-            });
-        }
-        let text = String::from_utf8(bytes).map_err(|err| LoadError::NotUtf8 {
-            path: path.to_owned(),
-            offset: err.utf8_error().valid_up_to(),
-        })?;
+        let text = read_text(path, MAX_FILE_BYTES)?;
         Document::parse(path.display().to_string(), text, format).map_err(LoadError::Syntax)
     }
 
@@ -413,7 +451,10 @@ fn describe_io(err: &std::io::Error) -> String {
     match err.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        std::io::ErrorKind::IsADirectory => "is a directory; give a configuration file".into(),
+        std::io::ErrorKind::IsADirectory => "is a directory; give a file".into(),
+        std::io::ErrorKind::NotADirectory => {
+            "a parent in the path is not a directory; check the path".into()
+        }
         _ => err.to_string(),
     }
 }
@@ -492,12 +533,19 @@ fn parse_toml(text: &str) -> ParseResult {
     })
 }
 
+/// Alias uses a YAML file may have.
+const YAML_MAX_ALIASES: usize = 1_000;
+
+/// Values a YAML file may expand to, aliases counted at every use: an alias
+/// bomb of a few hundred bytes stops here instead of filling the memory.
+const YAML_MAX_NODES: usize = 200_000;
+
 fn parse_yaml(text: &str) -> ParseResult {
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_depth: MAX_DEPTH,
-            max_aliases: 1_000,
-            max_nodes: 200_000,
+            max_aliases: YAML_MAX_ALIASES,
+            max_nodes: YAML_MAX_NODES,
         },
     };
     let root: YamlNode = serde_saphyr::from_str_with_options(text, options).map_err(|err| {
@@ -523,6 +571,29 @@ fn yaml_message(err: &serde_saphyr::Error) -> String {
         && let Some((_, message)) = rest.split_once(": ")
     {
         line = message;
+    }
+    // The parser's limits and policies, in the words of this tool.
+    if let Some(budget) = line.strip_prefix("budget breached: ") {
+        return if budget.starts_with("Depth") {
+            format!("nesting deeper than {MAX_DEPTH} levels")
+        } else if budget.starts_with("Nodes") {
+            format!(
+                "the document expands to more than {YAML_MAX_NODES} values \
+                 (aliases multiply what they point to); remove the aliases or shorten the file"
+            )
+        } else if budget.starts_with("Aliases") {
+            format!("more than {YAML_MAX_ALIASES} alias uses; write the values out")
+        } else {
+            format!("the document is too large ({budget}); shorten the file")
+        };
+    }
+    if line.starts_with("recursion limit exceeded") {
+        // The parser's own limit, above the depth budget.
+        return format!("nesting deeper than {MAX_DEPTH} levels");
+    }
+    if let Some(rest) = line.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split_once(", set ").map_or(rest, |(key, _)| key);
+        return format!("duplicate key `{key}`; each key may appear once");
     }
     line.to_owned()
 }
@@ -778,10 +849,15 @@ mod json {
                     Some(start..self.pos),
                 ));
             }
-            if !text.contains(['.', 'e', 'E'])
-                && let Ok(i) = text.parse::<i128>()
-            {
-                return Ok(NodeKind::Integer(i));
+            if !text.contains(['.', 'e', 'E']) {
+                // An integer beyond 128 bits would otherwise become a float
+                // that a schema's "integer" accepts (it has no fraction).
+                return text.parse::<i128>().map(NodeKind::Integer).map_err(|_| {
+                    (
+                        format!("integer `{text}` is out of range; counts must fit in 64 bits"),
+                        Some(start..self.pos),
+                    )
+                });
             }
             text.parse::<f64>().map(NodeKind::Float).map_err(|_| {
                 (

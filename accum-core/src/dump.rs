@@ -12,11 +12,12 @@
 
 use std::fmt;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::data::Batch;
 use crate::engine::Engine;
+use crate::fsio::Durability;
 use crate::model::Model;
 use crate::report::UpdateStats;
 use crate::tensor::{Tensors, flat};
@@ -115,23 +116,14 @@ pub fn npy_bytes<T: NpyElement>(shape: &[usize], data: &[T]) -> Vec<u8> {
     out
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename.
+/// Writes `bytes` to `path` atomically: a temporary file beside it, then a
+/// rename ([`crate::fsio::write_atomic`]; not synced, for speed over
+/// hundreds of small files).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DumpError> {
-    let err = |source| DumpError {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut tmp_name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let mut file = fs::File::create(&tmp).map_err(err)?;
-    file.write_all(bytes).map_err(err)?;
-    file.flush().map_err(err)?;
-    drop(file);
-    fs::rename(&tmp, path).map_err(err)
+    crate::fsio::write_atomic(path, bytes, Durability::Buffered).map_err(|err| DumpError {
+        path: err.path,
+        source: err.source,
+    })
 }
 
 fn create_dir(path: &Path) -> Result<(), DumpError> {

@@ -319,6 +319,18 @@ pub enum EngineError {
         /// The panic message.
         message: String,
     },
+    /// A replica failed while processing one microbatch of a group; the
+    /// group was not applied.
+    MicrobatchFailed {
+        /// The update attempt, 1-based.
+        attempt: u64,
+        /// The replica's rank.
+        replica: usize,
+        /// The microbatch's index within the group on that replica.
+        microbatch: usize,
+        /// What went wrong.
+        message: String,
+    },
     /// R4: the group's token weights do not sum to one (normalized twice or not at all).
     Normalization {
         /// The attempt.
@@ -400,6 +412,16 @@ impl fmt::Display for EngineError {
             EngineError::ReplicaPanicked { replica, message } => {
                 write!(f, "replica {replica} panicked: {message}")
             }
+            EngineError::MicrobatchFailed {
+                attempt,
+                replica,
+                microbatch,
+                message,
+            } => write!(
+                f,
+                "replica {replica} failed on microbatch {microbatch} of update attempt {attempt}: {message}; \
+                 the group was not applied (no parameter change, no update counted)"
+            ),
             EngineError::Normalization {
                 attempt,
                 weight,
@@ -635,7 +657,17 @@ fn run_replica<M: Model>(
             zeroings += 1;
         }
         let batch = &state.batches[index];
-        let s = model.forward_backward(batch, &scale, &mut state.grads, &mut state.workspace);
+        // A failure inside one microbatch names it; the caller aborts the
+        // reduction and the group is not applied.
+        let s = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            model.forward_backward(batch, &scale, &mut state.grads, &mut state.workspace)
+        }))
+        .map_err(|panic| EngineError::MicrobatchFailed {
+            attempt: ctx.attempt,
+            replica: rank,
+            microbatch: index,
+            message: panic_message(panic.as_ref()),
+        })?;
         if ctx
             .faults
             .iter()
@@ -1045,6 +1077,13 @@ impl<M: Model> Engine<M> {
         };
         let outcomes = self.run_replicas(&ctx);
         options.faults = faults;
+        if outcomes.is_err() {
+            // R2: a failed group's partial gradients must not leak into the
+            // next attempt if the caller steps again.
+            for state in &mut self.replicas {
+                state.grads.fill_zero();
+            }
+        }
         let outcomes = outcomes?;
 
         let mut sums = LossSums::default();
@@ -1376,3 +1415,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 #[path = "engine/tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "engine/fault_tests.rs"]
+mod fault_tests;

@@ -17,6 +17,7 @@
 //! - [`memory`], [`report`]: memory peaks (R11) and the run report (R13)
 //! - [`verify`]: accumulated vs large-batch equivalence (R10, R12)
 //! - [`dump`]: `accum-dump/1` directories with `.npy` tensors
+//! - [`fsio`]: atomic file writes (temporary file, then rename)
 
 pub mod config;
 pub mod data;
@@ -24,6 +25,7 @@ pub mod derive;
 pub mod dump;
 pub mod engine;
 pub mod estimate;
+pub mod fsio;
 pub mod memory;
 pub mod model;
 pub mod norm;

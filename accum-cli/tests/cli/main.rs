@@ -1,8 +1,10 @@
 //! End-to-end tests of the `accum` binary: one module per command.
 
+mod atomic;
 mod calc;
 mod custom;
 mod engines;
+mod hostile;
 mod replan;
 mod run;
 mod schema;

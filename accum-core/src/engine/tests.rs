@@ -809,7 +809,7 @@ fn a_failing_replica_aborts_the_group_instead_of_hanging() {
         let mut engine = Engine::with_model(&plan(2, 2, d), &config, model, data).unwrap();
         let err = engine.run(&mut RunOptions::default()).unwrap_err();
         match err {
-            EngineError::ReplicaPanicked { message, .. } => {
+            EngineError::MicrobatchFailed { message, .. } => {
                 assert!(message.contains("example 3 is corrupt"), "{message}");
             }
             other => panic!("expected the replica's panic, got {other}"),

@@ -1,0 +1,136 @@
+//! Entry points that take untrusted bytes and must never panic: the fuzz
+//! targets in `fuzz/` call them, and the corpus replay tests call the same
+//! functions on every committed corpus file and crash regression.
+//!
+//! Each function returns normally for any input; an `Err` from the code under
+//! test is an expected outcome, a panic is a bug.
+
+use std::sync::LazyLock;
+
+use accum_core::config::TrainingConfig;
+use accum_core::{Plan, Rounding, Span, UnitKind};
+
+use crate::app::{Schema, check_document};
+use crate::interop::{Engine, ImportOptions};
+use crate::source::{Document, SourceFormat};
+
+/// The built-in schema, built once: building it per input would dominate
+/// the time of a fuzz run.
+static BUILTIN: LazyLock<Schema<TrainingConfig>> = LazyLock::new(Schema::builtin);
+
+/// Plans the span harness resolves through, from tiny to the largest factors
+/// a plan accepts, so that conversions reach their overflow checks.
+fn plans() -> Vec<Plan> {
+    let mut plans = Vec::new();
+    for (m, a, d, len) in [
+        (1, 1, 1, None),
+        (2, 8, 2, Some(4096)),
+        (3, 7, 5, Some(1)),
+        (u64::MAX, 1, 1, Some(1)),
+        (1, 1, u64::MAX, None),
+    ] {
+        if let Ok(plan) = Plan::new(m, a, d) {
+            plans.push(match len {
+                Some(len) => plan.with_seq_len(len).unwrap_or(plan),
+                None => plan,
+            });
+        }
+    }
+    plans
+}
+
+/// Parses `data` as a span (`"1.5k examples"`); when it parses, its display
+/// must parse back to the same span, and it is resolved to every unit through
+/// a few plans with every rounding.
+pub fn span(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(span) = text.parse::<Span>() else {
+        return;
+    };
+    let shown = span.to_string();
+    let again: Span = shown
+        .parse()
+        .unwrap_or_else(|err| panic!("`{shown}` (from `{text}`) does not parse back: {err}"));
+    assert_eq!(again, span, "`{shown}` parses back to a different span");
+    for plan in plans() {
+        for rounding in [Rounding::Down, Rounding::Up, Rounding::Exact] {
+            let _ = span.to_updates(&plan, rounding);
+            for unit in [
+                UnitKind::Update,
+                UnitKind::Microbatch,
+                UnitKind::Example,
+                UnitKind::Token,
+            ] {
+                let _ = span.to_unit(&plan, unit, rounding);
+            }
+        }
+    }
+}
+
+/// Parses `data` as a configuration file in `format` and validates it as
+/// `accum validate` does with the built-in schema: syntax, schema, spans, the
+/// typed config and its plan. Returns whether it is valid.
+pub fn config(format: SourceFormat, data: &[u8]) -> bool {
+    let Ok(text) = String::from_utf8(data.to_vec()) else {
+        return false;
+    };
+    let Ok(doc) = Document::parse("input".into(), text, format) else {
+        return false;
+    };
+    let schema = &*BUILTIN;
+    match check_document::<TrainingConfig>(
+        &doc,
+        &schema.value,
+        &schema.map,
+        Some(TrainingConfig::check),
+    ) {
+        Ok(findings) => {
+            // Every finding's span must lie in the text, or rendering it would fail.
+            for finding in &findings {
+                if let Some((span, _)) = &finding.primary {
+                    assert!(
+                        span.start <= span.end && span.end <= doc.text.len(),
+                        "finding span {span:?} outside a text of {} bytes",
+                        doc.text.len()
+                    );
+                }
+            }
+            let _ = crate::diagnostic::render_text(&doc.name, &doc.text, &findings, false);
+            findings.is_empty()
+        }
+        Err(_) => false,
+    }
+}
+
+/// Imports `data` as `engine`'s file with default options and with a
+/// launcher's options, renders the findings, and exports a canonical
+/// configuration that imported without errors.
+pub fn import(engine: Engine, data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let launcher = ImportOptions {
+        world_size: Some(16),
+        tensor: Some(2),
+        micro_batch: Some(4),
+        examples: Some(1000),
+        seq_len: Some(128),
+        ..ImportOptions::default()
+    };
+    for opts in [ImportOptions::default(), launcher] {
+        match crate::interop::import(engine, "input", text, &opts) {
+            Ok(imported) => {
+                let _ = crate::interop::render_findings("input", text, &imported.findings, false);
+                if !imported.has_errors() {
+                    let _ = imported.canonical.to_toml();
+                    let _ = crate::interop::export(engine, &imported.canonical);
+                }
+            }
+            Err(err) => {
+                let _ = err.to_string();
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Atomic file writes, shared by the dump writer and the command-line tool:
+//! the bytes go to a new temporary file in the target's folder, then a
+//! rename replaces the target. A reader never sees half a file, and an
+//! interrupted or failing write leaves the previous file intact; a failed
+//! write removes its temporary file.
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Whether an atomic write waits for the data to reach the disk before the
+/// rename.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// `fsync` the temporary file before the rename: after a crash of the
+    /// machine the target holds the old or the new bytes. For reports,
+    /// sheets and configurations.
+    Synced,
+    /// Rename without waiting for the disk: still never half a file for
+    /// readers and other processes, and much faster for the hundreds of
+    /// small files of a dump.
+    Buffered,
+}
+
+/// The step of an atomic write that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteStep {
+    /// Creating the temporary file beside the target (the folder is
+    /// missing, not a folder, read-only or full).
+    CreateTemporary,
+    /// Writing or syncing the bytes.
+    Write,
+    /// Renaming the temporary file over the target.
+    Replace,
+}
+
+/// An atomic write failed; the target is unchanged.
+#[derive(Debug)]
+pub struct WriteError {
+    /// The target.
+    pub path: PathBuf,
+    /// The step that failed.
+    pub step: WriteStep,
+    /// The I/O error.
+    pub source: io::Error,
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.step {
+            WriteStep::CreateTemporary => "create a temporary file beside it",
+            WriteStep::Write => "write",
+            WriteStep::Replace => "replace",
+        };
+        let reason = match self.source.kind() {
+            io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+            io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+            _ => self.source.to_string(),
+        };
+        write!(f, "{}: cannot {what}: {reason}", self.path.display())
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a new temporary file
+/// (`.<name>.<pid>.<n>.tmp`, created exclusively, so concurrent writers
+/// never share one) in the same folder, then a rename over `path`.
+pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> Result<(), WriteError> {
+    let fail = |step, source| WriteError {
+        path: path.to_owned(),
+        step,
+        source,
+    };
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let mut attempt = 0u32;
+    let (tmp_path, mut file) = loop {
+        let candidate = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(file) => break (candidate, file),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1;
+            }
+            Err(err) => return Err(fail(WriteStep::CreateTemporary, err)),
+        }
+    };
+    let written = file.write_all(bytes).and_then(|()| match durability {
+        Durability::Synced => file.sync_all(),
+        Durability::Buffered => file.flush(),
+    });
+    drop(file);
+    let result = written
+        .map_err(|err| fail(WriteStep::Write, err))
+        .and_then(|()| fs::rename(&tmp_path, path).map_err(|err| fail(WriteStep::Replace, err)));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp_path);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("accum-core-fsio-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn replaces_the_target_and_leaves_no_temporary() {
+        let dir = scratch("replace");
+        let target = dir.join("out.json");
+        for durability in [Durability::Synced, Durability::Buffered] {
+            fs::write(&target, "old").unwrap();
+            write_atomic(&target, b"new", durability).unwrap();
+            assert_eq!(fs::read_to_string(&target).unwrap(), "new");
+            assert_eq!(names(&dir), ["out.json"]);
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_replace_keeps_the_old_target_and_removes_the_temporary() {
+        let dir = scratch("fail");
+        // A non-empty folder at the target: the rename fails after the write.
+        let target = dir.join("out");
+        fs::create_dir_all(target.join("inside")).unwrap();
+        let err = write_atomic(&target, b"new", Durability::Synced).unwrap_err();
+        assert_eq!(err.step, WriteStep::Replace, "{err}");
+        assert!(err.to_string().contains("out: cannot replace"), "{err}");
+        assert_eq!(names(&dir), ["out"]);
+        assert!(target.join("inside").is_dir());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_that_cannot_hold_files_fails_before_writing() {
+        let dir = scratch("no-folder");
+        let file = dir.join("file");
+        fs::write(&file, "x").unwrap();
+        // A path under a regular file: refused even for root.
+        let err = write_atomic(&file.join("out.json"), b"new", Durability::Synced).unwrap_err();
+        assert_eq!(err.step, WriteStep::CreateTemporary, "{err}");
+        assert!(
+            err.to_string().contains("cannot create a temporary file"),
+            "{err}"
+        );
+        assert_eq!(names(&dir), ["file"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

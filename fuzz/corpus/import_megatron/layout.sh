@@ -1,0 +1,1 @@
+--tensor-model-parallel-size 3 --micro-batch-size 4 --global-batch-size 512

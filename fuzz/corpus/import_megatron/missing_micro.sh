@@ -1,0 +1,1 @@
+--global-batch-size 512 --micro_batch_size_typo 4 --lr-warmup-fraction 0.01

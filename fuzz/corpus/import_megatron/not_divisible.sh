@@ -1,0 +1,2 @@
+--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 \
+--micro-batch-size 8 --global-batch-size 1000 --seq-length 4096

@@ -1,0 +1,1 @@
+--micro-batch-size 4 --global-batch-size 256 --seq-length 2048 --fp16 --initial-loss-scale 65536

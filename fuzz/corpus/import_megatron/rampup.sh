@@ -1,0 +1,1 @@
+--micro-batch-size 2 --global-batch-size 512 --rampup-batch-size 64 64 2000000 --train-iters 5000 --lr-warmup-iters 200

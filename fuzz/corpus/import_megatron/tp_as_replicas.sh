@@ -1,0 +1,1 @@
+--tensor-model-parallel-size 4 --micro-batch-size 2 --global-batch-size 32 --train-iters 1000

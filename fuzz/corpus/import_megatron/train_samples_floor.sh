@@ -1,0 +1,1 @@
+--micro-batch-size 4 --global-batch-size 256 --train-samples 1000000 --lr-warmup-samples 25600
