@@ -1,7 +1,8 @@
 //! `accum run`: the engine on the built-in model and data, with a progress
 //! bar in updates, logs in the declared axis, an atomic run report and an
 //! optional dump. Ctrl-C stops at the next group boundary and the report is
-//! still written.
+//! still written. With `--backend mpi` each MPI process runs one replica and
+//! only rank 0 writes (report, dump, output); errors name the rank.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use accum_core::config::TrainingConfig;
 use accum_core::dump::DumpWriter;
-use accum_core::engine::{Engine, Observer, RunOptions};
+use accum_core::engine::{Engine, Fault, Observer, RunOptions};
 use accum_core::estimate::ByteSize;
 use accum_core::report::{Counters, CurvePoint, RunReport, UpdateStats};
 use accum_core::settings::LogAxis;
@@ -19,7 +20,7 @@ use accum_core::units::group_digits;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::app::load_checked;
-use crate::cli::{Format, RunArgs};
+use crate::cli::{Backend, Format, RunArgs};
 use crate::error::{CliError, Exit};
 use crate::fsio::write_atomic;
 use crate::output::{print_json, print_text};
@@ -95,13 +96,55 @@ fn format_scale(scale: f64) -> String {
     }
 }
 
+/// Attaches the backend: threads need nothing, MPI starts MPI and checks
+/// that the world has one process per replica before any work.
+fn attach_backend(engine: Engine, backend: Backend, name: &str) -> Result<Engine, CliError> {
+    match backend {
+        Backend::Threads => Ok(engine),
+        #[cfg(feature = "mpi")]
+        Backend::Mpi => {
+            let mpi = accum_core::replica::mpi::Mpi::init()
+                .map_err(|err| CliError::usage(format!("cannot start mpi: {err}")))?;
+            let rank = mpi.rank();
+            let world = mpi.world_size();
+            engine
+                .with_reducer(Box::new(mpi))
+                .map_err(|err| CliError::invalid(format!("rank {rank} of {world}: {name}: {err}")))
+        }
+        #[cfg(not(feature = "mpi"))]
+        Backend::Mpi => {
+            let _ = (engine, name);
+            Err(CliError::usage(
+                "this accum was built without MPI; rebuild it with `--features mpi` \
+                 (needs an MPI library such as Open MPI) or use `--backend threads`",
+            ))
+        }
+    }
+}
+
 pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let checked = load_checked::<TrainingConfig>(&args.file, TrainingConfig::check)?;
     let config = checked.config.engine_config();
-    let mut engine = Engine::new(&checked.plan, &config)
+    let engine = Engine::new(&checked.plan, &config)
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
+    let mut engine = attach_backend(engine, args.backend, &checked.doc.name)?;
+    if let Some(at) = args.fail_at {
+        engine.inject_failure(Fault {
+            attempt: at.attempt,
+            replica: at.replica,
+            microbatch: at.microbatch,
+        });
+    }
+    // With one process per replica only rank 0 writes anything but errors.
+    let ranks = engine.local_ranks();
+    let lead = ranks.start == 0;
+    let who = if args.backend == Backend::Mpi {
+        format!("rank {} of {}: ", ranks.start, checked.plan.replicas())
+    } else {
+        String::new()
+    };
     let total = engine.total_updates().get();
-    let quiet = args.quiet;
+    let quiet = args.quiet || !lead;
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden())
     } else {
@@ -131,7 +174,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     };
     let stop = stop_flag();
     stop.store(false, Ordering::SeqCst);
-    let mut dump = match &args.dump {
+    let mut dump = match args.dump.as_ref().filter(|_| lead) {
         Some(dir) => Some(
             DumpWriter::create(dir, &engine)
                 .map_err(|err| CliError::usage(format!("{}: {err}", dir.display())))?,
@@ -149,8 +192,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     };
     progress.bar.finish_and_clear();
     let elapsed = progress.started.elapsed();
-    let report = result
-        .map_err(|err| CliError::invalid(format!("{}: the run failed: {err}", checked.doc.name)))?;
+    let report = result.map_err(|err| {
+        CliError::invalid(format!("{who}{}: the run failed: {err}", checked.doc.name))
+    })?;
+    if !lead {
+        return Ok(Exit::Ok);
+    }
     if let Some(path) = &args.report {
         write_report(path, &report)?;
     }

@@ -1,0 +1,248 @@
+//! Replicas in other processes (one process per replica, e.g. MPI): what
+//! this process learns about them through
+//! [`Reducer::all_gather`](crate::replica::Reducer::all_gather), so that
+//! every process checks the same shards (R9) and the process of rank 0
+//! reports and dumps the same run as in-process threads would.
+//!
+//! Two gathers per group, both of `u64` slots of a fixed length per rank
+//! (floats travel as their bits, so nothing is rounded):
+//! - before the backward passes, the example ids each replica really
+//!   loaded, microbatch by microbatch (`id + 1`, `0` = empty), checked
+//!   against the group this process planned for every replica;
+//! - after the gradient all-reduce, each replica's loss sums, flags, memory
+//!   and per-microbatch events.
+
+use super::{Engine, EngineError, MicrobatchEvent, ReplicaOutcome};
+use crate::memory::MemoryBreakdown;
+use crate::model::{LossSums, Model};
+use crate::units::{Examples, Microbatches, Tokens};
+
+/// Fixed fields of an outcome record, before the per-microbatch events.
+const OUTCOME_FIELDS: usize = 18;
+/// Fields of one microbatch event in an outcome record.
+const EVENT_FIELDS: usize = 3;
+
+impl<M: Model> Engine<M> {
+    /// The rank this process runs (one per process when distributed).
+    fn own_rank(&self) -> usize {
+        self.reducer.local_ranks().start
+    }
+
+    /// R9 across processes: gathers the ids every replica really loaded and
+    /// checks them against this process's plan of the group, whose ids the
+    /// shard check has already recorded.
+    pub(super) fn check_remote_shards(&mut self, attempt: u64) -> Result<(), EngineError> {
+        let m = self.plan.micro_batch() as usize;
+        let a = self.plan.accumulation() as usize;
+        let rank = self.own_rank();
+        let mut mine = vec![0u64; m * a];
+        let state = &self.replicas[rank];
+        for (i, batch) in state.batches[..state.used].iter().enumerate() {
+            for (j, &id) in batch.ids.iter().enumerate().take(m) {
+                mine[i * m + j] = id.saturating_add(1);
+            }
+        }
+        let all = self
+            .reducer
+            .all_gather(rank, &mine)
+            .map_err(EngineError::Reduce)?;
+        for (replica, (state, slot)) in self.replicas.iter().zip(all.chunks(m * a)).enumerate() {
+            for (microbatch, got) in slot.chunks(m).enumerate() {
+                let planned: &[u64] = match state.batches[..state.used].get(microbatch) {
+                    Some(b) => &b.ids,
+                    None => &[],
+                };
+                let same = got.len() >= planned.len()
+                    && got
+                        .iter()
+                        .zip(planned)
+                        .all(|(&g, &p)| g == p.saturating_add(1))
+                    && got[planned.len()..].iter().all(|&g| g == 0);
+                if !same {
+                    return Err(EngineError::ShardMismatch {
+                        attempt,
+                        replica,
+                        microbatch,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Completes this process's outcome with every other replica's: one
+    /// outcome per rank, in rank order. Remote replicas' events and counters
+    /// are updated as their own loops did.
+    pub(super) fn gather_outcomes(
+        &mut self,
+        attempt: u64,
+        local: Vec<ReplicaOutcome>,
+    ) -> Result<Vec<ReplicaOutcome>, EngineError> {
+        let a = self.plan.accumulation() as usize;
+        let rank = self.own_rank();
+        let len = OUTCOME_FIELDS + EVENT_FIELDS * a;
+        let own = local
+            .first()
+            .expect("a distributed process runs one replica");
+        let record = encode(own, &self.replicas[rank].events, a);
+        debug_assert_eq!(record.len(), len);
+        let all = self
+            .reducer
+            .all_gather(rank, &record)
+            .map_err(EngineError::Reduce)?;
+        let mut local = local.into_iter();
+        let mut outcomes = Vec::with_capacity(self.replicas.len());
+        for (replica, slot) in all.chunks(len).enumerate() {
+            if replica == rank {
+                outcomes.extend(local.next());
+                continue;
+            }
+            let (outcome, used) = decode(slot);
+            let state = &mut self.replicas[replica];
+            state.events.clear();
+            for (index, e) in slot[OUTCOME_FIELDS..]
+                .chunks(EVENT_FIELDS)
+                .take(used)
+                .enumerate()
+            {
+                state.events.push(MicrobatchEvent {
+                    attempt,
+                    replica,
+                    index,
+                    examples: e[0],
+                    tokens: e[1],
+                    mean_token_loss: f64::from_bits(e[2]),
+                });
+                state.counters.microbatches += Microbatches::ONE;
+                state.counters.backward_passes += 1;
+                state.counters.examples += Examples::new(e[0]);
+                state.counters.supervised_tokens += Tokens::new(e[1]);
+            }
+            outcomes.push(outcome);
+        }
+        Ok(outcomes)
+    }
+}
+
+fn encode(o: &ReplicaOutcome, events: &[MicrobatchEvent], a: usize) -> Vec<u64> {
+    let s = &o.sums;
+    let mut r = vec![
+        s.token_loss.to_bits(),
+        s.example_mean_loss.to_bits(),
+        s.objective.to_bits(),
+        s.weight.to_bits(),
+        s.tokens,
+        s.examples,
+        s.activation_bytes as u64,
+        u64::from(o.overflow),
+        o.zeroings,
+        o.peak.params,
+        o.peak.grads,
+        o.peak.optimizer_state,
+        o.peak.activations,
+        o.peak.retained,
+        o.denominator.to_bits(),
+        o.activations,
+        o.retained,
+        events.len() as u64,
+    ];
+    r.resize(OUTCOME_FIELDS + EVENT_FIELDS * a, 0);
+    for (slot, e) in r[OUTCOME_FIELDS..]
+        .chunks_mut(EVENT_FIELDS)
+        .zip(events.iter().take(a))
+    {
+        slot.copy_from_slice(&[e.examples, e.tokens, e.mean_token_loss.to_bits()]);
+    }
+    r
+}
+
+/// The outcome and the number of microbatch events in a record.
+fn decode(r: &[u64]) -> (ReplicaOutcome, usize) {
+    let outcome = ReplicaOutcome {
+        sums: LossSums {
+            token_loss: f64::from_bits(r[0]),
+            example_mean_loss: f64::from_bits(r[1]),
+            objective: f64::from_bits(r[2]),
+            weight: f64::from_bits(r[3]),
+            tokens: r[4],
+            examples: r[5],
+            activation_bytes: usize::try_from(r[6]).unwrap_or(usize::MAX),
+        },
+        overflow: r[7] != 0,
+        zeroings: r[8],
+        peak: MemoryBreakdown {
+            params: r[9],
+            grads: r[10],
+            optimizer_state: r[11],
+            activations: r[12],
+            retained: r[13],
+        },
+        denominator: f64::from_bits(r[14]),
+        activations: r[15],
+        retained: r[16],
+    };
+    let used = usize::try_from(r[17]).unwrap_or(usize::MAX);
+    (outcome, used)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_records_round_trip_bit_exactly() {
+        let o = ReplicaOutcome {
+            sums: LossSums {
+                token_loss: 1.0 / 3.0,
+                example_mean_loss: -2.5e-300,
+                objective: f64::NAN,
+                weight: 0.999_999_9,
+                tokens: 17,
+                examples: 3,
+                activation_bytes: 4096,
+            },
+            overflow: true,
+            zeroings: 2,
+            peak: MemoryBreakdown {
+                params: 1,
+                grads: 2,
+                optimizer_state: 3,
+                activations: 4,
+                retained: 5,
+            },
+            denominator: 123.0,
+            activations: 77,
+            retained: 5,
+        };
+        let event = MicrobatchEvent {
+            attempt: 1,
+            replica: 1,
+            index: 0,
+            examples: 2,
+            tokens: 9,
+            mean_token_loss: 0.1,
+        };
+        let r = encode(&o, &[event], 3);
+        assert_eq!(r.len(), OUTCOME_FIELDS + 3 * EVENT_FIELDS);
+        let (back, used) = decode(&r);
+        assert_eq!(used, 1);
+        assert_eq!(back.sums.token_loss.to_bits(), o.sums.token_loss.to_bits());
+        assert_eq!(
+            back.sums.example_mean_loss.to_bits(),
+            o.sums.example_mean_loss.to_bits()
+        );
+        assert!(back.sums.objective.is_nan());
+        assert_eq!(back.sums.weight, o.sums.weight);
+        assert_eq!((back.sums.tokens, back.sums.examples), (17, 3));
+        assert_eq!(back.sums.activation_bytes, 4096);
+        assert!(back.overflow);
+        assert_eq!(back.zeroings, 2);
+        assert_eq!(back.peak, o.peak);
+        assert_eq!(back.denominator, 123.0);
+        assert_eq!((back.activations, back.retained), (77, 5));
+        assert_eq!(
+            &r[OUTCOME_FIELDS..OUTCOME_FIELDS + 3],
+            &[2, 9, 0.1f64.to_bits()]
+        );
+    }
+}
