@@ -1,7 +1,10 @@
 //! End-to-end tests of the `accum` binary: one module per command.
 
+mod backend;
 mod calc;
 mod custom;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod replan;
 mod run;
 mod schema;

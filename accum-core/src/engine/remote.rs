@@ -187,7 +187,181 @@ fn decode(r: &[u64]) -> (ReplicaOutcome, usize) {
 
 #[cfg(test)]
 mod tests {
+    use std::ops::Range;
+    use std::sync::Arc;
+
     use super::*;
+    use crate::engine::{EngineConfig, Fault, RunOptions};
+    use crate::plan::Plan;
+    use crate::replica::{InProcess, ReduceError, Reducer};
+    use crate::report::RunReport;
+    use crate::settings::{
+        DataSection, ModelSection, Normalization, OptimizerSection, ScheduleKind, ScheduleSection,
+    };
+    use crate::tensor::Tensors;
+
+    /// One rank of a shared in-process reducer, as if each replica were its
+    /// own process: what an MPI rank looks like to the engine.
+    struct OneRank {
+        shared: Arc<InProcess>,
+        rank: usize,
+    }
+
+    impl Reducer for OneRank {
+        fn replicas(&self) -> usize {
+            self.shared.replicas()
+        }
+        fn local_ranks(&self) -> Range<usize> {
+            self.rank..self.rank + 1
+        }
+        fn all_reduce_counts(&self, rank: usize, counts: &mut [u64]) -> Result<(), ReduceError> {
+            self.shared.all_reduce_counts(rank, counts)
+        }
+        fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
+            self.shared.all_reduce_grads(rank, grads)
+        }
+        fn abort(&self, reason: &str) {
+            self.shared.abort(reason);
+        }
+    }
+
+    fn config() -> EngineConfig {
+        let mut c = EngineConfig {
+            data: DataSection {
+                examples: 70,
+                min_len: 2,
+                max_len: 11,
+                vocab: 16,
+                seed: 9,
+                ..DataSection::default()
+            },
+            model: ModelSection { hidden: 8, ffn: 16 },
+            optimizer: OptimizerSection {
+                lr: 1e-2,
+                ..OptimizerSection::default()
+            },
+            schedule: ScheduleSection {
+                kind: ScheduleKind::Constant,
+                warmup: "0 updates".parse().unwrap(),
+                total: "5 updates".parse().unwrap(),
+            },
+            ..EngineConfig::default()
+        };
+        c.loss.normalization = Normalization::PerToken;
+        c
+    }
+
+    /// Runs `d` engines, one rank each, on threads; every rank's result.
+    fn run_per_rank(
+        plan: &Plan,
+        config: &EngineConfig,
+        failure: Option<Fault>,
+        configure: impl Fn(usize, &mut EngineConfig) + Sync,
+    ) -> Vec<Result<RunReport, EngineError>> {
+        let d = plan.replicas() as usize;
+        let shared = Arc::new(InProcess::new(d));
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..d)
+                .map(|rank| {
+                    let shared = Arc::clone(&shared);
+                    let configure = &configure;
+                    s.spawn(move || {
+                        let mut config = config.clone();
+                        configure(rank, &mut config);
+                        let mut engine = Engine::new(plan, &config)?
+                            .with_reducer(Box::new(OneRank { shared, rank }))?;
+                        if let Some(f) = failure {
+                            engine.inject_failure(f);
+                        }
+                        engine.run(&mut RunOptions::default())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    #[test]
+    fn one_engine_per_rank_reports_the_in_process_run() {
+        let plan = Plan::new(2, 3, 2).unwrap();
+        let config = config();
+        let threads = Engine::new(&plan, &config)
+            .unwrap()
+            .run(&mut RunOptions::default())
+            .unwrap();
+        let ranks = run_per_rank(&plan, &config, None, |_, _| {});
+        for report in ranks {
+            let report = report.unwrap();
+            // Partial last group included (70 examples, B = 12).
+            assert_eq!(report.counters, threads.counters);
+            assert_eq!(report.replicas, threads.replicas);
+            assert_eq!(report.memory, threads.memory);
+            assert_eq!(report.updates.len(), threads.updates.len());
+            for (a, b) in report.updates.iter().zip(&threads.updates) {
+                assert_eq!(a.denominator, b.denominator);
+                assert_eq!(a.tokens, b.tokens);
+                assert!(
+                    (a.loss - b.loss).abs() <= 1e-6 * b.loss.abs(),
+                    "{a:?} {b:?}"
+                );
+                assert!((a.grad_norm - b.grad_norm).abs() <= 1e-4 * b.grad_norm);
+            }
+        }
+    }
+
+    #[test]
+    fn a_failing_rank_stops_every_rank_before_the_update() {
+        let plan = Plan::new(2, 3, 3).unwrap();
+        let at = Fault {
+            attempt: 2,
+            replica: 2,
+            microbatch: 1,
+        };
+        let results = run_per_rank(&plan, &config(), Some(at), |_, _| {});
+        for (rank, r) in results.into_iter().enumerate() {
+            let err = r.unwrap_err().to_string();
+            assert!(
+                err.contains("attempt 2, microbatch 1 on replica 2"),
+                "rank {rank}: {err}"
+            );
+            if rank != 2 {
+                assert!(
+                    err.contains("aborted: replica 2 failed"),
+                    "rank {rank}: {err}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ranks_with_different_data_are_refused_before_the_backward_passes() {
+        let plan = Plan::new(2, 2, 2).unwrap();
+        let results = run_per_rank(&plan, &config(), None, |rank, c| {
+            c.data.seed += rank as u64;
+        });
+        for r in results {
+            let err = r.unwrap_err().to_string();
+            assert!(
+                err.contains("attempt 1: replica") && err.contains("same config, data and seed"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_backend_of_another_size_is_refused() {
+        let plan = Plan::new(2, 2, 2).unwrap();
+        let engine = Engine::new(&plan, &config()).unwrap();
+        let err = engine
+            .with_reducer(Box::new(InProcess::new(3)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("2 data-parallel replicas but the backend runs 3")
+                && err.contains("mpirun -n 2"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn outcome_records_round_trip_bit_exactly() {
