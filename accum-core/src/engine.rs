@@ -657,6 +657,7 @@ fn run_replica<M: Model>(
     reducer: &dyn Reducer,
     ctx: &GroupContext<'_>,
 ) -> Result<ReplicaOutcome, EngineError> {
+    state.events.clear();
     // R5: fix the denominator before the first backward pass — a count
     // all-reduce over every replica (R4: global, not per microbatch).
     let mut counts = state.local_counts(ctx.ignore_index);
@@ -681,7 +682,6 @@ fn run_replica<M: Model>(
     let mut sums = LossSums::default();
     let mut zeroings = 0;
     let mut peak = MemoryBreakdown::default();
-    state.events.clear();
     // R9: no synchronisation between microbatches (no_sync for the first A − 1).
     for index in 0..state.used {
         if ctx.mistakes.zero_per_microbatch {
@@ -932,6 +932,9 @@ impl<M: Model> Engine<M> {
     /// runs only [`Reducer::local_ranks`] and learns the others' loss sums,
     /// counters and example ids through the backend. Refused when the
     /// backend's replicas differ from the plan's `D`, before any work.
+    /// Drive a distributed engine with [`Engine::run`]: it closes the run
+    /// with a collective and, on an error, aborts the reduction so the other
+    /// processes stop too.
     pub fn with_reducer(
         mut self,
         reducer: Box<dyn Reducer + Send>,
@@ -1519,9 +1522,15 @@ fn run_guarded<M: Model>(
         run_replica(model, rank, state, reducer, ctx)
     }))
     .unwrap_or_else(|panic| {
+        // The events so far are the microbatches that completed.
         Err(EngineError::ReplicaPanicked {
             replica: rank,
-            message: panic_message(panic.as_ref()),
+            message: format!(
+                "{} (attempt {}, microbatch {})",
+                panic_message(panic.as_ref()),
+                ctx.attempt,
+                state.events.len()
+            ),
         })
     });
     if let Err(e) = &result {

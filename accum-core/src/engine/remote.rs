@@ -258,6 +258,19 @@ mod tests {
         failure: Option<Fault>,
         configure: impl Fn(usize, &mut EngineConfig) + Sync,
     ) -> Vec<Result<RunReport, EngineError>> {
+        run_per_rank_with_params(plan, config, failure, configure)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect()
+    }
+
+    /// [`run_per_rank`], with each rank's parameters at the end.
+    fn run_per_rank_with_params(
+        plan: &Plan,
+        config: &EngineConfig,
+        failure: Option<Fault>,
+        configure: impl Fn(usize, &mut EngineConfig) + Sync,
+    ) -> Vec<(Result<RunReport, EngineError>, Option<Tensors>)> {
         let d = plan.replicas() as usize;
         let shared = Arc::new(InProcess::new(d));
         std::thread::scope(|s| {
@@ -268,12 +281,17 @@ mod tests {
                     s.spawn(move || {
                         let mut config = config.clone();
                         configure(rank, &mut config);
-                        let mut engine = Engine::new(plan, &config)?
-                            .with_reducer(Box::new(OneRank { shared, rank }))?;
+                        let engine = Engine::new(plan, &config)
+                            .and_then(|e| e.with_reducer(Box::new(OneRank { shared, rank })));
+                        let mut engine = match engine {
+                            Ok(e) => e,
+                            Err(e) => return (Err(e), None),
+                        };
                         if let Some(f) = failure {
                             engine.inject_failure(f);
                         }
-                        engine.run(&mut RunOptions::default())
+                        let result = engine.run(&mut RunOptions::default());
+                        (result, Some(engine.model().params().clone()))
                     })
                 })
                 .collect();
@@ -317,8 +335,19 @@ mod tests {
             replica: 2,
             microbatch: 1,
         };
-        let results = run_per_rank(&plan, &config(), Some(at), |_, _| {});
-        for (rank, r) in results.into_iter().enumerate() {
+        // The reference: the one update that completed before the failure.
+        let mut one = Engine::new(&plan, &config()).unwrap();
+        one.step(&mut RunOptions::default()).unwrap();
+        let results = run_per_rank_with_params(&plan, &config(), Some(at), |_, _| {});
+        for (rank, (r, params)) in results.into_iter().enumerate() {
+            // No partial update: every rank still holds the parameters
+            // after attempt 1 (up to the order of the f32 sums; a second
+            // AdamW update would move them by about lr = 1e-2).
+            let params = params.unwrap();
+            for ((name, got), (_, want)) in params.iter().zip(one.model().params().iter()) {
+                let diff = (got - want).iter().fold(0.0f32, |m, d| m.max(d.abs()));
+                assert!(diff < 1e-4, "rank {rank} {name}: {diff}");
+            }
             let err = r.unwrap_err().to_string();
             assert!(
                 err.contains("attempt 2, microbatch 1 on replica 2"),
@@ -330,6 +359,87 @@ mod tests {
                     "rank {rank}: {err}"
                 );
             }
+        }
+    }
+
+    /// A model that panics on the second microbatch it sees on one rank.
+    struct PanicsOnce {
+        inner: crate::model::TokenMlp,
+        calls: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Model for PanicsOnce {
+        type Workspace = crate::model::MlpWorkspace;
+        fn kind(&self) -> &'static str {
+            "panics_once"
+        }
+        fn params(&self) -> &Tensors {
+            self.inner.params()
+        }
+        fn params_mut(&mut self) -> &mut Tensors {
+            self.inner.params_mut()
+        }
+        fn workspace(&self, max_positions: usize) -> Self::Workspace {
+            self.inner.workspace(max_positions)
+        }
+        fn workspace_bytes(&self, workspace: &Self::Workspace) -> usize {
+            self.inner.workspace_bytes(workspace)
+        }
+        fn forward_backward(
+            &self,
+            batch: &crate::data::Batch,
+            scale: &crate::model::GradScale,
+            grads: &mut Tensors,
+            workspace: &mut Self::Workspace,
+        ) -> LossSums {
+            let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            assert!(n != 1, "out of memory in the feed-forward layer");
+            self.inner.forward_backward(batch, scale, grads, workspace)
+        }
+        fn describe(&self) -> serde_json::Value {
+            self.inner.describe()
+        }
+    }
+
+    #[test]
+    fn a_panicking_rank_names_its_attempt_and_microbatch_on_every_rank() {
+        let plan = Plan::new(2, 3, 2).unwrap();
+        let config = config();
+        let shared = Arc::new(InProcess::new(2));
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..2)
+                .map(|rank| {
+                    let shared = Arc::clone(&shared);
+                    let config = &config;
+                    s.spawn(move || {
+                        let d = &config.data;
+                        let inner = crate::model::TokenMlp::new(
+                            d.vocab as usize,
+                            config.model.hidden as usize,
+                            config.model.ffn as usize,
+                            d.seed,
+                        );
+                        let calls = std::sync::atomic::AtomicUsize::new(if rank == 1 {
+                            0
+                        } else {
+                            usize::MAX / 2
+                        });
+                        let model = PanicsOnce { inner, calls };
+                        let data = crate::data::Dataset::synthetic(d);
+                        Engine::with_model(&plan, config, model, data)?
+                            .with_reducer(Box::new(OneRank { shared, rank }))?
+                            .run(&mut RunOptions::default())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (rank, r) in results.into_iter().enumerate() {
+            let err = r.unwrap_err().to_string();
+            assert!(
+                err.contains("replica 1 panicked: out of memory in the feed-forward layer (attempt 1, microbatch 1)"),
+                "rank {rank}: {err}"
+            );
         }
     }
 
