@@ -96,20 +96,55 @@ fn format_scale(scale: f64) -> String {
     }
 }
 
+/// What `run` keeps of the backend: with MPI, a handle to let every rank
+/// say why it stops before any rank exits.
+#[derive(Default)]
+struct ExitSync {
+    #[cfg(feature = "mpi")]
+    mpi: Option<std::sync::Arc<accum_core::replica::mpi::Mpi>>,
+}
+
+impl ExitSync {
+    /// With MPI: prints `err` now, in one write (so the ranks' lines do not
+    /// interleave), and waits until every rank has printed its own, because
+    /// `mpirun` ends the job at the first non-zero exit. Otherwise `err`.
+    fn fail(&self, err: CliError) -> CliError {
+        #[cfg(feature = "mpi")]
+        if let Some(mpi) = &self.mpi {
+            use std::io::Write;
+            let line = format!("error: {err}\n");
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+            mpi.barrier_at_exit();
+            return CliError::reported(err.exit());
+        }
+        err
+    }
+}
+
 /// Attaches the backend: threads need nothing, MPI starts MPI and checks
 /// that the world has one process per replica before any work.
-fn attach_backend(engine: Engine, backend: Backend, name: &str) -> Result<Engine, CliError> {
+fn attach_backend(
+    engine: Engine,
+    backend: Backend,
+    name: &str,
+) -> Result<(Engine, ExitSync), CliError> {
     match backend {
-        Backend::Threads => Ok(engine),
+        Backend::Threads => Ok((engine, ExitSync::default())),
         #[cfg(feature = "mpi")]
         Backend::Mpi => {
             let mpi = accum_core::replica::mpi::Mpi::init()
                 .map_err(|err| CliError::usage(format!("cannot start mpi: {err}")))?;
-            let rank = mpi.rank();
-            let world = mpi.world_size();
-            engine
-                .with_reducer(Box::new(mpi))
-                .map_err(|err| CliError::invalid(format!("rank {rank} of {world}: {name}: {err}")))
+            let mpi = std::sync::Arc::new(mpi);
+            let (rank, world) = (mpi.rank(), mpi.world_size());
+            let sync = ExitSync {
+                mpi: Some(std::sync::Arc::clone(&mpi)),
+            };
+            match engine.with_reducer(Box::new(mpi)) {
+                Ok(engine) => Ok((engine, sync)),
+                Err(err) => Err(sync.fail(CliError::invalid(format!(
+                    "rank {rank} of {world}: {name}: {err}"
+                )))),
+            }
         }
         #[cfg(not(feature = "mpi"))]
         Backend::Mpi => {
@@ -127,7 +162,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let config = checked.config.engine_config();
     let engine = Engine::new(&checked.plan, &config)
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
-    let mut engine = attach_backend(engine, args.backend, &checked.doc.name)?;
+    let (mut engine, exit_sync) = attach_backend(engine, args.backend, &checked.doc.name)?;
     if let Some(at) = args.fail_at {
         engine.inject_failure(Fault {
             attempt: at.attempt,
@@ -193,7 +228,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     progress.bar.finish_and_clear();
     let elapsed = progress.started.elapsed();
     let report = result.map_err(|err| {
-        CliError::invalid(format!("{who}{}: the run failed: {err}", checked.doc.name))
+        exit_sync.fail(CliError::invalid(format!(
+            "{who}{}: the run failed: {err}",
+            checked.doc.name
+        )))
     })?;
     if !lead {
         return Ok(Exit::Ok);

@@ -77,6 +77,29 @@ pub trait Reducer: Sync {
 #[cfg(feature = "mpi")]
 pub mod mpi;
 
+/// A shared reducer, so its owner can keep a handle (e.g. to synchronize
+/// the processes' exit) while the engine uses it.
+impl<R: Reducer + Send + Sync + ?Sized> Reducer for std::sync::Arc<R> {
+    fn replicas(&self) -> usize {
+        (**self).replicas()
+    }
+    fn all_reduce_counts(&self, rank: usize, counts: &mut [u64]) -> Result<(), ReduceError> {
+        (**self).all_reduce_counts(rank, counts)
+    }
+    fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
+        (**self).all_reduce_grads(rank, grads)
+    }
+    fn local_ranks(&self) -> Range<usize> {
+        (**self).local_ranks()
+    }
+    fn all_gather(&self, rank: usize, local: &[u64]) -> Result<Vec<u64>, ReduceError> {
+        (**self).all_gather(rank, local)
+    }
+    fn abort(&self, reason: &str) {
+        (**self).abort(reason);
+    }
+}
+
 #[derive(Debug)]
 struct Shared {
     arrived: usize,

@@ -51,6 +51,9 @@ pub struct Mpi {
     rank: usize,
     size: usize,
     aborted: Mutex<Option<String>>,
+    /// Send and receive buffers of the gradient all-reduce, kept between
+    /// groups so an update allocates nothing.
+    buffers: Mutex<(Vec<f32>, Vec<f32>)>,
 }
 
 impl fmt::Debug for Mpi {
@@ -75,6 +78,7 @@ impl Mpi {
             size: usize::try_from(world.size()).unwrap_or(1).max(1),
             _universe: universe,
             aborted: Mutex::new(None),
+            buffers: Mutex::new((Vec::new(), Vec::new())),
         })
     }
 
@@ -91,6 +95,13 @@ impl Mpi {
     /// A barrier that fails like any collective when a replica aborted.
     pub fn barrier(&self) -> Result<(), ReduceError> {
         self.exchange_status(None)
+    }
+
+    /// A plain barrier that also works after an abort: every rank calls it
+    /// once its error is printed, so that no rank exits (and makes `mpirun`
+    /// end the job) before the others have said why they stop.
+    pub fn barrier_at_exit(&self) {
+        SimpleCommunicator::world().barrier();
     }
 
     fn aborted(&self) -> MutexGuard<'_, Option<String>> {
@@ -162,8 +173,15 @@ impl Reducer for Mpi {
     fn all_reduce_grads(&self, _rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
         self.exchange_status(None)?;
         // One all-reduce of all parameters (R17), not one per tensor.
-        let send: Vec<f32> = grads.slices().flatten().copied().collect();
-        let mut sum = vec![0.0f32; send.len()];
+        let mut buffers = self
+            .buffers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (send, sum) = &mut *buffers;
+        send.clear();
+        send.extend(grads.slices().flatten());
+        sum.clear();
+        sum.resize(send.len(), 0.0);
         SimpleCommunicator::world().all_reduce_into(
             &send[..],
             &mut sum[..],
