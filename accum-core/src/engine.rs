@@ -21,7 +21,8 @@
 //! [`EngineConfig`] and a [`Plan`]), [`Engine::with_model`] (any [`Model`]
 //! and [`Dataset`]), then [`Engine::run`] with [`RunOptions`] (observer,
 //! dump, stop flag, fault injection) giving a [`RunReport`]. [`run`] does
-//! both for a config.
+//! both for a config. [`Engine::with_reducer`] runs the replicas through
+//! another [`Reducer`] backend than threads (one MPI process per replica).
 //!
 //! The loop checks its own invariants and fails loudly instead of training
 //! the wrong objective: the token weights of a group must sum to one for

@@ -404,6 +404,42 @@ fn mpi_4_ranks_failing_rank_stops_every_rank() {
     failing_rank_stops_every_rank(4);
 }
 
+/// A world of another size than `D` is refused on every rank before any
+/// work, with the launch that fits.
+#[test]
+fn mpi_world_of_another_size_is_refused() {
+    let dir = scratch("mpi-world");
+    let acc = config(&dir, "acc", 2, 3, 2, 400);
+    let out = run(
+        mpirun(3),
+        &dir,
+        &[
+            "run",
+            acc.to_str().expect("a utf-8 path"),
+            "--backend",
+            "mpi",
+            "--report",
+            "run.json",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    for rank in 0..3 {
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("error: rank {rank} of 3: ")))
+            .unwrap_or_else(|| panic!("no error line of rank {rank}:\n{stderr}"));
+        assert!(
+            line.contains("the plan has 2 data-parallel replicas but the backend runs 3")
+                && line.contains("mpirun -n 2"),
+            "{line}"
+        );
+    }
+    assert!(out.stdout.is_empty());
+    assert!(!dir.join("run.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Process ids of `accum` ranks whose command line mentions `marker` and
 /// whose MPI rank is `rank`.
 fn rank_pids(marker: &str, rank: usize) -> Vec<u32> {
