@@ -119,6 +119,18 @@ impl ExitSync {
         }
         err
     }
+
+    /// [`ExitSync::fail`] for an error of this rank alone, before the run:
+    /// the others, already waiting in the run's first collective, are told
+    /// through an abort and stop too.
+    fn fail_alone(&self, err: CliError) -> CliError {
+        #[cfg(feature = "mpi")]
+        if let Some(mpi) = &self.mpi {
+            use accum_core::replica::Reducer;
+            mpi.abort(&err.to_string());
+        }
+        self.fail(err)
+    }
 }
 
 /// Attaches the backend: threads need nothing, MPI starts MPI and checks
@@ -210,10 +222,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let stop = stop_flag();
     stop.store(false, Ordering::SeqCst);
     let mut dump = match args.dump.as_ref().filter(|_| lead) {
-        Some(dir) => Some(
-            DumpWriter::create(dir, &engine)
-                .map_err(|err| CliError::usage(format!("{}: {err}", dir.display())))?,
-        ),
+        Some(dir) => Some(DumpWriter::create(dir, &engine).map_err(|err| {
+            exit_sync.fail_alone(CliError::usage(format!("{who}{}: {err}", dir.display())))
+        })?),
         None => None,
     };
     let result = {

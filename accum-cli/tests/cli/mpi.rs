@@ -440,6 +440,38 @@ fn mpi_world_of_another_size_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Rank 0 cannot create its dump folder: the other ranks, already waiting
+/// in the run's first collective, stop too instead of hanging.
+#[test]
+fn mpi_rank_0_setup_failure_stops_every_rank() {
+    let dir = scratch("mpi-setup");
+    let acc = config(&dir, "acc", 2, 3, 2, 400);
+    std::fs::write(dir.join("file"), b"").expect("a plain file");
+    let out = run(
+        mpirun(2),
+        &dir,
+        &[
+            "run",
+            acc.to_str().expect("a utf-8 path"),
+            "--backend",
+            "mpi",
+            "--dump",
+            "file/dump",
+            "--report",
+            "run.json",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with("error: rank 1 of 2: ")
+            && l.contains("aborted: rank 0 of 2: file/dump: cannot write dump file")),
+        "{stderr}"
+    );
+    assert!(!dir.join("run.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Process ids of `accum` ranks whose command line mentions `marker` and
 /// whose MPI rank is `rank`.
 fn rank_pids(marker: &str, rank: usize) -> Vec<u32> {
