@@ -172,6 +172,7 @@ Examples:
   accum run examples/quickstart.toml
   accum run examples/quickstart.toml --report run.json
   accum run examples/quickstart.toml --dump dump/   # accum-dump/1: .npy tensors for numpy/PyTorch
+  mpirun -n 2 accum run examples/quickstart.toml --backend mpi   # one process per replica (feature `mpi`)
 
 Ctrl-C stops at the next group boundary; the report is still written.";
 
@@ -197,6 +198,55 @@ pub struct RunArgs {
     /// Output format of the final summary (json prints the whole report).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    /// Where the data-parallel replicas run: threads of this process, or one
+    /// MPI process per replica (`mpirun -n D accum run FILE --backend mpi`;
+    /// needs a build with the `mpi` feature). With mpi, rank 0 writes the
+    /// report, the dump and the output.
+    #[arg(long, value_enum, default_value_t = Backend::Threads)]
+    pub backend: Backend,
+
+    /// Test hook: replica RANK fails with an error after the backward pass of
+    /// microbatch MICROBATCH (0-based) of update attempt ATTEMPT (1-based).
+    #[arg(long, value_name = "RANK:ATTEMPT:MICROBATCH", value_parser = parse_fail_at, hide = true)]
+    pub fail_at: Option<FailAt>,
+}
+
+/// Where `accum run` runs the data-parallel replicas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// One thread per replica in this process.
+    Threads,
+    /// One MPI process per replica (rank r is replica r).
+    Mpi,
+}
+
+/// `--fail-at RANK:ATTEMPT:MICROBATCH`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FailAt {
+    /// The replica that fails.
+    pub replica: usize,
+    /// The update attempt, 1-based.
+    pub attempt: u64,
+    /// The microbatch within the group, 0-based.
+    pub microbatch: usize,
+}
+
+fn parse_fail_at(s: &str) -> Result<FailAt, String> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let bad = || format!("`{s}` is not RANK:ATTEMPT:MICROBATCH, e.g. 1:3:0");
+    let [r, a, m] = parts[..] else {
+        return Err(bad());
+    };
+    let at = FailAt {
+        replica: r.trim().parse().map_err(|_| bad())?,
+        attempt: a.trim().parse().map_err(|_| bad())?,
+        microbatch: m.trim().parse().map_err(|_| bad())?,
+    };
+    if at.attempt == 0 {
+        return Err(format!("`{s}`: attempts count from 1"));
+    }
+    Ok(at)
 }
 
 /// The commands every configuration type gets, in `accum` and in the binaries

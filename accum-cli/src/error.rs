@@ -48,6 +48,20 @@ impl CliError {
         }
     }
 
+    /// An error whose message was already printed (each MPI rank prints its
+    /// own before the ranks exit together): only the exit code is left.
+    pub fn reported(exit: Exit) -> CliError {
+        CliError {
+            exit,
+            message: String::new(),
+        }
+    }
+
+    /// Whether the message was already printed.
+    pub fn is_reported(&self) -> bool {
+        self.message.is_empty()
+    }
+
     /// The exit code this error maps to.
     pub fn exit(&self) -> Exit {
         self.exit

@@ -45,7 +45,9 @@ pub fn main() -> ExitCode {
     match execute(&cli) {
         Ok(exit) => exit.into(),
         Err(err) => {
-            eprintln!("error: {err}");
+            if !err.is_reported() {
+                eprintln!("error: {err}");
+            }
             err.exit().into()
         }
     }

@@ -1,7 +1,8 @@
 //! `accum run`: the engine on the built-in model and data, with a progress
 //! bar in updates, logs in the declared axis, an atomic run report and an
 //! optional dump. Ctrl-C stops at the next group boundary and the report is
-//! still written.
+//! still written. With `--backend mpi` each MPI process runs one replica and
+//! only rank 0 writes (report, dump, output); errors name the rank.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use accum_core::config::TrainingConfig;
 use accum_core::dump::DumpWriter;
-use accum_core::engine::{Engine, Observer, RunOptions};
+use accum_core::engine::{Engine, Fault, Observer, RunOptions};
 use accum_core::estimate::ByteSize;
 use accum_core::report::{Counters, CurvePoint, RunReport, UpdateStats};
 use accum_core::settings::LogAxis;
@@ -19,7 +20,7 @@ use accum_core::units::group_digits;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::app::load_checked;
-use crate::cli::{Format, RunArgs};
+use crate::cli::{Backend, Format, RunArgs};
 use crate::error::{CliError, Exit};
 use crate::fsio::write_atomic;
 use crate::output::{print_json, print_text};
@@ -99,13 +100,102 @@ fn format_scale(scale: f64) -> String {
     }
 }
 
+/// What `run` keeps of the backend: with MPI, a handle to let every rank
+/// say why it stops before any rank exits.
+#[derive(Default)]
+struct ExitSync {
+    #[cfg(feature = "mpi")]
+    mpi: Option<std::sync::Arc<accum_core::replica::mpi::Mpi>>,
+}
+
+impl ExitSync {
+    /// With MPI: prints `err` now, in one write (so the ranks' lines do not
+    /// interleave), and waits until every rank has printed its own, because
+    /// `mpirun` ends the job at the first non-zero exit. Otherwise `err`.
+    fn fail(&self, err: CliError) -> CliError {
+        #[cfg(feature = "mpi")]
+        if let Some(mpi) = &self.mpi {
+            use std::io::Write;
+            let line = format!("error: {err}\n");
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+            mpi.barrier_at_exit();
+            return CliError::reported(err.exit());
+        }
+        err
+    }
+
+    /// [`ExitSync::fail`] for an error of this rank alone, before the run:
+    /// the others, already waiting in the run's first collective, are told
+    /// through an abort and stop too.
+    fn fail_alone(&self, err: CliError) -> CliError {
+        #[cfg(feature = "mpi")]
+        if let Some(mpi) = &self.mpi {
+            use accum_core::replica::Reducer;
+            mpi.abort(&err.to_string());
+        }
+        self.fail(err)
+    }
+}
+
+/// Attaches the backend: threads need nothing, MPI starts MPI and checks
+/// that the world has one process per replica before any work.
+fn attach_backend(
+    engine: Engine,
+    backend: Backend,
+    name: &str,
+) -> Result<(Engine, ExitSync), CliError> {
+    match backend {
+        Backend::Threads => Ok((engine, ExitSync::default())),
+        #[cfg(feature = "mpi")]
+        Backend::Mpi => {
+            let mpi = accum_core::replica::mpi::Mpi::init()
+                .map_err(|err| CliError::usage(format!("cannot start mpi: {err}")))?;
+            let mpi = std::sync::Arc::new(mpi);
+            let (rank, world) = (mpi.rank(), mpi.world_size());
+            let sync = ExitSync {
+                mpi: Some(std::sync::Arc::clone(&mpi)),
+            };
+            match engine.with_reducer(Box::new(mpi)) {
+                Ok(engine) => Ok((engine, sync)),
+                Err(err) => Err(sync.fail(CliError::invalid(format!(
+                    "rank {rank} of {world}: {name}: {err}"
+                )))),
+            }
+        }
+        #[cfg(not(feature = "mpi"))]
+        Backend::Mpi => {
+            let _ = (engine, name);
+            Err(CliError::usage(
+                "this accum was built without MPI; rebuild it with `--features mpi` \
+                 (needs an MPI library such as Open MPI) or use `--backend threads`",
+            ))
+        }
+    }
+}
+
 pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let checked = load_checked::<TrainingConfig>(&args.file, TrainingConfig::check)?;
     let config = checked.config.engine_config();
-    let mut engine = Engine::new(&checked.plan, &config)
+    let engine = Engine::new(&checked.plan, &config)
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
+    let (mut engine, exit_sync) = attach_backend(engine, args.backend, &checked.doc.name)?;
+    if let Some(at) = args.fail_at {
+        engine.inject_failure(Fault {
+            attempt: at.attempt,
+            replica: at.replica,
+            microbatch: at.microbatch,
+        });
+    }
+    // With one process per replica only rank 0 writes anything but errors.
+    let ranks = engine.local_ranks();
+    let lead = ranks.start == 0;
+    let who = if args.backend == Backend::Mpi {
+        format!("rank {} of {}: ", ranks.start, checked.plan.replicas())
+    } else {
+        String::new()
+    };
     let total = engine.total_updates().get();
-    let quiet = args.quiet;
+    let quiet = args.quiet || !lead;
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden())
     } else {
@@ -135,11 +225,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     };
     let stop = stop_flag();
     stop.store(false, Ordering::SeqCst);
-    let mut dump = match &args.dump {
-        Some(dir) => Some(
-            DumpWriter::create(dir, &engine)
-                .map_err(|err| CliError::usage(format!("{}: {err}", dir.display())))?,
-        ),
+    let mut dump = match args.dump.as_ref().filter(|_| lead) {
+        Some(dir) => Some(DumpWriter::create(dir, &engine).map_err(|err| {
+            exit_sync.fail_alone(CliError::usage(format!("{who}{}: {err}", dir.display())))
+        })?),
         None => None,
     };
     let result = {
@@ -153,8 +242,15 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     };
     progress.bar.finish_and_clear();
     let elapsed = progress.started.elapsed();
-    let report = result
-        .map_err(|err| CliError::invalid(format!("{}: the run failed: {err}", checked.doc.name)))?;
+    let report = result.map_err(|err| {
+        exit_sync.fail(CliError::invalid(format!(
+            "{who}{}: the run failed: {err}",
+            checked.doc.name
+        )))
+    })?;
+    if !lead {
+        return Ok(Exit::Ok);
+    }
     if let Some(path) = &args.report {
         write_report(path, &report)?;
     }

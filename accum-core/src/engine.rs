@@ -21,7 +21,8 @@
 //! [`EngineConfig`] and a [`Plan`]), [`Engine::with_model`] (any [`Model`]
 //! and [`Dataset`]), then [`Engine::run`] with [`RunOptions`] (observer,
 //! dump, stop flag, fault injection) giving a [`RunReport`]. [`run`] does
-//! both for a config.
+//! both for a config. [`Engine::with_reducer`] runs the replicas through
+//! another [`Reducer`] backend than threads (one MPI process per replica).
 //!
 //! The loop checks its own invariants and fails loudly instead of training
 //! the wrong objective: the token weights of a group must sum to one for
@@ -367,6 +368,32 @@ pub enum EngineError {
     },
     /// Writing the dump failed.
     Dump(DumpError),
+    /// The backend's number of replicas differs from the plan's `D`.
+    World {
+        /// `D` of the plan.
+        replicas: u64,
+        /// Replicas of the backend (MPI: the world size).
+        world: usize,
+    },
+    /// R9: a replica in another process loaded other examples than this
+    /// process planned for it (the processes disagree on config, data or seed).
+    ShardMismatch {
+        /// The attempt.
+        attempt: u64,
+        /// The replica whose examples differ.
+        replica: usize,
+        /// Its microbatch index within the group.
+        microbatch: usize,
+    },
+    /// A failure injected with [`Engine::inject_failure`] (a test hook).
+    InjectedFailure {
+        /// The attempt.
+        attempt: u64,
+        /// The replica.
+        replica: usize,
+        /// The microbatch index within the group.
+        microbatch: usize,
+    },
 }
 
 impl fmt::Display for EngineError {
@@ -460,6 +487,28 @@ impl fmt::Display for EngineError {
                  check the data and lower the learning rate or precision.loss_scale.init"
             ),
             EngineError::Dump(e) => write!(f, "{e}"),
+            EngineError::World { replicas, world } => write!(
+                f,
+                "the plan has {replicas} data-parallel replicas but the backend runs {world}; \
+                 launch one process per replica (`mpirun -n {replicas}`) or set replicas = {world} in the config"
+            ),
+            EngineError::ShardMismatch {
+                attempt,
+                replica,
+                microbatch,
+            } => write!(
+                f,
+                "attempt {attempt}: replica {replica} loaded other examples in microbatch {microbatch} than this process \
+                 planned for it (R9); every process must run the same config, data and seed"
+            ),
+            EngineError::InjectedFailure {
+                attempt,
+                replica,
+                microbatch,
+            } => write!(
+                f,
+                "attempt {attempt}, microbatch {microbatch} on replica {replica}: injected failure (test hook)"
+            ),
         }
     }
 }
@@ -595,6 +644,8 @@ struct GroupContext<'a> {
     loss_scale: f32,
     accumulation: u64,
     faults: &'a [Fault],
+    /// A replica's microbatch that fails with an error ([`Engine::inject_failure`]).
+    failure: Option<Fault>,
     mistakes: Mistakes,
     fixed_bytes: MemoryBreakdown,
     /// Simulate the fp16 range on the replica's own gradients too.
@@ -609,6 +660,10 @@ struct ReplicaOutcome {
     zeroings: u64,
     peak: MemoryBreakdown,
     denominator: f64,
+    /// Workspace bytes after the group (R11).
+    activations: u64,
+    /// Bytes kept between microbatches after the group (R14).
+    retained: u64,
 }
 
 /// Whether scaled gradients leave the fp16 range: an element above 65504
@@ -625,6 +680,7 @@ fn run_replica<M: Model>(
     reducer: &dyn Reducer,
     ctx: &GroupContext<'_>,
 ) -> Result<ReplicaOutcome, EngineError> {
+    state.events.clear();
     // R5: fix the denominator before the first backward pass — a count
     // all-reduce over every replica (R4: global, not per microbatch).
     let mut counts = state.local_counts(ctx.ignore_index);
@@ -649,7 +705,6 @@ fn run_replica<M: Model>(
     let mut sums = LossSums::default();
     let mut zeroings = 0;
     let mut peak = MemoryBreakdown::default();
-    state.events.clear();
     // R9: no synchronisation between microbatches (no_sync for the first A − 1).
     for index in 0..state.used {
         if ctx.mistakes.zero_per_microbatch {
@@ -668,6 +723,17 @@ fn run_replica<M: Model>(
             microbatch: index,
             message: panic_message(panic.as_ref()),
         })?;
+        if let Some(f) = ctx.failure
+            && f.attempt == ctx.attempt
+            && f.replica == rank
+            && f.microbatch == index
+        {
+            return Err(EngineError::InjectedFailure {
+                attempt: ctx.attempt,
+                replica: rank,
+                microbatch: index,
+            });
+        }
         if ctx
             .faults
             .iter()
@@ -715,6 +781,8 @@ fn run_replica<M: Model>(
         zeroings,
         peak,
         denominator,
+        activations: model.workspace_bytes(&state.workspace) as u64,
+        retained: state.retained_bytes(),
     })
 }
 
@@ -727,7 +795,7 @@ pub struct Engine<M: Model = TokenMlp> {
     optimizer: Optimizer,
     schedule: Schedule,
     scaler: LossScaler,
-    reducer: InProcess,
+    reducer: Box<dyn Reducer + Send>,
     replicas: Vec<ReplicaState<M::Workspace>>,
     counters: Counters,
     updates: Vec<UpdateStats>,
@@ -747,6 +815,7 @@ pub struct Engine<M: Model = TokenMlp> {
     last_ids: Vec<u64>,
     keep_gradient: bool,
     last_gradient: Option<Tensors>,
+    failure: Option<Fault>,
     /// R14 mistakes injected by tests; always off otherwise.
     pub(crate) mistakes: Mistakes,
 }
@@ -857,7 +926,7 @@ impl<M: Model> Engine<M> {
             optimizer: Optimizer::from_section(&config.optimizer),
             scaler: LossScaler::new(config.precision.mode, &config.precision.loss_scale),
             schedule,
-            reducer: InProcess::new(d),
+            reducer: Box::new(InProcess::new(d)),
             replicas,
             counters: Counters {
                 epochs: 1,
@@ -883,11 +952,63 @@ impl<M: Model> Engine<M> {
             last_ids: Vec::new(),
             keep_gradient: false,
             last_gradient: None,
+            failure: None,
             mistakes: Mistakes::default(),
             config: config.clone(),
             model,
             dataset,
         })
+    }
+
+    /// Runs the replicas through `reducer` instead of the default threads
+    /// ([`InProcess`]): with one process per replica (MPI), this process
+    /// runs only [`Reducer::local_ranks`] and learns the others' loss sums,
+    /// counters and example ids through the backend. Refused when the
+    /// backend's replicas differ from the plan's `D`, before any work.
+    /// Drive a distributed engine with [`Engine::run`]: it closes the run
+    /// with a collective and, on an error, aborts the reduction so the other
+    /// processes stop too.
+    pub fn with_reducer(
+        mut self,
+        reducer: Box<dyn Reducer + Send>,
+    ) -> Result<Engine<M>, EngineError> {
+        let d = self.plan.replicas();
+        let local = reducer.local_ranks();
+        // A backend runs every replica here (threads) or exactly one.
+        let runnable =
+            local.end <= reducer.replicas() && (local.len() == 1 || local.len() as u64 == d);
+        if reducer.replicas() as u64 != d || !runnable {
+            return Err(EngineError::World {
+                replicas: d,
+                world: reducer.replicas(),
+            });
+        }
+        for (rank, state) in self.replicas.iter_mut().enumerate() {
+            if !local.contains(&rank) {
+                // Another process holds this replica's gradients and
+                // activations; here it only mirrors batches and counters.
+                state.grads = Tensors::new(Vec::new());
+                state.workspace = self.model.workspace(0);
+            }
+        }
+        self.reducer = reducer;
+        Ok(self)
+    }
+
+    /// The ranks whose replicas this process runs: every rank with threads,
+    /// one with a process per replica. The process running rank 0 writes
+    /// reports and dumps.
+    pub fn local_ranks(&self) -> std::ops::Range<usize> {
+        self.reducer.local_ranks()
+    }
+
+    /// Test hook: replica `at.replica`'s microbatch `at.microbatch` of
+    /// attempt `at.attempt` fails with an error after its backward pass,
+    /// so that every replica stops before the update
+    /// ([`EngineError::InjectedFailure`] there, an aborted reduction
+    /// elsewhere).
+    pub fn inject_failure(&mut self, at: Fault) {
+        self.failure = Some(at);
     }
 
     /// The plan.
@@ -963,8 +1084,36 @@ impl<M: Model> Engine<M> {
     /// Runs groups until the total is reached or `options.stop` is set, and
     /// returns the report.
     pub fn run(&mut self, options: &mut RunOptions<'_>) -> Result<RunReport, EngineError> {
-        while self.step(options)?.is_some() {}
-        Ok(self.report())
+        loop {
+            match self.step(options) {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    if self.distributed() {
+                        // A closing collective: a replica that failed after
+                        // the last group's reduction is heard before any
+                        // process reports success.
+                        self.reducer
+                            .all_reduce_counts(self.reducer.local_ranks().start, &mut [0])
+                            .map_err(EngineError::Reduce)?;
+                    }
+                    return Ok(self.report());
+                }
+                Err(e) => {
+                    // Replicas in other processes would otherwise wait for
+                    // this one in their next collective.
+                    if self.distributed() {
+                        let rank = self.reducer.local_ranks().start;
+                        self.reducer.abort(&format!("replica {rank} failed: {e}"));
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Whether other processes run some of the replicas.
+    fn distributed(&self) -> bool {
+        self.reducer.local_ranks().len() < self.replicas.len()
     }
 
     /// Starts the next epoch.
@@ -1013,7 +1162,16 @@ impl<M: Model> Engine<M> {
         if self.finished() {
             return Ok(None);
         }
-        if options.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+        let mut stop = options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
+        if self.distributed() {
+            // Every process stops at the same group boundary, or none does.
+            let mut votes = [u64::from(stop)];
+            self.reducer
+                .all_reduce_counts(self.reducer.local_ranks().start, &mut votes)
+                .map_err(EngineError::Reduce)?;
+            stop = votes[0] > 0;
+        }
+        if stop {
             self.stopped_early = true;
             return Ok(None);
         }
@@ -1053,6 +1211,10 @@ impl<M: Model> Engine<M> {
             }
             state.used = microbatches.len();
         }
+        if self.distributed() {
+            // R9 across processes: the ids each replica really loaded.
+            self.check_remote_shards(attempt)?;
+        }
 
         // R7: the loss scale is constant during the group.
         let loss_scale = self.scaler.scale();
@@ -1071,6 +1233,7 @@ impl<M: Model> Engine<M> {
             loss_scale: loss_scale as f32,
             accumulation: self.plan.accumulation(),
             faults: &faults,
+            failure: self.failure,
             mistakes,
             fixed_bytes,
             fp16: self.config.precision.mode == PrecisionMode::Fp16,
@@ -1084,7 +1247,10 @@ impl<M: Model> Engine<M> {
                 state.grads.fill_zero();
             }
         }
-        let outcomes = outcomes?;
+        let mut outcomes = outcomes?;
+        if self.distributed() {
+            outcomes = self.gather_outcomes(attempt, outcomes)?;
+        }
 
         let mut sums = LossSums::default();
         let mut zeroings = 0;
@@ -1093,11 +1259,10 @@ impl<M: Model> Engine<M> {
             sums.add(&o.sums);
             replica_overflow |= o.overflow;
             zeroings += o.zeroings;
-            let activations = self.model.workspace_bytes(&self.replicas[rank].workspace) as u64;
             self.memory.sample(
                 rank,
                 MemoryBreakdown {
-                    activations,
+                    activations: o.activations,
                     ..o.peak
                 },
             );
@@ -1142,7 +1307,7 @@ impl<M: Model> Engine<M> {
         self.counters.grad_reductions += 1;
 
         // After the last contribution: full-gradient operations (R5, R7).
-        let grads = &mut self.replicas[0].grads;
+        let grads = &mut self.replicas[self.reducer.local_ranks().start].grads;
         let overflow = match self.config.precision.mode {
             // Simulated fp16 range: a scaled element above 65504 overflows.
             PrecisionMode::Fp16 => replica_overflow || fp16_overflow(grads),
@@ -1204,13 +1369,13 @@ impl<M: Model> Engine<M> {
         // R11: the first group's peak includes its update (optimizer state
         // allocated now).
         let opt_bytes = self.optimizer.state_bytes() as u64;
-        for (rank, state) in self.replicas.iter().enumerate() {
+        for (rank, o) in outcomes.iter().enumerate() {
             self.memory.sample(
                 rank,
                 MemoryBreakdown {
                     optimizer_state: opt_bytes,
-                    activations: self.model.workspace_bytes(&state.workspace) as u64,
-                    retained: state.retained_bytes(),
+                    activations: o.activations,
+                    retained: o.retained,
                     ..fixed_bytes
                 },
             );
@@ -1296,20 +1461,24 @@ impl<M: Model> Engine<M> {
     /// the others on scoped threads, all at once.
     fn run_replicas(&mut self, ctx: &GroupContext<'_>) -> Result<Vec<ReplicaOutcome>, EngineError> {
         let model = &self.model;
-        let reducer = &self.reducer;
-        let (first, rest) = self.replicas.split_at_mut(1);
+        let reducer = &*self.reducer;
+        let base = reducer.local_ranks().start;
+        let local = &mut self.replicas[reducer.local_ranks()];
+        let (first, rest) = local.split_at_mut(1);
         let results: Vec<Result<ReplicaOutcome, EngineError>> = std::thread::scope(|s| {
             let handles: Vec<_> = rest
                 .iter_mut()
                 .enumerate()
-                .map(|(i, state)| s.spawn(move || run_guarded(model, i + 1, state, reducer, ctx)))
+                .map(|(i, state)| {
+                    s.spawn(move || run_guarded(model, base + i + 1, state, reducer, ctx))
+                })
                 .collect();
             let mut results = Vec::with_capacity(handles.len() + 1);
-            results.push(run_guarded(model, 0, &mut first[0], reducer, ctx));
+            results.push(run_guarded(model, base, &mut first[0], reducer, ctx));
             for (i, h) in handles.into_iter().enumerate() {
                 results.push(h.join().unwrap_or_else(|panic| {
                     Err(EngineError::ReplicaPanicked {
-                        replica: i + 1,
+                        replica: base + i + 1,
                         message: panic_message(panic.as_ref()),
                     })
                 }));
@@ -1393,9 +1562,15 @@ fn run_guarded<M: Model>(
         run_replica(model, rank, state, reducer, ctx)
     }))
     .unwrap_or_else(|panic| {
+        // The events so far are the microbatches that completed.
         Err(EngineError::ReplicaPanicked {
             replica: rank,
-            message: panic_message(panic.as_ref()),
+            message: format!(
+                "{} (attempt {}, microbatch {})",
+                panic_message(panic.as_ref()),
+                ctx.attempt,
+                state.events.len()
+            ),
         })
     });
     if let Err(e) = &result {
@@ -1411,6 +1586,9 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-string panic".to_owned())
 }
+
+#[path = "engine/remote.rs"]
+mod remote;
 
 #[cfg(test)]
 #[path = "engine/tests.rs"]

@@ -10,11 +10,15 @@
 //! equals this sum when each replica divides by `N/D`; with unequal token
 //! counts only the global denominator is right.)
 //!
-//! [`InProcess`] implements it for replicas that are threads of one process;
-//! another backend (MPI) can implement the same trait with one process per
-//! replica.
+//! [`InProcess`] implements it for replicas that are threads of one process
+//! (the default); `mpi::Mpi` (cargo feature `mpi`) implements it with one
+//! process per replica. A backend says which ranks run in this process
+//! ([`Reducer::local_ranks`]); the engine runs those and learns what the
+//! others did through [`Reducer::all_gather`] (the example ids they really
+//! loaded, R9, and their loss sums and counters for the report).
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::tensor::Tensors;
@@ -48,9 +52,52 @@ pub trait Reducer: Sync {
     /// replica's `grads`.
     fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError>;
 
+    /// The ranks whose replicas run in this process, each calling every
+    /// collective: all of them for threads, one for a process per replica.
+    fn local_ranks(&self) -> Range<usize> {
+        0..self.replicas()
+    }
+
+    /// Every replica's `local` (all of the same length), concatenated in
+    /// rank order. The default is a sum all-reduce in which each rank fills
+    /// only its own slot: exact, because the other ranks add zeros.
+    fn all_gather(&self, rank: usize, local: &[u64]) -> Result<Vec<u64>, ReduceError> {
+        let n = local.len();
+        let mut slots = vec![0; n * self.replicas()];
+        slots[rank * n..(rank + 1) * n].copy_from_slice(local);
+        self.all_reduce_counts(rank, &mut slots)?;
+        Ok(slots)
+    }
+
     /// Aborts: every pending and future collective fails with `reason`, so
     /// no replica waits forever for one that failed.
     fn abort(&self, reason: &str);
+}
+
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
+/// A shared reducer, so its owner can keep a handle (e.g. to synchronize
+/// the processes' exit) while the engine uses it.
+impl<R: Reducer + Send + Sync + ?Sized> Reducer for std::sync::Arc<R> {
+    fn replicas(&self) -> usize {
+        (**self).replicas()
+    }
+    fn all_reduce_counts(&self, rank: usize, counts: &mut [u64]) -> Result<(), ReduceError> {
+        (**self).all_reduce_counts(rank, counts)
+    }
+    fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
+        (**self).all_reduce_grads(rank, grads)
+    }
+    fn local_ranks(&self) -> Range<usize> {
+        (**self).local_ranks()
+    }
+    fn all_gather(&self, rank: usize, local: &[u64]) -> Result<Vec<u64>, ReduceError> {
+        (**self).all_gather(rank, local)
+    }
+    fn abort(&self, reason: &str) {
+        (**self).abort(reason);
+    }
 }
 
 #[derive(Debug)]
@@ -219,6 +266,28 @@ mod tests {
             assert_eq!(counts, vec![6, 12]);
             assert_eq!(g, 0.0 + 1.0 + 2.0 + 3.0 * 4.0);
         }
+    }
+
+    #[test]
+    fn all_gather_concatenates_in_rank_order() {
+        let reducer = InProcess::new(3);
+        let gathered: Vec<Vec<u64>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..3u64)
+                .map(|rank| {
+                    let reducer = &reducer;
+                    s.spawn(move || {
+                        reducer
+                            .all_gather(rank as usize, &[rank * 10 + 1, u64::MAX - rank])
+                            .unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for g in gathered {
+            assert_eq!(g, vec![1, u64::MAX, 11, u64::MAX - 1, 21, u64::MAX - 2]);
+        }
+        assert_eq!(reducer.local_ranks(), 0..3);
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! End-to-end tests of the `accum` binary: one module per command.
 
 mod atomic;
+mod backend;
 mod calc;
 mod custom;
 mod engines;
 mod hostile;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod replan;
 mod run;
 mod schema;
