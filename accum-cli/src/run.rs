@@ -100,6 +100,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let config = checked.config.engine_config();
     let mut engine = Engine::new(&checked.plan, &config)
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
+    // Fail before the work, not after it, when the report cannot be written.
+    if let Some(path) = &args.report {
+        crate::fsio::check_writable(path)?;
+    }
     let total = engine.total_updates().get();
     let quiet = args.quiet;
     let bar = if quiet || !std::io::stderr().is_terminal() {

@@ -118,7 +118,11 @@ fn committed_hostile_files_are_refused_with_their_reason() {
         ("duplicate_keys.json", 1, "duplicate key `micro_batch`"),
         ("duplicate_keys.yaml", 1, "duplicate key `micro_batch`"),
         ("nan.toml", 1, "must be a number, found string \"NaN\""),
-        ("inf.yaml", 1, "non-finite float `.inf`"),
+        (
+            "inf.yaml",
+            1,
+            "non-finite number `.inf`; use a finite value",
+        ),
         ("huge_float.json", 1, "`1e999` is not a valid JSON number"),
         ("float_count.toml", 1, "must be an integer"),
         (
