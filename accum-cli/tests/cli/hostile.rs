@@ -317,3 +317,39 @@ fn names_with_markup_are_escaped_in_every_sheet() {
     let sheet: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
     assert!(sheet.to_string().contains("<script>alert('x')</script>"));
 }
+
+#[test]
+fn replanning_a_huge_batch_is_an_error_not_a_long_search() {
+    let dir = scratch("hostile-replan");
+    // m·A = (2^32 − 5)(2^32 − 17): its divisors took seconds to search.
+    fs::write(
+        dir.join("huge.toml"),
+        "[run]\nname = \"huge\"\n\n[batch]\nmicro_batch = 4294967291\naccumulation = 4294967279\nreplicas = 1\n",
+    )
+    .expect("write");
+    let started = Instant::now();
+    let out = bounded(
+        &dir,
+        &[
+            "replan",
+            "huge.toml",
+            "--max-micro-batch",
+            "18446744073709551615",
+            "-o",
+            "new.toml",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("huge.toml"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("too large to search for divisors"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(names(&dir), ["huge.toml"]);
+}
