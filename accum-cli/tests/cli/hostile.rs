@@ -126,6 +126,16 @@ fn committed_hostile_files_are_refused_with_their_reason() {
         ("huge_float.json", 1, "`1e999` is not a valid JSON number"),
         ("float_count.toml", 1, "must be an integer"),
         (
+            "float_integer.toml",
+            1,
+            "`batch.micro_batch` must be an integer, found number 4.0",
+        ),
+        (
+            "float_integer.yaml",
+            1,
+            "`batch.accumulation` must be an integer, found number 1e30",
+        ),
+        (
             "negative.toml",
             1,
             "`batch.micro_batch` must be at least 0, found -4",
@@ -151,7 +161,7 @@ fn committed_hostile_files_are_refused_with_their_reason() {
     }
     // Every committed case is in the table above (besides the valid one).
     let listed = names(&hostile()).len();
-    assert_eq!(listed, 19 + 2, "a tests/hostile file is not checked");
+    assert_eq!(listed, 21 + 2, "a tests/hostile file is not checked");
 }
 
 #[test]
