@@ -369,7 +369,7 @@ fn replan<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<Exit, Cli
         (None, None) => return Err(CliError::usage("give --max-micro-batch or --memory-budget")),
     };
     let result = crate::replan::replan(&checked.doc, &schema.map, &checked.plan, max)
-        .map_err(CliError::invalid)?;
+        .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
     match (&args.output, args.in_place) {
         (Some(out), _) => write_atomic(out, result.text.as_bytes())?,
         (None, true) => {

@@ -23,6 +23,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     accum_core::fsio::write_atomic(path, bytes, Durability::Synced).map_err(CliError::usage)
 }
 
+/// Checks that [`write_atomic`] could write `path` now
+/// ([`accum_core::fsio::check_writable`]), before a long command's work.
+pub fn check_writable(path: &Path) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(CliError::usage(format!(
+            "{}: is a directory; give a file name",
+            path.display()
+        )));
+    }
+    accum_core::fsio::check_writable(path).map_err(CliError::usage)
+}
+
 /// Copies `path` to `path.bak` (atomically) before an in-place change.
 pub fn backup(path: &Path) -> Result<PathBuf, CliError> {
     let mut backup = path.as_os_str().to_owned();

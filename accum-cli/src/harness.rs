@@ -98,9 +98,38 @@ pub fn config(format: SourceFormat, data: &[u8]) -> bool {
                 }
             }
             let _ = crate::diagnostic::render_text(&doc.name, &doc.text, &findings, false);
+            if findings.is_empty() {
+                downstream(&doc, schema);
+            }
             findings.is_empty()
         }
         Err(_) => false,
+    }
+}
+
+/// What the CLI does with a valid file: type it, build and render its
+/// sheet, and re-plan it with small and huge limits.
+fn downstream(doc: &Document, schema: &Schema<TrainingConfig>) {
+    let Ok(config) = serde_json::from_value::<TrainingConfig>(doc.to_json()) else {
+        return;
+    };
+    let Ok(plan) = accum_core::AccumConfig::plan(&config) else {
+        return;
+    };
+    let extras = crate::training::sheet_extras(&config, &plan);
+    let sheet = crate::sheet::build::build(doc, &schema.map, &plan, extras, None);
+    let _ = crate::sheet::html::render(&sheet);
+    let _ = crate::sheet::markdown::render(&sheet, None);
+    for max in [1, 3, plan.micro_batch(), u64::MAX] {
+        if let Ok(replanned) = crate::replan::replan(doc, &schema.map, &plan, max) {
+            // The rewritten file must be valid in its own format.
+            let again = Document::parse("replanned".into(), replanned.text, doc.format);
+            assert!(
+                again.is_ok(),
+                "the re-planned file does not parse: {:?}",
+                again.err().map(|e| e.message)
+            );
+        }
     }
 }
 

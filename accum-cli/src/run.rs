@@ -194,6 +194,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     } else {
         String::new()
     };
+    // Fail before the work, not after it, when the report cannot be written.
+    if lead && let Some(path) = &args.report {
+        crate::fsio::check_writable(path)?;
+    }
     let total = engine.total_updates().get();
     let quiet = args.quiet || !lead;
     let bar = if quiet || !std::io::stderr().is_terminal() {

@@ -587,6 +587,11 @@ fn yaml_message(err: &serde_saphyr::Error) -> String {
             format!("the document is too large ({budget}); shorten the file")
         };
     }
+    if let Some(rest) = line.strip_prefix("non-finite float ")
+        && let Some((value, _)) = rest.split_once(" rejected")
+    {
+        return format!("non-finite number {value}; use a finite value");
+    }
     if line.starts_with("recursion limit exceeded") {
         // The parser's own limit, above the depth budget.
         return format!("nesting deeper than {MAX_DEPTH} levels");

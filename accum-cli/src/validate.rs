@@ -140,6 +140,12 @@ pub fn validate(
         ));
     }
 
+    // JSON Schema's "integer" accepts a number without a fraction (4.0,
+    // 1e30); the typed config does not. Report it here, where its location
+    // is known.
+    let mut path = Vec::new();
+    floats_for_integers(&doc.root, schema, schema, &mut path, &mut findings, 0);
+
     if (plan_check || !findings.is_empty()) && !map.roles.is_empty() {
         let broken: Vec<Vec<String>> = findings.iter().map(|f| f.path.clone()).collect();
         findings.extend(plan_findings(doc, &instance, map, &broken));
@@ -147,6 +153,101 @@ pub fn validate(
 
     findings.sort_by_key(|f| f.primary.as_ref().map_or(usize::MAX, |(s, _)| s.start));
     Ok(findings)
+}
+
+/// The schemas `node` must match: itself, its `$ref` target and its
+/// `anyOf`/`oneOf`/`allOf` alternatives.
+fn alternatives<'a>(node: &'a Value, root: &'a Value, out: &mut Vec<&'a Value>, depth: usize) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    out.push(node);
+    let Some(object) = node.as_object() else {
+        return;
+    };
+    if let Some(target) = object
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve_ref(root, r))
+    {
+        alternatives(target, root, out, depth + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for alternative in object
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            alternatives(alternative, root, out, depth + 1);
+        }
+    }
+}
+
+fn allows(schema: &Value, kind: &str) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == kind,
+        Some(Value::Array(types)) => types.iter().any(|t| t == kind),
+        _ => false,
+    }
+}
+
+/// Finds floats where the schema wants an integer (and not a number).
+fn floats_for_integers(
+    node: &crate::source::Node,
+    schema: &Value,
+    root: &Value,
+    path: &mut Vec<String>,
+    findings: &mut Vec<Finding>,
+    depth: usize,
+) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let mut schemas = Vec::new();
+    alternatives(schema, root, &mut schemas, 0);
+    match &node.kind {
+        NodeKind::Float(value) => {
+            let integer = schemas.iter().any(|s| allows(s, "integer"));
+            let number = schemas.iter().any(|s| allows(s, "number"));
+            if integer && !number && !findings.iter().any(|f| f.path == *path) {
+                findings.push(
+                    Finding::error(
+                        "accum::schema::type",
+                        path.clone(),
+                        format!(
+                            "`{}` must be an integer, found number {value:?}",
+                            dotted(path)
+                        ),
+                    )
+                    .at(node.span.clone(), "not an integer")
+                    .help("write a whole number without a decimal point or exponent"),
+                );
+            }
+        }
+        NodeKind::Table(entries) => {
+            for entry in entries {
+                if let Some(property) = schemas
+                    .iter()
+                    .find_map(|s| s.get("properties").and_then(|p| p.get(&entry.key)))
+                {
+                    path.push(entry.key.clone());
+                    floats_for_integers(&entry.value, property, root, path, findings, depth + 1);
+                    path.pop();
+                }
+            }
+        }
+        NodeKind::Array(items) => {
+            if let Some(item_schema) = schemas.iter().find_map(|s| s.get("items")) {
+                for (i, item) in items.iter().enumerate() {
+                    path.push(i.to_string());
+                    floats_for_integers(item, item_schema, root, path, findings, depth + 1);
+                    path.pop();
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 fn check_span(

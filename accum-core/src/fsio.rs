@@ -113,6 +113,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> Result
     result
 }
 
+/// Checks that [`write_atomic`] could write `path` now, by creating and
+/// removing a temporary file beside it, so that a long job fails before its
+/// work instead of after it.
+pub fn check_writable(path: &Path) -> Result<(), WriteError> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let probe = dir.join(format!(".accum-probe.{}.tmp", std::process::id()));
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(file) => {
+            drop(file);
+            let _ = fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(source) => Err(WriteError {
+            path: path.to_owned(),
+            step: WriteStep::CreateTemporary,
+            source,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +194,9 @@ mod tests {
         let file = dir.join("file");
         fs::write(&file, "x").unwrap();
         // A path under a regular file: refused even for root.
+        let err = check_writable(&file.join("out.json")).unwrap_err();
+        assert_eq!(err.step, WriteStep::CreateTemporary, "{err}");
+        check_writable(&dir.join("out.json")).unwrap();
         let err = write_atomic(&file.join("out.json"), b"new", Durability::Synced).unwrap_err();
         assert_eq!(err.step, WriteStep::CreateTemporary, "{err}");
         assert!(

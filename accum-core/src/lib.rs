@@ -60,3 +60,6 @@ pub use verify::{Tolerance, VerifyReport, verify};
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/engine.md")]
 pub struct EngineGuide;
+
+#[cfg(test)]
+mod edge_tests;

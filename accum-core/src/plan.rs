@@ -236,6 +236,14 @@ pub enum PlanError {
     },
     /// `replan` was asked for a micro-batch of zero.
     ReplanZero,
+    /// Re-planning would have to search the divisors of a per-replica
+    /// batch too large to factor quickly, with no small micro-batch limit.
+    ReplanTooLarge {
+        /// `m·A`, the examples per replica per update.
+        per_replica: u64,
+        /// The largest micro-batch asked for.
+        max_micro_batch: u64,
+    },
     /// Both `replicas` and a layout were given, and they disagree.
     ReplicasDisagree {
         /// The replicas given directly.
@@ -408,6 +416,15 @@ impl fmt::Display for PlanError {
             PlanError::ReplanZero => {
                 f.write_str("the largest micro-batch must be at least 1 example")
             }
+            PlanError::ReplanTooLarge {
+                per_replica,
+                max_micro_batch,
+            } => write!(
+                f,
+                "m·A = {per_replica} examples per replica is too large to search for divisors up to \
+                 {max_micro_batch}; give a smaller limit (at most {REPLAN_SEARCH}) or choose the \
+                 micro-batch yourself: it must divide {per_replica}"
+            ),
             PlanError::ReplicasDisagree { replicas, layout } => write!(
                 f,
                 "replicas {replicas} disagrees with world_size {} / (tensor {} × pipeline {} × context {}) = {}; \
@@ -940,10 +957,28 @@ impl Plan {
             return Err(PlanError::ReplanZero);
         }
         let per_replica = self.examples_per_replica_per_update().get();
-        let mut alternatives: Vec<Plan> = divisors(per_replica)
+        // Bounded work: try every m up to a small limit directly, else the
+        // divisors by trial division up to √(m·A), if that is small enough.
+        let limit = max_micro_batch.min(per_replica);
+        let candidates: Vec<u64> = if limit <= REPLAN_SEARCH {
+            (1..=limit)
+                .rev()
+                .filter(|m| per_replica.is_multiple_of(*m))
+                .collect()
+        } else if per_replica <= REPLAN_SEARCH * REPLAN_SEARCH {
+            divisors(per_replica)
+                .into_iter()
+                .rev()
+                .filter(|&m| m <= max_micro_batch)
+                .collect()
+        } else {
+            return Err(PlanError::ReplanTooLarge {
+                per_replica,
+                max_micro_batch,
+            });
+        };
+        let mut alternatives: Vec<Plan> = candidates
             .into_iter()
-            .rev()
-            .filter(|&m| m <= max_micro_batch)
             .map(|m| Plan {
                 micro_batch: m,
                 accumulation: per_replica / m,
@@ -998,6 +1033,10 @@ impl fmt::Display for Plan {
         Ok(())
     }
 }
+
+/// The most candidates [`Plan::replan`] tries one by one (and the square
+/// root of the largest `m·A` whose divisors it lists): a few milliseconds.
+const REPLAN_SEARCH: u64 = 1 << 22;
 
 fn divisors(n: u64) -> Vec<u64> {
     let mut small = Vec::new();

@@ -90,6 +90,21 @@ fn outputs_under_a_regular_file_fail_cleanly_for_every_command() {
         assert_eq!(names(&dir), ["file", "tiny.toml"], "{args:?}");
         assert_eq!(fs::read_to_string(dir.join("file")).expect("file"), "x");
     }
+    // The run's report folder is checked before the run: it fails at once.
+    let started = Instant::now();
+    let long = fs::read_to_string(dir.join("tiny.toml"))
+        .expect("tiny.toml")
+        .replace("total = \"12 updates\"", "total = \"10000000 updates\"");
+    fs::write(dir.join("tiny.toml"), long).expect("write");
+    let out = run_in(
+        &dir,
+        &["run", "tiny.toml", "--quiet", "--report", "file/run.json"],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the run started"
+    );
     // An existing directory as the output: refused, left alone.
     fs::create_dir(dir.join("out.html")).expect("dir");
     let out = run_in(&dir, &["sheet", "tiny.toml", "-o", "out.html"]);

@@ -118,9 +118,23 @@ fn committed_hostile_files_are_refused_with_their_reason() {
         ("duplicate_keys.json", 1, "duplicate key `micro_batch`"),
         ("duplicate_keys.yaml", 1, "duplicate key `micro_batch`"),
         ("nan.toml", 1, "must be a number, found string \"NaN\""),
-        ("inf.yaml", 1, "non-finite float `.inf`"),
+        (
+            "inf.yaml",
+            1,
+            "non-finite number `.inf`; use a finite value",
+        ),
         ("huge_float.json", 1, "`1e999` is not a valid JSON number"),
         ("float_count.toml", 1, "must be an integer"),
+        (
+            "float_integer.toml",
+            1,
+            "`batch.micro_batch` must be an integer, found number 4.0",
+        ),
+        (
+            "float_integer.yaml",
+            1,
+            "`batch.accumulation` must be an integer, found number 1e30",
+        ),
         (
             "negative.toml",
             1,
@@ -147,7 +161,7 @@ fn committed_hostile_files_are_refused_with_their_reason() {
     }
     // Every committed case is in the table above (besides the valid one).
     let listed = names(&hostile()).len();
-    assert_eq!(listed, 19 + 2, "a tests/hostile file is not checked");
+    assert_eq!(listed, 21 + 2, "a tests/hostile file is not checked");
 }
 
 #[test]
@@ -312,4 +326,40 @@ fn names_with_markup_are_escaped_in_every_sheet() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let sheet: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
     assert!(sheet.to_string().contains("<script>alert('x')</script>"));
+}
+
+#[test]
+fn replanning_a_huge_batch_is_an_error_not_a_long_search() {
+    let dir = scratch("hostile-replan");
+    // m·A = (2^32 − 5)(2^32 − 17): its divisors took seconds to search.
+    fs::write(
+        dir.join("huge.toml"),
+        "[run]\nname = \"huge\"\n\n[batch]\nmicro_batch = 4294967291\naccumulation = 4294967279\nreplicas = 1\n",
+    )
+    .expect("write");
+    let started = Instant::now();
+    let out = bounded(
+        &dir,
+        &[
+            "replan",
+            "huge.toml",
+            "--max-micro-batch",
+            "18446744073709551615",
+            "-o",
+            "new.toml",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("huge.toml"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("too large to search for divisors"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(names(&dir), ["huge.toml"]);
 }
