@@ -2,6 +2,7 @@
 //! the middle of a group, an empty data set and data smaller than one
 //! microbatch. Each has one clear outcome.
 
+use super::tests::FailsOn;
 use super::*;
 use crate::data::Example;
 
@@ -70,49 +71,6 @@ fn a_non_finite_gradient_on_one_replica_skips_the_attempt_for_all() {
         .expect("an attempt");
     assert!(next.applied);
     assert_ne!(engine.model().params(), &before);
-}
-
-/// A model that fails on one example id, like a corrupt record.
-struct FailsOn {
-    inner: TokenMlp,
-    id: u64,
-}
-
-impl Model for FailsOn {
-    type Workspace = crate::model::MlpWorkspace;
-
-    fn kind(&self) -> &'static str {
-        "fails_on"
-    }
-    fn params(&self) -> &Tensors {
-        self.inner.params()
-    }
-    fn params_mut(&mut self) -> &mut Tensors {
-        self.inner.params_mut()
-    }
-    fn workspace(&self, max_positions: usize) -> Self::Workspace {
-        self.inner.workspace(max_positions)
-    }
-    fn workspace_bytes(&self, workspace: &Self::Workspace) -> usize {
-        self.inner.workspace_bytes(workspace)
-    }
-    fn forward_backward(
-        &self,
-        batch: &Batch,
-        scale: &GradScale,
-        grads: &mut Tensors,
-        workspace: &mut Self::Workspace,
-    ) -> LossSums {
-        assert!(
-            !batch.ids.contains(&self.id),
-            "example {} is corrupt",
-            self.id
-        );
-        self.inner.forward_backward(batch, scale, grads, workspace)
-    }
-    fn describe(&self) -> serde_json::Value {
-        self.inner.describe()
-    }
 }
 
 #[test]

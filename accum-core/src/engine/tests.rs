@@ -753,11 +753,12 @@ fn dump_files_are_readable() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A user model (here a wrapper) that fails on one example: the replica's
-/// panic aborts the reduction, so the other replica does not wait forever.
-struct FailsOn {
-    inner: TokenMlp,
-    id: u64,
+/// A user model (here a wrapper) that fails on one example, like a corrupt
+/// record: the replica's panic aborts the reduction, so the other replica
+/// does not wait forever.
+pub(super) struct FailsOn {
+    pub(super) inner: TokenMlp,
+    pub(super) id: u64,
 }
 
 impl Model for FailsOn {
