@@ -536,10 +536,7 @@ pub(crate) fn import(
         context: cp,
     });
     let canonical = Canonical {
-        run: RunSection {
-            name: super::run_name(name),
-            notes: super::import_notes(Engine::DeepSpeed, name),
-        },
+        run: RunSection::imported(Engine::DeepSpeed, name),
         batch: batch_of(&plan),
         parallel,
         loss: LossSection { normalization },

@@ -365,10 +365,7 @@ pub(crate) fn import(
         context: cp,
     });
     let canonical = Canonical {
-        run: RunSection {
-            name: super::run_name(name),
-            notes: super::import_notes(Engine::HuggingFace, name),
-        },
+        run: RunSection::imported(Engine::HuggingFace, name),
         batch: batch_of(&plan),
         parallel,
         loss: LossSection { normalization },

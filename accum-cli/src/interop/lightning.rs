@@ -422,10 +422,7 @@ pub(crate) fn import(
         context: cp,
     });
     let canonical = Canonical {
-        run: RunSection {
-            name: super::run_name(name),
-            notes: super::import_notes(Engine::Lightning, name),
-        },
+        run: RunSection::imported(Engine::Lightning, name),
         batch: batch_of(&plan),
         parallel,
         loss: LossSection { normalization },

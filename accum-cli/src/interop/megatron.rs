@@ -547,10 +547,7 @@ pub(crate) fn import(
     }
 
     let canonical = Canonical {
-        run: RunSection {
-            name: super::run_name(name),
-            notes: super::import_notes(Engine::Megatron, name),
-        },
+        run: RunSection::imported(Engine::Megatron, name),
         batch: batch_of(&plan),
         parallel: Some(ParallelSection {
             world_size: world,

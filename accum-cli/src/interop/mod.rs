@@ -1027,19 +1027,16 @@ pub(crate) fn check_last_group(
     })
 }
 
-/// `[run] notes` for an import.
-pub(crate) fn import_notes(engine: Engine, name: &str) -> String {
-    format!("imported from {engine} file {name} by accum")
-}
-
-/// The run name for an import: the file name without directories and extension.
-pub(crate) fn run_name(name: &str) -> String {
-    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    let stem = base.split('.').next().unwrap_or(base);
-    if stem.is_empty() {
-        "imported".to_owned()
-    } else {
-        stem.to_owned()
+impl RunSection {
+    /// The `[run]` of an imported file: named after the file (without
+    /// directories and extension), with a note saying where it came from.
+    pub(crate) fn imported(engine: Engine, name: &str) -> RunSection {
+        let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        let stem = base.split('.').next().unwrap_or(base);
+        RunSection {
+            name: if stem.is_empty() { "imported" } else { stem }.to_owned(),
+            notes: format!("imported from {engine} file {name} by accum"),
+        }
     }
 }
 
