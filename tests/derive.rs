@@ -141,6 +141,62 @@ fn roles_list_paths_and_units() {
     );
 }
 
+/// A section that may be absent, with a length that may be absent.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+struct EvalSection {
+    every: Option<Span>,
+    patience: Span,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
+struct WithEval {
+    #[accum(micro_batch)]
+    micro_batch: u32,
+    #[accum(accumulation)]
+    accumulation: u32,
+    #[accum(replicas)]
+    replicas: u32,
+    warmup: Span,
+    #[accum(nested)]
+    eval: Option<EvalSection>,
+}
+
+#[test]
+fn span_values_list_every_length_with_its_path() {
+    let spans: Vec<(String, String)> = {
+        let mut out = Vec::new();
+        train(GOOD_TRAIN).span_values("", &mut out);
+        out.into_iter()
+            .map(|v| (v.path, v.span.to_string()))
+            .collect()
+    };
+    assert_eq!(spans, vec![("warmup".into(), "1500 examples".into())]);
+
+    let with: WithEval = toml::from_str(
+        "micro_batch = 1\naccumulation = 2\nreplicas = 1\nwarmup = \"3 updates\"\n\
+         [eval]\nevery = \"40 microbatches\"\npatience = \"2k tokens\"\n",
+    )
+    .expect("valid TOML");
+    let mut out = Vec::new();
+    with.span_values("", &mut out);
+    let paths: Vec<&str> = out.iter().map(|v| v.path.as_str()).collect();
+    assert_eq!(paths, ["warmup", "eval.every", "eval.patience"]);
+    assert_eq!(out[2].span, Span::new(2000, UnitKind::Token));
+
+    let without: WithEval =
+        toml::from_str("micro_batch = 1\naccumulation = 2\nreplicas = 1\nwarmup = \"3 updates\"\n")
+            .expect("valid TOML");
+    let mut out = Vec::new();
+    without.span_values("", &mut out);
+    assert_eq!(out.len(), 1, "an absent section has no spans: {out:?}");
+
+    let mut out = Vec::new();
+    config(GOOD_CONFIG).span_values("", &mut out);
+    let paths: Vec<&str> = out.iter().map(|v| v.path.as_str()).collect();
+    assert_eq!(paths, ["schedule.warmup", "schedule.total", "log.every"]);
+}
+
 const GOOD_CONFIG: &str = r#"
 [run]
 name = "tiny"

@@ -49,7 +49,7 @@ pub use derive::{
 pub use engine::{Engine, EngineConfig, EngineError, Observer, RunOptions, run};
 pub use plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
 pub use report::RunReport;
-pub use span::{Span, SpanError};
+pub use span::{Span, SpanError, SpanValue};
 pub use units::{
     Count, Example, Examples, Microbatch, Microbatches, Token, Tokens, Unit, UnitKind, Update,
     Updates,

@@ -195,6 +195,53 @@ impl Span {
     }
 }
 
+/// A span field of a config with its dotted path (`"schedule.warmup"`): see
+/// [`AccumConfig::span_values`](crate::AccumConfig::span_values).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpanValue {
+    /// Dotted path of the field from the root.
+    pub path: String,
+    /// The span as written.
+    pub span: Span,
+}
+
+/// A field type that holds a span: [`Span`], or `Option<Span>` when the
+/// length may be absent. The derive reads such fields for
+/// [`AccumConfig::span_values`](crate::AccumConfig::span_values).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not accum's `Span`",
+    label = "a field whose type is named `Span` is read as a length in units",
+    note = "use `accum::Span` (or `Option<accum::Span>`) for lengths, or rename the other type where it is used"
+)]
+pub trait SpanField {
+    /// The span, `None` when absent.
+    fn span(&self) -> Option<Span>;
+
+    /// Pushes the span, when present, as field `name` of the struct at `prefix`.
+    fn push_span(&self, prefix: &str, name: &str, out: &mut Vec<SpanValue>) {
+        if let Some(span) = self.span() {
+            out.push(SpanValue {
+                path: crate::derive::join_path(prefix, name),
+                span,
+            });
+        }
+    }
+}
+
+impl SpanField for Span {
+    #[inline]
+    fn span(&self) -> Option<Span> {
+        Some(*self)
+    }
+}
+
+impl SpanField for Option<Span> {
+    #[inline]
+    fn span(&self) -> Option<Span> {
+        *self
+    }
+}
+
 impl<U: Unit> From<Count<U>> for Span {
     fn from(count: Count<U>) -> Span {
         Span::of(count)

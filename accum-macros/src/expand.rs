@@ -84,6 +84,23 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         quote!(__out.push(#krate::RoleValue::constant(#role, __prefix, #value));)
     });
     let reads = cont.fields.iter().filter_map(|f| read_field(&krate, f));
+    let span_reads: Vec<TokenStream> = cont
+        .fields
+        .iter()
+        .filter_map(|f| read_span(&krate, f))
+        .collect();
+    // Only configs with spans override the trait's empty default.
+    let span_values = (!span_reads.is_empty()).then(|| {
+        quote! {
+            fn span_values(
+                &self,
+                __prefix: &::core::primitive::str,
+                __out: &mut ::std::vec::Vec<#krate::span::SpanValue>,
+            ) {
+                #(#span_reads)*
+            }
+        }
+    });
     let const_plan = const_plan(&krate, cont);
     let nested_checks = nested_role_checks(&krate, cont);
     let const_checks = constant_checks(cont);
@@ -104,6 +121,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #(#constants)*
                     #(#reads)*
                 }
+                #span_values
             }
             #const_plan
             #nested_checks
@@ -179,6 +197,36 @@ fn read_field(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
             #name,
             <#ty as #krate::RoleType>::role_value(&self.#ident),
         ));
+    })
+}
+
+/// Whether the field's type is named `Span` (or is an `Option` of it): a
+/// length the run sheet shows in every unit.
+fn is_span(field: &Field<'_>) -> bool {
+    let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
+    ast::last_ident(ty).is_some_and(|(ident, _)| ident == "Span")
+}
+
+/// Reads a span field, or a nested section's spans.
+fn read_span(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
+    let ident = field.ident;
+    let name = name_lit(field);
+    let ty = field.ty;
+    if valid::is_nested(field) {
+        return Some(quote_spanned! {ty.span()=>
+            <#ty as #krate::NestedConfig>::nested_span_values(
+                &self.#ident,
+                &#krate::derive::join_path(__prefix, #name),
+                __out,
+            );
+        });
+    }
+    if field.attrs.role.is_some() || !is_span(field) {
+        return None;
+    }
+    // Spanned at the type: a foreign type named `Span` is reported there.
+    Some(quote_spanned! {ty.span()=>
+        <#ty as #krate::span::SpanField>::push_span(&self.#ident, __prefix, #name, __out);
     })
 }
 
