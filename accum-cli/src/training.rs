@@ -8,8 +8,8 @@ use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
 use accum_core::units::group_digits;
 use accum_core::{Examples, LastGroup, Plan};
 
-use crate::sheet::build::Extras;
-use crate::sheet::{Row, Table};
+use crate::sheet::build::{Extras, LrSchedule};
+use crate::sheet::{Row, Table, setting as number};
 
 /// Parameters of the built-in token MLP: `embed` V×H, `w1` H×F, `b1` F,
 /// `w2` F×V, `b2` V.
@@ -33,7 +33,7 @@ pub(crate) fn expected_tokens_per_update(config: &TrainingConfig, plan: &Plan) -
 pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
     let n = group_digits;
     let loss = Table {
-        title: "Loss and precision (R4, R7)".into(),
+        title: "Loss and precision".into(),
         rows: vec![
             Row::new(
                 "normalization",
@@ -69,15 +69,15 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
                 if config.precision.mode.uses_loss_scaling() {
                     format!(
                         "dynamic, init {}, ×{} after {} clean updates, ×{} on overflow",
-                        config.precision.loss_scale.init,
-                        config.precision.loss_scale.growth_factor,
-                        config.precision.loss_scale.growth_interval,
-                        config.precision.loss_scale.backoff_factor
+                        number(config.precision.loss_scale.init),
+                        number(config.precision.loss_scale.growth_factor),
+                        group_digits(config.precision.loss_scale.growth_interval),
+                        number(config.precision.loss_scale.backoff_factor)
                     )
                 } else {
                     "none".into()
                 },
-                "constant within a group; unscale and clip after the last contribution; a non-finite gradient skips the update (R7)",
+                "constant within a group; unscale and clip after the last contribution; a non-finite gradient skips the update",
             ),
         ],
     };
@@ -86,9 +86,9 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         Row::new("optimizer", o.kind.key(), ""),
         Row::new(
             "learning rate",
-            format!("{}", o.lr),
+            number(o.lr),
             format!(
-                "{} schedule, stepped once per applied update (R8)",
+                "{} schedule, stepped once per applied update",
                 config.schedule.kind
             ),
         ),
@@ -97,26 +97,26 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         OptimizerKind::AdamW => {
             optimizer_rows.push(Row::new(
                 "betas",
-                format!("{}, {}", o.betas[0], o.betas[1]),
+                format!("{}, {}", number(o.betas[0]), number(o.betas[1])),
                 "",
             ));
-            optimizer_rows.push(Row::new("eps", format!("{}", o.eps), ""));
+            optimizer_rows.push(Row::new("eps", number(o.eps), ""));
             optimizer_rows.push(Row::new(
                 "weight decay",
-                format!("{}", o.weight_decay),
+                number(o.weight_decay),
                 "decoupled",
             ));
         }
         OptimizerKind::Sgd => {
-            optimizer_rows.push(Row::new("momentum", format!("{}", o.momentum), ""));
-            optimizer_rows.push(Row::new("weight decay", format!("{}", o.weight_decay), ""));
+            optimizer_rows.push(Row::new("momentum", number(o.momentum), ""));
+            optimizer_rows.push(Row::new("weight decay", number(o.weight_decay), ""));
         }
     }
     optimizer_rows.push(Row::new(
         "gradient clipping",
         o.clip_norm
             .map_or_else(|| "off".to_owned(), |c| format!("global norm {c}")),
-        "after the reduction and unscaling, before the update (R5)",
+        "after the reduction and unscaling, before the update",
     ));
     let optimizer = Table {
         title: "Optimizer and schedule".into(),
@@ -136,7 +136,8 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         ),
         Row::new("vocabulary", n(d.vocab), ""),
     ];
-    match plan.epoch(Examples::new(d.examples), d.last_group) {
+    let epoch = plan.epoch(Examples::new(d.examples), d.last_group);
+    match epoch {
         Ok(epoch) => {
             data_rows.push(Row::new(
                 "updates per epoch",
@@ -172,16 +173,16 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
                     "unreachable: the epoch would have failed".to_owned(),
                 ),
             };
-            data_rows.push(Row::new("last group (R6)", value, note));
+            data_rows.push(Row::new("last group", value, note));
         }
-        Err(err) => data_rows.push(Row::new(
-            "last group (R6)",
+        Err(ref err) => data_rows.push(Row::new(
+            "last group",
             d.last_group.to_string(),
             err.to_string(),
         )),
     }
     let data = Table {
-        title: "Data and last group (R6)".into(),
+        title: "Data and last group".into(),
         rows: data_rows,
     };
     let params = model_params(config);
@@ -209,11 +210,19 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         ],
     };
     Extras {
+        name: Some(config.run.name.clone()),
+        notes: config.run.notes.clone(),
         tables: vec![loss, optimizer, data, model],
         expected_tokens_per_update: plan
             .seq_len()
             .is_none()
             .then(|| expected_tokens_per_update(config, plan)),
+        schedule: Some(LrSchedule {
+            section: config.schedule.clone(),
+            peak_lr: config.optimizer.lr,
+        }),
+        epoch: epoch.ok(),
+        clip_norm: config.optimizer.clip_norm,
     }
 }
 
