@@ -269,9 +269,10 @@ pub(crate) enum CommonCommand {
     /// micro-batch (R11); comments and layout are kept.
     #[command(after_help = REPLAN_EXAMPLES)]
     Replan(ReplanArgs),
-    /// Write the run's data sheet (R13): the plan, tokens, precision,
-    /// normalization, last group and schedule in every unit; with a run report
-    /// also the observed counters, memory peaks and the loss curve.
+    /// Write the run's data sheet: B = m·A·D, tokens, precision,
+    /// normalization, last group, every length in every unit and the
+    /// learning-rate schedule; with a run report also the loss, gradient norm,
+    /// loss scale and skipped updates, counters and memory peaks.
     #[command(after_help = SHEET_EXAMPLES)]
     Sheet(SheetArgs),
     /// Print a shell completion script.
@@ -306,15 +307,15 @@ Examples:
   accum sheet examples/quickstart.toml                          # Markdown to stdout
   accum run examples/quickstart.toml --report run.json
   accum sheet examples/quickstart.toml --report run.json -o sheet.html   # one self-contained file
-  accum sheet examples/quickstart.toml --report run.json -o sheet.md     # + sheet.svg beside it
+  accum sheet examples/quickstart.toml --report run.json -o sheet.md     # + sheet.*.svg beside it
   accum sheet examples/quickstart.toml --format json";
 
 /// Output format of a sheet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum SheetFormat {
-    /// Markdown; with -o the loss curve is written as an SVG beside it.
+    /// Markdown; with -o every plot is written as an SVG beside it.
     Md,
-    /// One self-contained HTML file with the curve inline; no script.
+    /// One self-contained HTML file with the plots inline; no script.
     Html,
     /// The sheet's data as JSON.
     Json,
