@@ -18,6 +18,9 @@ pub(crate) mod markdown;
 pub(crate) mod output;
 pub(crate) mod plot;
 pub(crate) mod series;
+mod summary;
+pub(crate) mod ticks;
+mod trial;
 
 pub(crate) use chart::Chart;
 
