@@ -29,7 +29,7 @@ h2 small{font-size:14px;font-weight:400;color:var(--muted)}\
 .grid{display:grid;gap:16px;grid-template-columns:repeat(auto-fit,minmax(min(100%,540px),1fr));align-items:start;margin-bottom:16px}\
 .panel{background:#fff;border:1px solid var(--line);border-radius:10px;padding:14px 16px;min-width:0}\
 .panel h3{margin:0 0 6px;font-size:15px}\
-.columns{columns:2 520px;column-gap:16px;margin-bottom:16px}.columns>.panel{break-inside:avoid;margin-bottom:16px}\
+.columns{columns:2 520px;column-gap:16px;margin-bottom:16px}.columns>.panel{break-inside:avoid;margin-bottom:16px}.columns>figure.panel{display:block}\
 .featured{margin-bottom:16px}.featured .narrow{display:none}\
 @media (max-width:900px){.featured .wide{display:none}.featured .narrow{display:block}}\
 figure{margin:0}figure svg{display:block;width:100%;height:auto}\
@@ -96,25 +96,20 @@ pub(crate) fn render(sheet: &Sheet) -> String {
         "<section id=\"preparation\">\n<h2>Preparation <small>what the configuration says, before any run</small></h2>\n",
     );
     // The schedule beside the plan; the other tables below, two abreast.
-    let (first, rest) = prep
-        .tables
-        .split_first()
-        .map_or((None, &[][..]), |(f, r)| (Some(f), r));
-    out.push_str("<div class=\"grid\">\n");
-    for chart in &prep.charts {
-        figure(&mut out, chart);
-    }
-    if let Some(table) = first {
-        panel(&mut out, table);
-    }
-    out.push_str("</div>\n");
-    if !rest.is_empty() {
-        out.push_str("<div class=\"columns\">\n");
-        for table in rest {
-            panel(&mut out, table);
+    // Without a plot, every table goes into the columns.
+    let rest = match prep.tables.split_first() {
+        Some((first, rest)) if !prep.charts.is_empty() => {
+            out.push_str("<div class=\"grid\">\n");
+            for chart in &prep.charts {
+                figure(&mut out, chart);
+            }
+            panel(&mut out, first);
+            out.push_str("</div>\n");
+            rest
         }
-        out.push_str("</div>\n");
-    }
+        _ => &prep.tables[..],
+    };
+    columns(&mut out, &[], rest);
     out.push_str("</section>\n");
 
     out.push_str("<section id=\"trial\">\n");
@@ -146,14 +141,19 @@ pub(crate) fn render(sheet: &Sheet) -> String {
             if let Some(chart) = featured {
                 wide_figure(&mut out, chart);
             }
-            out.push_str("<div class=\"grid\">\n");
-            for chart in others {
-                figure(&mut out, chart);
+            // Pairs of plots side by side; an odd one goes with the tables.
+            if others.len() % 2 == 0 {
+                if !others.is_empty() {
+                    out.push_str("<div class=\"grid\">\n");
+                    for chart in others {
+                        figure(&mut out, chart);
+                    }
+                    out.push_str("</div>\n");
+                }
+                columns(&mut out, &[], &trial.tables);
+            } else {
+                columns(&mut out, others, &trial.tables);
             }
-            for table in &trial.tables {
-                panel(&mut out, table);
-            }
-            out.push_str("</div>\n");
         }
     }
     out.push_str("</section>\n<section id=\"accepted\">\n<h2>Accepted results</h2>\n");
@@ -181,6 +181,21 @@ fn figure(out: &mut String, chart: &Chart) {
         plot::render(chart),
         escape_html(&chart.caption)
     );
+}
+
+/// Plots and tables in two balanced columns (one on a narrow screen).
+fn columns(out: &mut String, charts: &[Chart], tables: &[Table]) {
+    if charts.is_empty() && tables.is_empty() {
+        return;
+    }
+    out.push_str("<div class=\"columns\">\n");
+    for chart in charts {
+        figure(out, chart);
+    }
+    for table in tables {
+        panel(out, table);
+    }
+    out.push_str("</div>\n");
 }
 
 /// A plot across the page: the wide drawing on a wide screen, the column
