@@ -9,6 +9,7 @@ use accum_core::units::group_digits;
 
 use super::build::Extras;
 use super::chart::{Axis, Chart, LogBase, Series, Style, Tone};
+use super::series::Attempt;
 use super::{Row, Table, Trial, series, without_rule_ids};
 
 pub(super) fn trial(source: String, report: &RunReport, plan: &Plan, extras: &Extras) -> Trial {
@@ -157,6 +158,18 @@ fn trial_charts(report: &RunReport, extras: &Extras) -> Vec<Chart> {
         )
     };
 
+    // The skipped attempts, as crosses at one of their values.
+    let skip_marks = |value: fn(&Attempt) -> f64| {
+        (!skipped.is_empty()).then(|| {
+            Series::new(
+                skipped_name.clone(),
+                Style::Crosses,
+                Tone::Alert,
+                skipped.iter().map(|a| (a.at(axis), value(a))),
+            )
+        })
+    };
+
     let logged = series::logged_loss(report);
     let mut loss_series = vec![Series::new(
         "loss (every logged point)",
@@ -164,14 +177,7 @@ fn trial_charts(report: &RunReport, extras: &Extras) -> Vec<Chart> {
         Tone::Primary,
         logged.iter().copied(),
     )];
-    if !skipped.is_empty() {
-        loss_series.push(Series::new(
-            skipped_name.clone(),
-            Style::Crosses,
-            Tone::Alert,
-            skipped.iter().map(|a| (a.at(axis), a.loss)),
-        ));
-    }
+    loss_series.extend(skip_marks(|a| a.loss));
     let mut charts = vec![Chart {
         id: "loss".into(),
         title: format!("Loss against {}", axis.key()),
@@ -213,14 +219,7 @@ fn trial_charts(report: &RunReport, extras: &Extras) -> Vec<Chart> {
             [(first, clip), (last, clip)],
         ));
     }
-    if !skipped.is_empty() {
-        norm_series.push(Series::new(
-            skipped_name.clone(),
-            Style::Crosses,
-            Tone::Alert,
-            skipped.iter().map(|a| (a.at(axis), a.grad_norm)),
-        ));
-    }
+    norm_series.extend(skip_marks(|a| a.grad_norm));
     charts.push(Chart {
         id: "grad-norm".into(),
         title: "Gradient norm".into(),
@@ -240,14 +239,7 @@ fn trial_charts(report: &RunReport, extras: &Extras) -> Vec<Chart> {
             Tone::Primary,
             attempts.iter().map(|a| (a.at(axis), a.loss_scale)),
         )];
-        if !skipped.is_empty() {
-            scale_series.push(Series::new(
-                skipped_name,
-                Style::Crosses,
-                Tone::Alert,
-                skipped.iter().map(|a| (a.at(axis), a.loss_scale)),
-            ));
-        }
+        scale_series.extend(skip_marks(|a| a.loss_scale));
         charts.push(Chart {
             id: "loss-scale".into(),
             title: "Loss scale".into(),
