@@ -42,15 +42,22 @@ pub(crate) fn axis(report: &RunReport) -> LogAxis {
 }
 
 /// Every attempt the report holds, in order, with running positions.
+///
+/// Positions in examples and tokens are sums over the attempts; where a
+/// report keeps only some attempts (attempt numbers jump), each kept one
+/// stands for the attempts since the previous kept one.
 pub(crate) fn attempts(report: &RunReport) -> Vec<Attempt> {
     let mut examples = 0u64;
     let mut tokens = 0u64;
+    let mut previous = 0u64;
     report
         .updates
         .iter()
         .map(|u| {
-            examples = examples.saturating_add(u.examples.get());
-            tokens = tokens.saturating_add(u.tokens.get());
+            let stands_for = u.attempt.saturating_sub(previous).max(1);
+            previous = u.attempt;
+            examples = examples.saturating_add(u.examples.get().saturating_mul(stands_for));
+            tokens = tokens.saturating_add(u.tokens.get().saturating_mul(stands_for));
             Attempt {
                 updates: u.updates.get(),
                 examples,
@@ -124,6 +131,17 @@ mod tests {
             attempt(2, true, 1, 2.5),
             attempt(3, true, 2, 2.0),
         ];
+        let mut sparse = report.clone();
+        sparse.updates = vec![attempt(1, true, 1, 3.0), attempt(4, true, 4, 2.0)];
+        let kept: Vec<(u64, u64)> = attempts(&sparse)
+            .iter()
+            .map(|a| (a.examples, a.tokens))
+            .collect();
+        assert_eq!(
+            kept,
+            vec![(4, 40), (16, 160)],
+            "a kept attempt stands for the gap"
+        );
         report.loss_curve.axis = LogAxis::Tokens;
         report.loss_curve.points = vec![
             CurvePoint { x: 80, loss: 2.5 },
