@@ -4,14 +4,14 @@
 //!
 //! A bare number, `"100 steps"` or `"100 iters"` is rejected: "step" means an
 //! update in one framework and a microbatch in the next. A [`Span`] becomes a
-//! number of updates only through a [`Plan`] and an explicit [`Rounding`].
+//! number of updates only through a plan and an explicit rounding:
+//! [`Plan::span_to_updates`](crate::plan::Plan::span_to_updates).
 //!
 //! ```
-//! use accum_core::{Plan, Rounding, Span, Updates};
+//! use accum_core::{Span, UnitKind};
 //!
 //! let warmup: Span = "1.5k examples".parse()?;
-//! let plan = Plan::new(2, 8, 2)?; // 32 examples per update
-//! assert_eq!(warmup.to_updates(&plan, Rounding::Up)?, Updates::new(47));
+//! assert_eq!(warmup, Span::new(1_500, UnitKind::Example));
 //! assert!("100 steps".parse::<Span>().is_err());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -24,8 +24,7 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::plan::{Plan, PlanError, Rounding};
-use crate::units::{Count, Unit, UnitKind, Updates};
+use crate::units::{Count, Unit, UnitKind};
 
 /// A length in one of the four units. See the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -176,22 +175,6 @@ impl Span {
     #[inline]
     pub const fn unit(&self) -> UnitKind {
         self.unit
-    }
-
-    /// Resolves the span to updates through the plan, with an explicit rounding.
-    pub fn to_updates(&self, plan: &Plan, rounding: Rounding) -> Result<Updates, PlanError> {
-        plan.to_updates(self.value, self.unit, rounding)
-    }
-
-    /// Expresses the span in another unit through the plan.
-    pub fn to_unit(
-        &self,
-        plan: &Plan,
-        unit: UnitKind,
-        rounding: Rounding,
-    ) -> Result<Span, PlanError> {
-        plan.convert(self.value, self.unit, unit, rounding)
-            .map(|value| Span::new(value, unit))
     }
 }
 
@@ -432,7 +415,6 @@ impl schemars::JsonSchema for Span {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Plan;
 
     #[test]
     fn parses_the_forms_people_write() {
@@ -536,36 +518,5 @@ mod tests {
         .err()
         .expect("two keys");
         assert!(err.to_string().contains("exactly one key"), "{err}");
-    }
-
-    #[test]
-    fn resolves_through_the_plan() {
-        let plan = Plan::new(2, 8, 2)
-            .expect("valid")
-            .with_seq_len(128)
-            .expect("fits");
-        let tokens = Span::new(4096 * 10, UnitKind::Token);
-        assert_eq!(
-            tokens.to_updates(&plan, Rounding::Exact),
-            Ok(Updates::new(10))
-        );
-        let micro = Span::new(40, UnitKind::Microbatch);
-        assert_eq!(
-            micro.to_updates(&plan, Rounding::Exact),
-            Ok(Updates::new(5))
-        );
-        assert!(
-            Span::new(41, UnitKind::Microbatch)
-                .to_updates(&plan, Rounding::Exact)
-                .is_err()
-        );
-        assert_eq!(
-            Span::new(41, UnitKind::Microbatch).to_updates(&plan, Rounding::Down),
-            Ok(Updates::new(5))
-        );
-        assert_eq!(
-            micro.to_unit(&plan, UnitKind::Example, Rounding::Exact),
-            Ok(Span::new(160, UnitKind::Example))
-        );
     }
 }
