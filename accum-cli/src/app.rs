@@ -191,17 +191,19 @@ pub(crate) fn check_document<T: CliConfig>(
             Ok(config) => {
                 if let Err(problems) = check(&config) {
                     for problem in &problems {
-                        let path: Vec<String> = if problem.path == "<root>" {
-                            Vec::new()
-                        } else {
-                            problem.path.split('.').map(str::to_owned).collect()
-                        };
+                        let path = problem.path.segments().to_vec();
                         let span = doc.span_for(&path);
-                        findings.push(
-                            Finding::error("accum::plan", path, problem.message.clone())
-                                .help(problem.fix.clone())
-                                .at(span, "change this"),
-                        );
+                        let mut finding =
+                            Finding::error(problem.code.as_str(), path, problem.message.clone())
+                                .at(span, problem.label.clone());
+                        if let Some(fix) = &problem.fix {
+                            finding = finding.help(fix.text.clone());
+                        }
+                        for related in &problem.related {
+                            finding = finding
+                                .also(doc.span_for(related.path.segments()), related.label.clone());
+                        }
+                        findings.push(finding);
                     }
                 }
             }

@@ -537,8 +537,9 @@ fn plan_findings(
         {
             let err = PlanError::Zero { role };
             findings.push(
-                Finding::error("accum::plan::zero", path_of(role), err.to_string())
-                    .at(span_of(role), "must be at least 1"),
+                Finding::error("accum::plan::zero", path_of(role), err.message())
+                    .help(err.fix().text)
+                    .at(span_of(role), err.label()),
             );
         }
     }
