@@ -9,7 +9,7 @@ use accum_core::report::RunReport;
 use accum_core::schedule::Schedule;
 use accum_core::settings::{ScheduleKind, ScheduleSection};
 use accum_core::units::group_digits;
-use accum_core::{AccumConfig, Plan, Rounding, Span, UnitKind};
+use accum_core::{AccumConfig, FieldPath, Plan, Rounding, Span, UnitKind};
 
 use super::chart::{Axis, Chart, Scale, Series, Style, Tone};
 use super::summary::summary;
@@ -64,7 +64,7 @@ pub(crate) fn build<T: AccumConfig>(
     });
     let mut tables = vec![plan_table(plan, expected)];
     let mut spans = Vec::new();
-    config.span_values("", &mut spans);
+    config.span_values(&FieldPath::root(), &mut spans);
     if !spans.is_empty() {
         tables.push(Table {
             title: "Lengths in every unit".into(),
@@ -72,7 +72,7 @@ pub(crate) fn build<T: AccumConfig>(
                 .iter()
                 .map(|v| {
                     Row::new(
-                        v.path.clone(),
+                        v.path.to_string(),
                         v.span.to_string(),
                         in_every_unit(&v.span, plan, expected),
                     )
