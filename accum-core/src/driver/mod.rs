@@ -429,10 +429,10 @@ impl Driver {
     }
 
     /// Whether the last finished attempt reached or crossed a multiple of
-    /// `span` in its unit (see [`Progress::crossed`]): `every("500
-    /// updates")` is true after updates 500, 1000, …; `every("2M tokens")`
-    /// on the update that takes the token count past each 2,000,000. A
-    /// skipped attempt advances nothing and never fires.
+    /// `span` in its unit (see [`Progress::crossed`]): `every(Updates::new(500))`
+    /// is true after updates 500, 1000, …; `every("2M tokens".parse::<Span>()?)`
+    /// on the update that takes the token count to or past each 2,000,000.
+    /// A skipped attempt advances nothing and never fires.
     pub fn every(&self, span: impl Into<Span>) -> bool {
         self.progress.crossed(&self.before, span.into())
     }
