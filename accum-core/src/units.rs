@@ -452,10 +452,10 @@ impl<U: Unit> schemars::JsonSchema for Count<U> {
                 U::PLURAL
             ),
             "x-accum-unit": U::KEY,
-            "anyOf": [
-                { "type": "integer", "format": "uint64", "minimum": 0 },
-                { "type": "string", "pattern": pattern },
-            ],
+            // `minimum` applies to the number, `pattern` to the string.
+            "type": ["integer", "string"],
+            "minimum": 0,
+            "pattern": pattern,
         })
     }
 }
@@ -560,10 +560,9 @@ mod tests {
         let schema = schemars::schema_for!(Updates);
         let value = schema.as_value();
         assert_eq!(value["x-accum-unit"], "update");
-        assert_eq!(value["anyOf"][0]["type"], "integer");
-        assert_eq!(value["anyOf"][0]["minimum"], 0);
-        assert_eq!(value["anyOf"][1]["type"], "string");
-        let pattern = value["anyOf"][1]["pattern"].as_str().expect("pattern");
+        assert_eq!(value["type"], serde_json::json!(["integer", "string"]));
+        assert_eq!(value["minimum"], 0);
+        let pattern = value["pattern"].as_str().expect("pattern");
         assert_eq!(
             pattern,
             r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKMGBT]?\s*(update|updates)\s*$"

@@ -13,7 +13,7 @@ use crate::engine::{Engine, EngineConfig, Fault, RunOptions};
 use crate::model::{GradScale, LossSums, Model, TokenMlp};
 use crate::optim::Optimizer;
 use crate::replica::{InProcess, Reducer};
-use crate::settings::{DataSection, ModelSection, Normalization, ScheduleKind};
+use crate::settings::{Normalization, ScheduleKind};
 use crate::units::{Tokens, UnitKind};
 
 fn drivers(plan: Plan, n: usize, seed: u64, policy: LastGroup, total: u64) -> Vec<Driver> {
@@ -536,23 +536,15 @@ fn engine_and_driver(
 }
 
 fn config(examples: u64, policy: LastGroup, normalization: Normalization) -> EngineConfig {
-    let mut config = EngineConfig {
-        data: DataSection {
-            examples,
-            min_len: 2,
-            max_len: 9,
-            vocab: 13,
-            seed: 5,
-            last_group: policy,
-            ..DataSection::default()
-        },
-        model: ModelSection {
-            hidden: 6,
-            ffn: 10,
-            ..ModelSection::default()
-        },
-        ..EngineConfig::default()
-    };
+    let mut config = EngineConfig::default();
+    config.data.examples = examples;
+    config.data.min_len = 2;
+    config.data.max_len = 9;
+    config.data.vocab = 13;
+    config.data.seed = 5;
+    config.data.last_group = policy;
+    config.model.hidden = 6;
+    config.model.ffn = 10;
     config.loss.normalization = normalization;
     config.optimizer.lr = 0.05;
     config.optimizer.clip_norm = Some(0.5);
