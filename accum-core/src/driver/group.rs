@@ -1,6 +1,7 @@
 //! One update's group as a rank sees it: its microbatches with the
 //! `sync` flag, and the group's global loss denominator (SPEC R4, R5, R9).
 
+use crate::plan::Plan;
 use crate::replica::{ReduceError, Reducer};
 use crate::settings::Normalization;
 use crate::units::{Examples, Tokens};
@@ -16,6 +17,7 @@ pub struct Group {
     pub(crate) epoch: u64,
     pub(crate) partial: bool,
     pub(crate) rank: usize,
+    pub(crate) plan: Plan,
     pub(crate) assignment: GroupAssignment,
     pub(crate) counts: Option<GroupCounts>,
 }
@@ -114,6 +116,11 @@ impl Group {
     /// The rank this group is seen from.
     pub fn rank(&self) -> usize {
         self.rank
+    }
+
+    /// The plan this update runs under (`m`, `A`, `D` of this group).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 
     /// Every replica's microbatches.

@@ -368,6 +368,7 @@ impl Driver {
         let Draw {
             partial,
             epoch,
+            plan,
             assignment,
             dropped,
             ..
@@ -385,6 +386,7 @@ impl Driver {
             epoch,
             partial,
             rank: self.rank,
+            plan,
             assignment,
             counts: None,
         }))

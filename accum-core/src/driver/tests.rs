@@ -80,6 +80,7 @@ fn microbatches_carry_replica_index_and_sync_flag() {
     let plan = Plan::new(2, 3, 2).unwrap();
     let mut d = Driver::builder(plan, 14).rank(1).build().unwrap();
     let mut group = d.next_group().unwrap().unwrap();
+    assert_eq!(group.plan(), &plan);
     let mine: Vec<_> = group.microbatches().collect();
     assert_eq!(mine.len(), 3);
     assert_eq!(

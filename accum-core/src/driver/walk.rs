@@ -63,6 +63,8 @@ pub(crate) struct Draw {
     pub(crate) partial: bool,
     /// The epoch the group belongs to, 0-based.
     pub(crate) epoch: u64,
+    /// The plan the group was drawn under.
+    pub(crate) plan: Plan,
     /// The group's microbatches per replica.
     pub(crate) assignment: GroupAssignment,
     /// Partial groups the `drop` policy skipped on the way to this group:
@@ -139,6 +141,7 @@ impl Walk {
                 members,
                 partial,
                 epoch: self.epoch,
+                plan,
                 assignment,
                 dropped,
             };
