@@ -2,10 +2,11 @@
 //! `sync` flag, and the group's global loss denominator (SPEC R4, R5, R9).
 
 use crate::plan::Plan;
-use crate::replica::{ReduceError, Reducer};
+use crate::replica::Reducer;
 use crate::settings::Normalization;
 use crate::units::{Examples, Tokens};
 
+use super::DriverError;
 use super::walk::GroupAssignment;
 
 /// The examples of one update attempt, over all replicas, seen from one rank.
@@ -171,11 +172,19 @@ impl Group {
     /// an example id) and sums the counts over every replica through
     /// `reducer` (every rank calls it once per group, R5). With one
     /// process for all replicas, [`Group::count_all`] needs no reducer.
+    /// Fails when the reducer joins another number of replicas than the
+    /// plan's `D` (the sum would miss some), or when the reduction fails.
     pub fn count(
         &mut self,
         mut tokens: impl FnMut(usize) -> u64,
         reducer: &dyn Reducer,
-    ) -> Result<GroupCounts, ReduceError> {
+    ) -> Result<GroupCounts, DriverError> {
+        if reducer.replicas() as u64 != self.plan.replicas() {
+            return Err(DriverError::ReducerSize {
+                reducer: reducer.replicas(),
+                replicas: self.plan.replicas(),
+            });
+        }
         let mut counts = [0u64; 2];
         for mb in self.microbatches() {
             for &id in mb.ids {
@@ -184,7 +193,9 @@ impl Group {
                 counts[1] += u64::from(n > 0);
             }
         }
-        reducer.all_reduce_counts(self.rank, &mut counts)?;
+        reducer
+            .all_reduce_counts(self.rank, &mut counts)
+            .map_err(DriverError::Reduce)?;
         let counts = GroupCounts {
             tokens: Tokens::new(counts[0]),
             examples: Examples::new(counts[1]),
@@ -216,7 +227,7 @@ impl Group {
         normalization: Normalization,
         tokens: impl FnMut(usize) -> u64,
         reducer: &dyn Reducer,
-    ) -> Result<Denominator, ReduceError> {
+    ) -> Result<Denominator, DriverError> {
         Ok(self.count(tokens, reducer)?.denominator(normalization))
     }
 

@@ -69,6 +69,7 @@ pub(crate) use walk::{Draw, Walk};
 pub use walk::{GroupAssignment, epoch_order};
 
 use crate::plan::{LastGroup, Plan, PlanError};
+use crate::replica::ReduceError;
 use crate::report::DroppedGroup;
 use crate::schedule::Schedule;
 use crate::span::Span;
@@ -135,6 +136,15 @@ pub enum DriverError {
         /// The attempt.
         attempt: u64,
     },
+    /// The reducer joins another number of replicas than the plan's `D`.
+    ReducerSize {
+        /// Replicas of the reducer.
+        reducer: usize,
+        /// The plan's `D`.
+        replicas: u64,
+    },
+    /// The count all-reduce failed (another replica aborted).
+    Reduce(ReduceError),
 }
 
 impl fmt::Display for DriverError {
@@ -173,6 +183,13 @@ impl fmt::Display for DriverError {
                     "the group of attempt {attempt} is not open; finish each group once, in order"
                 ),
             },
+            DriverError::ReducerSize { reducer, replicas } => write!(
+                f,
+                "the reducer joins {reducer} replica(s) but the plan has {replicas}; the group's denominator would miss \
+                 the others' examples: share one reducer of {replicas} replicas (InProcess::new({replicas}) for threads), \
+                 or count every example here with `group.count_all`"
+            ),
+            DriverError::Reduce(e) => write!(f, "counting the group's denominator: {e}"),
             DriverError::NotCounted { attempt } => write!(
                 f,
                 "attempt {attempt} was finished without a denominator; call `group.denominator(...)` (or `count`) \

@@ -168,6 +168,28 @@ fn groups_are_finished_once_in_order_after_counting() {
 }
 
 #[test]
+fn the_reducer_must_join_every_replica() {
+    let plan = Plan::new(1, 1, 2).unwrap();
+    let mut d = Driver::builder(plan, 4).build().unwrap();
+    let mut group = d.next_group().unwrap().unwrap();
+    let err = group
+        .denominator(Normalization::PerToken, tokens_of, &InProcess::new(1))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        DriverError::ReducerSize {
+            reducer: 1,
+            replicas: 2
+        }
+    );
+    assert!(err.to_string().contains("count_all"), "{err}");
+    let reducer = InProcess::new(2);
+    reducer.abort("replica 1 failed");
+    let err = group.count(tokens_of, &reducer).unwrap_err();
+    assert!(err.to_string().contains("replica 1 failed"), "{err}");
+}
+
+#[test]
 fn every_fires_exactly_at_the_thresholds() {
     // One example per update, with known token counts: the token counter
     // walks 0, 5, 8, … and "every 10 tokens" fires where it passes 10, 20, ….
