@@ -539,8 +539,9 @@ fn plan_findings(
         {
             let err = PlanError::Zero { role };
             findings.push(
-                Diagnostic::error("accum::plan::zero", path_of(role), err.to_string())
-                    .at(span_of(role), "must be at least 1"),
+                Diagnostic::error("accum::plan::zero", path_of(role), err.message())
+                    .help(err.fix().text)
+                    .at(span_of(role), err.label()),
             );
         }
     }
