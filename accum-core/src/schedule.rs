@@ -141,7 +141,7 @@ impl Schedule {
         rounding: Rounding,
     ) -> Result<Schedule, ScheduleError> {
         let resolve = |which, span: Span| {
-            span.to_updates(plan, rounding)
+            plan.span_to_updates(&span, rounding)
                 .map_err(|error| ScheduleError::Plan { which, error })
         };
         let warmup = resolve("warmup", warmup.into())?;
