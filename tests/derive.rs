@@ -376,3 +376,204 @@ fn schema_of_a_user_struct() {
     );
     insta::assert_json_snapshot!("user_struct_schema", value);
 }
+
+/// A fine-tune config as users write them: nested sections, a device layout
+/// with tensor parallelism, and lengths in several units with their uses.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, AccumConfig)]
+struct FineTune {
+    #[accum(nested)]
+    batch: FineTuneBatch,
+    #[accum(nested)]
+    cluster: Cluster,
+    #[accum(nested)]
+    schedule: FineTuneSchedule,
+    #[accum(every)]
+    eval_every: Updates,
+    #[accum(every, unit = "example")]
+    save_every_examples: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+struct FineTuneBatch {
+    #[accum(micro_batch)]
+    micro: u32,
+    #[accum(accumulation)]
+    accum: Option<u32>,
+    #[accum(global_batch)]
+    global: Option<u32>,
+    #[accum(seq_len)]
+    max_len: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+struct Cluster {
+    #[accum(world_size)]
+    gpus: u32,
+    #[accum(tensor_parallel)]
+    tp: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+struct FineTuneSchedule {
+    #[accum(warmup)]
+    warmup: Span,
+    #[accum(total)]
+    total: Span,
+    /// Not compared with the run: no use declared.
+    cooldown: Option<Span>,
+}
+
+const GOOD_FINE_TUNE: &str = r#"
+eval_every = 50
+save_every_examples = 6400
+
+[batch]
+micro = 4
+accum = 8
+global = 512
+max_len = 2048
+
+[cluster]
+gpus = 32
+tp = 2
+
+[schedule]
+warmup = "100 updates"
+total = "2000 updates"
+"#;
+
+fn fine_tune(text: &str) -> FineTune {
+    toml::from_str(text).expect("valid TOML for FineTune")
+}
+
+#[test]
+fn a_good_fine_tune_validates_and_plans() {
+    let f = fine_tune(GOOD_FINE_TUNE);
+    assert_eq!(f.validate(), Ok(()));
+    // 32 GPUs / tp 2 = 16 replicas; 4 × 8 × 16 = 512.
+    assert_eq!(f.plan().map(|p| p.effective_batch().get()), Ok(512));
+}
+
+#[test]
+fn three_independent_problems_are_three_findings() {
+    // micro = 0, 30 GPUs that tp 4 does not divide, and a global batch of
+    // 500 that accumulation 8 does not divide: three findings, each at its
+    // field, with its code and fix.
+    let f = fine_tune(
+        &GOOD_FINE_TUNE
+            .replace("micro = 4", "micro = 0")
+            .replace("gpus = 32", "gpus = 30")
+            .replace("tp = 2", "tp = 4")
+            .replace("global = 512", "global = 500"),
+    );
+    let findings = f.validate().unwrap_err();
+    assert_eq!(
+        findings.paths(),
+        ["batch.micro", "cluster.gpus", "batch.global"]
+    );
+    assert_eq!(
+        findings.codes(),
+        [Code::Zero, Code::Layout, Code::GlobalBatch]
+    );
+    let texts: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{} | {}", f.message, f.fix.as_ref().map_or("", |x| &x.text)))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "micro_batch is 0, and every factor of the plan must be at least 1 | set `batch.micro` to 1 or more",
+            "world_size 30 is not divisible by tensor 4 × pipeline 1 × context 1 = 4: devices that share one model copy do not multiply the batch (R3) | use world_size 28 (7 replicas) or 32 (8 replicas)",
+            "global_batch 500 is not a multiple of accumulation 8, so no value of the other factors gives B = m·A·D | use global_batch 496 or 504",
+        ]
+    );
+    assert!(f.plan().is_err());
+}
+
+#[test]
+fn token_lengths_need_a_fixed_seq_len() {
+    let f = fine_tune(
+        &GOOD_FINE_TUNE
+            .replace("max_len = 2048\n", "")
+            .replace("warmup = \"100 updates\"", "warmup = \"2M tokens\""),
+    );
+    let findings = f.validate().unwrap_err();
+    assert_eq!(findings.paths(), ["schedule.warmup"]);
+    assert_eq!(findings.codes(), [Code::SeqLen]);
+    let finding = findings.iter().next().unwrap();
+    assert_eq!(
+        finding.fix.as_ref().map(|f| f.text.as_str()),
+        Some(
+            "set `batch.max_len` (tokens per example), or give `schedule.warmup` in updates or examples"
+        )
+    );
+    // With the length fixed, 2M tokens are 2,000,000 / (512 × 2048) ≈ 1.9
+    // updates, well within the run.
+    let f =
+        fine_tune(&GOOD_FINE_TUNE.replace("warmup = \"100 updates\"", "warmup = \"2M tokens\""));
+    assert_eq!(f.validate(), Ok(()));
+}
+
+#[test]
+fn a_warmup_longer_than_the_run_is_reported_through_the_plan() {
+    // One update is 512 examples; 2000 updates are 1,024,000 examples.
+    let f = fine_tune(
+        &GOOD_FINE_TUNE.replace("warmup = \"100 updates\"", "warmup = \"1.1M examples\""),
+    );
+    let findings = f.validate().unwrap_err();
+    assert_eq!(findings.paths(), ["schedule.warmup"]);
+    assert_eq!(findings.codes(), [Code::Warmup]);
+    let finding = findings.iter().next().unwrap();
+    assert_eq!(
+        finding.message,
+        "`schedule.warmup` is 1100k examples, longer than the run (`schedule.total` is 2k updates = 1024k examples)"
+    );
+    assert_eq!(finding.related[0].path.to_string(), "schedule.total");
+}
+
+#[test]
+fn an_interval_longer_than_the_run_is_reported_at_its_field() {
+    let f = fine_tune(
+        &GOOD_FINE_TUNE
+            .replace("eval_every = 50", "eval_every = 2500")
+            .replace(
+                "save_every_examples = 6400",
+                "save_every_examples = 2000000",
+            )
+            .replace(
+                "total = \"2000 updates\"",
+                "total = \"2000 updates\"\ncooldown = \"5000 updates\"",
+            ),
+    );
+    let findings = f.validate().unwrap_err();
+    // The cooldown has no declared use and is not compared.
+    assert_eq!(findings.paths(), ["eval_every", "save_every_examples"]);
+    assert_eq!(findings.codes(), [Code::Every, Code::Every]);
+}
+
+#[test]
+fn lengths_with_their_uses_are_in_the_schema() {
+    let schema = accum::schema_for::<FineTune>();
+    let value = schema.as_value();
+    assert_eq!(
+        value.pointer("/$defs/FineTuneSchedule/properties/warmup/x-accum-span"),
+        Some(&serde_json::json!("warmup"))
+    );
+    assert_eq!(
+        value.pointer("/properties/eval_every/x-accum-span"),
+        Some(&serde_json::json!("every"))
+    );
+    assert_eq!(
+        value.pointer("/properties/save_every_examples/x-accum-unit"),
+        Some(&serde_json::json!("example"))
+    );
+    assert_eq!(value.get("x-accum-variable-length"), None);
+    let canonical = accum::schema_for::<TrainingConfig>();
+    assert_eq!(
+        canonical.as_value().get("x-accum-variable-length"),
+        Some(&serde_json::json!(true))
+    );
+}

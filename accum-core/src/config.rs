@@ -55,8 +55,11 @@ use crate::settings::{
 use crate::{AccumConfig, Code, FieldPath, Finding, Findings};
 
 /// A whole training config.
+// `variable_length`: the built-in data's sequences run from `data.min_len`
+// to `data.max_len`, and the engine counts the tokens of each update, so
+// lengths in tokens need no fixed `seq_len` (R15).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
-#[accum(crate = "crate")]
+#[accum(crate = "crate", variable_length)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingConfig {
     /// What the run is called and why it exists.

@@ -14,7 +14,29 @@ pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_nested_fields(cx, cont);
     check_ambiguous_steps(cx, cont);
     check_unit_attr(cx, cont);
+    check_span_use(cx, cont);
     check_constant_plan(cx, cont);
+}
+
+/// Rule (R1, R8): `#[accum(warmup)]`, `#[accum(total)]` and
+/// `#[accum(every)]` mark a length, which validation compares with the
+/// run's; a plan role or a nested section is not a length. Example:
+/// `#[accum(micro_batch, every)] m: u32`.
+fn check_span_use(cx: &Ctxt, cont: &Container<'_>) {
+    for field in &cont.fields {
+        let Some((span_use, path)) = &field.attrs.span_use else {
+            continue;
+        };
+        let what = match (&field.attrs.role, is_nested(field)) {
+            (Some((role, _)), _) => format!("a `{}` field plays a plan role", role.key()),
+            (None, true) => "a nested section".to_owned(),
+            (None, false) => continue,
+        };
+        cx.error_spanned_by(
+            path,
+            format!("{what} and is not a length; remove `{}`", span_use.key()),
+        );
+    }
 }
 
 /// Rule (R1): `#[accum(unit = "...")]` declares the unit of a plain integer.

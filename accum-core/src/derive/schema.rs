@@ -1,6 +1,8 @@
 //! The JSON Schema of a derived config, annotated with the plan: role
-//! fields carry `x-accum-role`, typed-unit fields `x-accum-unit`, structs
-//! with constant roles `x-accum-constants` (DESIGN.md "Interfaces").
+//! fields carry `x-accum-role`, typed-unit fields `x-accum-unit`, length
+//! fields with a use `x-accum-span` (`warmup`, `total`, `every`), structs
+//! with constant roles `x-accum-constants`, and a config whose lengths vary
+//! `x-accum-variable-length` (DESIGN.md "Interfaces").
 
 use super::{AccumConfig, FieldInfo};
 
@@ -22,6 +24,11 @@ pub fn schema_for<T: AccumConfig + schemars::JsonSchema>() -> schemars::Schema {
         _ => serde_json::Map::new(),
     };
     annotate_object(&mut root, T::FIELDS, &mut defs);
+    if T::VARIABLE_LENGTH
+        && let Some(object) = root.as_object_mut()
+    {
+        object.insert("x-accum-variable-length".to_owned(), true.into());
+    }
     if let Some(object) = root.as_object_mut()
         && !defs.is_empty()
     {
@@ -76,6 +83,9 @@ fn annotate_object(
             && !object.contains_key("$ref")
         {
             object.insert("x-accum-unit".to_owned(), unit.key().into());
+        }
+        if let Some(span_use) = field.span_use {
+            object.insert("x-accum-span".to_owned(), span_use.key().into());
         }
         if let Some(nested) = field.nested {
             match def_name(property) {
