@@ -577,3 +577,76 @@ fn lengths_with_their_uses_are_in_the_schema() {
         Some(&serde_json::json!(true))
     );
 }
+
+/// Every object in a schema that carries `x-accum-role`, with its path.
+fn role_properties<'a>(
+    value: &'a serde_json::Value,
+    path: String,
+    out: &mut Vec<(String, &'a serde_json::Value)>,
+) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if map.contains_key("x-accum-role") {
+                out.push((path.clone(), value));
+            }
+            for (key, child) in map {
+                role_properties(child, format!("{path}/{key}"), out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                role_properties(child, format!("{path}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn plan_factors_are_at_least_one_in_every_schema() {
+    for schema in [
+        accum::schema_for::<TrainingConfig>(),
+        accum::schema_for::<Train>(),
+        accum::schema_for::<FineTune>(),
+    ] {
+        let mut roles = Vec::new();
+        role_properties(schema.as_value(), String::new(), &mut roles);
+        assert!(roles.len() >= 4, "{roles:?}");
+        for (path, property) in roles {
+            assert_eq!(property["minimum"], 1, "{path}");
+        }
+    }
+}
+
+#[test]
+fn schemas_have_an_id_and_a_version() {
+    let schema = accum::schema_for::<TrainingConfig>();
+    let value = schema.as_value();
+    assert_eq!(value["$id"], "urn:accum:schema:v1:TrainingConfig");
+    assert_eq!(value["x-accum-schema-version"], accum::SCHEMA_VERSION);
+    assert_eq!(
+        accum::schema_for::<FineTune>().as_value()["$id"],
+        "urn:accum:schema:v1:FineTune"
+    );
+}
+
+#[test]
+fn the_run_section_is_optional_and_named_by_the_loader() {
+    let c = config("[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\n");
+    assert_eq!(c.validate(), Ok(()));
+    assert_eq!(c.run.name, None);
+    assert_eq!(c.run.name_or("quickstart"), "quickstart");
+    // Written back, an empty [run] is left out.
+    let text = toml::to_string(&c).expect("serialize");
+    assert!(!text.contains("[run]"), "{text}");
+    let named = config(
+        "[run]\nname = \"tiny\"\n[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\n",
+    );
+    assert_eq!(named.run.name_or("quickstart"), "tiny");
+    let schema = accum::schema_for::<TrainingConfig>();
+    let required = schema.as_value()["required"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(required, [serde_json::json!("batch")]);
+}

@@ -51,7 +51,7 @@ use std::num::{NonZeroU8, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroUsize};
 use serde::Serialize;
 
 pub use rules::check_roles;
-pub use schema::schema_for;
+pub use schema::{SCHEMA_VERSION, schema_for};
 pub use spans::{SpanField, SpanUse, SpanValue, check_spans};
 
 use crate::finding::{FieldPath, Findings};
