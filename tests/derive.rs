@@ -486,7 +486,7 @@ fn three_independent_problems_are_three_findings() {
         texts,
         [
             "micro_batch is 0, and every factor of the plan must be at least 1 | set `batch.micro` to 1 or more",
-            "world_size 30 is not divisible by tensor 4 × pipeline 1 × context 1 = 4: devices that share one model copy do not multiply the batch (R3) | use world_size 28 (7 replicas) or 32 (8 replicas)",
+            "world_size 30 is not divisible by tensor 4 × pipeline 1 × context 1 = 4: devices that share one model copy do not multiply the batch | use world_size 28 (7 replicas) or 32 (8 replicas)",
             "global_batch 500 is not a multiple of accumulation 8, so no value of the other factors gives B = m·A·D | use global_batch 496 or 504",
         ]
     );
@@ -649,4 +649,132 @@ fn the_run_section_is_optional_and_named_by_the_loader() {
         .cloned()
         .unwrap_or_default();
     assert_eq!(required, [serde_json::json!("batch")]);
+}
+
+/// A bare rule id ("R7", "(R13)") in `text`: the letter R, not inside a
+/// word, followed by a digit.
+fn rule_ids(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len())
+        .filter(|&i| {
+            chars[i] == 'R'
+                && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+                && (i == 0 || !chars[i - 1].is_alphanumeric())
+        })
+        .map(|i| {
+            chars[i.saturating_sub(30)..(i + 4).min(chars.len())]
+                .iter()
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn user_facing_text_has_no_bare_rule_ids() {
+    use accum::plan::{LastGroup, Layout, PlanInput, Rounding};
+    let mut texts: Vec<String> = Vec::new();
+    // Codes, as `accum explain` lists them.
+    texts.extend(Code::ALL.iter().map(|c| c.summary().to_owned()));
+    // Plan errors, from every kind of input that produces one.
+    let p = Plan::new(2, 8, 2).unwrap();
+    let errors = [
+        Plan::new(0, 1, 1).unwrap_err(),
+        Plan::new(u64::MAX, 2, 1).unwrap_err(),
+        Layout::new(64, 3, 2, 1).replicas().unwrap_err(),
+        PlanInput {
+            micro_batch: Some(2),
+            replicas: Some(2),
+            global_batch: Some(30),
+            ..PlanInput::default()
+        }
+        .resolve()
+        .unwrap_err(),
+        PlanInput {
+            micro_batch: Some(2),
+            accumulation: Some(8),
+            replicas: Some(2),
+            global_batch: Some(30),
+            ..PlanInput::default()
+        }
+        .resolve()
+        .unwrap_err(),
+        PlanInput {
+            micro_batch: Some(2),
+            accumulation: Some(8),
+            replicas: Some(3),
+            layout: Some(Layout::new(8, 2, 1, 1)),
+            ..PlanInput::default()
+        }
+        .resolve()
+        .unwrap_err(),
+        PlanInput::default().resolve().unwrap_err(),
+        p.to_updates(1000, UnitKind::Token, Rounding::Up)
+            .unwrap_err(),
+        p.to_updates(33, UnitKind::Example, Rounding::Exact)
+            .unwrap_err(),
+        p.epoch(accum::Examples::new(100), LastGroup::Error)
+            .unwrap_err(),
+        p.replan(0).unwrap_err(),
+    ];
+    for err in &errors {
+        texts.extend([err.to_string(), err.message(), err.fix().text, err.label()]);
+    }
+    // Spans that cannot be read.
+    for bad in [
+        "100",
+        "100 steps",
+        "100 epochs",
+        "x updates",
+        "1.5 updates",
+        "",
+    ] {
+        let err = bad.parse::<Span>().unwrap_err();
+        texts.extend([err.to_string(), err.message(), err.fix()]);
+    }
+    // Findings of a config with a mistake in every section, settings included.
+    let broken = config(
+        r#"
+[batch]
+micro_batch = 0
+accumulation = 8
+global_batch = 30
+seq_len = 0
+[parallel]
+world_size = 64
+tensor = 3
+[schedule]
+warmup = "300 updates"
+total = "200 updates"
+[log]
+every = "500 updates"
+[data]
+examples = 0
+min_len = 8
+max_len = 4
+[optimizer]
+lr = -1.0
+"#,
+    );
+    let findings = broken.check().unwrap_err();
+    assert!(findings.len() >= 8, "{findings}");
+    texts.push(findings.to_string());
+    texts.extend(findings.iter().map(|f| f.label.clone()));
+    texts.extend(
+        findings
+            .iter()
+            .flat_map(|f| f.related.iter().map(|r| r.label.clone())),
+    );
+    // Schemas: every description an editor shows.
+    for schema in [
+        accum::schema_for::<TrainingConfig>(),
+        accum::schema_for::<Train>(),
+        accum::schema_for::<FineTune>(),
+    ] {
+        texts.push(schema.as_value().to_string());
+    }
+    let found: Vec<String> = texts.iter().flat_map(|t| rule_ids(t)).collect();
+    assert!(found.is_empty(), "bare rule ids: {found:#?}");
+    // The checker itself finds them.
+    assert_eq!(rule_ids("scaling (R7) is").len(), 1);
+    assert!(rule_ids("fp16 GRU2 R").is_empty());
 }

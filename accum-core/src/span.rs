@@ -150,7 +150,7 @@ impl SpanError {
         match self {
             SpanError::Empty => "write a number and its unit, e.g. \"500 updates\"".to_owned(),
             SpanError::BareNumber { number } | SpanError::Ambiguous { number, .. } => {
-                format!("write it with one of {UNITS_HINT}, e.g. \"{number} updates\" (R1)")
+                format!("write it with one of {UNITS_HINT}, e.g. \"{number} updates\"")
             }
             SpanError::UnknownUnit { .. } | SpanError::TableKeys { .. } => {
                 format!("use one of {UNITS_HINT}")
@@ -412,7 +412,7 @@ impl schemars::JsonSchema for Span {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "A length with its unit: \"500 updates\", \"2M tokens\", \"1.5k examples\", \"40 microbatches\", or { updates = 500 }. A bare number or \"steps\" is ambiguous and rejected (R1).",
+            "description": "A length with its unit: \"500 updates\", \"2M tokens\", \"1.5k examples\", \"40 microbatches\", or { updates = 500 }. A bare number or \"steps\" is ambiguous and rejected.",
             "x-accum-unit": "span",
             "oneOf": [
                 {
