@@ -778,3 +778,43 @@ lr = -1.0
     assert_eq!(rule_ids("scaling (R7) is").len(), 1);
     assert!(rule_ids("fp16 GRU2 R").is_empty());
 }
+
+#[test]
+fn span_values_list_every_length_with_its_path_and_use() {
+    let mut out = Vec::new();
+    fine_tune(GOOD_FINE_TUNE).span_values(&FieldPath::root(), &mut out);
+    let listed: Vec<(String, String, Option<accum::SpanUse>)> = out
+        .iter()
+        .map(|v| (v.path.to_string(), v.span.to_string(), v.span_use))
+        .collect();
+    // The absent optional `cooldown` is not listed.
+    assert_eq!(
+        listed,
+        [
+            (
+                "schedule.warmup".to_owned(),
+                "100 updates".to_owned(),
+                Some(accum::SpanUse::Warmup)
+            ),
+            (
+                "schedule.total".to_owned(),
+                "2k updates".to_owned(),
+                Some(accum::SpanUse::Total)
+            ),
+            (
+                "eval_every".to_owned(),
+                "50 updates".to_owned(),
+                Some(accum::SpanUse::Every)
+            ),
+            (
+                "save_every_examples".to_owned(),
+                "6400 examples".to_owned(),
+                Some(accum::SpanUse::Every)
+            ),
+        ]
+    );
+    let mut out = Vec::new();
+    config(GOOD_CONFIG).span_values(&FieldPath::root(), &mut out);
+    let paths: Vec<String> = out.iter().map(|v| v.path.to_string()).collect();
+    assert_eq!(paths, ["schedule.warmup", "schedule.total", "log.every"]);
+}

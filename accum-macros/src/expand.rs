@@ -261,7 +261,9 @@ fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream>
                 _ => return None,
             };
             Some(quote! {
-                __out.push(#krate::SpanValue::field(__prefix, #name, #span_use, #value));
+                if let ::core::option::Option::Some(__span) = #value {
+                    __out.push(#krate::SpanValue::field(__prefix, #name, #span_use, __span));
+                }
             })
         })
         .collect();

@@ -58,15 +58,16 @@ impl fmt::Display for SpanUse {
     }
 }
 
-/// One length field of a config.
+/// One length field of a config that holds a value (an absent optional
+/// field is not listed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpanValue {
     /// Where it is.
     pub path: FieldPath,
     /// What it is for, when declared.
     pub span_use: Option<SpanUse>,
-    /// The length; `None` when an optional field is absent.
-    pub span: Option<Span>,
+    /// The length, in the unit it was written in.
+    pub span: Span,
 }
 
 impl SpanValue {
@@ -76,13 +77,13 @@ impl SpanValue {
         prefix: &FieldPath,
         name: &str,
         span_use: Option<SpanUse>,
-        span: Option<Span>,
+        span: Span,
     ) -> SpanValue {
         SpanValue::at(prefix.child(name), span_use, span)
     }
 
     /// The length at `path`, however it was read.
-    pub fn at(path: FieldPath, span_use: Option<SpanUse>, span: Option<Span>) -> SpanValue {
+    pub fn at(path: FieldPath, span_use: Option<SpanUse>, span: Span) -> SpanValue {
         SpanValue {
             path,
             span_use,
@@ -144,17 +145,12 @@ pub fn check_spans(spans: &[SpanValue], roles: &[RoleValue], variable_length: bo
     let seq_len_given = roles
         .iter()
         .any(|v| v.role == Role::SeqLen && v.given != Given::Absent);
-    let given = || {
-        spans
-            .iter()
-            .filter_map(|s| Some((s, s.span?)))
-            .collect::<Vec<_>>()
-    };
 
     // R15: tokens are a number of updates only with a fixed length, or
     // when the loop counts them.
     if !seq_len_given && !variable_length {
-        for (value, span) in given() {
+        for value in spans {
+            let span = value.span;
             if span.unit() != UnitKind::Token {
                 continue;
             }
@@ -190,11 +186,13 @@ pub fn check_spans(spans: &[SpanValue], roles: &[RoleValue], variable_length: bo
     }
 
     // R8: the warmup and the intervals fit in the run.
-    let totals: Vec<(&SpanValue, Span)> = given()
-        .into_iter()
-        .filter(|(v, _)| v.span_use == Some(SpanUse::Total))
+    let totals: Vec<(&SpanValue, Span)> = spans
+        .iter()
+        .filter(|v| v.span_use == Some(SpanUse::Total))
+        .map(|v| (v, v.span))
         .collect();
-    for (value, span) in given() {
+    for value in spans {
+        let span = value.span;
         let code = match value.span_use {
             Some(SpanUse::Warmup) => Code::Warmup,
             Some(SpanUse::Every) => Code::Every,
@@ -299,7 +297,7 @@ mod tests {
         SpanValue::at(
             FieldPath::parse(path),
             span_use,
-            Some(text.parse().expect("a span")),
+            text.parse().expect("a span"),
         )
     }
 
@@ -409,9 +407,8 @@ mod tests {
     }
 
     #[test]
-    fn absent_and_unmarked_lengths_are_not_compared() {
+    fn unmarked_lengths_are_not_compared() {
         let spans = [
-            SpanValue::at(FieldPath::parse("warmup"), Some(SpanUse::Warmup), None),
             span("cooldown", None, "500 updates"),
             span("total", Some(SpanUse::Total), "100 updates"),
         ];
