@@ -5,7 +5,6 @@
 use accum_core::config::TrainingConfig;
 use accum_core::settings::PrecisionMode;
 
-use crate::app::load_checked;
 use crate::cli::{ExportArgs, Format, ImportArgs};
 use crate::diagnostic::{self, Severity};
 use crate::error::{CliError, Exit};
@@ -14,6 +13,7 @@ use crate::interop::{
     self, BatchSection, Canonical, DataSection, ImportError, ImportOptions, LogSection, LossScale,
     LossSection, OptimizerSection, ParallelSection, PrecisionSection, RunSection, ScheduleSection,
 };
+use crate::load::load_checked;
 use crate::output::{print_json, print_text};
 
 impl Canonical {

@@ -20,7 +20,7 @@ use super::{
     LogSection, LossScale, LossSection, Normalization, OptimizerSection, ParallelSection,
     PrecisionMode, PrecisionSection, Reader, RunSection, ScheduleSection, batch_of, codes, path_of,
 };
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic as Finding, Severity};
 
 const TRAIN_BATCH: &str = "train_batch_size";
 const MICRO: &str = "train_micro_batch_size_per_gpu";

@@ -17,7 +17,7 @@ use super::{
     LossScale, LossSection, Normalization, OptimizerSection, ParallelSection, PrecisionMode,
     PrecisionSection, Reader, RunSection, ScheduleSection, batch_of, codes, path_of,
 };
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic as Finding, Severity};
 
 const MICRO: &str = "per_device_train_batch_size";
 const GAS: &str = "gradient_accumulation_steps";

@@ -20,7 +20,7 @@ use super::{
     LogSection, LossSection, Normalization, OptimizerSection, ParallelSection, PrecisionMode,
     PrecisionSection, Reader, RunSection, ScheduleSection, batch_of, codes,
 };
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic as Finding, Severity};
 use crate::source::NodeKind;
 
 const ACC: &str = "accumulate_grad_batches";

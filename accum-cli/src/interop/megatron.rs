@@ -19,7 +19,7 @@ use super::{
     LossScale, LossSection, Normalization, OptimizerSection, ParallelSection, PrecisionMode,
     PrecisionSection, RunSection, ScheduleSection, batch_of, codes,
 };
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic as Finding, Severity};
 
 /// Options that take no value.
 const FLAGS: &[&str] = &[

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 pub use accum_core::settings::{Normalization, PrecisionMode};
 
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic as Finding, Severity};
 use crate::source::{Document, Node, NodeKind, SourceFormat};
 
 pub mod deepspeed;
