@@ -485,7 +485,7 @@ impl Field {
                 None => cx.error_spanned_by(
                     &lit,
                     format!(
-                        "`{}` is not a unit; use \"update\", \"microbatch\", \"example\" or \"token\" (R1)",
+                        "`{}` is not a unit; use \"update\", \"microbatch\", \"example\" or \"token\"",
                         lit.value()
                     ),
                 ),

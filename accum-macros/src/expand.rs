@@ -550,7 +550,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             let value = const_u64(&c.value);
             let key = c.role.key();
             let message = panic_message(&format!(
-                "`{ident}`: `{key} = {}` is 0; every factor of the plan must be at least 1 (R3)",
+                "`{ident}`: `{key} = {}` is 0; every factor of the plan must be at least 1",
                 c.value.written()
             ));
             checks.push(quote_spanned!(path.span()=> if #value == 0 { ::core::panic!(#message) }));
@@ -582,7 +582,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
         ));
         let not_divisible = panic_message(&format!(
             "`{ident}`: world_size is not divisible by tensor_parallel × pipeline_parallel × context_parallel \
-             ({equation} is not whole): devices that share one model copy do not multiply the batch (R3); \
+             ({equation} is not whole): devices that share one model copy do not multiply the batch; \
              use a world_size that is a multiple of tp·pp·cp"
         ));
         checks.push(quote_spanned! {span=>
@@ -601,7 +601,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
         if let Some((d, d_written)) = &replicas {
             let message = panic_message(&format!(
                 "`{ident}`: replicas ({d_written}) ≠ world_size / (tensor_parallel × pipeline_parallel × \
-                 context_parallel) = {equation} (R3); remove `replicas` or make them agree"
+                 context_parallel) = {equation}; remove `replicas` or make them agree"
             ));
             checks.push(
                 quote_spanned!(span=> if #d != __layout_replicas { ::core::panic!(#message) }),
@@ -628,7 +628,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             a.value.written(),
         );
         let mismatch = panic_message(&format!(
-            "`{ident}`: {equation} (R3); change accumulation or global_batch so that m·A·D = global_batch"
+            "`{ident}`: {equation}; change accumulation or global_batch so that m·A·D = global_batch"
         ));
         let overflow = panic_message(&format!(
             "`{ident}`: micro_batch × accumulation × replicas does not fit in a 64-bit count"

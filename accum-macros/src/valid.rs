@@ -423,12 +423,12 @@ fn check_ambiguous_steps(cx: &Ctxt, cont: &Container<'_>) {
         let message = if float {
             format!(
                 "`{name}: {written}` is ambiguous and not a whole count; declare its unit with `Updates`, \
-                 `Microbatches`, `Examples` or `Tokens` (or `Span`), or write `#[accum(unit = \"update\")]` (R1)"
+                 `Microbatches`, `Examples` or `Tokens` (or `Span`), or write `#[accum(unit = \"update\")]`"
             )
         } else {
             format!(
                 "`{name}: {written}` is ambiguous; declare its unit with `Updates`, `Microbatches`, `Examples` \
-                 or `Tokens` (or `Span`), or keep the integer and write `#[accum(unit = \"update\")]` (R1)"
+                 or `Tokens` (or `Span`), or keep the integer and write `#[accum(unit = \"update\")]`"
             )
         };
         cx.error_spanned_by(quote::quote!(#ident #colon #ty), message);
@@ -514,7 +514,7 @@ fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
                     world_value.span(),
                     format!(
                         "world_size {world} is not divisible by tensor_parallel {tp} × pipeline_parallel {pp} × \
-                         context_parallel {cp} = {group_text}: devices that share one model copy do not multiply the batch (R3){fix}"
+                         context_parallel {cp} = {group_text}: devices that share one model copy do not multiply the batch{fix}"
                     ),
                 );
                 return;
@@ -543,7 +543,7 @@ fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
             cx.error_at(
                 b_value.span(),
                 format!(
-                    "global_batch {b} ≠ micro_batch {m} × accumulation {a} × replicas {d} = {product} (R3); {fix}"
+                    "global_batch {b} ≠ micro_batch {m} × accumulation {a} × replicas {d} = {product}; {fix}"
                 ),
             );
         }
@@ -564,7 +564,7 @@ fn zero_literals(cx: &Ctxt, cont: &Container<'_>) {
             let key = constant.role.key();
             cx.error_at(
                 constant.value.span(),
-                format!("`{key} = 0`: every factor of the plan must be at least 1 (R3); use `{key} = 1` or more"),
+                format!("`{key} = 0`: every factor of the plan must be at least 1; use `{key} = 1` or more"),
             );
         }
     }
