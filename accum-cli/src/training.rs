@@ -210,7 +210,7 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         ],
     };
     Extras {
-        name: Some(config.run.name.clone()),
+        name: config.run.name.clone(),
         notes: config.run.notes.clone(),
         tables: vec![loss, optimizer, data, model],
         expected_tokens_per_update: plan

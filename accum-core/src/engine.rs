@@ -458,7 +458,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "attempt {attempt}: the token weights of the group sum to {weight:.6}, not {expected} ({normalization}); \
-                 the loss was normalized {} (R4: divide once by the group's global denominator, do not divide by A again)",
+                 the loss was normalized {} (divide once by the group's global denominator, do not divide by A again)",
                 if weight < expected {
                     "more than once"
                 } else {
@@ -468,7 +468,7 @@ impl fmt::Display for EngineError {
             EngineError::Zeroing { attempt, zeroings } => write!(
                 f,
                 "attempt {attempt}: gradients were zeroed {zeroings} time(s) inside the group; zero them once, after the update \
-                 (R2: zeroing per microbatch cancels accumulation)"
+                 (zeroing per microbatch cancels accumulation)"
             ),
             EngineError::ScheduleDrift {
                 attempt,
@@ -477,7 +477,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "attempt {attempt}: the scheduler stepped {scheduler_steps} times for {applied_updates} applied updates; \
-                 step it once per applied update, not per microbatch or backward pass (R8)"
+                 step it once per applied update, not per microbatch or backward pass"
             ),
             EngineError::TooManySkips {
                 skipped,
@@ -500,7 +500,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "attempt {attempt}: replica {replica} loaded other examples in microbatch {microbatch} than this process \
-                 planned for it (R9); every process must run the same config, data and seed"
+                 planned for it; every process must run the same config, data and seed"
             ),
             EngineError::InjectedFailure {
                 attempt,
@@ -1506,13 +1506,13 @@ impl<M: Model> Engine<M> {
         if memory.peak_grows {
             warnings.push(
                 "memory peak grows across groups: something is kept between microbatches \
-                 (R14: release losses and activations after each backward pass)"
+                 (release losses and activations after each backward pass)"
                     .to_owned(),
             );
         }
         if self.counters.skipped_updates > 0 {
             warnings.push(format!(
-                "{} update attempt(s) skipped for non-finite gradients (R7)",
+                "{} update attempt(s) skipped for non-finite gradients",
                 self.counters.skipped_updates
             ));
         }

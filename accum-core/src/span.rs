@@ -151,7 +151,7 @@ impl SpanError {
         match self {
             SpanError::Empty => "write a number and its unit, e.g. \"500 updates\"".to_owned(),
             SpanError::BareNumber { number } | SpanError::Ambiguous { number, .. } => {
-                format!("write it with one of {UNITS_HINT}, e.g. \"{number} updates\" (R1)")
+                format!("write it with one of {UNITS_HINT}, e.g. \"{number} updates\"")
             }
             SpanError::UnknownUnit { .. } | SpanError::TableKeys { .. } => {
                 format!("use one of {UNITS_HINT}")
@@ -200,53 +200,6 @@ impl Span {
     #[inline]
     pub const fn unit(&self) -> UnitKind {
         self.unit
-    }
-}
-
-/// A span field of a config with its path (`schedule.warmup`): see
-/// [`AccumConfig::span_values`](crate::AccumConfig::span_values).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpanValue {
-    /// Path of the field from the root.
-    pub path: crate::FieldPath,
-    /// The span as written.
-    pub span: Span,
-}
-
-/// A field type that holds a span: [`Span`], or `Option<Span>` when the
-/// length may be absent. The derive reads such fields for
-/// [`AccumConfig::span_values`](crate::AccumConfig::span_values).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not accum's `Span`",
-    label = "a field whose type is named `Span` is read as a length in units",
-    note = "use `accum::Span` (or `Option<accum::Span>`) for lengths, or rename the other type where it is used"
-)]
-pub trait SpanField {
-    /// The span, `None` when absent.
-    fn span(&self) -> Option<Span>;
-
-    /// Pushes the span, when present, as field `name` of the struct at `prefix`.
-    fn push_span(&self, prefix: &crate::FieldPath, name: &str, out: &mut Vec<SpanValue>) {
-        if let Some(span) = self.span() {
-            out.push(SpanValue {
-                path: crate::derive::join_path(prefix, name),
-                span,
-            });
-        }
-    }
-}
-
-impl SpanField for Span {
-    #[inline]
-    fn span(&self) -> Option<Span> {
-        Some(*self)
-    }
-}
-
-impl SpanField for Option<Span> {
-    #[inline]
-    fn span(&self) -> Option<Span> {
-        *self
     }
 }
 
@@ -550,7 +503,7 @@ impl schemars::JsonSchema for Span {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "A length with its unit: \"500 updates\", \"2M tokens\", \"1.5k examples\", \"40 microbatches\", or { updates = 500 }. A bare number or \"steps\" is ambiguous and rejected (R1).",
+            "description": "A length with its unit: \"500 updates\", \"2M tokens\", \"1.5k examples\", \"40 microbatches\", or { updates = 500 }. A bare number or \"steps\" is ambiguous and rejected.",
             "x-accum-unit": "span",
             "oneOf": [
                 {

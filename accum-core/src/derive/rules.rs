@@ -182,7 +182,7 @@ fn degrees_without_world(places: &Places<'_>, findings: &mut Findings) {
                     crate::Code::WorldSize,
                     path,
                     format!(
-                        "{role} is given without world_size, so the replicas cannot be computed (R3)"
+                        "{role} is given without world_size, so the replicas cannot be computed"
                     ),
                     "needs world_size".to_owned(),
                 )
@@ -311,7 +311,7 @@ fn missing_replicas(places: &Places<'_>) -> Finding {
     Finding::new(
         err.code(),
         path,
-        "neither replicas nor world_size is given, so the effective batch B = m·A·D is unknown (R3)"
+        "neither replicas nor world_size is given, so the effective batch B = m·A·D is unknown"
             .to_owned(),
         err.label(),
     )

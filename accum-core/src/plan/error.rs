@@ -339,7 +339,7 @@ impl PlanError {
                 let group = tensor.saturating_mul(pipeline).saturating_mul(context);
                 format!(
                     "world_size {world_size} is not divisible by tensor {tensor} × pipeline {pipeline} × context {context} = {group}: \
-                     devices that share one model copy do not multiply the batch (R3)"
+                     devices that share one model copy do not multiply the batch"
                 )
             }
             &PlanError::GlobalBatchMismatch {
@@ -554,7 +554,7 @@ impl PlanError {
                 factors,
             } => global_options(*global_batch, product_of(factors), None),
             PlanError::NeedsSeqLen { .. } => Fix::text(
-                "set seq_len, or count tokens from the data (variable or packed lengths need token accounting, R15)",
+                "set seq_len, or count tokens from the data (variable or packed lengths need token accounting)",
             ),
             &PlanError::NotWholeUpdates {
                 value,
