@@ -234,7 +234,7 @@ impl EngineConfig {
         {
             bad(
                 "optimizer.clip_norm",
-                format!("{clip} must be > 0; leave it out to disable clipping"),
+                format!("{clip} must be > 0; use 0 to disable clipping"),
             );
         }
         let s = &self.precision.loss_scale;

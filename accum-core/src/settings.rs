@@ -198,8 +198,16 @@ pub struct OptimizerSection {
     /// SGD momentum (0 disables it); ignored by AdamW. Default 0.9.
     pub momentum: f64,
     /// Clip the global gradient norm to this value after unscaling (R7);
-    /// absent disables clipping. Default 1.0.
+    /// 0 disables clipping, as in DeepSpeed, Megatron-LM, the Hugging Face
+    /// Trainer and Lightning. Default 1.0.
+    #[serde(deserialize_with = "zero_is_off")]
     pub clip_norm: Option<f64>,
+}
+
+/// `clip_norm = 0` means no clipping (`None`); any other value is kept for
+/// the range check.
+fn zero_is_off<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.filter(|&v| v != 0.0))
 }
 
 impl Default for OptimizerSection {
