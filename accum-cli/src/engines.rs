@@ -1,72 +1,17 @@
 //! `accum import`, `accum export` and `accum lint`: the batch settings of
-//! DeepSpeed, Megatron-LM, Hugging Face and Lightning, read, checked and
-//! written through the canonical configuration.
+//! DeepSpeed, Megatron-LM, Hugging Face, Lightning and axolotl, read,
+//! checked and written through accum's config.
 
 use accum_core::config::TrainingConfig;
-use accum_core::settings::PrecisionMode;
+use accum_core::config::partial::PartialConfig;
 
 use crate::app::load_checked;
 use crate::cli::{ExportArgs, Format, ImportArgs};
 use crate::diagnostic::{self, Severity};
 use crate::error::{CliError, Exit};
 use crate::fsio::write_atomic;
-use crate::interop::{
-    self, BatchSection, Canonical, DataSection, ImportError, ImportOptions, LogSection, LossScale,
-    LossSection, OptimizerSection, ParallelSection, PrecisionSection, RunSection, ScheduleSection,
-};
+use crate::interop::{self, FileReport, ImportError, ImportOptions};
 use crate::output::{print_json, print_text};
-
-impl Canonical {
-    /// The canonical values of a checked configuration and its plan.
-    pub fn from_config(config: &TrainingConfig, plan: &accum_core::Plan) -> Canonical {
-        Canonical {
-            run: RunSection {
-                name: config.run.name.clone(),
-                notes: config.run.notes.clone().unwrap_or_default(),
-            },
-            batch: BatchSection {
-                micro_batch: plan.micro_batch(),
-                accumulation: plan.accumulation(),
-                replicas: plan.replicas(),
-                global_batch: config.batch.global_batch,
-                seq_len: plan.seq_len(),
-            },
-            parallel: plan.layout().map(|l| ParallelSection {
-                world_size: l.world_size,
-                tensor: l.tensor,
-                pipeline: l.pipeline,
-                context: l.context,
-            }),
-            loss: LossSection {
-                normalization: config.loss.normalization,
-            },
-            precision: PrecisionSection {
-                mode: config.precision.mode,
-                loss_scale: (config.precision.mode == PrecisionMode::Fp16).then_some(LossScale {
-                    init: config.precision.loss_scale.init,
-                    growth_factor: Some(config.precision.loss_scale.growth_factor),
-                    backoff_factor: Some(config.precision.loss_scale.backoff_factor),
-                    growth_interval: Some(config.precision.loss_scale.growth_interval),
-                }),
-            },
-            optimizer: OptimizerSection {
-                clip_norm: config.optimizer.clip_norm,
-                lr: Some(config.optimizer.lr),
-            },
-            schedule: Some(ScheduleSection {
-                warmup: Some(config.schedule.warmup),
-                total: Some(config.schedule.total),
-            }),
-            data: DataSection {
-                last_group: config.data.last_group,
-                examples: Some(config.data.examples),
-            },
-            log: Some(LogSection {
-                every: config.log.every,
-            }),
-        }
-    }
-}
 
 fn options(args: &ImportArgs) -> ImportOptions {
     ImportOptions {
@@ -81,117 +26,98 @@ fn options(args: &ImportArgs) -> ImportOptions {
         examples: args.examples,
         seq_len: args.seq_len,
         variable_lengths: args.variable_lengths,
+        env: args.env.clone(),
+        deepspeed_config: args.deepspeed_config.clone(),
+        accelerate_config: args.accelerate_config.clone(),
+        search_dirs: Vec::new(),
     }
 }
 
 /// `accum import` (with `lint`, only the findings).
 pub(crate) fn import(args: &ImportArgs, lint: bool) -> Result<Exit, CliError> {
     let name = args.file.display().to_string();
-    let text = read_engine_file(&args.file)?;
     let color = std::env::var_os("NO_COLOR").is_none()
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let (canonical, findings) = match interop::import(args.engine, &name, &text, &options(args)) {
-        Ok(imported) => (Some(imported.canonical), imported.findings),
-        Err(ImportError::Invalid { findings, .. }) => (None, findings),
-        Err(err @ ImportError::Syntax { .. }) => return Err(CliError::invalid(err)),
+    let (imported, files) = match interop::import_file(args.framework, &args.file, &options(args)) {
+        Ok(imported) => {
+            let files = imported.files.clone();
+            (Some(imported), files)
+        }
+        Err(ImportError::Invalid { files }) => (None, files),
+        Err(err @ ImportError::Read { .. }) => return Err(CliError::usage(err)),
+        Err(err) => return Err(CliError::invalid(err)),
     };
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
+    let findings = || files.iter().flat_map(|f| f.findings.iter());
+    let errors = findings().filter(|f| f.severity == Severity::Error).count();
+    let warnings = findings().count() - errors;
     match args.format {
         Format::Json => print_json(&serde_json::json!({
             "file": name,
-            "engine": args.engine.key(),
+            "framework": args.framework.key(),
             "errors": errors,
-            "warnings": findings.len() - errors,
-            "findings": diagnostic::to_json(&name, &text, &findings),
-            "canonical": if lint { None } else { canonical.as_ref() },
+            "warnings": warnings,
+            "findings": json_findings(&files),
+            "config": if lint { None } else { imported.as_ref().map(|i| &i.config) },
+            "batch_schedule": imported.as_ref().and_then(|i| i.batch_schedule.as_ref()),
         }))?,
         Format::Text => {
-            if !findings.is_empty() {
-                eprint!(
-                    "{}",
-                    interop::render_findings(&name, &text, &findings, color)
-                );
-            }
+            eprint!("{}", interop::render_reports(&files, color));
             if lint {
-                let summary = if findings.is_empty() {
-                    format!("{name}: ok ({})\n", args.engine.display_name())
+                let summary = if errors + warnings == 0 {
+                    format!("{name}: ok ({})\n", args.framework.display_name())
                 } else {
                     format!(
-                        "{name}: {errors} error{}, {} warning{}\n",
+                        "{name}: {errors} error{}, {warnings} warning{}\n",
                         if errors == 1 { "" } else { "s" },
-                        findings.len() - errors,
-                        if findings.len() - errors == 1 {
-                            ""
-                        } else {
-                            "s"
-                        }
+                        if warnings == 1 { "" } else { "s" }
                     )
                 };
                 print_text(&summary)?;
-            } else if let Some(canonical) = &canonical {
-                let toml = canonical.to_toml();
+            } else if let Some(imported) = &imported {
+                let toml = imported.to_toml();
                 match &args.output {
-                    Some(out) => write_atomic(out, toml.as_bytes())?,
+                    // A file is written only when the import succeeds: a
+                    // failing command leaves the output as it was.
+                    Some(out) if errors == 0 => write_atomic(out, toml.as_bytes())?,
+                    Some(out) => eprintln!(
+                        "{name}: {} not written: fix the errors above",
+                        out.display()
+                    ),
                     None => print_text(&toml)?,
                 }
             }
         }
     }
-    if canonical.is_none() && !lint {
+    if imported.is_none() && !lint {
         return Err(CliError::invalid(format!(
-            "{name}: no canonical configuration: fix the errors above"
+            "{name}: no batch to train with: fix the errors above"
         )));
     }
     Ok(if errors > 0 { Exit::Invalid } else { Exit::Ok })
 }
 
-fn read_engine_file(path: &std::path::Path) -> Result<String, CliError> {
-    let meta = std::fs::metadata(path)
-        .map_err(|err| CliError::usage(format!("{}: {}", path.display(), describe(&err))))?;
-    if meta.is_dir() {
-        return Err(CliError::usage(format!(
-            "{}: is a directory; give an engine configuration file",
-            path.display()
-        )));
-    }
-    if meta.len() > crate::source::MAX_FILE_BYTES {
-        return Err(CliError::usage(format!(
-            "{}: {} bytes is larger than the {}-byte limit for configuration files",
-            path.display(),
-            meta.len(),
-            crate::source::MAX_FILE_BYTES
-        )));
-    }
-    let bytes = std::fs::read(path)
-        .map_err(|err| CliError::usage(format!("{}: {}", path.display(), describe(&err))))?;
-    String::from_utf8(bytes).map_err(|err| {
-        CliError::invalid(format!(
-            "{}: not UTF-8 text (invalid byte at offset {})",
-            path.display(),
-            err.utf8_error().valid_up_to()
-        ))
-    })
+fn json_findings(files: &[FileReport]) -> Vec<diagnostic::FindingJson> {
+    files
+        .iter()
+        .flat_map(|f| diagnostic::to_json(&f.name, &f.text, &f.findings))
+        .collect()
 }
 
-fn describe(err: &std::io::Error) -> String {
-    match err.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => err.to_string(),
-    }
-}
-
-/// `accum export`.
+/// `accum export`: what the config file says (not its defaults), for the
+/// framework; notes about keys the framework's file does not carry go to
+/// stderr.
 pub(crate) fn export(args: &ExportArgs) -> Result<Exit, CliError> {
     let checked = load_checked::<TrainingConfig>(&args.config, TrainingConfig::check)?;
-    let canonical = Canonical::from_config(&checked.config, &checked.plan);
-    let text = interop::export(args.engine, &canonical).map_err(CliError::invalid)?;
+    let partial: PartialConfig = serde_json::from_value(checked.doc.to_json()).map_err(|err| {
+        CliError::invalid(format!("{}: {err}", args.config.display()))
+    })?;
+    let exported = interop::export(args.framework, &partial).map_err(CliError::invalid)?;
+    for note in &exported.notes {
+        eprintln!("note: {note}");
+    }
     match &args.output {
-        Some(out) => write_atomic(out, text.as_bytes())?,
-        None => print_text(&text)?,
+        Some(out) => write_atomic(out, exported.text.as_bytes())?,
+        None => print_text(&exported.text)?,
     }
     Ok(Exit::Ok)
 }

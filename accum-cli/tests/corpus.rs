@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use accum_cli::harness;
-use accum_cli::interop::Engine;
+use accum_cli::interop::Framework;
 use accum_cli::source::SourceFormat;
 
 /// Generous for an unoptimized build; a hang or a blow-up takes far longer.
@@ -35,10 +35,11 @@ fn target(name: &str) -> Option<Harness> {
         "config_yaml" => |d| {
             harness::config(SourceFormat::Yaml, d);
         },
-        "import_deepspeed" => |d| harness::import(Engine::DeepSpeed, d),
-        "import_megatron" => |d| harness::import(Engine::Megatron, d),
-        "import_hf" => |d| harness::import(Engine::HuggingFace, d),
-        "import_lightning" => |d| harness::import(Engine::Lightning, d),
+        "import_deepspeed" => |d| harness::import(Framework::DeepSpeed, d),
+        "import_megatron" => |d| harness::import(Framework::Megatron, d),
+        "import_hf" => |d| harness::import(Framework::HuggingFace, d),
+        "import_lightning" => |d| harness::import(Framework::Lightning, d),
+        "import_axolotl" => |d| harness::import(Framework::Axolotl, d),
         _ => return None,
     })
 }
@@ -114,6 +115,7 @@ fn the_fuzz_corpus_replays_without_panics_or_hangs() {
         "import_megatron",
         "import_hf",
         "import_lightning",
+        "import_axolotl",
     ] {
         let dir = fuzz_dir().join("corpus").join(name);
         let files = fs::read_dir(&dir).map_or(0, |d| d.count());

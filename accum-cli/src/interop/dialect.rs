@@ -87,14 +87,19 @@ pub(crate) fn import(
     text: &str,
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
-    let reading = match framework {
-        Framework::DeepSpeed => super::deepspeed::DeepSpeed::read(name, text, opts),
-        Framework::Megatron => super::megatron::Megatron::read(name, text, opts),
-        Framework::HuggingFace => super::huggingface::HuggingFace::read(name, text, opts),
-        Framework::Lightning => super::lightning::Lightning::read(name, text, opts),
-        Framework::Axolotl => super::axolotl::Axolotl::read(name, text, opts),
-    }?;
-    finish(framework, name, opts, reading)
+    match framework {
+        Framework::DeepSpeed => run::<super::deepspeed::DeepSpeed>(name, text, opts),
+        Framework::Megatron => run::<super::megatron::Megatron>(name, text, opts),
+        Framework::HuggingFace => run::<super::huggingface::HuggingFace>(name, text, opts),
+        Framework::Lightning => run::<super::lightning::Lightning>(name, text, opts),
+        Framework::Axolotl => run::<super::axolotl::Axolotl>(name, text, opts),
+    }
+}
+
+/// One dialect's reading, and the shared tail.
+fn run<D: Dialect>(name: &str, text: &str, opts: &ImportOptions) -> Result<Imported, ImportError> {
+    let reading = D::read(name, text, opts)?;
+    finish(D::FRAMEWORK, name, opts, reading)
 }
 
 /// The tail every import shares.

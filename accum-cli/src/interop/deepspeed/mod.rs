@@ -426,16 +426,21 @@ pub(crate) fn read_config(
         pipeline: (pp > 1).then_some(pp),
         context: (cp > 1).then_some(cp),
     });
-    let plan = match parallel
-        .as_ref()
-        .map(|_| plan.with_layout(layout))
-        .transpose()
-    {
-        Ok(with_layout) => with_layout.unwrap_or(plan),
-        Err(err) => {
-            r.push(plan_finding(&err, vec![], root));
-            return None;
+    let plan = if parallel.is_some() {
+        let with_layout = accum_core::Plan::with_layout(plan.micro_batch(), plan.accumulation(), layout)
+            .and_then(|p| match plan.seq_len() {
+                Some(l) => p.with_seq_len(l),
+                None => Ok(p),
+            });
+        match with_layout {
+            Ok(p) => p,
+            Err(err) => {
+                r.push(plan_finding(&err, vec![], root));
+                return None;
+            }
         }
+    } else {
+        plan
     };
     let settings = settings(r, trainer);
     Some(DsConfig {

@@ -250,7 +250,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
             return None;
         }
     };
-    let mut degree = |a: &mut Args, name: &str| match a.uint(name, 1) {
+    let degree = |a: &mut Args, name: &str| match a.uint(name, 1) {
         Got::Value(v, _) => Some(Some(v)),
         Got::Absent => Some(None),
         Got::Bad => None,
@@ -752,17 +752,17 @@ fn settings(a: &mut Args, b: u64, schedule: Option<&BatchSchedule>, top: &Range<
     let mut c = PartialConfig::default();
     let iters = a.soft_uint("--train-iters", 1);
     let samples = a.soft_uint("--train-samples", 1);
-    let warm_iters = a.soft_uint("--lr-warmup-iters", 0);
-    let warm_samples = a.soft_uint("--lr-warmup-samples", 0);
-    let decay_iters = a.soft_uint("--lr-decay-iters", 1);
-    let decay_samples = a.soft_uint("--lr-decay-samples", 1);
+    let warm_iters = a.soft_uint("--lr-warmup-iters", 0).map(|v| v.0);
+    let warm_samples = a.soft_uint("--lr-warmup-samples", 0).map(|v| v.0);
+    let decay_iters = a.soft_uint("--lr-decay-iters", 1).map(|v| v.0);
+    let decay_samples = a.soft_uint("--lr-decay-samples", 1).map(|v| v.0);
 
     // arguments.py, validate_args: iteration- and sample-based options do not mix.
     let mixed: Vec<(&str, &str)> = if iters.is_some() {
         [
             ("--train-samples", samples.is_some()),
             ("--lr-decay-samples", decay_samples.is_some()),
-            ("--lr-warmup-samples", warm_samples.is_some_and(|w| w.0 > 0)),
+            ("--lr-warmup-samples", warm_samples.is_some_and(|w| w > 0)),
         ]
         .into_iter()
         .filter(|(_, on)| *on)
@@ -771,7 +771,7 @@ fn settings(a: &mut Args, b: u64, schedule: Option<&BatchSchedule>, top: &Range<
     } else if samples.is_some() {
         [
             ("--lr-decay-iters", decay_iters.is_some()),
-            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w.0 > 0)),
+            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w > 0)),
         ]
         .into_iter()
         .filter(|(_, on)| *on)
@@ -816,9 +816,9 @@ fn settings(a: &mut Args, b: u64, schedule: Option<&BatchSchedule>, top: &Range<
         total = total.or(Some(Span::new(*s, UnitKind::Example)));
     }
     let warmup = warm_iters
-        .filter(|w| w.0 > 0 || warm_samples.is_none())
-        .map(|v| Span::new(v.0, UnitKind::Update))
-        .or(warm_samples.map(|v| Span::new(v.0, UnitKind::Example)));
+        .filter(|&w| w > 0 || warm_samples.is_none())
+        .map(|v| Span::new(v, UnitKind::Update))
+        .or(warm_samples.map(|v| Span::new(v, UnitKind::Example)));
     if let Some(frac) = a.get("--lr-warmup-fraction").cloned() {
         a.findings.push(
             Finding::error(
@@ -836,7 +836,7 @@ fn settings(a: &mut Args, b: u64, schedule: Option<&BatchSchedule>, top: &Range<
     if let Some(sched) = schedule {
         let in_iters: Vec<&str> = [
             ("--train-iters", iters.is_some()),
-            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w.0 > 0)),
+            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w > 0)),
             ("--lr-decay-iters", decay_iters.is_some()),
         ]
         .into_iter()
