@@ -104,7 +104,7 @@ fn lint_json_lists_findings_with_locations() {
         ],
     );
     let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
-    assert_eq!(json["engine"], "hf");
+    assert_eq!(json["framework"], "hf");
     let findings = json["findings"].as_array().expect("findings");
     assert!(!findings.is_empty());
     assert!(
@@ -112,7 +112,7 @@ fn lint_json_lists_findings_with_locations() {
             .iter()
             .all(|f| f["line"].as_u64().is_some_and(|l| l >= 1))
     );
-    assert!(json["canonical"].is_null(), "lint prints no config");
+    assert!(json["config"].is_null(), "lint prints no config");
 }
 
 #[test]
