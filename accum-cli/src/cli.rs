@@ -62,7 +62,7 @@ Examples:
   accum import lightning trainer.yaml --micro-batch 16
   accum import axolotl qlora.yml --world-size 4
 
-Frameworks: deepspeed, megatron, hf, lightning (NeMo too), axolotl.
+Frameworks: deepspeed, megatron, hf, lightning, nemo, axolotl.
 Exit 1 when a finding is an error; -o is written only when there is none.";
 
 const EXPORT_EXAMPLES: &str = "\
@@ -75,7 +75,7 @@ Examples:
 /// Arguments of `accum import` and `accum lint`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning (or nemo), axolotl.
+    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
     #[arg(value_name = "FRAMEWORK")]
     pub framework: crate::interop::Framework,
 
@@ -153,7 +153,7 @@ pub struct ImportArgs {
 /// Arguments of `accum export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, axolotl.
+    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
     #[arg(value_name = "FRAMEWORK")]
     pub framework: crate::interop::Framework,
 

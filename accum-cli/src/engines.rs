@@ -108,9 +108,8 @@ fn json_findings(files: &[FileReport]) -> Vec<diagnostic::FindingJson> {
 /// stderr.
 pub(crate) fn export(args: &ExportArgs) -> Result<Exit, CliError> {
     let checked = load_checked::<TrainingConfig>(&args.config, TrainingConfig::check)?;
-    let partial: PartialConfig = serde_json::from_value(checked.doc.to_json()).map_err(|err| {
-        CliError::invalid(format!("{}: {err}", args.config.display()))
-    })?;
+    let partial: PartialConfig = serde_json::from_value(checked.doc.to_json())
+        .map_err(|err| CliError::invalid(format!("{}: {err}", args.config.display())))?;
     let exported = interop::export(args.framework, &partial).map_err(CliError::invalid)?;
     for note in &exported.notes {
         eprintln!("note: {note}");

@@ -146,7 +146,10 @@ pub fn import(framework: Framework, data: &[u8]) {
         micro_batch: Some(4),
         examples: Some(1000),
         seq_len: Some(128),
-        env: vec![("GPUS_PER_NODE".into(), "8".into()), ("1".into(), "4".into())],
+        env: vec![
+            ("GPUS_PER_NODE".into(), "8".into()),
+            ("1".into(), "4".into()),
+        ],
         ..ImportOptions::default()
     };
     for opts in [ImportOptions::default(), launcher] {
@@ -157,9 +160,13 @@ pub fn import(framework: Framework, data: &[u8]) {
                 if !imported.has_errors() {
                     let toml = imported.to_toml();
                     let back: Result<crate::interop::PartialConfig, _> = toml::from_str(&toml);
-                    assert!(back.is_ok(), "the imported config does not read back: {toml}");
+                    assert!(
+                        back.is_ok(),
+                        "the imported config does not read back: {toml}"
+                    );
                     if let Ok(exported) = crate::interop::export(framework, &imported.config) {
-                        let _ = crate::interop::import(framework, "exported", &exported.text, &opts);
+                        let _ =
+                            crate::interop::import(framework, "exported", &exported.text, &opts);
                     }
                 }
             }

@@ -46,7 +46,13 @@ impl Dialect for Axolotl {
 
 fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
     let root = r.span(&[]);
-    let set = |r: &Reader, k: &str| r.has(&[k]) && !matches!(r.node(&[k]).map(|n| &n.kind), Some(crate::source::NodeKind::Integer(0)));
+    let set = |r: &Reader, k: &str| {
+        r.has(&[k])
+            && !matches!(
+                r.node(&[k]).map(|n| &n.kind),
+                Some(crate::source::NodeKind::Integer(0))
+            )
+    };
     let given = [MICRO, GAS, BATCH].iter().filter(|k| set(r, k)).count();
     if given < 2 {
         r.push(
@@ -60,8 +66,16 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         );
         return None;
     }
-    let m = if r.has(&[MICRO]) { r.uint(&[MICRO], 1)?.value } else { 1 };
-    let a = if r.has(&[GAS]) { r.uint(&[GAS], 1)?.value } else { 1 };
+    let m = if r.has(&[MICRO]) {
+        r.uint(&[MICRO], 1)?.value
+    } else {
+        1
+    };
+    let a = if r.has(&[GAS]) {
+        r.uint(&[GAS], 1)?.value
+    } else {
+        1
+    };
     if !r.has(&[GAS])
         && let Some(b) = r.uint(&[BATCH], 1)
         && b.value != m
@@ -164,12 +178,14 @@ fn settings(r: &mut Reader) -> PartialConfig {
         .uint(&["warmup_steps"], 0)
         .filter(|v| v.value > 0)
         .map(|v| Span::new(v.value, UnitKind::Update));
-    c.schedule.kind = r.str(&["lr_scheduler"]).and_then(|s| match s.value.as_str() {
-        "linear" => Some(ScheduleKind::Linear),
-        "cosine" => Some(ScheduleKind::Cosine),
-        "constant_with_warmup" => Some(ScheduleKind::Constant),
-        _ => None,
-    });
+    c.schedule.kind = r
+        .str(&["lr_scheduler"])
+        .and_then(|s| match s.value.as_str() {
+            "linear" => Some(ScheduleKind::Linear),
+            "cosine" => Some(ScheduleKind::Cosine),
+            "constant_with_warmup" => Some(ScheduleKind::Constant),
+            _ => None,
+        });
     c.log.every = r
         .uint(&["logging_steps"], 1)
         .map(|v| Span::new(v.value, UnitKind::Update));
@@ -181,7 +197,12 @@ fn settings(r: &mut Reader) -> PartialConfig {
         (o.starts_with("adamw") || o.starts_with("paged_adamw")).then_some(OptimizerKind::AdamW)
     });
     // `bf16: auto` is the machine's choice (resolve_dtype): not carried.
-    let on = |r: &Reader, k: &str| matches!(r.node(&[k]).map(|n| &n.kind), Some(crate::source::NodeKind::Bool(true)));
+    let on = |r: &Reader, k: &str| {
+        matches!(
+            r.node(&[k]).map(|n| &n.kind),
+            Some(crate::source::NodeKind::Bool(true))
+        )
+    };
     let bf16 = on(r, "bf16");
     c.precision.mode = if on(r, "fp16") {
         Some(PrecisionMode::Fp16)

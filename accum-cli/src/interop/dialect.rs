@@ -92,6 +92,7 @@ pub(crate) fn import(
         Framework::Megatron => run::<super::megatron::Megatron>(name, text, opts),
         Framework::HuggingFace => run::<super::huggingface::HuggingFace>(name, text, opts),
         Framework::Lightning => run::<super::lightning::Lightning>(name, text, opts),
+        Framework::NeMo => run::<super::lightning::NeMo>(name, text, opts),
         Framework::Axolotl => run::<super::axolotl::Axolotl>(name, text, opts),
     }
 }

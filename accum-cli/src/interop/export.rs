@@ -8,7 +8,10 @@ use accum_core::{LastGroup, Plan, Rounding, Span, UnitKind};
 use super::{ExportError, Exported, Framework};
 
 /// Writes the framework's file for a config.
-pub(crate) fn export(framework: Framework, config: &PartialConfig) -> Result<Exported, ExportError> {
+pub(crate) fn export(
+    framework: Framework,
+    config: &PartialConfig,
+) -> Result<Exported, ExportError> {
     check_finite(framework, config)?;
     let plan = config.plan()?;
     let mut out = Out {
@@ -21,6 +24,7 @@ pub(crate) fn export(framework: Framework, config: &PartialConfig) -> Result<Exp
         Framework::Megatron => super::megatron::export(config, &mut out)?,
         Framework::HuggingFace => super::huggingface::export(config, &mut out)?,
         Framework::Lightning => super::lightning::export(config, &mut out)?,
+        Framework::NeMo => super::lightning::export_nemo(config, &mut out)?,
         Framework::Axolotl => super::axolotl::export(config, &mut out)?,
     };
     Ok(Exported {
@@ -161,5 +165,6 @@ pub(crate) fn pretty(value: &serde_json::Value) -> String {
 
 /// A JSON value as YAML, with serde-saphyr.
 pub(crate) fn yaml(value: &serde_json::Value) -> String {
-    serde_saphyr::to_string(value).expect("a JSON value of strings, numbers and objects always serializes")
+    serde_saphyr::to_string(value)
+        .expect("a JSON value of strings, numbers and objects always serializes")
 }

@@ -1,6 +1,6 @@
 //! Interop with the frameworks people already train with: DeepSpeed,
-//! Megatron-LM, the Hugging Face Trainer (with Accelerate), Lightning (and
-//! NeMo, which runs on it) and axolotl.
+//! Megatron-LM, the Hugging Face Trainer (with Accelerate), Lightning, NeMo
+//! and axolotl.
 //!
 //! [`import`] reads a framework's file as that framework reads it, reproduces
 //! its own batch arithmetic (DeepSpeed's fill-in and assertion, Megatron's
@@ -73,31 +73,35 @@ pub enum Framework {
     /// alignment-handbook and LLaMA-Factory recipes), with the DeepSpeed file
     /// it names and an Accelerate config.
     HuggingFace,
-    /// Lightning `Trainer` arguments as JSON or YAML, LightningCLI and NeMo
-    /// files.
+    /// Lightning `Trainer` arguments as JSON or YAML, LightningCLI files.
     Lightning,
+    /// NeMo's Megatron models: a Lightning trainer, with the batch in the
+    /// model section (`micro_batch_size`, `global_batch_size`).
+    NeMo,
     /// axolotl's YAML configuration.
     Axolotl,
 }
 
 impl Framework {
     /// Every framework.
-    pub const ALL: [Framework; 5] = [
+    pub const ALL: [Framework; 6] = [
         Framework::DeepSpeed,
         Framework::Megatron,
         Framework::HuggingFace,
         Framework::Lightning,
+        Framework::NeMo,
         Framework::Axolotl,
     ];
 
     /// The command-line name (`deepspeed`, `megatron`, `hf`, `lightning`,
-    /// `axolotl`).
+    /// `nemo`, `axolotl`).
     pub const fn key(self) -> &'static str {
         match self {
             Framework::DeepSpeed => "deepspeed",
             Framework::Megatron => "megatron",
             Framework::HuggingFace => "hf",
             Framework::Lightning => "lightning",
+            Framework::NeMo => "nemo",
             Framework::Axolotl => "axolotl",
         }
     }
@@ -109,6 +113,7 @@ impl Framework {
             Framework::Megatron => "Megatron-LM",
             Framework::HuggingFace => "Hugging Face Trainer",
             Framework::Lightning => "Lightning",
+            Framework::NeMo => "NeMo",
             Framework::Axolotl => "axolotl",
         }
     }
@@ -120,7 +125,7 @@ impl fmt::Display for Framework {
     }
 }
 
-/// A framework name that is not one of the five.
+/// A framework name that is not one of the six.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFramework {
     /// The name as given.
@@ -131,7 +136,7 @@ impl fmt::Display for UnknownFramework {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown framework `{}`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning` (or `nemo`) or `axolotl`",
+            "unknown framework `{}`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo` or `axolotl`",
             self.name
         )
     }
@@ -149,7 +154,8 @@ impl FromStr for Framework {
             "hf" | "huggingface" | "hugging-face" | "transformers" | "trl" => {
                 Ok(Framework::HuggingFace)
             }
-            "lightning" | "pytorch-lightning" | "nemo" => Ok(Framework::Lightning),
+            "lightning" | "pytorch-lightning" => Ok(Framework::Lightning),
+            "nemo" => Ok(Framework::NeMo),
             "axolotl" => Ok(Framework::Axolotl),
             _ => Err(UnknownFramework {
                 name: name.to_owned(),

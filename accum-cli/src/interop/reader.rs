@@ -290,7 +290,10 @@ pub(crate) fn python_number(text: &str) -> Option<Number> {
         Some(rest) => ("-", rest),
         None => ("", t.strip_prefix('+').unwrap_or(t)),
     };
-    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') || digits.contains("__")
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
     {
         return None;
     }

@@ -2,9 +2,9 @@
 //! fills nothing), and the precision, clipping, optimizer, scheduler and
 //! print interval the config sets.
 
+use accum_core::UnitKind;
 use accum_core::config::partial::PartialConfig;
 use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode, ScheduleKind};
-use accum_core::UnitKind;
 use serde_json::{Map, Value, json};
 
 use super::fill::{GAS, MICRO, TRAIN_BATCH};
@@ -36,7 +36,10 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
         }
     }
     match c.precision.mode {
-        None | Some(PrecisionMode::Fp32) => {}
+        None => {}
+        Some(PrecisionMode::Fp32) => {
+            root.insert("fp16".into(), json!({ "enabled": false }));
+        }
         Some(PrecisionMode::Bf16) => {
             root.insert("bf16".into(), json!({ "enabled": true }));
         }
@@ -97,14 +100,20 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
     }
     match o.kind {
         Some(OptimizerKind::AdamW) => {
-            root.insert("optimizer".into(), json!({ "type": "AdamW", "params": params }));
+            root.insert(
+                "optimizer".into(),
+                json!({ "type": "AdamW", "params": params }),
+            );
         }
         Some(OptimizerKind::Sgd) => {
             // DeepSpeed builds other optimizers from torch.optim by name.
             if let Some(m) = o.momentum {
                 params.insert("momentum".into(), json!(m));
             }
-            root.insert("optimizer".into(), json!({ "type": "SGD", "params": params }));
+            root.insert(
+                "optimizer".into(),
+                json!({ "type": "SGD", "params": params }),
+            );
         }
         None => out.not_written(
             &[
@@ -134,7 +143,10 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
                 let v = out.span_in("schedule.total", "total_num_steps", t, UnitKind::Update)?;
                 params.insert("total_num_steps".into(), json!(v));
             }
-            root.insert("scheduler".into(), json!({ "type": kind, "params": params }));
+            root.insert(
+                "scheduler".into(),
+                json!({ "type": kind, "params": params }),
+            );
         }
         None => out.not_written(
             &[

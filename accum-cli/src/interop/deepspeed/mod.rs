@@ -135,7 +135,11 @@ pub(crate) fn read_config(
                 "train_batch_size (calculated)",
                 !t.auto_find_batch_size,
             ),
-            MICRO => (t.micro, "per_device_train_batch_size", !t.auto_find_batch_size),
+            MICRO => (
+                t.micro,
+                "per_device_train_batch_size",
+                !t.auto_find_batch_size,
+            ),
             _ => (t.gas, "gradient_accumulation_steps", true),
         });
         if r.is_auto(&[key]) {
@@ -275,7 +279,9 @@ pub(crate) fn read_config(
 
     // The Trainer's mismatches stop it before DeepSpeed starts.
     if let Some(t) = trainer {
-        let clip = r.float(&["gradient_clipping"]);
+        let clip = (!r.is_auto(&["gradient_clipping"]))
+            .then(|| r.float(&["gradient_clipping"]))
+            .flatten();
         if let Some(c) = &clip
             && c.value != t.max_grad_norm
         {
@@ -285,7 +291,8 @@ pub(crate) fn read_config(
             ));
             mismatch_spans.push((c.span.clone(), "gradient_clipping"));
         }
-        if let Some(lr) = r.float(&["optimizer", "params", "lr"])
+        if !r.is_auto(&["optimizer", "params", "lr"])
+            && let Some(lr) = r.float(&["optimizer", "params", "lr"])
             && lr.value != t.lr
         {
             mismatches.push(format!(
@@ -326,6 +333,7 @@ pub(crate) fn read_config(
             }
             r.push(f);
         }
+        let stopped = !mismatch_spans.is_empty();
         if !r.has(&["zero_optimization"]) {
             // accelerate/utils/dataclasses.py, DeepSpeedPlugin.__post_init__.
             r.push(
@@ -337,6 +345,10 @@ pub(crate) fn read_config(
                 .help("add a zero_optimization section, e.g. \"zero_optimization\": {\"stage\": 0}")
                 .at(root.clone(), "no zero_optimization"),
             );
+        }
+        if stopped {
+            // The Trainer stops before DeepSpeed checks anything.
+            return None;
         }
     }
 
@@ -403,7 +415,10 @@ pub(crate) fn read_config(
     // applies when neither gas nor the micro-batch can be solved otherwise).
     let (m_in, a_in) = match (&tb, &mb, &gas_v) {
         (Some(_), None, None) | (None, Some(_), None) => (mb.as_ref().map(|v| v.value), Some(1)),
-        _ => (mb.as_ref().map(|v| v.value), gas_v.as_ref().map(|v| v.value)),
+        _ => (
+            mb.as_ref().map(|v| v.value),
+            gas_v.as_ref().map(|v| v.value),
+        ),
     };
     let input = PlanInput {
         micro_batch: m_in,
@@ -427,11 +442,12 @@ pub(crate) fn read_config(
         context: (cp > 1).then_some(cp),
     });
     let plan = if parallel.is_some() {
-        let with_layout = accum_core::Plan::with_layout(plan.micro_batch(), plan.accumulation(), layout)
-            .and_then(|p| match plan.seq_len() {
-                Some(l) => p.with_seq_len(l),
-                None => Ok(p),
-            });
+        let with_layout =
+            accum_core::Plan::with_layout(plan.micro_batch(), plan.accumulation(), layout)
+                .and_then(|p| match plan.seq_len() {
+                    Some(l) => p.with_seq_len(l),
+                    None => Ok(p),
+                });
         match with_layout {
             Ok(p) => p,
             Err(err) => {
@@ -520,7 +536,9 @@ fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> PartialConfig {
     // adam_w_mode is false (deepspeed/runtime/engine.py,
     // DeepSpeedEngine._configure_basic_optimizer; ADAM_W_MODE_DEFAULT = True).
     if let Some(kind) = r.str(&["optimizer", "type"]) {
-        let adam_w = !r.bool(&["optimizer", "params", "adam_w_mode"]).is_some_and(|b| !b.value);
+        let adam_w = !r
+            .bool(&["optimizer", "params", "adam_w_mode"])
+            .is_some_and(|b| !b.value);
         let known = match kind.value.to_ascii_lowercase().as_str() {
             "adamw" => Some(OptimizerKind::AdamW),
             "adam" if adam_w => Some(OptimizerKind::AdamW),

@@ -31,8 +31,12 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
             name: name.clone(),
             text: String::new(),
             findings: vec![
-                Finding::error(codes::FILE, vec![], format!("the Accelerate config cannot be read: {reason}"))
-                    .help("give a readable file with --accelerate-config FILE"),
+                Finding::error(
+                    codes::FILE,
+                    vec![],
+                    format!("the Accelerate config cannot be read: {reason}"),
+                )
+                .help("give a readable file with --accelerate-config FILE"),
             ],
         })
     })?;

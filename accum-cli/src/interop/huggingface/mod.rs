@@ -69,7 +69,9 @@ impl Dialect for HuggingFace {
                     vec![],
                     "this is an Accelerate config: it gives the processes, not the Trainer's batch",
                 )
-                .help("give the TrainingArguments file as FILE and this one with --accelerate-config")
+                .help(
+                    "give the TrainingArguments file as FILE and this one with --accelerate-config",
+                )
                 .at(root, "Accelerate config"),
             );
             return Ok(refused(r, extra));
@@ -300,7 +302,10 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
     } else if let Some(path) = launch.and_then(|l| l.deepspeed_file.clone()) {
         (path, r.span(&[]))
     } else {
-        if matches!(r.node(&["deepspeed"]).map(|n| &n.kind), Some(NodeKind::Table(_))) {
+        if matches!(
+            r.node(&["deepspeed"]).map(|n| &n.kind),
+            Some(NodeKind::Table(_))
+        ) {
             let span = r.key_span(&["deepspeed"]);
             r.push(
                 Finding::error(
@@ -339,10 +344,14 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
         Ok(text) => text,
         Err(reason) => {
             r.push(
-                Finding::error(codes::FILE, owned(&["deepspeed"]), format!("the DeepSpeed file {shown} cannot be read: {reason}"))
-                    .warning()
-                    .help("give a readable file with --deepspeed-config FILE")
-                    .at(span, "file not read"),
+                Finding::error(
+                    codes::FILE,
+                    owned(&["deepspeed"]),
+                    format!("the DeepSpeed file {shown} cannot be read: {reason}"),
+                )
+                .warning()
+                .help("give a readable file with --deepspeed-config FILE")
+                .at(span, "file not read"),
             );
             return None;
         }
@@ -393,7 +402,14 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
         let engine = (ratio.value * total as f64).ceil();
         if (0.0..9.0e15).contains(&engine) {
             let steps = engine as u64;
-            let written = r.doc.text.get(ratio.span.clone()).unwrap_or("").trim().trim_matches('"').to_owned();
+            let written = r
+                .doc
+                .text
+                .get(ratio.span.clone())
+                .unwrap_or("")
+                .trim()
+                .trim_matches('"')
+                .to_owned();
             if let Some((whole, exact)) = exact_product(total, &written)
                 && whole != Some(steps)
             {
@@ -414,13 +430,18 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
             c.schedule.warmup = Some(Span::new(steps, UnitKind::Update));
         }
     }
-    c.schedule.kind = r.str(&["lr_scheduler_type"]).and_then(|s| match s.value.as_str() {
-        "linear" => Some(ScheduleKind::Linear),
-        "cosine" => Some(ScheduleKind::Cosine),
-        "constant_with_warmup" => Some(ScheduleKind::Constant),
-        _ => None,
-    });
-    if matches!(r.node(&["logging_steps"]).map(|n| &n.kind), Some(NodeKind::Integer(_))) {
+    c.schedule.kind = r
+        .str(&["lr_scheduler_type"])
+        .and_then(|s| match s.value.as_str() {
+            "linear" => Some(ScheduleKind::Linear),
+            "cosine" => Some(ScheduleKind::Cosine),
+            "constant_with_warmup" => Some(ScheduleKind::Constant),
+            _ => None,
+        });
+    if matches!(
+        r.node(&["logging_steps"]).map(|n| &n.kind),
+        Some(NodeKind::Integer(_))
+    ) {
         c.log.every = r
             .uint(&["logging_steps"], 1)
             .map(|v| Span::new(v.value, UnitKind::Update));
@@ -502,7 +523,10 @@ mod tests {
 
     #[test]
     fn exact_products_from_decimal_text() {
-        assert_eq!(exact_product(1234, "0.03"), Some((None, "37.02".to_owned())));
+        assert_eq!(
+            exact_product(1234, "0.03"),
+            Some((None, "37.02".to_owned()))
+        );
         assert_eq!(exact_product(100, "0.07"), Some((Some(7), "7".to_owned())));
         assert_eq!(exact_product(3, "1e-2"), None);
         // Python: math.ceil(100 * 0.07) == 8, one more than the exact 7.

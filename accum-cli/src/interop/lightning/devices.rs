@@ -27,7 +27,9 @@ pub(crate) enum Devices {
 pub(crate) fn parse(kind: &NodeKind) -> Devices {
     match kind {
         NodeKind::Integer(-1) => Devices::Machine("-1 (every visible device)"),
-        NodeKind::Integer(i) if *i >= 1 => u64::try_from(*i).map_or(Devices::Invalid, Devices::Count),
+        NodeKind::Integer(i) if *i >= 1 => {
+            u64::try_from(*i).map_or(Devices::Invalid, Devices::Count)
+        }
         NodeKind::Array(items) => {
             let ids: Vec<i128> = items
                 .iter()
@@ -52,7 +54,11 @@ pub(crate) fn parse(kind: &NodeKind) -> Devices {
             } else if s == "-1" {
                 Devices::Machine("\"-1\" (every visible device)")
             } else if s.contains(',') {
-                let ids: Vec<&str> = s.split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+                let ids: Vec<&str> = s
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|x| !x.is_empty())
+                    .collect();
                 let parsed: Vec<u64> = ids.iter().filter_map(|x| x.parse().ok()).collect();
                 let mut unique = parsed.clone();
                 unique.sort_unstable();

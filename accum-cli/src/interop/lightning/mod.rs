@@ -21,7 +21,7 @@ use accum_core::config::partial::PartialConfig;
 use accum_core::settings::PrecisionMode;
 use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
 
-pub(crate) use export::export;
+pub(crate) use export::{export, export_nemo};
 
 use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::{At, Reader, owned};
@@ -31,8 +31,56 @@ use crate::source::NodeKind;
 
 pub(crate) const ACC: &str = "accumulate_grad_batches";
 
-/// The Lightning dialect (NeMo included).
+/// The Lightning dialect (it reads NeMo's Megatron models too, as NeMo does).
 pub(crate) struct Lightning;
+
+/// NeMo's Megatron models.
+pub(crate) struct NeMo;
+
+impl Dialect for NeMo {
+    const FRAMEWORK: Framework = Framework::NeMo;
+
+    fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
+        let mut r = Reader::parse(name, text, true)?;
+        r.strings_are_numbers = true;
+        let batch = if r.has(&["model", "global_batch_size"])
+            || r.has(&["model", "micro_batch_size"])
+        {
+            let t = trainer(&r);
+            nemo::read(&mut r, opts, &t)
+        } else {
+            let span = r.span(&[]);
+            r.push(
+                Finding::error(
+                    codes::DIALECT,
+                    owned(&["model", "micro_batch_size"]),
+                    "no model.micro_batch_size or model.global_batch_size: this NeMo model is trained with Lightning's own accumulation",
+                )
+                .help("import it with `accum import lightning FILE`")
+                .at(span, "not a NeMo Megatron model"),
+            );
+            None
+        };
+        Ok(Reading {
+            files: vec![r.into_report()],
+            batch,
+        })
+    }
+}
+
+/// Where the trainer's arguments are: under `lightning: trainer:`, under
+/// `trainer:`, or at the top.
+fn trainer(r: &Reader) -> Trainer {
+    Trainer {
+        prefix: if r.is_table(&["lightning", "trainer"]) {
+            vec!["lightning", "trainer"]
+        } else if r.is_table(&["trainer"]) {
+            vec!["trainer"]
+        } else {
+            Vec::new()
+        },
+    }
+}
 
 /// Where the trainer's arguments are.
 pub(crate) struct Trainer {
@@ -63,15 +111,7 @@ impl Dialect for Lightning {
 
 fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
     let root = r.span(&[]);
-    let t = Trainer {
-        prefix: if r.is_table(&["lightning", "trainer"]) {
-            vec!["lightning", "trainer"]
-        } else if r.is_table(&["trainer"]) {
-            vec!["trainer"]
-        } else {
-            Vec::new()
-        },
-    };
+    let t = trainer(r);
     // NeMo's Megatron models: the model section sets the batch.
     if r.has(&["model", "global_batch_size"]) || r.has(&["model", "micro_batch_size"]) {
         return nemo::read(r, opts, &t);
@@ -253,7 +293,9 @@ fn accumulation(r: &mut Reader, t: &Trainer) -> Option<(u64, Option<BatchSchedul
                 _ => 1,
             };
             let changes = steps.iter().any(|s| s.accumulation != first)
-                || steps.first().is_some_and(|s| s.from_epoch > 0 && s.accumulation != 1);
+                || steps
+                    .first()
+                    .is_some_and(|s| s.from_epoch > 0 && s.accumulation != 1);
             if changes {
                 let span = node.as_ref().map_or(0..0, |n| n.span.clone());
                 let shown = steps
@@ -292,7 +334,9 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
     c.log.every = r
         .uint(&t.path("log_every_n_steps"), 1)
         .map(|v| Span::new(v.value, UnitKind::Update));
-    if let Some(NodeKind::Integer(n)) = r.node(&t.path("val_check_interval")).map(|n| n.kind.clone())
+    if let Some(NodeKind::Integer(n)) = r
+        .node(&t.path("val_check_interval"))
+        .map(|n| n.kind.clone())
         && n > 0
         && a > 1
     {

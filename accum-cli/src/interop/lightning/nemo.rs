@@ -57,7 +57,8 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     let world = devices::world(r, opts, t)?;
     let degree = |r: &mut Reader, key: &'static str| -> Option<Option<u64>> {
         if r.has(&["model", key]) {
-            r.uint(&["model", key], 1).map(Some)
+            r.uint(&["model", key], 1)
+                .map(Some)
                 .map(|v| v.map(|x| x.value))
         } else {
             Some(None)
@@ -66,16 +67,15 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     let tp = degree(r, "tensor_model_parallel_size")?;
     let pp = degree(r, "pipeline_model_parallel_size")?;
     let cp = degree(r, "context_parallel_size")?;
-    let layout = Layout::new(
-        world,
-        tp.unwrap_or(1),
-        pp.unwrap_or(1),
-        cp.unwrap_or(1),
-    );
+    let layout = Layout::new(world, tp.unwrap_or(1), pp.unwrap_or(1), cp.unwrap_or(1));
     let replicas = match layout.replicas() {
         Ok(d) => d,
         Err(err) => {
-            r.push(plan_finding(&err, owned(&["model", "tensor_model_parallel_size"]), root));
+            r.push(plan_finding(
+                &err,
+                owned(&["model", "tensor_model_parallel_size"]),
+                root,
+            ));
             return None;
         }
     };
@@ -117,7 +117,11 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     {
         Ok(plan) => plan,
         Err(err) => {
-            r.push(plan_finding(&err, owned(&["model", "global_batch_size"]), span));
+            r.push(plan_finding(
+                &err,
+                owned(&["model", "global_batch_size"]),
+                span,
+            ));
             return None;
         }
     };
@@ -165,7 +169,8 @@ fn rampup(r: &mut Reader, plan: &accum_core::Plan) -> Option<BatchSchedule> {
     let v: Vec<u64> = (0..3)
         .filter_map(|i| {
             let i = i.to_string();
-            r.uint(&["model", "rampup_batch_size", i.as_str()], 0).map(|v| v.value)
+            r.uint(&["model", "rampup_batch_size", i.as_str()], 0)
+                .map(|v| v.value)
         })
         .collect();
     let [start, increment, samples] = v[..] else {

@@ -189,7 +189,11 @@ pub(crate) fn is_yaml(name: &str, text: &str) -> bool {
 /// for a flag and `false`/`null` for an option left out), or, when there are
 /// none, every leaf key as `--key-with-dashes`. `${VAR}` in a value is the
 /// environment's, from `env` or unknown.
-pub(crate) fn from_yaml(name: &str, text: &str, env: &[(String, String)]) -> Result<Invocation, (String, Option<Range<usize>>)> {
+pub(crate) fn from_yaml(
+    name: &str,
+    text: &str,
+    env: &[(String, String)],
+) -> Result<Invocation, (String, Option<Range<usize>>)> {
     let doc = Document::parse(name.to_owned(), text.to_owned(), SourceFormat::Yaml)
         .map_err(|e| (e.message, e.span))?;
     let mut dashed = Vec::new();
@@ -338,15 +342,25 @@ mod tests {
         let text = "ENV_VARS:\n  A: 1\nMODEL_ARGS:\n  --micro-batch-size: 4\n  --fp16: true\n  --bf16: false\n  --save: ${CKPT}\n";
         let inv = from_yaml("model_config.yaml", text, &[]).expect("yaml");
         let n = names(&inv.megatron);
-        assert_eq!(n[0], ("--micro-batch-size".to_owned(), vec!["4".to_owned()]));
+        assert_eq!(
+            n[0],
+            ("--micro-batch-size".to_owned(), vec!["4".to_owned()])
+        );
         assert_eq!(n[1], ("--fp16".to_owned(), vec![]));
         assert_eq!(n.len(), 3);
         assert_eq!(inv.megatron[2].values[0].unknown, ["`${CKPT}`"]);
-        let inv = from_yaml("cfg.yaml", "model:\n  micro_batch_size: 2\n  tensor_model_parallel_size: 2\n", &[])
-            .expect("yaml");
+        let inv = from_yaml(
+            "cfg.yaml",
+            "model:\n  micro_batch_size: 2\n  tensor_model_parallel_size: 2\n",
+            &[],
+        )
+        .expect("yaml");
         assert_eq!(
             names(&inv.megatron)[1],
-            ("--tensor-model-parallel-size".to_owned(), vec!["2".to_owned()])
+            (
+                "--tensor-model-parallel-size".to_owned(),
+                vec!["2".to_owned()]
+            )
         );
         assert!(is_yaml("x", "MODEL_ARGS:\n  --micro-batch-size: 4\n"));
         assert!(!is_yaml("train.sh", "micro_batch_size: 4\n"));

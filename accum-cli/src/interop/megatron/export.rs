@@ -22,12 +22,26 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
         format!("--micro-batch-size {}", plan.micro_batch()),
         format!("--global-batch-size {}", plan.effective_batch().get()),
     ];
-    for (flag, degree) in [
-        ("--tensor-model-parallel-size", layout.tensor),
-        ("--pipeline-model-parallel-size", layout.pipeline),
-        ("--context-parallel-size", layout.context),
+    // The degrees the config states (1 included), and those above 1.
+    let stated = c.parallel.as_ref();
+    for (flag, degree, given) in [
+        (
+            "--tensor-model-parallel-size",
+            layout.tensor,
+            stated.and_then(|p| p.tensor),
+        ),
+        (
+            "--pipeline-model-parallel-size",
+            layout.pipeline,
+            stated.and_then(|p| p.pipeline),
+        ),
+        (
+            "--context-parallel-size",
+            layout.context,
+            stated.and_then(|p| p.context),
+        ),
     ] {
-        if degree > 1 {
+        if degree > 1 || given.is_some() {
             lines.push(format!("{flag} {degree}"));
         }
     }
@@ -43,7 +57,14 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
         (None, None) => false,
     };
     if let Some(t) = s.total {
-        lines.push(length(out, "schedule.total", t, in_samples, "--train-iters", "--train-samples")?);
+        lines.push(length(
+            out,
+            "schedule.total",
+            t,
+            in_samples,
+            "--train-iters",
+            "--train-samples",
+        )?);
     }
     if let Some(w) = s.warmup {
         lines.push(length(
@@ -158,10 +179,8 @@ fn length(
     samples: &'static str,
 ) -> Result<String, ExportError> {
     if in_samples {
-        // The run: whole global batches, or Megatron would floor.
-        if samples == "--train-samples" {
-            out.span_in(key, samples, span, UnitKind::Update)?;
-        }
+        // The count as stated: Megatron floors it to whole global batches
+        // itself, as it would the source's.
         let v = out.span_in(key, samples, span, UnitKind::Example)?;
         Ok(format!("{samples} {v}"))
     } else {

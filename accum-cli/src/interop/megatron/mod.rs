@@ -38,7 +38,8 @@ impl Dialect for Megatron {
         let top = 0..text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
         let invocation = if args::is_yaml(name, text) {
             args::from_yaml(name, text, &opts.env).map_err(|(message, span)| {
-                let (line, column) = span.map_or((1, 1), |s| crate::source::line_col(text, s.start));
+                let (line, column) =
+                    span.map_or((1, 1), |s| crate::source::line_col(text, s.start));
                 ImportError::Syntax {
                     name: name.to_owned(),
                     line,
@@ -134,7 +135,10 @@ impl Args {
             Finding::error(
                 codes::MISSING,
                 Args::path(name),
-                format!("{name} is `{}`, which depends on {what}: the script does not say its value", field.text),
+                format!(
+                    "{name} is `{}`, which depends on {what}: the script does not say its value",
+                    field.text
+                ),
             )
             .help(help)
             .at(field.span(), "value unknown"),
@@ -403,8 +407,11 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     {
         Ok(plan) => plan,
         Err(err) => {
-            a.findings
-                .push(plan_finding(&err, Args::path("--global-batch-size"), b_span));
+            a.findings.push(plan_finding(
+                &err,
+                Args::path("--global-batch-size"),
+                b_span,
+            ));
             return None;
         }
     };
@@ -508,7 +515,10 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
     let nproc = read(a.launcher(NPROC));
     let nnodes = read(a.launcher(NNODES));
     let launched = match (&nproc, &nnodes) {
-        (Ok(Some((n, s))), Ok(k)) => Ok(Some((n.saturating_mul(k.as_ref().map_or(1, |k| k.0)), s.clone()))),
+        (Ok(Some((n, s))), Ok(k)) => Ok(Some((
+            n.saturating_mul(k.as_ref().map_or(1, |k| k.0)),
+            s.clone(),
+        ))),
         (Ok(None), _) => Ok(None),
         (Err(f), _) | (_, Err(f)) => Err(f.clone()),
     };
@@ -533,7 +543,12 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
                 .unknown
                 .iter()
                 .filter_map(|u| u.strip_prefix("`$").and_then(|u| u.strip_suffix('`')))
-                .map(|u| format!("--env {}=N", u.trim_start_matches('{').trim_end_matches('}')))
+                .map(|u| {
+                    format!(
+                        "--env {}=N",
+                        u.trim_start_matches('{').trim_end_matches('}')
+                    )
+                })
                 .collect();
             a.findings.push(
                 Finding::error(
@@ -561,7 +576,9 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
                     vec![],
                     "the world size is not in Megatron's arguments: it comes from the launcher",
                 )
-                .help("give the launcher's world size (--world-size N), or include the torchrun line")
+                .help(
+                    "give the launcher's world size (--world-size N), or include the torchrun line",
+                )
                 .at(top.clone(), "world size needed"),
             );
             None
@@ -603,11 +620,19 @@ fn step_schedule(
     let mut steps: Vec<BatchStep> = Vec::new();
     for entry in field.text.replace(',', " ").split_whitespace() {
         let Some((t, bs)) = entry.split_once(':') else {
-            refuse(a, format!("\"Invalid schedule entry \"{entry}\". Expected format: \"THRESHOLD:BATCH_SIZE\"\""));
+            refuse(
+                a,
+                format!(
+                    "\"Invalid schedule entry \"{entry}\". Expected format: \"THRESHOLD:BATCH_SIZE\"\""
+                ),
+            );
             return None;
         };
         let (Some(t), Some(bs)) = (suffixed(t), suffixed(bs)) else {
-            refuse(a, format!("`{entry}` is not THRESHOLD:BATCH_SIZE with numbers"));
+            refuse(
+                a,
+                format!("`{entry}` is not THRESHOLD:BATCH_SIZE with numbers"),
+            );
             return None;
         };
         let threshold = match seq {
@@ -621,11 +646,20 @@ fn step_schedule(
     }
     steps.sort_by_key(|s| s.from_examples);
     if steps.first().is_none_or(|s| s.from_examples != 0) {
-        refuse(a, "\"first schedule entry must have threshold 0\"".to_owned());
+        refuse(
+            a,
+            "\"first schedule entry must have threshold 0\"".to_owned(),
+        );
         return None;
     }
-    if steps.windows(2).any(|w| w[0].from_examples == w[1].from_examples) {
-        refuse(a, "\"schedule thresholds must be strictly increasing\"".to_owned());
+    if steps
+        .windows(2)
+        .any(|w| w[0].from_examples == w[1].from_examples)
+    {
+        refuse(
+            a,
+            "\"schedule thresholds must be strictly increasing\"".to_owned(),
+        );
         return None;
     }
     if steps.iter().any(|s| s.global_batch == 0) {
@@ -694,7 +728,10 @@ fn rampup(a: &mut Args, m: u64, replicas: u64, global: u64) -> Option<Option<Bat
             a.unknown(name, field);
             return None;
         }
-        match python_number(&field.text).and_then(|n| n.whole()).and_then(|n| u64::try_from(n).ok()) {
+        match python_number(&field.text)
+            .and_then(|n| n.whole())
+            .and_then(|n| u64::try_from(n).ok())
+        {
             Some(x) => v[i] = x,
             None => {
                 a.bad(name, field, "whole numbers");
@@ -713,16 +750,33 @@ fn rampup(a: &mut Args, m: u64, replicas: u64, global: u64) -> Option<Option<Bat
         );
     };
     if start == 0 || increment == 0 {
-        refuse(a, "Megatron's ramp-up calculator asserts a start batch and an increment above 0".to_owned(), "use a start batch and an increment of at least micro × D".to_owned());
+        refuse(
+            a,
+            "Megatron's ramp-up calculator asserts a start batch and an increment above 0"
+                .to_owned(),
+            "use a start batch and an increment of at least micro × D".to_owned(),
+        );
         return None;
     }
     if start > global {
-        refuse(a, format!("Megatron's ramp-up calculator asserts \"expected global batch size to be greater than or equal to start batch size, got {global} and {start}\""), format!("start the ramp at or below {global}"));
+        refuse(
+            a,
+            format!(
+                "Megatron's ramp-up calculator asserts \"expected global batch size to be greater than or equal to start batch size, got {global} and {start}\""
+            ),
+            format!("start the ramp at or below {global}"),
+        );
         return None;
     }
     let diff = global - start;
     if diff % increment != 0 {
-        refuse(a, format!("Megatron's ramp-up calculator asserts \"expected global batch size interval ({diff}) to be divisible by global batch size increment ({increment})\""), format!("use an increment that divides {diff}"));
+        refuse(
+            a,
+            format!(
+                "Megatron's ramp-up calculator asserts \"expected global batch size interval ({diff}) to be divisible by global batch size increment ({increment})\""
+            ),
+            format!("use an increment that divides {diff}"),
+        );
         return None;
     }
     if diff > 0 && (start % step != 0 || increment % step != 0) {
@@ -748,7 +802,12 @@ fn rampup(a: &mut Args, m: u64, replicas: u64, global: u64) -> Option<Option<Bat
 
 /// Lengths, logging, precision, clipping and the learning rate; the
 /// schedule-shift and iteration/sample findings.
-fn settings(a: &mut Args, b: u64, schedule: Option<&BatchSchedule>, top: &Range<usize>) -> PartialConfig {
+fn settings(
+    a: &mut Args,
+    b: u64,
+    schedule: Option<&BatchSchedule>,
+    top: &Range<usize>,
+) -> PartialConfig {
     let mut c = PartialConfig::default();
     let iters = a.soft_uint("--train-iters", 1);
     let samples = a.soft_uint("--train-samples", 1);
@@ -782,7 +841,11 @@ fn settings(a: &mut Args, b: u64, schedule: Option<&BatchSchedule>, top: &Range<
     };
     for (name, with) in mixed {
         let span = a.get(name).map_or(top.clone(), |x| x.span.clone());
-        let kind = if with == "--train-iters" { "iteration" } else { "sample" };
+        let kind = if with == "--train-iters" {
+            "iteration"
+        } else {
+            "sample"
+        };
         a.findings.push(
             Finding::error(
                 codes::ENGINE_ASSERT,
@@ -871,14 +934,15 @@ fn settings(a: &mut Args, b: u64, schedule: Option<&BatchSchedule>, top: &Range<
     }
     c.schedule.total = total;
     c.schedule.warmup = warmup;
-    c.schedule.kind = a.get("--lr-decay-style").and_then(Arg::value).and_then(|v| {
-        match v.text.as_str() {
+    c.schedule.kind = a
+        .get("--lr-decay-style")
+        .and_then(Arg::value)
+        .and_then(|v| match v.text.as_str() {
             "linear" => Some(ScheduleKind::Linear),
             "cosine" => Some(ScheduleKind::Cosine),
             "constant" => Some(ScheduleKind::Constant),
             _ => None,
-        }
-    });
+        });
     c.log.every = a
         .soft_uint("--log-interval", 1)
         .map(|v| Span::new(v.0, UnitKind::Update));

@@ -588,11 +588,13 @@ fn simple_commands(tokens: Vec<Tok>) -> Vec<Vec<Tok>> {
 fn keyword(cmd: &[Tok]) -> Option<&str> {
     match cmd.first() {
         Some(Tok::Word(w)) => match w.parts.as_slice() {
-            [Part::Lit {
-                text,
-                quoted: false,
-                ..
-            }] => Some(text.as_str()),
+            [
+                Part::Lit {
+                    text,
+                    quoted: false,
+                    ..
+                },
+            ] => Some(text.as_str()),
             _ => None,
         },
         _ => None,
@@ -600,7 +602,10 @@ fn keyword(cmd: &[Tok]) -> Option<&str> {
 }
 
 /// Parses commands into a tree until one of `stop` opens a command.
-fn parse_block(cmds: &mut std::iter::Peekable<std::vec::IntoIter<Vec<Tok>>>, stop: &[&str]) -> Vec<Node> {
+fn parse_block(
+    cmds: &mut std::iter::Peekable<std::vec::IntoIter<Vec<Tok>>>,
+    stop: &[&str],
+) -> Vec<Node> {
     let mut out = Vec::new();
     while let Some(cmd) = cmds.peek() {
         let kw = keyword(cmd).map(str::to_owned);
@@ -626,7 +631,12 @@ fn parse_block(cmds: &mut std::iter::Peekable<std::vec::IntoIter<Vec<Tok>>>, sto
                             }
                         }
                     }
-                    match cmds.peek().and_then(|c| keyword(c)).map(str::to_owned).as_deref() {
+                    match cmds
+                        .peek()
+                        .and_then(|c| keyword(c))
+                        .map(str::to_owned)
+                        .as_deref()
+                    {
                         Some("then") => {
                             let mut then = cmds.next().expect("peeked");
                             then.remove(0);
@@ -639,7 +649,12 @@ fn parse_block(cmds: &mut std::iter::Peekable<std::vec::IntoIter<Vec<Tok>>>, sto
                         }
                         _ => {}
                     }
-                    match cmds.peek().and_then(|c| keyword(c)).map(str::to_owned).as_deref() {
+                    match cmds
+                        .peek()
+                        .and_then(|c| keyword(c))
+                        .map(str::to_owned)
+                        .as_deref()
+                    {
                         Some("elif") => {
                             let mut c = cmds.next().expect("peeked");
                             c.remove(0);
@@ -703,6 +718,9 @@ fn parse_block(cmds: &mut std::iter::Peekable<std::vec::IntoIter<Vec<Tok>>>, sto
 /// A script read as the shell runs it.
 pub(crate) struct Script {
     env: HashMap<String, Value>,
+    /// In a `test` condition an unset variable is the empty string, as in
+    /// the shell (`[ -z "$X" ]`); in a command it is a value to name.
+    unset_is_empty: bool,
     /// Every command run, expanded, in order; those in `if` branches that
     /// cannot be decided are all kept, marked with the branch.
     pub(crate) commands: Vec<Command>,
@@ -734,6 +752,7 @@ pub(crate) fn run(text: &str, env: &[(String, String)]) -> Script {
             })
             .collect(),
         commands: Vec::new(),
+        unset_is_empty: false,
     };
     script.block(&tree, 0);
     script
@@ -763,9 +782,7 @@ impl Script {
                     self.block(body, depth + 1);
                     for (name, value) in self.env.iter_mut() {
                         if before.get(name) != Some(value) {
-                            *value = Value::Unknown(format!(
-                                "`{name}` is set in a `case` branch"
-                            ));
+                            *value = Value::Unknown(format!("`{name}` is set in a `case` branch"));
                         }
                     }
                 }
@@ -826,15 +843,13 @@ impl Script {
         for name in names {
             let values: Vec<Option<&Value>> = after.iter().map(|e| e.get(name)).collect();
             let first = values[0];
-            let value = if values.iter().all(|v| *v == first) {
+            let value = if values.iter().all(|v| same(*v, first)) {
                 match first {
                     Some(v) => v.clone(),
                     None => continue,
                 }
             } else {
-                Value::Unknown(format!(
-                    "`{name}` depends on which branch of an `if` runs"
-                ))
+                Value::Unknown(format!("`{name}` depends on which branch of an `if` runs"))
             };
             merged.insert(name.clone(), value);
         }
@@ -843,7 +858,9 @@ impl Script {
 
     /// The truth of a `test`/`[`/`[[` condition, when it can be known.
     fn test(&mut self, tokens: &[Tok]) -> Option<bool> {
+        self.unset_is_empty = true;
         let words = self.expand_all(tokens);
+        self.unset_is_empty = false;
         if words.iter().any(|w| !w.unknown.is_empty()) {
             return None;
         }
@@ -1103,6 +1120,11 @@ impl Script {
                         (None, v) => v,
                     };
                     match value {
+                        None if self.unset_is_empty => {
+                            if *quoted {
+                                b.solid = true;
+                            }
+                        }
                         None => {
                             // An unset variable: empty, and unknown where it matters.
                             b.cur.unknown.push(format!("`${name}`"));
@@ -1195,14 +1217,28 @@ impl Script {
     }
 }
 
+/// Whether two values read the same (where they were written may differ).
+fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
+    let text = |f: &Field| (f.text.clone(), f.unknown.clone());
+    match (a, b) {
+        (Some(Value::Str(x)), Some(Value::Str(y))) => text(x) == text(y),
+        (Some(Value::Array(x)), Some(Value::Array(y))) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| text(p) == text(q))
+        }
+        (x, y) => x == y,
+    }
+}
+
 /// The literal text of a word with no quotes or expansions.
 fn literal(w: &Word) -> Option<String> {
     match w.parts.as_slice() {
-        [Part::Lit {
-            text,
-            quoted: false,
-            ..
-        }] => Some(text.clone()),
+        [
+            Part::Lit {
+                text,
+                quoted: false,
+                ..
+            },
+        ] => Some(text.clone()),
         _ => None,
     }
 }
@@ -1428,7 +1464,9 @@ impl Arith<'_, '_> {
                 {
                     self.pos += 1;
                 }
-                let name = std::str::from_utf8(&self.text[start..self.pos]).ok()?.to_owned();
+                let name = std::str::from_utf8(&self.text[start..self.pos])
+                    .ok()?
+                    .to_owned();
                 if braced && self.text.get(self.pos) == Some(&b'}') {
                     self.pos += 1;
                 }
@@ -1547,7 +1585,10 @@ mod tests {
 
     #[test]
     fn unknown_values_are_named() {
-        let s = run("torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $(hostname) x.py\n", &[]);
+        let s = run(
+            "torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $(hostname) x.py\n",
+            &[],
+        );
         let w = &s.commands[0].words;
         assert_eq!(w[2].unknown, ["`$GPUS_PER_NODE`"]);
         assert_eq!(w[4].unknown, ["the output of a command"]);
@@ -1561,9 +1602,28 @@ mod tests {
     #[test]
     fn odd_text_never_panics() {
         for text in [
-            "\\", "'", "\"abc", "$", "${", "${X:-", "$((", "$((1+", "$(", "`", "A=(", "if", "fi",
-            "then else", "case x in a) A=1;; esac", "<<", "<<EOF\n", "é=1 $é", "$((1/0))",
-            "$((99999999999999999999999999999999999999*99999999999999999))", "x=${y[", "${#x}",
+            "\\",
+            "'",
+            "\"abc",
+            "$",
+            "${",
+            "${X:-",
+            "$((",
+            "$((1+",
+            "$(",
+            "`",
+            "A=(",
+            "if",
+            "fi",
+            "then else",
+            "case x in a) A=1;; esac",
+            "<<",
+            "<<EOF\n",
+            "é=1 $é",
+            "$((1/0))",
+            "$((99999999999999999999999999999999999999*99999999999999999))",
+            "x=${y[",
+            "${#x}",
         ] {
             let _ = run(text, &[]);
         }
