@@ -197,8 +197,8 @@ pub struct OptimizerSection {
     pub weight_decay: f64,
     /// SGD momentum (0 disables it); ignored by AdamW. Default 0.9.
     pub momentum: f64,
-    /// Clip the global gradient norm to this value after unscaling (R7);
-    /// 0 disables clipping, as in DeepSpeed, Megatron-LM, the Hugging Face
+    /// Clip the global gradient norm to this value after unscaling; 0
+    /// disables clipping, as in DeepSpeed, Megatron-LM, the Hugging Face
     /// Trainer and Lightning. Default 1.0.
     #[serde(deserialize_with = "zero_is_off")]
     pub clip_norm: Option<f64>,

@@ -22,6 +22,8 @@ pub(crate) struct Field {
     /// The variables (or `$(…)`) whose value is unknown and that the text
     /// depends on.
     pub(crate) unknown: Vec<String>,
+    /// Where in `text` each unknown's stand-in starts.
+    unknown_at: Vec<usize>,
     /// The span of the word in the command, for when the text has no source.
     word_span: Range<usize>,
 }
@@ -31,10 +33,39 @@ impl Field {
     pub(crate) fn at(text: String, span: Range<usize>, unknown: Vec<String>) -> Field {
         Field {
             offs: vec![None; text.len()],
+            unknown_at: vec![0; unknown.len()],
             text,
             unknown,
             word_span: span,
         }
+    }
+
+    fn empty(span: Range<usize>) -> Field {
+        Field {
+            text: String::new(),
+            offs: Vec::new(),
+            unknown: Vec::new(),
+            unknown_at: Vec::new(),
+            word_span: span,
+        }
+    }
+
+    /// Appends a stand-in `shown` for something unknown (`what`).
+    fn mark(&mut self, what: String, shown: &str) {
+        self.unknown.push(what);
+        self.unknown_at.push(self.text.len());
+        self.text.push_str(shown);
+        self.offs.extend(std::iter::repeat_n(None, shown.len()));
+    }
+
+    /// Appends another field's text, unknowns and sources.
+    fn extend(&mut self, f: &Field) {
+        let shift = self.text.len();
+        self.text.push_str(&f.text);
+        self.offs.extend(f.offs.iter().copied());
+        self.unknown.extend(f.unknown.iter().cloned());
+        self.unknown_at
+            .extend(f.unknown_at.iter().map(|p| p + shift));
     }
 
     /// The best span for the text: its source if all of it has one, else the
@@ -56,10 +87,14 @@ impl Field {
 
     /// A part of the field (`--key=value` split at `=`).
     pub(crate) fn slice(&self, a: usize, b: usize) -> Field {
+        let keep: Vec<usize> = (0..self.unknown.len())
+            .filter(|&i| (a..b.max(a + 1)).contains(&self.unknown_at[i]))
+            .collect();
         Field {
             text: self.text.get(a..b).unwrap_or("").to_owned(),
             offs: self.offs.get(a..b).map(<[_]>::to_vec).unwrap_or_default(),
-            unknown: self.unknown.clone(),
+            unknown: keep.iter().map(|&i| self.unknown[i].clone()).collect(),
+            unknown_at: keep.iter().map(|&i| self.unknown_at[i] - a).collect(),
             word_span: self.word_span.clone(),
         }
     }
@@ -742,12 +777,7 @@ pub(crate) fn run(text: &str, env: &[(String, String)]) -> Script {
             .map(|(k, v)| {
                 (
                     k.clone(),
-                    Value::Str(Field {
-                        text: v.clone(),
-                        offs: vec![None; v.len()],
-                        unknown: Vec::new(),
-                        word_span: 0..0,
-                    }),
+                    Value::Str(Field::at(v.clone(), 0..0, Vec::new())),
                 )
             })
             .collect(),
@@ -970,9 +1000,7 @@ impl Script {
             if append {
                 if let Some(Value::Str(old)) = self.env.get(&name) {
                     let mut joined = old.clone();
-                    joined.text.push_str(&value.text);
-                    joined.offs.extend(value.offs);
-                    joined.unknown.extend(value.unknown);
+                    joined.extend(&value);
                     value = joined;
                 }
             }
@@ -999,17 +1027,10 @@ impl Script {
         let mut first = fields.drain(..).reduce(|mut a, b| {
             a.text.push(' ');
             a.offs.push(None);
-            a.text.push_str(&b.text);
-            a.offs.extend(b.offs);
-            a.unknown.extend(b.unknown);
+            a.extend(&b);
             a
         });
-        first.take().unwrap_or(Field {
-            text: String::new(),
-            offs: Vec::new(),
-            unknown: Vec::new(),
-            word_span: word.span.clone(),
-        })
+        first.take().unwrap_or(Field::empty(word.span.clone()))
     }
 
     /// Expands a word into fields; `split` splits unquoted expansions on
@@ -1017,12 +1038,7 @@ impl Script {
     fn expand(&mut self, word: &Word, split: bool) -> Vec<Field> {
         let mut b = Builder {
             fields: Vec::new(),
-            cur: Field {
-                text: String::new(),
-                offs: Vec::new(),
-                unknown: Vec::new(),
-                word_span: word.span.clone(),
-            },
+            cur: Field::empty(word.span.clone()),
             solid: false,
             word_span: word.span.clone(),
         };
@@ -1054,17 +1070,16 @@ impl Script {
                             }
                         }
                         Err(unknown) => {
-                            b.cur.unknown.extend(unknown);
-                            b.cur.text.push_str(&format!("$(({expr}))"));
-                            b.cur.offs.extend(std::iter::repeat_n(None, expr.len() + 5));
+                            let shown = format!("$(({expr}))");
+                            for (k, u) in unknown.into_iter().enumerate() {
+                                b.cur.mark(u, if k == 0 { &shown } else { "" });
+                            }
                         }
                     }
                 }
                 Part::Output { span } => {
                     b.solid = true;
-                    b.cur.unknown.push("the output of a command".to_owned());
-                    b.cur.text.push_str("$(…)");
-                    b.cur.offs.extend(std::iter::repeat_n(None, "$(…)".len()));
+                    b.cur.mark("the output of a command".to_owned(), "$(…)");
                     b.cur.word_span = span.clone();
                 }
                 Part::Param {
@@ -1086,34 +1101,30 @@ impl Script {
                                 ":-" | "-" | ":=" | "=" if unset => {
                                     let mut inner = Builder {
                                         fields: Vec::new(),
-                                        cur: Field {
-                                            text: String::new(),
-                                            offs: Vec::new(),
-                                            unknown: Vec::new(),
-                                            word_span: span.clone(),
-                                        },
+                                        cur: Field::empty(span.clone()),
                                         solid: false,
                                         word_span: span.clone(),
                                     };
                                     self.parts(default, false, &mut inner, depth + 1);
-                                    let f = inner.finish().into_iter().next().unwrap_or(Field {
-                                        text: String::new(),
-                                        offs: Vec::new(),
-                                        unknown: Vec::new(),
-                                        word_span: span.clone(),
-                                    });
+                                    let f = inner
+                                        .finish()
+                                        .into_iter()
+                                        .next()
+                                        .unwrap_or(Field::empty(span.clone()));
                                     if sigil.contains('=') {
                                         self.env.insert(name.clone(), Value::Str(f.clone()));
                                     }
                                     Some(Value::Str(f))
                                 }
                                 ":+" | "+" if unset => None,
-                                ":+" | "+" => Some(Value::Str(Field {
-                                    text: String::new(),
-                                    offs: Vec::new(),
-                                    unknown: vec![format!("`${{{name}{sigil}…}}`")],
-                                    word_span: span.clone(),
-                                })),
+                                ":+" | "+" => {
+                                    let mut f = Field::empty(span.clone());
+                                    f.mark(
+                                        format!("`${{{name}{sigil}…}}`"),
+                                        &format!("${{{name}{sigil}…}}"),
+                                    );
+                                    Some(Value::Str(f))
+                                }
                                 _ => v,
                             }
                         }
@@ -1126,27 +1137,16 @@ impl Script {
                             }
                         }
                         None => {
-                            // An unset variable: empty, and unknown where it matters.
-                            b.cur.unknown.push(format!("`${name}`"));
-                            if *quoted {
-                                b.solid = true;
-                            }
-                            if !b.cur.text.is_empty() || *quoted {
-                                b.cur.word_span = span.clone();
-                            } else {
-                                // Keep the field, so that an option's missing
-                                // value is reported as unknown, not as absent.
-                                b.solid = true;
-                                b.cur.text.push_str(&format!("${name}"));
-                                b.cur.offs.extend(std::iter::repeat_n(None, name.len() + 1));
+                            // An unset variable: a stand-in, unknown where it matters.
+                            b.solid = true;
+                            if b.cur.text.is_empty() {
                                 b.cur.word_span = span.clone();
                             }
+                            b.cur.mark(format!("`${name}`"), &format!("${name}"));
                         }
                         Some(Value::Unknown(reason)) => {
                             b.solid = true;
-                            b.cur.unknown.push(reason);
-                            b.cur.text.push_str(&format!("${name}"));
-                            b.cur.offs.extend(std::iter::repeat_n(None, name.len() + 1));
+                            b.cur.mark(reason, &format!("${name}"));
                             b.cur.word_span = span.clone();
                         }
                         Some(Value::Str(f)) => {
@@ -1299,9 +1299,7 @@ impl Builder {
         if self.cur.text.is_empty() && self.cur.unknown.is_empty() {
             self.cur.word_span = f.word_span.clone();
         }
-        self.cur.text.push_str(&f.text);
-        self.cur.offs.extend(f.offs.iter().copied());
-        self.cur.unknown.extend(f.unknown.iter().cloned());
+        self.cur.extend(f);
     }
 
     fn split_append(&mut self, f: &Field) {
@@ -1322,9 +1320,6 @@ impl Builder {
         let leading_blank = f.text.starts_with(char::is_whitespace);
         let trailing_blank = f.text.ends_with(char::is_whitespace);
         if pieces.is_empty() {
-            if !f.unknown.is_empty() {
-                self.cur.unknown.extend(f.unknown.iter().cloned());
-            }
             if leading_blank {
                 self.end_field();
             }
@@ -1344,12 +1339,7 @@ impl Builder {
     }
 
     fn end_field(&mut self) {
-        let next = Field {
-            text: String::new(),
-            offs: Vec::new(),
-            unknown: Vec::new(),
-            word_span: self.word_span.clone(),
-        };
+        let next = Field::empty(self.word_span.clone());
         let done = std::mem::replace(&mut self.cur, next);
         if self.solid || !done.text.is_empty() {
             self.fields.push(done);
