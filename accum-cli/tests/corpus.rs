@@ -40,6 +40,7 @@ fn target(name: &str) -> Option<Harness> {
         "import_hf" => |d| harness::import(Framework::HuggingFace, d),
         "import_lightning" => |d| harness::import(Framework::Lightning, d),
         "import_axolotl" => |d| harness::import(Framework::Axolotl, d),
+        "import_nemo" => |d| harness::import(Framework::NeMo, d),
         _ => return None,
     })
 }
@@ -116,6 +117,7 @@ fn the_fuzz_corpus_replays_without_panics_or_hangs() {
         "import_hf",
         "import_lightning",
         "import_axolotl",
+        "import_nemo",
     ] {
         let dir = fuzz_dir().join("corpus").join(name);
         let files = fs::read_dir(&dir).map_or(0, |d| d.count());
