@@ -153,6 +153,8 @@ enum Tok {
     Word(Word),
     /// `;`, `&&`, `||`, `|`, `&`, or a newline.
     Sep,
+    /// `;;`, the end of a `case` branch.
+    CaseEnd,
     Open,
     Close,
 }
@@ -206,9 +208,13 @@ impl<'a> Lexer<'a> {
                         self.bump();
                     }
                 }
+                ';' if self.peek_at(1) == Some(';') => {
+                    self.pos += 2;
+                    out.push(Tok::CaseEnd);
+                }
                 ';' | '&' | '|' => {
                     self.bump();
-                    if matches!(self.peek(), Some(';' | '&' | '|')) {
+                    if matches!(self.peek(), Some('&' | '|')) {
                         self.bump();
                     }
                     out.push(Tok::Sep);
@@ -585,8 +591,8 @@ enum Node {
     Cmd(Vec<Tok>),
     If(Vec<(Option<Vec<Tok>>, Vec<Node>)>),
     Loop(Vec<Node>),
-    /// A `case` body: not evaluated; what it assigns becomes unknown.
-    Case(Vec<Node>),
+    /// `case WORD in PATTERN) … ;; esac`.
+    Case(Option<Word>, Vec<(Vec<Word>, Vec<Node>)>),
 }
 
 /// Splits tokens into simple commands at separators, keeping `( … )`
@@ -603,6 +609,12 @@ fn simple_commands(tokens: Vec<Tok>) -> Vec<Vec<Tok>> {
                 }
             }
             Tok::Sep => {}
+            Tok::CaseEnd => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                out.push(vec![Tok::CaseEnd]);
+            }
             Tok::Open => {
                 depth += 1;
                 cur.push(t);
@@ -730,9 +742,71 @@ fn parse_block(
                 out.push(Node::Loop(body));
             }
             Some("case") => {
-                let body = parse_block(cmds, &["esac"]);
-                cmds.next();
-                out.push(Node::Case(body));
+                let subject = match cmd.get(1) {
+                    Some(Tok::Word(w)) => Some(w.clone()),
+                    _ => None,
+                };
+                let mut arms: Vec<(Vec<Word>, Vec<Vec<Tok>>)> = Vec::new();
+                // An arm may start on the `case … in` line itself.
+                let mut pending: Option<Vec<Tok>> = cmd
+                    .iter()
+                    .position(|t| matches!(t, Tok::Word(w) if literal(w).as_deref() == Some("in")))
+                    .map(|k| cmd[k + 1..].to_vec())
+                    .filter(|rest| !rest.is_empty());
+                loop {
+                    let next = match pending.take() {
+                        Some(p) => p,
+                        None => {
+                            let Some(peeked) = cmds.peek() else { break };
+                            if keyword(peeked) == Some("esac") {
+                                cmds.next();
+                                break;
+                            }
+                            cmds.next().expect("peeked")
+                        }
+                    };
+                    if next == [Tok::CaseEnd] {
+                        continue;
+                    }
+                    let close = next.iter().position(|t| *t == Tok::Close);
+                    let is_pattern = close.is_some_and(|k| {
+                        k > 0
+                            && next[..k]
+                                .iter()
+                                .all(|t| matches!(t, Tok::Word(_) | Tok::Open))
+                    });
+                    match (is_pattern, close) {
+                        (true, Some(k)) => {
+                            let patterns = next[..k]
+                                .iter()
+                                .filter_map(|t| match t {
+                                    Tok::Word(w) => Some(w.clone()),
+                                    _ => None,
+                                })
+                                .collect();
+                            let rest: Vec<Tok> = next[k + 1..].to_vec();
+                            let body = if rest.is_empty() {
+                                Vec::new()
+                            } else {
+                                vec![rest]
+                            };
+                            arms.push((patterns, body));
+                        }
+                        _ => {
+                            if let Some(arm) = arms.last_mut() {
+                                arm.1.push(next);
+                            }
+                        }
+                    }
+                }
+                let arms = arms
+                    .into_iter()
+                    .map(|(p, body)| {
+                        let mut it = body.into_iter().peekable();
+                        (p, parse_block(&mut it, &[]))
+                    })
+                    .collect();
+                out.push(Node::Case(subject, arms));
             }
             Some("then" | "do" | "else" | "elif" | "fi" | "done" | "esac" | "{" | "}") => {
                 // A stray keyword (unbalanced script): the rest of its command runs.
@@ -807,15 +881,38 @@ impl Script {
                 Node::Cmd(tokens) => self.command(tokens),
                 Node::If(branches) => self.branches(branches, depth),
                 Node::Loop(body) => self.block(body, depth + 1),
-                Node::Case(body) => {
-                    let before = self.env.clone();
-                    self.block(body, depth + 1);
-                    for (name, value) in self.env.iter_mut() {
-                        if before.get(name) != Some(value) {
-                            *value = Value::Unknown(format!("`{name}` is set in a `case` branch"));
-                        }
+                Node::Case(subject, arms) => self.case(subject.as_ref(), arms, depth),
+            }
+        }
+    }
+
+    /// Runs the arm whose pattern matches the subject; when the subject is
+    /// unknown, every arm, and what they set differently is unknown.
+    fn case(&mut self, subject: Option<&Word>, arms: &[(Vec<Word>, Vec<Node>)], depth: usize) {
+        self.unset_is_empty = true;
+        let subject = subject.map(|w| self.expand_one(w));
+        let patterns: Vec<Vec<Field>> = arms
+            .iter()
+            .map(|(p, _)| p.iter().map(|w| self.expand_one(w)).collect())
+            .collect();
+        self.unset_is_empty = false;
+        match subject.filter(|s| s.unknown.is_empty()) {
+            Some(s) => {
+                for ((_, body), pats) in arms.iter().zip(&patterns) {
+                    if pats.iter().any(|p| glob(&p.text, &s.text)) {
+                        self.block(body, depth + 1);
+                        return;
                     }
                 }
+            }
+            None => {
+                let bodies: Vec<&Vec<Node>> = arms.iter().map(|(_, b)| b).collect();
+                self.merge(
+                    &bodies,
+                    true,
+                    depth,
+                    "is set in a `case` arm that cannot be chosen",
+                );
             }
         }
     }
@@ -853,17 +950,25 @@ impl Script {
         if open.is_empty() {
             return;
         }
-        // Undecided: run each branch from the same state; a variable the
-        // branches leave different is unknown, and every branch's commands
-        // are kept.
+        self.merge(
+            &open,
+            !has_else,
+            depth,
+            "depends on which branch of an `if` runs",
+        );
+    }
+
+    /// Undecided: runs each body from the same state; a variable the bodies
+    /// leave different is unknown (`why`), and every body's commands are kept.
+    fn merge(&mut self, open: &[&Vec<Node>], keep_before: bool, depth: usize, why: &str) {
         let before = self.env.clone();
         let mut after: Vec<HashMap<String, Value>> = Vec::new();
-        for body in &open {
+        for body in open {
             self.env = before.clone();
             self.block(body, depth + 1);
             after.push(std::mem::take(&mut self.env));
         }
-        if !has_else {
+        if keep_before {
             after.push(before.clone());
         }
         let mut names: Vec<&String> = after.iter().flat_map(|e| e.keys()).collect();
@@ -879,7 +984,7 @@ impl Script {
                     None => continue,
                 }
             } else {
-                Value::Unknown(format!("`{name}` depends on which branch of an `if` runs"))
+                Value::Unknown(format!("`{name}` {why}"))
             };
             merged.insert(name.clone(), value);
         }
@@ -1215,6 +1320,22 @@ impl Script {
             _ => Err(vec![format!("the arithmetic `$(({expr}))`")]),
         }
     }
+}
+
+/// A `case` pattern with `*` and `?` against a text.
+fn glob(pattern: &str, text: &str) -> bool {
+    fn go(p: &[char], t: &[char]) -> bool {
+        match (p.first(), t.first()) {
+            (None, None) => true,
+            (Some('*'), _) => go(&p[1..], t) || (!t.is_empty() && go(p, &t[1..])),
+            (Some('?'), Some(_)) => go(&p[1..], &t[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &t[1..]),
+            _ => false,
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    p.len() + t.len() < 2_000 && go(&p, &t)
 }
 
 /// Whether two values read the same (where they were written may differ).
@@ -1571,6 +1692,17 @@ mod tests {
         assert_eq!(s.var("Y"), None);
         assert!(matches!(s.env.get("Y"), Some(Value::Unknown(r)) if r.contains("branch")));
         assert_eq!(s.var("Z").as_deref(), Some("1"));
+    }
+
+    #[test]
+    fn case_arms_are_chosen_by_their_pattern() {
+        let text = "MODEL_SCALE=\"800M\"\ncase \"${MODEL_SCALE}\" in\n  \"800M\")\n    TP=1\n    GBS=32\n    ;;\n  \"8B\") TP=4 ;;\n  *) TP=9;;\nesac\ncase $UNSET_X in a) Q=1;; b) Q=2;; esac\n";
+        let s = run(text, &[]);
+        assert_eq!(s.var("TP").as_deref(), Some("1"));
+        assert_eq!(s.var("GBS").as_deref(), Some("32"));
+        assert_eq!(s.var("Q"), None);
+        let s = run("case x8B in *8B) Z=big;; esac\n", &[]);
+        assert_eq!(s.var("Z").as_deref(), Some("big"));
     }
 
     #[test]
