@@ -141,7 +141,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
     let model_parallel = tp.is_some_and(|t| t > 1) || cp.is_some_and(|c| c > 1);
     Some(Batch {
         plan,
-        parallel: model_parallel.then(|| ParallelSection {
+        parallel: model_parallel.then_some(ParallelSection {
             world_size: world,
             tensor: tp,
             pipeline: None,
@@ -216,7 +216,7 @@ fn settings(r: &mut Reader) -> PartialConfig {
 
 /// Writes an axolotl config's batch and training keys.
 pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportError> {
-    let plan = out.plan.clone();
+    let plan = out.plan;
     if plan.layout().is_some_and(|l| l.pipeline > 1) {
         return Err(ExportError::Unsupported {
             framework: Framework::Axolotl,

@@ -12,7 +12,7 @@ use crate::interop::export::{Out, pretty};
 use crate::interop::{ExportError, Framework};
 
 pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportError> {
-    let plan = out.plan.clone();
+    let plan = out.plan;
     out.check_last_group(
         c,
         &[],

@@ -13,7 +13,7 @@ use crate::interop::deepspeed::check_normalization;
 use crate::interop::export::{Out, yaml};
 
 pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportError> {
-    let plan = out.plan.clone();
+    let plan = out.plan;
     out.require_data_parallel("devices × num_nodes counts every device")?;
     out.check_last_group(
         c,
@@ -86,7 +86,7 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
 /// Writes a NeMo Megatron config: the trainer's devices, precision and
 /// lengths, and the batch in the model section (NeMo computes `A` from it).
 pub(crate) fn export_nemo(c: &PartialConfig, out: &mut Out) -> Result<String, ExportError> {
-    let plan = out.plan.clone();
+    let plan = out.plan;
     out.check_last_group(
         c,
         &[accum_core::LastGroup::Drop],

@@ -130,10 +130,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         &["model", "train_ds", "batch_size"],
     ] {
         if r.has(path) {
-            micro = r.uint(path, 1);
-            if micro.is_none() {
-                return None;
-            }
+            micro = Some(r.uint(path, 1)?);
             break;
         }
     }

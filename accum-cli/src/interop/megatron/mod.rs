@@ -10,14 +10,14 @@
 
 mod args;
 mod export;
+mod schedules;
+mod settings;
 mod shell;
 
 use std::ops::Range;
 
 use accum_core::config::ParallelSection;
-use accum_core::config::partial::{PartialConfig, PartialLossScale};
-use accum_core::settings::{PrecisionMode, ScheduleKind};
-use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
+use accum_core::{LastGroup, Layout, PlanInput};
 
 pub(crate) use export::export;
 
@@ -25,7 +25,7 @@ use self::args::{Arg, Invocation, NNODES, NPROC};
 use self::shell::Field;
 use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::python_number;
-use super::{BatchSchedule, BatchStep, FileReport, Framework, ImportError, ImportOptions, codes};
+use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, codes};
 use crate::diagnostic::{Finding, Severity};
 
 /// The Megatron-LM dialect.
@@ -315,7 +315,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         Got::Absent => None,
         Got::Bad => return None,
     };
-    let steps = step_schedule(a, opts, m, replicas)?;
+    let steps = schedules::step_schedule(a, opts, m, replicas)?;
     if let (Some(_), Some((g, span))) = (&steps, &global) {
         a.findings.push(
             Finding::error(
@@ -417,13 +417,13 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     };
     let b = plan.effective_batch().get();
 
-    let ramp = rampup(a, m, replicas, b)?;
+    let ramp = schedules::rampup(a, m, replicas, b)?;
     let schedule = match (ramp, steps) {
         (Some(r), _) => Some(r),
         (None, Some(s)) => Some(BatchSchedule::Steps(s)),
         (None, None) => None,
     };
-    let settings = settings(a, b, schedule.as_ref(), &top);
+    let settings = settings::settings(a, b, schedule.as_ref(), &top);
 
     let per_token = a.has("--calculate-per-token-loss");
     let loss = if per_token {
@@ -584,396 +584,4 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
             None
         }
     }
-}
-
-/// `--step-batch-size-schedule "0:16 2.4B:320 …"`, parsed and checked as
-/// `StepBatchsizeNumMicroBatchesCalculator` does
-/// (`megatron/core/num_microbatches_calculator.py`: `_parse_schedule`,
-/// `_validate_schedule`, `update`). `Some(None)` when absent; `None` refuses.
-fn step_schedule(
-    a: &mut Args,
-    opts: &ImportOptions,
-    m: u64,
-    replicas: u64,
-) -> Option<Option<Vec<BatchStep>>> {
-    let Some(arg) = a.get("--step-batch-size-schedule").cloned() else {
-        return Some(None);
-    };
-    let name = "--step-batch-size-schedule";
-    let field = arg.value()?.clone();
-    if !field.unknown.is_empty() {
-        a.unknown(name, &field);
-        return None;
-    }
-    // Thresholds are tokens when the sequence length is known, else samples.
-    let seq = match a.uint("--seq-length", 1) {
-        Got::Value(v, _) => Some(v),
-        _ => opts.seq_len,
-    };
-    let refuse = |a: &mut Args, message: String| {
-        a.findings.push(
-            Finding::error(codes::ENGINE_ASSERT, Args::path(name), format!("Megatron would stop at start-up: {message}"))
-                .help("write the schedule as \"0:B0 THRESHOLD:B1 …\" with thresholds from 0, increasing, and batches above 0")
-                .at(field.span(), "schedule refused"),
-        );
-    };
-    let mut steps: Vec<BatchStep> = Vec::new();
-    for entry in field.text.replace(',', " ").split_whitespace() {
-        let Some((t, bs)) = entry.split_once(':') else {
-            refuse(
-                a,
-                format!(
-                    "\"Invalid schedule entry \"{entry}\". Expected format: \"THRESHOLD:BATCH_SIZE\"\""
-                ),
-            );
-            return None;
-        };
-        let (Some(t), Some(bs)) = (suffixed(t), suffixed(bs)) else {
-            refuse(
-                a,
-                format!("`{entry}` is not THRESHOLD:BATCH_SIZE with numbers"),
-            );
-            return None;
-        };
-        let threshold = match seq {
-            Some(l) => t / u128::from(l),
-            None => t,
-        };
-        steps.push(BatchStep {
-            from_examples: u64::try_from(threshold).unwrap_or(u64::MAX),
-            global_batch: u64::try_from(bs).unwrap_or(u64::MAX),
-        });
-    }
-    steps.sort_by_key(|s| s.from_examples);
-    if steps.first().is_none_or(|s| s.from_examples != 0) {
-        refuse(
-            a,
-            "\"first schedule entry must have threshold 0\"".to_owned(),
-        );
-        return None;
-    }
-    if steps
-        .windows(2)
-        .any(|w| w[0].from_examples == w[1].from_examples)
-    {
-        refuse(
-            a,
-            "\"schedule thresholds must be strictly increasing\"".to_owned(),
-        );
-        return None;
-    }
-    if steps.iter().any(|s| s.global_batch == 0) {
-        refuse(a, "\"batch size must be positive\"".to_owned());
-        return None;
-    }
-    let step = m.saturating_mul(replicas);
-    let bad: Vec<u64> = steps
-        .iter()
-        .map(|s| s.global_batch)
-        .filter(|b| b % step != 0)
-        .collect();
-    if !bad.is_empty() {
-        a.findings.push(
-            Finding::error(
-                codes::ENGINE_ASSERT,
-                Args::path(name),
-                format!(
-                    "Megatron would stop when the schedule reaches global batch {}: update() asserts each batch is divisible by micro batch size ({m}) × data parallel size ({replicas}) = {step}",
-                    bad[0]
-                ),
-            )
-            .help(format!("use batches that are multiples of {step}"))
-            .at(field.span(), "not a multiple of micro × D"),
-        );
-    }
-    Some(Some(steps))
-}
-
-/// A number with Megatron's suffixes K, M, B, T: `int(float(x) * mult)`.
-fn suffixed(text: &str) -> Option<u128> {
-    let t = text.trim().to_ascii_uppercase();
-    let (digits, mult) = match t.chars().last()? {
-        'T' => (&t[..t.len() - 1], 1e12),
-        'B' => (&t[..t.len() - 1], 1e9),
-        'M' => (&t[..t.len() - 1], 1e6),
-        'K' => (&t[..t.len() - 1], 1e3),
-        _ => (t.as_str(), 1.0),
-    };
-    let v = python_number(digits)?.as_f64() * mult;
-    (v.is_finite() && v >= 0.0 && v < 1e30).then(|| v as u128)
-}
-
-/// `--rampup-batch-size START INCREMENT SAMPLES`, checked as Megatron's
-/// ramp-up calculator does (`RampupBatchsizeNumMicroBatchesCalculator` in
-/// `megatron/core/num_microbatches_calculator.py` before its deprecation:
-/// start, increment > 0, `(global − start) % increment == 0`, and every
-/// batch of the ramp divisible by `micro × D` when `update` checks it).
-/// `Some(None)` when absent; `None` when the values cannot be read.
-fn rampup(a: &mut Args, m: u64, replicas: u64, global: u64) -> Option<Option<BatchSchedule>> {
-    let Some(arg) = a.get("--rampup-batch-size").cloned() else {
-        return Some(None);
-    };
-    let name = "--rampup-batch-size";
-    if arg.values.len() != 3 {
-        a.findings.push(
-            Finding::error(codes::ENGINE_ASSERT, Args::path(name), format!("argparse would stop: {name} takes 3 values (start, increment, samples), {} given", arg.values.len()))
-                .help(format!("write {name} START INCREMENT SAMPLES"))
-                .at(arg.span.clone(), "3 values needed"),
-        );
-        return None;
-    }
-    let mut v = [0u64; 3];
-    for (i, field) in arg.values.iter().enumerate() {
-        if !field.unknown.is_empty() {
-            a.unknown(name, field);
-            return None;
-        }
-        match python_number(&field.text)
-            .and_then(|n| n.whole())
-            .and_then(|n| u64::try_from(n).ok())
-        {
-            Some(x) => v[i] = x,
-            None => {
-                a.bad(name, field, "whole numbers");
-                return None;
-            }
-        }
-    }
-    let [start, increment, samples] = v;
-    let span = arg.span.clone();
-    let step = m.saturating_mul(replicas);
-    let refuse = |a: &mut Args, message: String, help: String| {
-        a.findings.push(
-            Finding::error(codes::ENGINE_ASSERT, Args::path(name), message)
-                .help(help)
-                .at(span.clone(), "ramp-up refused"),
-        );
-    };
-    if start == 0 || increment == 0 {
-        refuse(
-            a,
-            "Megatron's ramp-up calculator asserts a start batch and an increment above 0"
-                .to_owned(),
-            "use a start batch and an increment of at least micro × D".to_owned(),
-        );
-        return None;
-    }
-    if start > global {
-        refuse(
-            a,
-            format!(
-                "Megatron's ramp-up calculator asserts \"expected global batch size to be greater than or equal to start batch size, got {global} and {start}\""
-            ),
-            format!("start the ramp at or below {global}"),
-        );
-        return None;
-    }
-    let diff = global - start;
-    if diff % increment != 0 {
-        refuse(
-            a,
-            format!(
-                "Megatron's ramp-up calculator asserts \"expected global batch size interval ({diff}) to be divisible by global batch size increment ({increment})\""
-            ),
-            format!("use an increment that divides {diff}"),
-        );
-        return None;
-    }
-    if diff > 0 && (start % step != 0 || increment % step != 0) {
-        let first_bad = (0..=diff / increment)
-            .map(|k| start + k * increment)
-            .find(|b| b % step != 0)
-            .unwrap_or(start);
-        refuse(
-            a,
-            format!(
-                "Megatron would stop during the ramp-up: the batch {first_bad} is not divisible by micro-batch-size ({m}) times data parallel size ({replicas}) = {step}; update() asserts it for every batch of the ramp"
-            ),
-            format!("use a start batch and an increment that are multiples of {step}"),
-        );
-    }
-    Some(Some(BatchSchedule::Ramp {
-        start,
-        increment,
-        samples,
-        end: global,
-    }))
-}
-
-/// Lengths, logging, precision, clipping and the learning rate; the
-/// schedule-shift and iteration/sample findings.
-fn settings(
-    a: &mut Args,
-    b: u64,
-    schedule: Option<&BatchSchedule>,
-    top: &Range<usize>,
-) -> PartialConfig {
-    let mut c = PartialConfig::default();
-    let iters = a.soft_uint("--train-iters", 1);
-    let samples = a.soft_uint("--train-samples", 1);
-    let warm_iters = a.soft_uint("--lr-warmup-iters", 0).map(|v| v.0);
-    let warm_samples = a.soft_uint("--lr-warmup-samples", 0).map(|v| v.0);
-    let decay_iters = a.soft_uint("--lr-decay-iters", 1).map(|v| v.0);
-    let decay_samples = a.soft_uint("--lr-decay-samples", 1).map(|v| v.0);
-
-    // arguments.py, validate_args: iteration- and sample-based options do not mix.
-    let mixed: Vec<(&str, &str)> = if iters.is_some() {
-        [
-            ("--train-samples", samples.is_some()),
-            ("--lr-decay-samples", decay_samples.is_some()),
-            ("--lr-warmup-samples", warm_samples.is_some_and(|w| w > 0)),
-        ]
-        .into_iter()
-        .filter(|(_, on)| *on)
-        .map(|(n, _)| (n, "--train-iters"))
-        .collect()
-    } else if samples.is_some() {
-        [
-            ("--lr-decay-iters", decay_iters.is_some()),
-            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w > 0)),
-        ]
-        .into_iter()
-        .filter(|(_, on)| *on)
-        .map(|(n, _)| (n, "--train-samples"))
-        .collect()
-    } else {
-        Vec::new()
-    };
-    for (name, with) in mixed {
-        let span = a.get(name).map_or(top.clone(), |x| x.span.clone());
-        let kind = if with == "--train-iters" {
-            "iteration"
-        } else {
-            "sample"
-        };
-        a.findings.push(
-            Finding::error(
-                codes::ENGINE_ASSERT,
-                Args::path(name),
-                format!("Megatron would stop at start-up: with {with} it expects {kind}-based options only, and {name} is the other kind (validate_args)"),
-            )
-            .help(format!("count every length in the same unit as {with}"))
-            .at(span, "mixes iterations and samples"),
-        );
-    }
-
-    let mut total = iters.as_ref().map(|v| Span::new(v.0, UnitKind::Update));
-    if let Some((s, span)) = &samples {
-        // training.py, update_train_iters: train_iters = train_samples // global_batch_size.
-        if schedule.is_none() && s % b != 0 {
-            a.findings.push(
-                Finding::error(
-                    codes::ROUNDS,
-                    Args::path("--train-samples"),
-                    format!(
-                        "Megatron sets train_iters = train_samples // global_batch_size = {s} // {b} = {}, so the last {} samples are not trained",
-                        s / b,
-                        s % b
-                    ),
-                )
-                .warning()
-                .help(format!("use --train-samples {} or {}", s / b * b, (s / b + 1).saturating_mul(b)))
-                .at(span.clone(), "not a multiple of the global batch"),
-            );
-        }
-        total = total.or(Some(Span::new(*s, UnitKind::Example)));
-    }
-    let warmup = warm_iters
-        .filter(|&w| w > 0 || warm_samples.is_none())
-        .map(|v| Span::new(v, UnitKind::Update))
-        .or(warm_samples.map(|v| Span::new(v, UnitKind::Example)));
-    if let Some(frac) = a.get("--lr-warmup-fraction").cloned() {
-        a.findings.push(
-            Finding::error(
-                codes::NOT_CONVERTED,
-                Args::path("--lr-warmup-fraction"),
-                "--lr-warmup-fraction is a fraction of the decay length and is not carried into schedule.warmup",
-            )
-            .warning()
-            .help("give --lr-warmup-iters (updates) or --lr-warmup-samples (examples) instead")
-            .at(frac.span.clone(), "not converted"),
-        );
-    }
-    // The batch changes: spans in iterations cover different examples in
-    // each phase. Lengths already in samples keep their meaning.
-    if let Some(sched) = schedule {
-        let in_iters: Vec<&str> = [
-            ("--train-iters", iters.is_some()),
-            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w > 0)),
-            ("--lr-decay-iters", decay_iters.is_some()),
-        ]
-        .into_iter()
-        .filter(|(_, on)| *on)
-        .map(|(n, _)| n)
-        .collect();
-        if !in_iters.is_empty() {
-            let (what, arg) = match sched {
-                BatchSchedule::Ramp { start, end, .. } => (
-                    format!("--rampup-batch-size ramps the global batch from {start} to {end}"),
-                    "--rampup-batch-size",
-                ),
-                _ => (
-                    "--step-batch-size-schedule changes the global batch".to_owned(),
-                    "--step-batch-size-schedule",
-                ),
-            };
-            let span = a.get(arg).map_or(top.clone(), |x| x.span.clone());
-            a.findings.push(
-                Finding::error(
-                    codes::SCHEDULE_SHIFT,
-                    Args::path(arg),
-                    format!(
-                        "{what}, so {} count iterations of different sizes: early iterations hold fewer examples than at B = {b}",
-                        in_iters.join(", ")
-                    ),
-                )
-                .help("count the schedule in samples (--train-samples, --lr-warmup-samples, --lr-decay-samples); accum's plan uses the final global batch")
-                .at(span, "batch size changes"),
-            );
-        }
-    }
-    c.schedule.total = total;
-    c.schedule.warmup = warmup;
-    c.schedule.kind = a
-        .get("--lr-decay-style")
-        .and_then(Arg::value)
-        .and_then(|v| match v.text.as_str() {
-            "linear" => Some(ScheduleKind::Linear),
-            "cosine" => Some(ScheduleKind::Cosine),
-            "constant" => Some(ScheduleKind::Constant),
-            _ => None,
-        });
-    c.log.every = a
-        .soft_uint("--log-interval", 1)
-        .map(|v| Span::new(v.0, UnitKind::Update));
-
-    // Precision (R7).
-    if a.has("--fp16") {
-        c.precision.mode = Some(PrecisionMode::Fp16);
-        let scale = if let Some((s, _)) = a.float("--loss-scale").filter(|(s, _)| *s > 0.0) {
-            PartialLossScale {
-                init: Some(s),
-                growth_factor: Some(1.0),
-                ..PartialLossScale::default()
-            }
-        } else {
-            PartialLossScale {
-                init: a.float("--initial-loss-scale").map(|v| v.0),
-                growth_interval: a.soft_uint("--loss-scale-window", 1).map(|v| v.0),
-                ..PartialLossScale::default()
-            }
-        };
-        c.precision.loss_scale = (scale != PartialLossScale::default()).then_some(scale);
-    } else if a.has("--bf16") {
-        c.precision.mode = Some(PrecisionMode::Bf16);
-    }
-    // --clip-grad 0 disables clipping (kept as 0: "off", not "not set").
-    c.optimizer.clip_norm = a.float("--clip-grad").map(|v| v.0);
-    c.optimizer.lr = a.float("--lr").map(|v| v.0);
-    c.optimizer.weight_decay = a.float("--weight-decay").map(|v| v.0);
-    c.optimizer.eps = a.float("--adam-eps").map(|v| v.0);
-    if let (Some(b1), Some(b2)) = (a.float("--adam-beta1"), a.float("--adam-beta2")) {
-        c.optimizer.betas = Some([b1.0, b2.0]);
-    }
-    c
 }
