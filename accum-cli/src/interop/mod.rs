@@ -60,6 +60,11 @@ mod reader;
 #[cfg(test)]
 mod tests;
 
+/// The interop guide (`docs/interop.md`), compiled so that its example runs.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/interop.md")]
+pub struct InteropGuide;
+
 /// The frameworks accum reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
