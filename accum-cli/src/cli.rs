@@ -13,15 +13,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(
     after_help = "Examples:\n  accum calc -m 8 -d 64 -a 4 -L 4096\n  accum validate examples/quickstart.toml\n  accum run examples/quickstart.toml --report run.json\n  accum sheet examples/quickstart.toml --report run.json --format html -o sheet.html"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The command to run.
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// The commands of `accum`.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Commands that work on any derived configuration.
     #[command(flatten)]
     Common(CommonCommand),
@@ -74,116 +74,116 @@ Examples:
 
 /// Arguments of `accum import` and `accum lint`.
 #[derive(Debug, Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
     #[arg(value_name = "FRAMEWORK")]
-    pub framework: crate::interop::Framework,
+    pub(crate) framework: crate::interop::Framework,
 
     /// The framework's file (DeepSpeed JSON, a Megatron launch script or YAML arguments,
     /// TrainingArguments JSON/YAML, Trainer YAML/JSON, axolotl YAML).
     #[arg(value_name = "FILE")]
-    pub file: std::path::PathBuf,
+    pub(crate) file: std::path::PathBuf,
 
     /// All devices of the job (the launcher's world size).
     #[arg(long, value_name = "N")]
-    pub world_size: Option<u64>,
+    pub(crate) world_size: Option<u64>,
 
     /// Accelerate's num_processes (Hugging Face).
     #[arg(long, value_name = "N")]
-    pub num_processes: Option<u64>,
+    pub(crate) num_processes: Option<u64>,
 
     /// Nodes of the job (Lightning).
     #[arg(long, value_name = "N")]
-    pub num_nodes: Option<u64>,
+    pub(crate) num_nodes: Option<u64>,
 
     /// Tensor-parallel degree the model code uses (not replicas).
     #[arg(long, value_name = "TP")]
-    pub tensor: Option<u64>,
+    pub(crate) tensor: Option<u64>,
 
     /// Pipeline-parallel degree the model code uses (not replicas).
     #[arg(long, value_name = "PP")]
-    pub pipeline: Option<u64>,
+    pub(crate) pipeline: Option<u64>,
 
     /// Context/sequence-parallel degree the model code uses (not replicas).
     #[arg(long, value_name = "CP")]
-    pub context: Option<u64>,
+    pub(crate) context: Option<u64>,
 
     /// DeepSpeed: an mpu is passed to deepspeed.initialize (it then divides by the data-parallel size).
     #[arg(long)]
-    pub deepspeed_mpu: bool,
+    pub(crate) deepspeed_mpu: bool,
 
     /// Examples per microbatch, when the file does not say (Lightning's DataLoader batch_size).
     #[arg(long, value_name = "M")]
-    pub micro_batch: Option<u64>,
+    pub(crate) micro_batch: Option<u64>,
 
     /// Examples in the training set (for the last partial group).
     #[arg(long, value_name = "N")]
-    pub examples: Option<u64>,
+    pub(crate) examples: Option<u64>,
 
     /// Tokens per example, when fixed.
     #[arg(long, value_name = "L")]
-    pub seq_len: Option<u64>,
+    pub(crate) seq_len: Option<u64>,
 
     /// Examples have different numbers of supervised tokens.
     #[arg(long)]
-    pub variable_lengths: bool,
+    pub(crate) variable_lengths: bool,
 
     /// A launch script's variable (or positional argument `1=…`), as the shell
     /// would have it: --env GPUS_PER_NODE=8. Repeat for several.
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env)]
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
 
     /// Hugging Face: the DeepSpeed file, instead of the one named by `deepspeed:`.
     #[arg(long, value_name = "FILE")]
-    pub deepspeed_config: Option<std::path::PathBuf>,
+    pub(crate) deepspeed_config: Option<std::path::PathBuf>,
 
     /// Hugging Face: the Accelerate config the run is launched with (gives the processes).
     #[arg(long, value_name = "FILE")]
-    pub accelerate_config: Option<std::path::PathBuf>,
+    pub(crate) accelerate_config: Option<std::path::PathBuf>,
 
     /// Write the accum config to this file (atomically, only when there is no error); import only.
     #[arg(short, long, value_name = "OUT")]
-    pub output: Option<std::path::PathBuf>,
+    pub(crate) output: Option<std::path::PathBuf>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Arguments of `accum export`.
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
     #[arg(value_name = "FRAMEWORK")]
-    pub framework: crate::interop::Framework,
+    pub(crate) framework: crate::interop::Framework,
 
     /// The accum configuration file.
     #[arg(value_name = "CONFIG")]
-    pub config: std::path::PathBuf,
+    pub(crate) config: std::path::PathBuf,
 
     /// Write the framework's file to this path (atomically) instead of stdout.
     #[arg(short, long, value_name = "OUT")]
-    pub output: Option<std::path::PathBuf>,
+    pub(crate) output: Option<std::path::PathBuf>,
 }
 
 /// Arguments of `accum verify`.
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// The configuration file.
     #[arg(value_name = "FILE")]
-    pub file: std::path::PathBuf,
+    pub(crate) file: std::path::PathBuf,
 
     /// Relative tolerance of the gradient comparison (default 1e-4).
     #[arg(long, value_name = "RTOL", value_parser = parse_tolerance)]
-    pub rtol: Option<f64>,
+    pub(crate) rtol: Option<f64>,
 
     /// Absolute tolerance of the comparisons (default 1e-6).
     #[arg(long, value_name = "ATOL", value_parser = parse_tolerance)]
-    pub atol: Option<f64>,
+    pub(crate) atol: Option<f64>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 const RUN_EXAMPLES: &str = "\
@@ -197,43 +197,43 @@ Ctrl-C stops at the next group boundary; the report is still written.";
 
 /// Arguments of `accum run`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The configuration file.
     #[arg(value_name = "FILE")]
-    pub file: std::path::PathBuf,
+    pub(crate) file: std::path::PathBuf,
 
     /// Write the run report (JSON) to this file, atomically.
     #[arg(long, value_name = "RUN.json")]
-    pub report: Option<std::path::PathBuf>,
+    pub(crate) report: Option<std::path::PathBuf>,
 
     /// Write every microbatch, gradient and parameter set to this directory (accum-dump/1).
     #[arg(long, value_name = "DIR")]
-    pub dump: Option<std::path::PathBuf>,
+    pub(crate) dump: Option<std::path::PathBuf>,
 
     /// No progress bar; the log lines go to stdout.
     #[arg(short, long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Output format of the final summary (json prints the whole report).
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    pub(crate) format: Format,
 
     /// Where the data-parallel replicas run: threads of this process, or one
     /// MPI process per replica (`mpirun -n D accum run FILE --backend mpi`;
     /// needs a build with the `mpi` feature). With mpi, rank 0 writes the
     /// report, the dump and the output.
     #[arg(long, value_enum, default_value_t = Backend::Threads)]
-    pub backend: Backend,
+    pub(crate) backend: Backend,
 
     /// Test hook: replica RANK fails with an error after the backward pass of
     /// microbatch MICROBATCH (0-based) of update attempt ATTEMPT (1-based).
     #[arg(long, value_name = "RANK:ATTEMPT:MICROBATCH", value_parser = parse_fail_at, hide = true)]
-    pub fail_at: Option<FailAt>,
+    pub(crate) fail_at: Option<FailAt>,
 }
 
 /// Where `accum run` runs the data-parallel replicas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
+pub(crate) enum Backend {
     /// One thread per replica in this process.
     Threads,
     /// One MPI process per replica (rank r is replica r).
@@ -242,13 +242,13 @@ pub enum Backend {
 
 /// `--fail-at RANK:ATTEMPT:MICROBATCH`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FailAt {
+pub(crate) struct FailAt {
     /// The replica that fails.
-    pub replica: usize,
+    pub(crate) replica: usize,
     /// The update attempt, 1-based.
-    pub attempt: u64,
+    pub(crate) attempt: u64,
     /// The microbatch within the group, 0-based.
-    pub microbatch: usize,
+    pub(crate) microbatch: usize,
 }
 
 fn parse_fail_at(s: &str) -> Result<FailAt, String> {
@@ -271,7 +271,7 @@ fn parse_fail_at(s: &str) -> Result<FailAt, String> {
 /// The commands every configuration type gets, in `accum` and in the binaries
 /// users build with `accum_cli::run::<MyConfig>()`.
 #[derive(Debug, Subcommand)]
-pub enum CommonCommand {
+pub(crate) enum CommonCommand {
     /// Compute the effective batch and tokens per update from m, A and D (R15),
     /// optionally per-device memory (R16) and data-parallel scaling (R17).
     #[command(after_help = CALC_EXAMPLES)]
@@ -330,7 +330,7 @@ Examples:
 
 /// Output format of a sheet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SheetFormat {
+pub(crate) enum SheetFormat {
     /// Markdown; with -o the loss curve is written as an SVG beside it.
     Md,
     /// One self-contained HTML file with the curve inline; no script.
@@ -341,93 +341,93 @@ pub enum SheetFormat {
 
 /// Arguments of `accum sheet`.
 #[derive(Debug, Args)]
-pub struct SheetArgs {
+pub(crate) struct SheetArgs {
     /// The configuration file.
     #[arg(value_name = "FILE")]
-    pub file: std::path::PathBuf,
+    pub(crate) file: std::path::PathBuf,
 
     /// A run report written by `accum run --report`.
     #[arg(long, value_name = "RUN.json")]
-    pub report: Option<std::path::PathBuf>,
+    pub(crate) report: Option<std::path::PathBuf>,
 
     /// Output format (default: from the -o extension, else md).
     #[arg(long, value_enum)]
-    pub format: Option<SheetFormat>,
+    pub(crate) format: Option<SheetFormat>,
 
     /// Write the sheet to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "OUT")]
-    pub output: Option<std::path::PathBuf>,
+    pub(crate) output: Option<std::path::PathBuf>,
 }
 
 /// Arguments of `accum schema`.
 #[derive(Debug, Args)]
-pub struct SchemaArgs {
+pub(crate) struct SchemaArgs {
     /// Write the schema to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<std::path::PathBuf>,
+    pub(crate) output: Option<std::path::PathBuf>,
 }
 
 /// Arguments of `accum validate`.
 #[derive(Debug, Args)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// Configuration files (.toml, .json, .yaml).
     #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<std::path::PathBuf>,
+    pub(crate) files: Vec<std::path::PathBuf>,
 
     /// Validate against this JSON Schema instead of the built-in one; plan
     /// roles are read from its `x-accum-role` marks.
     #[arg(long, value_name = "SCHEMA")]
-    pub schema: Option<std::path::PathBuf>,
+    pub(crate) schema: Option<std::path::PathBuf>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Arguments of `accum replan`.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("limit").required(true).args(["max_micro_batch", "memory_budget"])))]
-pub struct ReplanArgs {
+pub(crate) struct ReplanArgs {
     /// The configuration file to re-plan.
     #[arg(value_name = "FILE")]
-    pub file: std::path::PathBuf,
+    pub(crate) file: std::path::PathBuf,
 
     /// The largest micro-batch that fits.
     #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_micro_batch: Option<u64>,
+    pub(crate) max_micro_batch: Option<u64>,
 
     /// The per-device memory budget, e.g. 24GiB: the largest micro-batch whose
     /// estimate (weights, gradients, optimizer state, activations × m) fits (R16).
     #[arg(long, value_name = "SIZE", conflicts_with = "max_micro_batch")]
-    pub memory_budget: Option<accum_core::estimate::ByteSize>,
+    pub(crate) memory_budget: Option<accum_core::estimate::ByteSize>,
 
     /// Parameters per device, for --memory-budget (default: the built-in model's).
     #[arg(long, value_name = "N", requires = "memory_budget")]
-    pub params: Option<u64>,
+    pub(crate) params: Option<u64>,
 
     /// Activation memory of one example, for --memory-budget (default: the built-in model's).
     #[arg(long, value_name = "SIZE", requires = "memory_budget")]
-    pub activation_per_example: Option<accum_core::estimate::ByteSize>,
+    pub(crate) activation_per_example: Option<accum_core::estimate::ByteSize>,
 
     /// Write the new configuration to this file (atomically).
     #[arg(short, long, value_name = "FILE", conflicts_with = "in_place")]
-    pub output: Option<std::path::PathBuf>,
+    pub(crate) output: Option<std::path::PathBuf>,
 
     /// Replace FILE, keeping the old one as FILE.bak.
     #[arg(long)]
-    pub in_place: bool,
+    pub(crate) in_place: bool,
 
     /// Format of the summary (the new configuration keeps the file's format).
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Arguments of `accum completions`.
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell.
     #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+    pub(crate) shell: clap_complete::Shell,
 }
 
 const CALC_EXAMPLES: &str = "\
@@ -450,7 +450,7 @@ Examples:
 
 /// Output format of a command.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Text for people.
     #[default]
     Text,
@@ -460,7 +460,7 @@ pub enum Format {
 
 /// Precision of weights and gradients, for memory estimates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum Precision {
+pub(crate) enum Precision {
     /// 4-byte weights and gradients.
     #[default]
     Fp32,
@@ -472,7 +472,7 @@ pub enum Precision {
 
 /// The optimizer, for the optimizer-state part of a memory estimate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum Optimizer {
+pub(crate) enum Optimizer {
     /// Two fp32 moments per parameter.
     #[default]
     Adamw,
@@ -484,74 +484,74 @@ pub enum Optimizer {
 
 /// Arguments of `accum calc`.
 #[derive(Debug, Args)]
-pub struct CalcArgs {
+pub(crate) struct CalcArgs {
     /// Examples per microbatch on one data-parallel replica (m).
     #[arg(short = 'm', long, value_name = "M")]
-    pub micro_batch: Option<u64>,
+    pub(crate) micro_batch: Option<u64>,
 
     /// Accumulation steps: microbatches per optimizer update, per replica (A).
     #[arg(short = 'a', long = "accum-steps", value_name = "A")]
-    pub accum_steps: Option<u64>,
+    pub(crate) accum_steps: Option<u64>,
 
     /// Data-parallel replicas (D): model copies that see different examples.
     #[arg(short = 'd', long, value_name = "D", conflicts_with = "world_size")]
-    pub data_parallel: Option<u64>,
+    pub(crate) data_parallel: Option<u64>,
 
     /// All devices of the job; D = world-size / (tensor·pipeline·context).
     #[arg(long, value_name = "N")]
-    pub world_size: Option<u64>,
+    pub(crate) world_size: Option<u64>,
 
     /// Tensor-parallel degree (devices sharing one model copy; not replicas).
     #[arg(long, value_name = "TP", default_value_t = 1, requires = "world_size")]
-    pub tensor: u64,
+    pub(crate) tensor: u64,
 
     /// Pipeline-parallel degree (devices sharing one model copy; not replicas).
     #[arg(long, value_name = "PP", default_value_t = 1, requires = "world_size")]
-    pub pipeline: u64,
+    pub(crate) pipeline: u64,
 
     /// Context/sequence-parallel degree (devices sharing one model copy; not replicas).
     #[arg(long, value_name = "CP", default_value_t = 1, requires = "world_size")]
-    pub context: u64,
+    pub(crate) context: u64,
 
     /// Tokens per example, when lengths are fixed (L); enables tokens per update.
     #[arg(short = 'L', long, value_name = "L")]
-    pub seq_len: Option<u64>,
+    pub(crate) seq_len: Option<u64>,
 
     /// A target effective batch: solves the missing -a (or -m) exactly, or checks it.
     #[arg(short = 'B', long, value_name = "B")]
-    pub global_batch: Option<u64>,
+    pub(crate) global_batch: Option<u64>,
 
     /// Parameters per device, for the memory estimate (R16), e.g. 1.3e9.
     #[arg(long, value_name = "N", value_parser = parse_count, requires = "activation_per_example")]
-    pub params: Option<u64>,
+    pub(crate) params: Option<u64>,
 
     /// Activation memory of one example (forward + backward), e.g. 1.5GiB.
     #[arg(long, value_name = "SIZE", requires = "params")]
-    pub activation_per_example: Option<accum_core::estimate::ByteSize>,
+    pub(crate) activation_per_example: Option<accum_core::estimate::ByteSize>,
 
     /// Weight and gradient precision, for the memory estimate.
     #[arg(long, value_enum, default_value_t = Precision::Fp32)]
-    pub precision: Precision,
+    pub(crate) precision: Precision,
 
     /// Optimizer, for the optimizer-state part of the memory estimate.
     #[arg(long, value_enum, default_value_t = Optimizer::Adamw)]
-    pub optimizer: Optimizer,
+    pub(crate) optimizer: Optimizer,
 
     /// Examples per second one device processes at micro-batch m, for the scaling estimate (R17).
     #[arg(long, value_name = "EX_PER_SEC", requires = "bandwidth")]
-    pub device_throughput: Option<f64>,
+    pub(crate) device_throughput: Option<f64>,
 
     /// All-reduce bandwidth per second, e.g. 50GB, for the scaling estimate.
     #[arg(long, value_name = "SIZE", requires = "device_throughput")]
-    pub bandwidth: Option<accum_core::estimate::ByteSize>,
+    pub(crate) bandwidth: Option<accum_core::estimate::ByteSize>,
 
     /// Gradient bytes reduced per update (default: params × gradient precision).
     #[arg(long, value_name = "SIZE", requires = "device_throughput")]
-    pub grad_bytes: Option<accum_core::estimate::ByteSize>,
+    pub(crate) grad_bytes: Option<accum_core::estimate::ByteSize>,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Parses a finite, non-negative tolerance.

@@ -4,7 +4,10 @@
 use std::fmt;
 use std::ops::Range;
 
-use miette::{Diagnostic, LabeledSpan, NamedSource, Severity as MietteSeverity, SourceCode};
+use miette::{
+    Diagnostic as MietteDiagnostic, LabeledSpan, NamedSource, Severity as MietteSeverity,
+    SourceCode,
+};
 use serde::Serialize;
 
 use crate::source::line_col;
@@ -21,7 +24,7 @@ pub enum Severity {
 
 /// One finding: what is wrong, where, and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
+pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,
     /// A stable code, e.g. `accum::plan::global-batch`.
@@ -38,10 +41,10 @@ pub struct Finding {
     pub secondary: Vec<(Range<usize>, String)>,
 }
 
-impl Finding {
+impl Diagnostic {
     /// An error at `path`.
-    pub fn error(code: &'static str, path: Vec<String>, message: impl Into<String>) -> Finding {
-        Finding {
+    pub fn error(code: &'static str, path: Vec<String>, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
             severity: Severity::Error,
             code,
             message: message.into(),
@@ -53,32 +56,32 @@ impl Finding {
     }
 
     /// The same finding as a warning.
-    pub fn warning(mut self) -> Finding {
+    pub fn warning(mut self) -> Diagnostic {
         self.severity = Severity::Warning;
         self
     }
 
     /// Adds the fix.
-    pub fn help(mut self, help: impl Into<String>) -> Finding {
+    pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
         self
     }
 
     /// Underlines `span` with `label`.
-    pub fn at(mut self, span: Range<usize>, label: impl Into<String>) -> Finding {
+    pub fn at(mut self, span: Range<usize>, label: impl Into<String>) -> Diagnostic {
         self.primary = Some((span, label.into()));
         self
     }
 
     /// Adds a secondary label.
-    pub fn also(mut self, span: Range<usize>, label: impl Into<String>) -> Finding {
+    pub fn also(mut self, span: Range<usize>, label: impl Into<String>) -> Diagnostic {
         self.secondary.push((span, label.into()));
         self
     }
 
     /// Splits a message of the form "what is wrong; use the fix" into the
     /// message and its help, as plan errors are written.
-    pub fn with_fix_split(mut self) -> Finding {
+    pub fn with_fix_split(mut self) -> Diagnostic {
         for marker in ["; use ", ": use "] {
             if let Some(at) = self.message.find(marker) {
                 let help = self.message[at + 2..].to_owned();
@@ -97,7 +100,7 @@ impl Finding {
 }
 
 /// `["batch", "micro_batch"]` → `batch.micro_batch`; array indices as `[0]`.
-pub fn dotted(path: &[String]) -> String {
+pub(crate) fn dotted(path: &[String]) -> String {
     if path.is_empty() {
         return "(root)".to_owned();
     }
@@ -117,7 +120,7 @@ pub fn dotted(path: &[String]) -> String {
 
 /// A finding bound to its document, as miette renders it.
 struct Located<'a> {
-    finding: &'a Finding,
+    finding: &'a Diagnostic,
     source: NamedSource<String>,
 }
 
@@ -137,7 +140,7 @@ impl fmt::Display for Located<'_> {
 
 impl std::error::Error for Located<'_> {}
 
-impl Diagnostic for Located<'_> {
+impl MietteDiagnostic for Located<'_> {
     fn severity(&self) -> Option<MietteSeverity> {
         Some(match self.finding.severity {
             Severity::Error => MietteSeverity::Error,
@@ -174,7 +177,7 @@ impl Diagnostic for Located<'_> {
 
 /// Renders findings as text: `file:line:col` headers, then miette's report
 /// with the source underlined.
-pub fn render_text(name: &str, text: &str, findings: &[Finding], color: bool) -> String {
+pub(crate) fn render_text(name: &str, text: &str, findings: &[Diagnostic], color: bool) -> String {
     let theme = if color {
         miette::GraphicalTheme::unicode()
     } else {
@@ -214,38 +217,38 @@ pub fn render_text(name: &str, text: &str, findings: &[Finding], color: bool) ->
 
 /// The JSON form of a finding (stable keys).
 #[derive(Debug, Serialize)]
-pub struct FindingJson {
+pub(crate) struct DiagnosticJson {
     /// The file.
-    pub file: String,
+    pub(crate) file: String,
     /// 1-based line of the primary span.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column of the primary span.
-    pub column: usize,
+    pub(crate) column: usize,
     /// 1-based line where the primary span ends.
-    pub end_line: usize,
+    pub(crate) end_line: usize,
     /// 1-based column where the primary span ends.
-    pub end_column: usize,
+    pub(crate) end_column: usize,
     /// Dotted path of the value.
-    pub path: String,
+    pub(crate) path: String,
     /// `error` or `warning`.
-    pub severity: Severity,
+    pub(crate) severity: Severity,
     /// The stable code.
-    pub code: &'static str,
+    pub(crate) code: &'static str,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
     /// The fix.
-    pub help: Option<String>,
+    pub(crate) help: Option<String>,
 }
 
 /// Findings in their JSON form.
-pub fn to_json(doc_name: &str, text: &str, findings: &[Finding]) -> Vec<FindingJson> {
+pub(crate) fn to_json(doc_name: &str, text: &str, findings: &[Diagnostic]) -> Vec<DiagnosticJson> {
     findings
         .iter()
         .map(|f| {
             let span = f.primary.as_ref().map_or(0..0, |(s, _)| s.clone());
             let (line, column) = line_col(text, span.start);
             let (end_line, end_column) = line_col(text, span.end);
-            FindingJson {
+            DiagnosticJson {
                 file: doc_name.to_owned(),
                 line,
                 column,
@@ -272,7 +275,7 @@ mod tests {
         let doc =
             Document::parse("train.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
         let span = doc.span_for(&["batch".into(), "micro_batch".into()]);
-        let finding = Finding::error(
+        let finding = Diagnostic::error(
             "accum::plan::zero",
             vec!["batch".into(), "micro_batch".into()],
             "micro_batch is 0",
@@ -298,7 +301,7 @@ mod tests {
 
     #[test]
     fn splits_fixes_and_dots_paths() {
-        let f = Finding::error("c", vec![], "global_batch 30 ≠ 32; use accumulation 7")
+        let f = Diagnostic::error("c", vec![], "global_batch 30 ≠ 32; use accumulation 7")
             .with_fix_split();
         assert_eq!(f.message, "global_batch 30 ≠ 32");
         assert_eq!(f.help.as_deref(), Some("use accumulation 7"));

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 /// How a command ended (DESIGN.md: 0 ok, 1 invalid input, 2 usage or I/O).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// Success.
     Ok,
     /// The input is invalid; findings were printed.
@@ -26,14 +26,14 @@ impl From<Exit> for ExitCode {
 
 /// An error that ends a command, with the exit code it maps to.
 #[derive(Debug)]
-pub struct CliError {
+pub(crate) struct CliError {
     exit: Exit,
     message: String,
 }
 
 impl CliError {
     /// A usage error (bad flags or values): exit 2.
-    pub fn usage(message: impl fmt::Display) -> CliError {
+    pub(crate) fn usage(message: impl fmt::Display) -> CliError {
         CliError {
             exit: Exit::Usage,
             message: message.to_string(),
@@ -41,7 +41,7 @@ impl CliError {
     }
 
     /// An invalid input (the findings were printed or are in the message): exit 1.
-    pub fn invalid(message: impl fmt::Display) -> CliError {
+    pub(crate) fn invalid(message: impl fmt::Display) -> CliError {
         CliError {
             exit: Exit::Invalid,
             message: message.to_string(),
@@ -50,7 +50,8 @@ impl CliError {
 
     /// An error whose message was already printed (each MPI rank prints its
     /// own before the ranks exit together): only the exit code is left.
-    pub fn reported(exit: Exit) -> CliError {
+    #[cfg(feature = "mpi")]
+    pub(crate) fn reported(exit: Exit) -> CliError {
         CliError {
             exit,
             message: String::new(),
@@ -58,12 +59,12 @@ impl CliError {
     }
 
     /// Whether the message was already printed.
-    pub fn is_reported(&self) -> bool {
+    pub(crate) fn is_reported(&self) -> bool {
         self.message.is_empty()
     }
 
     /// The exit code this error maps to.
-    pub fn exit(&self) -> Exit {
+    pub(crate) fn exit(&self) -> Exit {
         self.exit
     }
 }

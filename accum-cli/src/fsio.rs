@@ -13,7 +13,7 @@ use crate::error::CliError;
 
 /// Writes `bytes` to `path` atomically and durably
 /// ([`accum_core::fsio::write_atomic`]).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     if path.is_dir() {
         return Err(CliError::usage(format!(
             "{}: is a directory; give a file name",
@@ -25,7 +25,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 
 /// Checks that [`write_atomic`] could write `path` now
 /// ([`accum_core::fsio::check_writable`]), before a long command's work.
-pub fn check_writable(path: &Path) -> Result<(), CliError> {
+pub(crate) fn check_writable(path: &Path) -> Result<(), CliError> {
     if path.is_dir() {
         return Err(CliError::usage(format!(
             "{}: is a directory; give a file name",
@@ -36,7 +36,7 @@ pub fn check_writable(path: &Path) -> Result<(), CliError> {
 }
 
 /// Copies `path` to `path.bak` (atomically) before an in-place change.
-pub fn backup(path: &Path) -> Result<PathBuf, CliError> {
+pub(crate) fn backup(path: &Path) -> Result<PathBuf, CliError> {
     let mut backup = path.as_os_str().to_owned();
     backup.push(".bak");
     let backup = PathBuf::from(backup);

@@ -4,15 +4,38 @@
 //!
 //! Each function returns normally for any input; an `Err` from the code under
 //! test is an expected outcome, a panic is a bug.
+//!
+//! Only built with the `harness` feature: it is a test surface, not an API.
 
 use std::sync::LazyLock;
 
 use accum_core::config::TrainingConfig;
 use accum_core::{Plan, Rounding, Span, UnitKind};
 
-use crate::app::{Schema, check_document};
 use crate::interop::{Framework, ImportOptions};
+use crate::load::{Schema, check_document};
 use crate::source::{Document, SourceFormat};
+
+/// The syntax of a configuration file fed to [`config`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigFormat {
+    /// TOML.
+    Toml,
+    /// JSON.
+    Json,
+    /// YAML.
+    Yaml,
+}
+
+impl From<ConfigFormat> for SourceFormat {
+    fn from(format: ConfigFormat) -> SourceFormat {
+        match format {
+            ConfigFormat::Toml => SourceFormat::Toml,
+            ConfigFormat::Json => SourceFormat::Json,
+            ConfigFormat::Yaml => SourceFormat::Yaml,
+        }
+    }
+}
 
 /// The built-in schema, built once: building it per input would dominate
 /// the time of a fuzz run.
@@ -72,11 +95,11 @@ pub fn span(data: &[u8]) {
 /// Parses `data` as a configuration file in `format` and validates it as
 /// `accum validate` does with the built-in schema: syntax, schema, spans, the
 /// typed config and its plan. Returns whether it is valid.
-pub fn config(format: SourceFormat, data: &[u8]) -> bool {
+pub fn config(format: ConfigFormat, data: &[u8]) -> bool {
     let Ok(text) = String::from_utf8(data.to_vec()) else {
         return false;
     };
-    let Ok(doc) = Document::parse("input".into(), text, format) else {
+    let Ok(doc) = Document::parse("input".into(), text, format.into()) else {
         return false;
     };
     let schema = &*BUILTIN;
@@ -86,7 +109,8 @@ pub fn config(format: SourceFormat, data: &[u8]) -> bool {
         &schema.map,
         Some(TrainingConfig::check),
     ) {
-        Ok(findings) => {
+        Ok(outcome) => {
+            let findings = outcome.diagnostics;
             // Every finding's span must lie in the text, or rendering it would fail.
             for finding in &findings {
                 if let Some((span, _)) = &finding.primary {
@@ -98,8 +122,8 @@ pub fn config(format: SourceFormat, data: &[u8]) -> bool {
                 }
             }
             let _ = crate::diagnostic::render_text(&doc.name, &doc.text, &findings, false);
-            if findings.is_empty() {
-                downstream(&doc, schema);
+            if let Some(config) = outcome.config.filter(|_| findings.is_empty()) {
+                downstream(&doc, schema, &config);
             }
             findings.is_empty()
         }
@@ -109,19 +133,16 @@ pub fn config(format: SourceFormat, data: &[u8]) -> bool {
 
 /// What the CLI does with a valid file: type it, build and render its
 /// sheet, and re-plan it with small and huge limits.
-fn downstream(doc: &Document, schema: &Schema<TrainingConfig>) {
-    let Ok(config) = serde_json::from_value::<TrainingConfig>(doc.to_json()) else {
+fn downstream(doc: &Document, schema: &Schema<TrainingConfig>, config: &TrainingConfig) {
+    let Ok(plan) = accum_core::AccumConfig::plan(config) else {
         return;
     };
-    let Ok(plan) = accum_core::AccumConfig::plan(&config) else {
-        return;
-    };
-    let extras = crate::training::sheet_extras(&config, &plan);
+    let extras = crate::training::sheet_extras(config, &plan);
     let sheet = crate::sheet::build::build(doc, &schema.map, &plan, extras, None);
     let _ = crate::sheet::html::render(&sheet);
     let _ = crate::sheet::markdown::render(&sheet, None);
     for max in [1, 3, plan.micro_batch(), u64::MAX] {
-        if let Ok(replanned) = crate::replan::replan(doc, &schema.map, &plan, max) {
+        if let Ok(replanned) = crate::commands::replan::replan(doc, &schema.map, &plan, max) {
             // The rewritten file must be valid in its own format.
             let again = Document::parse("replanned".into(), replanned.text, doc.format);
             assert!(

@@ -9,21 +9,21 @@ use std::ops::Range;
 use accum_core::{Layout, PlanError, PlanInput, Role, Span};
 use serde_json::Value;
 
-use crate::diagnostic::{Finding, dotted};
+use crate::diagnostic::{Diagnostic, dotted};
 use crate::source::{Document, NodeKind};
 
 /// Where the schema puts plan roles and spans.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SchemaMap {
+pub(crate) struct SchemaMap {
     /// Each role with the path of its field.
-    pub roles: Vec<(Role, Vec<String>)>,
+    pub(crate) roles: Vec<(Role, Vec<String>)>,
     /// Paths of span fields.
-    pub spans: Vec<Vec<String>>,
+    pub(crate) spans: Vec<Vec<String>>,
 }
 
 impl SchemaMap {
     /// Reads roles and spans from a schema (following `$ref`s into `$defs`).
-    pub fn from_schema(schema: &Value) -> SchemaMap {
+    pub(crate) fn from_schema(schema: &Value) -> SchemaMap {
         let mut map = SchemaMap::default();
         walk(schema, schema, &mut Vec::new(), &mut map, 0);
         map.roles.sort();
@@ -34,7 +34,7 @@ impl SchemaMap {
     }
 
     /// The path of a role's field.
-    pub fn path_of(&self, role: Role) -> Option<&[String]> {
+    pub(crate) fn path_of(&self, role: Role) -> Option<&[String]> {
         self.roles
             .iter()
             .find(|(r, _)| *r == role)
@@ -90,7 +90,7 @@ fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
 }
 
 /// Splits a JSON pointer (`/batch/micro_batch`) into unescaped segments.
-pub fn pointer_segments(pointer: &str) -> Vec<String> {
+pub(crate) fn pointer_segments(pointer: &str) -> Vec<String> {
     pointer
         .split('/')
         .skip(1)
@@ -103,12 +103,12 @@ pub fn pointer_segments(pointer: &str) -> Vec<String> {
 /// With `plan_check`, the plan rules run on the role values found through the
 /// schema; a typed caller runs the config's own validation instead, except
 /// when structural findings keep the file from being typed.
-pub fn validate(
+pub(crate) fn validate(
     doc: &Document,
     schema: &Value,
     map: &SchemaMap,
     plan_check: bool,
-) -> Result<Vec<Finding>, String> {
+) -> Result<Vec<Diagnostic>, String> {
     let instance = doc.to_json();
     let validator = jsonschema::validator_for(schema)
         .map_err(|err| format!("the schema is not a valid JSON Schema: {err}"))?;
@@ -198,7 +198,7 @@ fn floats_for_integers(
     schema: &Value,
     root: &Value,
     path: &mut Vec<String>,
-    findings: &mut Vec<Finding>,
+    findings: &mut Vec<Diagnostic>,
     depth: usize,
 ) {
     if depth > MAX_SCHEMA_DEPTH {
@@ -212,7 +212,7 @@ fn floats_for_integers(
             let number = schemas.iter().any(|s| allows(s, "number"));
             if integer && !number && !findings.iter().any(|f| f.path == *path) {
                 findings.push(
-                    Finding::error(
+                    Diagnostic::error(
                         "accum::schema::type",
                         path.clone(),
                         format!(
@@ -255,7 +255,7 @@ fn check_span(
     path: &[String],
     kind: &NodeKind,
     span: Range<usize>,
-) -> Option<Finding> {
+) -> Option<Diagnostic> {
     let json = match kind {
         NodeKind::String(s) => Value::String(s.clone()),
         NodeKind::Integer(i) => Value::String(i.to_string()),
@@ -263,7 +263,7 @@ fn check_span(
         NodeKind::Table(_) => {
             let value = doc.node(path).map(crate::source::Node::to_json)?;
             return serde_json::from_value::<Span>(value).err().map(|err| {
-                Finding::error("accum::span", path.to_vec(), err.to_string())
+                Diagnostic::error("accum::span", path.to_vec(), err.to_string())
                     .at(span, "not a span")
                     .with_fix_split()
             });
@@ -271,7 +271,7 @@ fn check_span(
         NodeKind::Null => return None,
         other => {
             return Some(
-                Finding::error(
+                Diagnostic::error(
                     "accum::span",
                     path.to_vec(),
                     format!(
@@ -300,7 +300,7 @@ fn check_span(
             }
             _ => "not a span",
         };
-        Finding::error("accum::span", path.to_vec(), err.to_string())
+        Diagnostic::error("accum::span", path.to_vec(), err.to_string())
             .at(span, label)
             .help(format!(
                 "write the unit: e.g. \"{} updates\" (or microbatches, examples, tokens)",
@@ -322,18 +322,18 @@ fn schema_finding(
     kind: &jsonschema::error::ValidationErrorKind,
     fallback: &str,
     instance: &Value,
-) -> Finding {
+) -> Diagnostic {
     use jsonschema::error::ValidationErrorKind as K;
     let at = dotted(&path);
     let span = doc.span_for(&path);
     match kind {
         K::AdditionalProperties { unexpected } => {
-            let mut finding: Option<Finding> = None;
+            let mut finding: Option<Diagnostic> = None;
             for key in unexpected {
                 let mut key_path = path.clone();
                 key_path.push(key.clone());
                 let key_span = doc.key_span(&key_path).unwrap_or_else(|| span.clone());
-                let f = Finding::error(
+                let f = Diagnostic::error(
                     "accum::schema::unknown-key",
                     key_path,
                     format!("unknown key `{key}` in {}", section_name(&path)),
@@ -348,14 +348,14 @@ fn schema_finding(
                 }
             }
             finding
-                .unwrap_or_else(|| Finding::error("accum::schema::unknown-key", path, fallback))
+                .unwrap_or_else(|| Diagnostic::error("accum::schema::unknown-key", path, fallback))
                 .help("remove it or fix its spelling; `accum schema` lists every key")
         }
         K::Required { property } => {
             let key = property.as_str().unwrap_or("?").to_owned();
             let mut key_path = path.clone();
             key_path.push(key.clone());
-            Finding::error(
+            Diagnostic::error(
                 "accum::schema::missing-key",
                 key_path,
                 format!("missing key `{key}` in {}", section_name(&path)),
@@ -366,7 +366,7 @@ fn schema_finding(
                 section_name(&path)
             ))
         }
-        K::Type { kind } => Finding::error(
+        K::Type { kind } => Diagnostic::error(
             "accum::schema::type",
             path,
             format!(
@@ -376,7 +376,7 @@ fn schema_finding(
             ),
         )
         .at(span, "wrong type"),
-        K::Minimum { limit } | K::ExclusiveMinimum { limit } => Finding::error(
+        K::Minimum { limit } | K::ExclusiveMinimum { limit } => Diagnostic::error(
             "accum::schema::range",
             path,
             format!(
@@ -386,7 +386,7 @@ fn schema_finding(
             ),
         )
         .at(span, "too small"),
-        K::Maximum { limit } | K::ExclusiveMaximum { limit } => Finding::error(
+        K::Maximum { limit } | K::ExclusiveMaximum { limit } => Diagnostic::error(
             "accum::schema::range",
             path,
             format!(
@@ -395,7 +395,7 @@ fn schema_finding(
             ),
         )
         .at(span, "too large"),
-        K::Enum { options } => Finding::error(
+        K::Enum { options } => Diagnostic::error(
             "accum::schema::enum",
             path,
             format!(
@@ -405,7 +405,9 @@ fn schema_finding(
             ),
         )
         .at(span, "not an allowed value"),
-        _ => Finding::error("accum::schema", path, format!("`{at}`: {fallback}")).at(span, "here"),
+        _ => {
+            Diagnostic::error("accum::schema", path, format!("`{at}`: {fallback}")).at(span, "here")
+        }
     }
 }
 
@@ -503,7 +505,7 @@ fn plan_findings(
     instance: &Value,
     map: &SchemaMap,
     broken: &[Vec<String>],
-) -> Vec<Finding> {
+) -> Vec<Diagnostic> {
     let zeros: Vec<Role> = Role::ALL
         .into_iter()
         .filter(|&role| role_value(instance, map, role) == Some(0))
@@ -537,7 +539,7 @@ fn plan_findings(
         {
             let err = PlanError::Zero { role };
             findings.push(
-                Finding::error("accum::plan::zero", path_of(role), err.to_string())
+                Diagnostic::error("accum::plan::zero", path_of(role), err.to_string())
                     .at(span_of(role), "must be at least 1"),
             );
         }
@@ -551,7 +553,7 @@ fn plan_findings(
         )
     });
     if let Some(Err(err)) = layout.map(|l| l.replicas()) {
-        let mut finding = Finding::error(
+        let mut finding = Diagnostic::error(
             "accum::plan::layout",
             path_of(Role::WorldSize),
             err.to_string(),
@@ -627,7 +629,7 @@ fn plan_findings(
         ),
         _ => (Role::MicroBatch, "accum::plan", "here".to_owned()),
     };
-    let mut finding = Finding::error(code, path_of(role), err.to_string())
+    let mut finding = Diagnostic::error(code, path_of(role), err.to_string())
         .with_fix_split()
         .at(span_of(role), label);
     if matches!(
@@ -703,7 +705,7 @@ mod tests {
         })
     }
 
-    fn check(text: &str) -> Vec<Finding> {
+    fn check(text: &str) -> Vec<Diagnostic> {
         let doc =
             Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
         let schema = schema();

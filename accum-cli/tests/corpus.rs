@@ -9,8 +9,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use accum_cli::harness;
+use accum_cli::harness::ConfigFormat;
 use accum_cli::interop::Framework;
-use accum_cli::source::SourceFormat;
 
 /// Generous for an unoptimized build; a hang or a blow-up takes far longer.
 const PER_INPUT: Duration = Duration::from_secs(20);
@@ -27,13 +27,13 @@ fn target(name: &str) -> Option<Harness> {
     Some(match name {
         "span" => harness::span,
         "config_toml" => |d| {
-            harness::config(SourceFormat::Toml, d);
+            harness::config(ConfigFormat::Toml, d);
         },
         "config_json" => |d| {
-            harness::config(SourceFormat::Json, d);
+            harness::config(ConfigFormat::Json, d);
         },
         "config_yaml" => |d| {
-            harness::config(SourceFormat::Yaml, d);
+            harness::config(ConfigFormat::Yaml, d);
         },
         "import_deepspeed" => |d| harness::import(Framework::DeepSpeed, d),
         "import_megatron" => |d| harness::import(Framework::Megatron, d),
@@ -144,9 +144,9 @@ fn the_seed_configs_are_valid_through_the_harness() {
     let example =
         fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart.toml"))
             .expect("the example config");
-    assert!(harness::config(SourceFormat::Toml, &example));
+    assert!(harness::config(ConfigFormat::Toml, &example));
     let broken = String::from_utf8(example)
         .expect("UTF-8")
         .replace("global_batch = 64", "global_batch = 63");
-    assert!(!harness::config(SourceFormat::Toml, broken.as_bytes()));
+    assert!(!harness::config(ConfigFormat::Toml, broken.as_bytes()));
 }

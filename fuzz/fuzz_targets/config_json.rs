@@ -1,5 +1,5 @@
 //! JSON configuration files: parsing, schema, spans, typed validation and the plan.
 #![no_main]
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    accum_cli::harness::config(accum_cli::source::SourceFormat::Json, data);
+    accum_cli::harness::config(accum_cli::harness::ConfigFormat::Json, data);
 });

@@ -21,7 +21,7 @@ use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_find
 use super::export::{Out, yaml};
 use super::reader::{Reader, owned};
 use super::{ExportError, Framework, ImportError, ImportOptions, codes};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 
 /// The axolotl dialect.
 pub(crate) struct Axolotl;
@@ -56,7 +56,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
     let given = [MICRO, GAS, BATCH].iter().filter(|k| set(r, k)).count();
     if given < 2 {
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 owned(&[MICRO]),
                 "axolotl would stop at start-up: \"At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set\"",
@@ -81,7 +81,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         && b.value != m
     {
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::VALUE,
                 owned(&[BATCH]),
                 format!(
@@ -95,7 +95,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
     }
     let Some(world) = super::dialect::world_from_options(opts) else {
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::MISSING,
                 vec![],
                 "the number of processes is not in an axolotl config: the launcher decides it (WORLD_SIZE)",
@@ -150,7 +150,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         settings,
         schedule: None,
         loss: LossRule::PerTokenIfDefault(
-            Finding::error(
+            Diagnostic::error(
                 codes::PER_TOKEN,
                 owned(&[GAS]),
                 "axolotl trains with the Hugging Face Trainer, whose per-token normalization across devices (average_tokens_across_devices) depends on the transformers version",

@@ -1,4 +1,4 @@
-//! Finding codes of the importers, stable for tools.
+//! Diagnostic codes of the importers, stable for tools.
 
 /// A batch value does not divide (`B` not a multiple of `m·D`).
 pub const NOT_DIVISIBLE: &str = "accum::interop::not-divisible";

@@ -12,7 +12,7 @@ use accum_core::settings::Normalization;
 use accum_core::{LastGroup, Plan, PlanError};
 
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported, codes};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 
 /// A framework's way of writing a training run.
 pub(crate) trait Dialect {
@@ -59,10 +59,10 @@ pub(crate) enum LossRule {
     /// As a mean of microbatch means (each microbatch averaged, then divided
     /// by `A`): the per-example mean of equal microbatches, a mean of means
     /// when lengths vary. The finding says so for `--variable-lengths`.
-    MicrobatchMean(Finding),
+    MicrobatchMean(Diagnostic),
     /// Per token, but only if a setting whose default changed is on: the
     /// finding (a warning) says so for `--variable-lengths`.
-    PerTokenIfDefault(Finding),
+    PerTokenIfDefault(Diagnostic),
 }
 
 /// What a framework does with a partial last group.
@@ -192,14 +192,14 @@ pub(crate) fn run_section(framework: Framework, name: &str) -> RunSection {
 }
 
 /// A plan error as a finding at `span`, with its fix split into the help.
-pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize>) -> Finding {
+pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize>) -> Diagnostic {
     let code = match err {
         PlanError::LayoutNotDivisible { .. } => codes::LAYOUT,
         PlanError::Missing { .. } => codes::MISSING,
         PlanError::Zero { .. } | PlanError::Overflow { .. } => codes::VALUE,
         _ => codes::NOT_DIVISIBLE,
     };
-    Finding::error(code, path, err.to_string())
+    Diagnostic::error(code, path, err.to_string())
         .with_fix_split()
         .at(span, "here")
 }
@@ -213,14 +213,14 @@ pub(crate) fn partial_group_finding(
     behaviour: &str,
     help: &str,
     span: Range<usize>,
-) -> Option<Finding> {
+) -> Option<Diagnostic> {
     let b = plan.effective_batch().get();
     let rest = examples % b;
     if rest == 0 {
         return None;
     }
     let full = examples / b;
-    let mut f = Finding::error(
+    let mut f = Diagnostic::error(
         codes::PARTIAL_GROUP,
         vec!["data".into(), "examples".into()],
         format!(

@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 
 pub use accum_core::config::partial::PartialConfig;
 
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 
 mod axolotl;
 pub mod codes;
@@ -266,7 +266,7 @@ pub struct FileReport {
     /// The file's text.
     pub text: String,
     /// Findings whose spans are in this text, in the order of the checks.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<Diagnostic>,
 }
 
 /// The result of [`import`]: what the file says, the batch, and every finding.
@@ -288,7 +288,7 @@ impl Imported {
     }
 
     /// Every finding, file after file.
-    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+    pub fn findings(&self) -> impl Iterator<Item = &Diagnostic> {
         self.files.iter().flat_map(|f| f.findings.iter())
     }
 
@@ -370,7 +370,7 @@ impl fmt::Display for ImportError {
             } => write!(f, "{name}:{line}:{column}: {message}"),
             ImportError::Invalid { files } => {
                 let name = files.first().map_or("the file", |f| f.name.as_str());
-                let errors: Vec<&Finding> = files
+                let errors: Vec<&Diagnostic> = files
                     .iter()
                     .flat_map(|f| f.findings.iter())
                     .filter(|x| x.severity == Severity::Error)

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use super::codes;
 use super::{FileReport, ImportError};
-use crate::diagnostic::Finding;
+use crate::diagnostic::Diagnostic;
 use crate::source::{Document, Node, NodeKind, SourceFormat, line_col};
 
 /// A value read from a file, with where it was.
@@ -25,7 +25,7 @@ pub(crate) fn owned(path: &[&str]) -> Vec<String> {
 /// A parsed file and the findings about it.
 pub(crate) struct Reader {
     pub(crate) doc: Document,
-    pub(crate) findings: Vec<Finding>,
+    pub(crate) findings: Vec<Diagnostic>,
     /// Whether numbers written as strings count (argument parsers convert
     /// them: `"1e-5"` from a YAML 1.1 reader is a float to the Trainer).
     pub(crate) strings_are_numbers: bool,
@@ -120,13 +120,13 @@ impl Reader {
             .unwrap_or_else(|| self.span(path))
     }
 
-    pub(crate) fn push(&mut self, finding: Finding) {
+    pub(crate) fn push(&mut self, finding: Diagnostic) {
         self.findings.push(finding);
     }
 
     fn bad(&mut self, path: &[&str], what: &str, node: &Node) {
         let shown = node_text(&self.doc.text, node);
-        let finding = Finding::error(
+        let finding = Diagnostic::error(
             codes::VALUE,
             owned(path),
             format!("`{}` is {shown}, not {what}", path.join(".")),

@@ -30,7 +30,7 @@ use fill::{FillFailure, GAS, MICRO, TRAIN_BATCH, fill};
 use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::{At, Reader, owned};
 use super::{Framework, ImportError, ImportOptions, codes};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 
 /// The DeepSpeed dialect.
 pub(crate) struct DeepSpeed;
@@ -43,7 +43,7 @@ impl Dialect for DeepSpeed {
         let root = r.span(&[]);
         let Some(world) = super::dialect::world_from_options(opts) else {
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::MISSING,
                     vec![],
                     "the world size is not in a DeepSpeed config: DeepSpeed takes it from the launcher",
@@ -149,7 +149,7 @@ pub(crate) fn read_config(
                 None => {
                     let span = r.span(&[key]);
                     r.push(
-                        Finding::error(
+                        Diagnostic::error(
                             codes::AUTO,
                             owned(&[key]),
                             format!("`{key}` is \"auto\": the Hugging Face Trainer fills it from its arguments, so this file alone does not fix the batch"),
@@ -193,7 +193,7 @@ pub(crate) fn read_config(
             && t.gas > 1
         {
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::VALUE,
                     owned(&[GAS]),
                     format!(
@@ -226,7 +226,7 @@ pub(crate) fn read_config(
         // deepspeed/__init__.py, initialize(): a PipelineModule brings its
         // own grid as the mpu.
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 vec![],
                 "DeepSpeed would stop at start-up: \"mpu must be None with pipeline parallelism\" (a PipelineModule brings its own model-parallel grid)",
@@ -240,7 +240,7 @@ pub(crate) fn read_config(
     } else if let Some(sp) = &sp {
         if !world.is_multiple_of(sp.value) {
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::LAYOUT,
                     sp.path.clone(),
                     format!(
@@ -262,7 +262,7 @@ pub(crate) fn read_config(
         && ds_world != replicas
     {
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::MODEL_PARALLEL,
                 owned(&[TRAIN_BATCH]),
                 format!(
@@ -315,7 +315,7 @@ pub(crate) fn read_config(
             }
         }
         if let Some((span, key)) = mismatch_spans.first().cloned() {
-            let mut f = Finding::error(
+            let mut f = Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 owned(&[key]),
                 format!(
@@ -334,7 +334,7 @@ pub(crate) fn read_config(
         if !r.has(&["zero_optimization"]) {
             // accelerate/utils/dataclasses.py, DeepSpeedPlugin.__post_init__.
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::ENGINE_ASSERT,
                     owned(&["zero_optimization"]),
                     "Accelerate would stop at start-up: \"Please specify the ZeRO optimization config in the DeepSpeed config.\"",
@@ -376,7 +376,7 @@ pub(crate) fn read_config(
         };
         let divisor = other.saturating_mul(ds_world).max(1);
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ROUNDS,
                 owned(&[f.filled.first().map_or(TRAIN_BATCH, |(k, _)| k)]),
                 format!(
@@ -398,7 +398,7 @@ pub(crate) fn read_config(
             ),
         };
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 owned(&[TRAIN_BATCH]),
                 format!("DeepSpeed would stop at start-up: \"{message}\""),
@@ -469,8 +469,8 @@ fn py_bool(b: bool) -> &'static str {
 
 /// R4: DeepSpeed divides each microbatch's loss by the accumulation
 /// (`DeepSpeedEngine._scale_loss_by_gas`).
-fn loss_finding(accumulation: u64, span: std::ops::Range<usize>) -> Finding {
-    Finding::error(
+fn loss_finding(accumulation: u64, span: std::ops::Range<usize>) -> Diagnostic {
+    Diagnostic::error(
         codes::PER_TOKEN,
         owned(&[GAS]),
         format!(

@@ -9,7 +9,7 @@ use accum_core::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
 use accum_core::{Span, UnitKind};
 
 use super::TrainerFill;
-use crate::diagnostic::Finding;
+use crate::diagnostic::Diagnostic;
 use crate::interop::codes;
 use crate::interop::reader::{Reader, owned};
 
@@ -30,7 +30,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
     if fp16 && bf16 {
         let span = r.span(&["bf16"]);
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 owned(&["bf16", "enabled"]),
                 "DeepSpeed would stop at start-up: \"bfloat16 and fp16 modes cannot be simultaneously enabled\"",
@@ -112,7 +112,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
                 };
             }
             None => r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::NOT_CONVERTED,
                     owned(&["optimizer", "type"]),
                     format!(
@@ -158,7 +158,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
                 };
             }
             None => r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::NOT_CONVERTED,
                     owned(&["scheduler", "type"]),
                     format!(

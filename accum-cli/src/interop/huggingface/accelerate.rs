@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::super::reader::{Reader, owned};
 use super::super::{FileReport, codes, files};
-use crate::diagnostic::Finding;
+use crate::diagnostic::Diagnostic;
 
 /// What an Accelerate config says about the run.
 pub(crate) struct Launch {
@@ -31,7 +31,7 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
             name: name.clone(),
             text: String::new(),
             findings: vec![
-                Finding::error(
+                Diagnostic::error(
                     codes::FILE,
                     vec![],
                     format!("the Accelerate config cannot be read: {reason}"),
@@ -47,7 +47,7 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
                 name,
                 text: text.clone(),
                 findings: vec![
-                    Finding::error(codes::FILE, vec![], err.to_string())
+                    Diagnostic::error(codes::FILE, vec![], err.to_string())
                         .help("fix the Accelerate config")
                         .at(0..0, "not readable"),
                 ],
@@ -90,7 +90,7 @@ pub(crate) fn check_gas(r: &mut Reader, launch: &Launch, trainer_gas: u64) {
     {
         let span = r.span(&[super::GAS]);
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 owned(&[super::GAS]),
                 format!(

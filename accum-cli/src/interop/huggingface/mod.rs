@@ -25,7 +25,7 @@ use super::deepspeed::{self, TrainerFill};
 use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::{Reader, owned};
 use super::{FileReport, Framework, ImportError, ImportOptions, codes, files};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::NodeKind;
 
 pub(crate) const MICRO: &str = "per_device_train_batch_size";
@@ -52,7 +52,7 @@ impl Dialect for HuggingFace {
         if r.has(&["micro_batch_size"]) && !r.has(&[MICRO]) {
             let span = r.key_span(&["micro_batch_size"]);
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::DIALECT,
                     owned(&["micro_batch_size"]),
                     "this is an axolotl config (micro_batch_size): the Trainer's arguments would take per_device_train_batch_size's default of 8 instead",
@@ -64,7 +64,7 @@ impl Dialect for HuggingFace {
         }
         if r.has(&["distributed_type"]) || r.has(&["compute_environment"]) {
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::DIALECT,
                     vec![],
                     "this is an Accelerate config: it gives the processes, not the Trainer's batch",
@@ -99,7 +99,7 @@ impl Dialect for HuggingFace {
         let world = match (given, launch.as_ref().and_then(|l| l.processes)) {
             (Some(g), Some(l)) if g != l => {
                 r.push(
-                    Finding::error(
+                    Diagnostic::error(
                         codes::WORLD_SIZE,
                         vec![],
                         format!("the world size given is {g}, but the Accelerate config launches {l} processes"),
@@ -113,7 +113,7 @@ impl Dialect for HuggingFace {
             (Some(g), None) => g,
             (None, None) => {
                 r.push(
-                    Finding::error(
+                    Diagnostic::error(
                         codes::MISSING,
                         vec![],
                         "the number of processes is not in TrainingArguments: the launcher (Accelerate's num_processes, torchrun) decides it",
@@ -143,7 +143,7 @@ impl Dialect for HuggingFace {
         let model_parallel = tp * pp * cp > 1;
         if model_parallel {
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::MODEL_PARALLEL,
                     owned(&[MICRO]),
                     format!(
@@ -217,7 +217,7 @@ impl Dialect for HuggingFace {
         let avg = r.bool(&[AVG]);
         let loss = match &avg {
             Some(v) if !v.value => LossRule::MicrobatchMean(
-                Finding::error(
+                Diagnostic::error(
                     codes::PER_TOKEN,
                     owned(&[AVG]),
                     format!(
@@ -229,7 +229,7 @@ impl Dialect for HuggingFace {
             ),
             Some(_) => LossRule::PerToken,
             None => LossRule::PerTokenIfDefault(
-                Finding::error(
+                Diagnostic::error(
                     codes::PER_TOKEN,
                     owned(&[AVG]),
                     format!("{AVG} is not set and its default differs between transformers versions; with variable lengths the loss must be divided by the tokens of the whole group on all devices"),
@@ -308,7 +308,7 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
         ) {
             let span = r.key_span(&["deepspeed"]);
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::NOT_CONVERTED,
                     owned(&["deepspeed"]),
                     "a DeepSpeed config written inline is not checked against the Trainer's arguments",
@@ -324,7 +324,7 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
         Ok(path) => path,
         Err(tried) => {
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::FILE,
                     owned(&["deepspeed"]),
                     format!(
@@ -344,7 +344,7 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
         Ok(text) => text,
         Err(reason) => {
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::FILE,
                     owned(&["deepspeed"]),
                     format!("the DeepSpeed file {shown} cannot be read: {reason}"),
@@ -360,7 +360,7 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
         Ok(ds) => Some(ds),
         Err(err) => {
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::ENGINE_ASSERT,
                     owned(&["deepspeed"]),
                     format!("DeepSpeed would stop at start-up: it cannot read {err}"),
@@ -414,7 +414,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
                 && whole != Some(steps)
             {
                 r.push(
-                    Finding::error(
+                    Diagnostic::error(
                         codes::ROUNDS,
                         ratio.path.clone(),
                         format!(
@@ -452,7 +452,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
     if fp16 && bf16 {
         let span = r.span(&["bf16"]);
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 owned(&["bf16"]),
                 "the Trainer would stop at start-up: fp16 and bf16 are both true (TrainingArguments allows at most one)",

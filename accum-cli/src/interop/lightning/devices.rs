@@ -9,7 +9,7 @@
 use super::super::reader::{Reader, owned};
 use super::super::{ImportOptions, codes};
 use super::Trainer;
-use crate::diagnostic::Finding;
+use crate::diagnostic::Diagnostic;
 use crate::source::NodeKind;
 
 /// What a `devices` value says.
@@ -107,7 +107,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
             {
                 let span = r.span(&path);
                 r.push(
-                    Finding::error(
+                    Diagnostic::error(
                         codes::WORLD_SIZE,
                         owned(&path),
                         format!("{key} × num_nodes = {f}, but the world size given is {w}"),
@@ -123,7 +123,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
             None => {
                 let span = r.span(&path);
                 r.push(
-                    Finding::error(
+                    Diagnostic::error(
                         codes::MISSING,
                         owned(&path),
                         format!("{key} is {what}, so the number of devices depends on the machine"),
@@ -137,7 +137,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
         Devices::Invalid => {
             let span = r.span(&path);
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::VALUE,
                     owned(&path),
                     format!("{key} is not a value Lightning accepts: a count ≥ 1, -1, \"auto\", or a list of distinct device ids"),

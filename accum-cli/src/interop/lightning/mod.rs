@@ -26,7 +26,7 @@ pub(crate) use export::{export, export_nemo};
 use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::{At, Reader, owned};
 use super::{AccumulationStep, BatchSchedule, Framework, ImportError, ImportOptions, codes};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::NodeKind;
 
 pub(crate) const ACC: &str = "accumulate_grad_batches";
@@ -51,7 +51,7 @@ impl Dialect for NeMo {
         } else {
             let span = r.span(&[]);
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::DIALECT,
                     owned(&["model", "micro_batch_size"]),
                     "no model.micro_batch_size or model.global_batch_size: this NeMo model is trained with Lightning's own accumulation",
@@ -138,7 +138,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         (Some(f), Some(o)) if f != o => {
             let span = micro.as_ref().map_or(root.clone(), |v| v.span.clone());
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::VALUE,
                     micro.as_ref().map_or_else(Vec::new, |v| v.path.clone()),
                     format!("the file's batch_size {f} disagrees with the micro-batch {o} given"),
@@ -151,7 +151,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         (Some(v), _) | (None, Some(v)) => v,
         (None, None) => {
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::MISSING,
                     vec!["data".into(), "batch_size".into()],
                     "the micro-batch is not in the file: it is the DataLoader's batch_size",
@@ -182,7 +182,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
     if model_parallel {
         let span = r.span(&t.path("devices"));
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::MODEL_PARALLEL,
                 owned(&t.path("devices")),
                 format!(
@@ -240,7 +240,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
 /// R4: Lightning divides each batch's loss by `accumulate_grad_batches`.
 pub(crate) fn divides_by_a(a: u64, path: Vec<String>, span: std::ops::Range<usize>) -> LossRule {
     LossRule::MicrobatchMean(
-        Finding::error(
+        Diagnostic::error(
             codes::PER_TOKEN,
             path,
             format!(
@@ -273,7 +273,7 @@ fn accumulation(r: &mut Reader, t: &Trainer) -> Option<(u64, Option<BatchSchedul
                         accumulation,
                     }),
                     _ => r.push(
-                        Finding::error(
+                        Diagnostic::error(
                             codes::VALUE,
                             path.iter().map(|s| (*s).to_owned()).chain([e.key.clone()]).collect(),
                             format!("`{}: …` in {ACC} is not `epoch: factor` with whole numbers (factor ≥ 1)", e.key),
@@ -301,7 +301,7 @@ fn accumulation(r: &mut Reader, t: &Trainer) -> Option<(u64, Option<BatchSchedul
                     .collect::<Vec<_>>()
                     .join(", ");
                 r.push(
-                    Finding::error(
+                    Diagnostic::error(
                         codes::SCHEDULE_SHIFT,
                         owned(&path),
                         format!(
@@ -342,7 +342,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
         if rest != 0 {
             let span = r.span(&t.path("val_check_interval"));
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::STEP_UNIT,
                     owned(&t.path("val_check_interval")),
                     format!(
@@ -371,7 +371,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
         Some("16-true") => {
             let span = r.span(&prec_path);
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::VALUE,
                     owned(&prec_path),
                     "precision \"16-true\" trains in float16 without a loss scaler: small gradients underflow to zero",
@@ -394,7 +394,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
         (Some(c), other) if c.value > 0.0 => {
             let span = r.span(&t.path("gradient_clip_algorithm"));
             r.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::NOT_CONVERTED,
                     owned(&t.path("gradient_clip_algorithm")),
                     format!("gradient_clip_algorithm `{other}` clips each value at {}, not the global norm; optimizer.clip_norm is left out", c.value),

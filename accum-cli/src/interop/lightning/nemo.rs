@@ -16,7 +16,7 @@ use super::super::dialect::{Batch, LastGroupRule, LossRule, plan_finding};
 use super::super::reader::{Reader, owned};
 use super::super::{BatchSchedule, ImportOptions, codes};
 use super::{ACC, Trainer, devices};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 
 pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<Batch> {
     let root = r.span(&[]);
@@ -26,7 +26,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
             if !r.has(&["model", "micro_batch_size"]) {
                 let span = r.span(&["model"]);
                 r.push(
-                    Finding::error(
+                    Diagnostic::error(
                         codes::MISSING,
                         owned(&["model", "micro_batch_size"]),
                         "model.global_batch_size is set but model.micro_batch_size is not; NeMo needs both",
@@ -42,7 +42,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
         && acc.value > 1
     {
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 acc.path.clone(),
                 format!(
@@ -90,7 +90,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
         && g.value % step != 0
     {
         r.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 g.path.clone(),
                 format!(
@@ -129,7 +129,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     let settings = super::settings(r, t, 1);
     Some(Batch {
         loss: LossRule::MicrobatchMean(
-            Finding::error(
+            Diagnostic::error(
                 codes::PER_TOKEN,
                 owned(&["model", "global_batch_size"]),
                 format!(
@@ -178,7 +178,7 @@ fn rampup(r: &mut Reader, plan: &accum_core::Plan) -> Option<BatchSchedule> {
     };
     let span = r.span(&path);
     r.push(
-        Finding::error(
+        Diagnostic::error(
             codes::SCHEDULE_SHIFT,
             owned(&path),
             format!(

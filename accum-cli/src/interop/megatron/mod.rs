@@ -26,7 +26,7 @@ use self::shell::Field;
 use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::python_number;
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, codes};
-use crate::diagnostic::{Finding, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 
 /// The Megatron-LM dialect.
 pub(crate) struct Megatron;
@@ -51,7 +51,7 @@ impl Dialect for Megatron {
             match args::from_script(text, &opts.env) {
                 Some(inv) => inv,
                 None => {
-                    let finding = Finding::error(
+                    let finding = Diagnostic::error(
                         codes::MISSING,
                         vec!["--micro-batch-size".into()],
                         "no command here passes --micro-batch-size or --global-batch-size, so there is no Megatron-LM run to read",
@@ -77,7 +77,7 @@ impl Dialect for Megatron {
     }
 }
 
-fn report(name: &str, text: &str, findings: Vec<Finding>) -> FileReport {
+fn report(name: &str, text: &str, findings: Vec<Diagnostic>) -> FileReport {
     FileReport {
         name: name.to_owned(),
         text: text.to_owned(),
@@ -87,7 +87,7 @@ fn report(name: &str, text: &str, findings: Vec<Finding>) -> FileReport {
 
 struct Args {
     inv: Invocation,
-    findings: Vec<Finding>,
+    findings: Vec<Diagnostic>,
 }
 
 /// What a value is: known, unknown (and why), or not a number.
@@ -132,7 +132,7 @@ impl Args {
             )
         };
         self.findings.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::MISSING,
                 Args::path(name),
                 format!(
@@ -147,7 +147,7 @@ impl Args {
 
     fn bad(&mut self, name: &str, field: &Field, what: &str) {
         self.findings.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::VALUE,
                 Args::path(name),
                 format!("{name} is given `{}`, not {what}", field.text),
@@ -164,7 +164,7 @@ impl Args {
         };
         let Some(field) = arg.value() else {
             self.findings.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::VALUE,
                     Args::path(name),
                     format!("{name} has no value"),
@@ -243,7 +243,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         Got::Bad => return None,
         Got::Absent => {
             a.findings.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::ENGINE_ASSERT,
                     Args::path("--micro-batch-size"),
                     "Megatron would stop at start-up: --micro-batch-size is required (validate_args asserts it is set)",
@@ -294,7 +294,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
             .get("--expert-model-parallel-size")
             .map_or(top.clone(), |x| x.span.clone());
         a.findings.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 Args::path("--expert-model-parallel-size"),
                 format!(
@@ -318,7 +318,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     let steps = schedules::step_schedule(a, opts, m, replicas)?;
     if let (Some(_), Some((g, span))) = (&steps, &global) {
         a.findings.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 Args::path("--global-batch-size"),
                 format!("Megatron would stop at start-up: \"Cannot specify both --step-batch-size-schedule and --global-batch-size\" (--global-batch-size {g})"),
@@ -346,7 +346,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         if decrease && steps.is_none() {
             let rounded = g / step * step;
             a.findings.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::ROUNDS,
                     Args::path("--global-batch-size"),
                     format!(
@@ -360,7 +360,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
             running = Some(rounded).filter(|&r| r > 0);
         } else if steps.is_none() {
             a.findings.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::ENGINE_ASSERT,
                     Args::path("--global-batch-size"),
                     format!(
@@ -376,7 +376,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         && tp * pp * cp > 1
     {
         a.findings.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::MODEL_PARALLEL,
                 Args::path("--global-batch-size"),
                 format!(
@@ -430,7 +430,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         LossRule::PerToken
     } else {
         LossRule::MicrobatchMean(
-            Finding::error(
+            Diagnostic::error(
                 codes::PER_TOKEN,
                 Args::path("--calculate-per-token-loss"),
                 format!(
@@ -479,7 +479,7 @@ fn duplicates(a: &mut Args) {
     }
     for (d, kept) in dups {
         a.findings.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::VALUE,
                 Args::path(&d.name),
                 format!(
@@ -525,7 +525,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
     match (given, launched) {
         (Some(w), Ok(Some((l, span)))) if w != l => {
             a.findings.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::WORLD_SIZE,
                     Args::path("--nproc-per-node"),
                     format!("the world size given is {w}, but the launcher here starts {l} processes (processes per node × nodes)"),
@@ -551,7 +551,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
                 })
                 .collect();
             a.findings.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::MISSING,
                     vec![],
                     format!(
@@ -571,7 +571,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
         }
         (None, Ok(None)) => {
             a.findings.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::MISSING,
                     vec![],
                     "the world size is not in Megatron's arguments: it comes from the launcher",

@@ -3,7 +3,7 @@
 //! them.
 
 use super::{Args, Got, python_number};
-use crate::diagnostic::Finding;
+use crate::diagnostic::Diagnostic;
 use crate::interop::{BatchSchedule, BatchStep, ImportOptions, codes};
 
 /// `--step-batch-size-schedule "0:16 2.4B:320 …"`, parsed and checked as
@@ -32,7 +32,7 @@ pub(super) fn step_schedule(
     };
     let refuse = |a: &mut Args, message: String| {
         a.findings.push(
-            Finding::error(codes::ENGINE_ASSERT, Args::path(name), format!("Megatron would stop at start-up: {message}"))
+            Diagnostic::error(codes::ENGINE_ASSERT, Args::path(name), format!("Megatron would stop at start-up: {message}"))
                 .help("write the schedule as \"0:B0 THRESHOLD:B1 …\" with thresholds from 0, increasing, and batches above 0")
                 .at(field.span(), "schedule refused"),
         );
@@ -94,7 +94,7 @@ pub(super) fn step_schedule(
         .collect();
     if !bad.is_empty() {
         a.findings.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 Args::path(name),
                 format!(
@@ -141,7 +141,7 @@ pub(super) fn rampup(
     let name = "--rampup-batch-size";
     if arg.values.len() != 3 {
         a.findings.push(
-            Finding::error(codes::ENGINE_ASSERT, Args::path(name), format!("argparse would stop: {name} takes 3 values (start, increment, samples), {} given", arg.values.len()))
+            Diagnostic::error(codes::ENGINE_ASSERT, Args::path(name), format!("argparse would stop: {name} takes 3 values (start, increment, samples), {} given", arg.values.len()))
                 .help(format!("write {name} START INCREMENT SAMPLES"))
                 .at(arg.span.clone(), "3 values needed"),
         );
@@ -169,7 +169,7 @@ pub(super) fn rampup(
     let step = m.saturating_mul(replicas);
     let refuse = |a: &mut Args, message: String, help: String| {
         a.findings.push(
-            Finding::error(codes::ENGINE_ASSERT, Args::path(name), message)
+            Diagnostic::error(codes::ENGINE_ASSERT, Args::path(name), message)
                 .help(help)
                 .at(span.clone(), "ramp-up refused"),
         );

@@ -10,7 +10,7 @@ use accum_core::{Span, UnitKind};
 
 use super::Args;
 use super::args::Arg;
-use crate::diagnostic::Finding;
+use crate::diagnostic::Diagnostic;
 use crate::interop::{BatchSchedule, codes};
 
 /// Lengths, logging, precision, clipping and the learning rate; the
@@ -60,7 +60,7 @@ pub(super) fn settings(
             "sample"
         };
         a.findings.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::ENGINE_ASSERT,
                 Args::path(name),
                 format!("Megatron would stop at start-up: with {with} it expects {kind}-based options only, and {name} is the other kind (validate_args)"),
@@ -75,7 +75,7 @@ pub(super) fn settings(
         // training.py, update_train_iters: train_iters = train_samples // global_batch_size.
         if schedule.is_none() && s % b != 0 {
             a.findings.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::ROUNDS,
                     Args::path("--train-samples"),
                     format!(
@@ -97,7 +97,7 @@ pub(super) fn settings(
         .or(warm_samples.map(|v| Span::new(v, UnitKind::Example)));
     if let Some(frac) = a.get("--lr-warmup-fraction").cloned() {
         a.findings.push(
-            Finding::error(
+            Diagnostic::error(
                 codes::NOT_CONVERTED,
                 Args::path("--lr-warmup-fraction"),
                 "--lr-warmup-fraction is a fraction of the decay length and is not carried into schedule.warmup",
@@ -132,7 +132,7 @@ pub(super) fn settings(
             };
             let span = a.get(arg).map_or(top.clone(), |x| x.span.clone());
             a.findings.push(
-                Finding::error(
+                Diagnostic::error(
                     codes::SCHEDULE_SHIFT,
                     Args::path(arg),
                     format!(

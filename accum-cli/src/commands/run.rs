@@ -19,10 +19,10 @@ use accum_core::settings::LogAxis;
 use accum_core::units::group_digits;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::app::load_checked;
 use crate::cli::{Backend, Format, RunArgs};
 use crate::error::{CliError, Exit};
 use crate::fsio::write_atomic;
+use crate::load::load_checked;
 use crate::output::{print_json, print_text};
 
 /// The stop flag set by Ctrl-C; installed once per process.

@@ -5,9 +5,9 @@
 use accum_core::config::TrainingConfig;
 use accum_core::verify::{Tolerance, VerifyReport, verify};
 
-use crate::app::load_checked;
 use crate::cli::{Format, VerifyArgs};
 use crate::error::{CliError, Exit};
+use crate::load::load_checked;
 use crate::output::{print_json, print_text};
 
 pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {

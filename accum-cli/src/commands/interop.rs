@@ -5,12 +5,12 @@
 use accum_core::config::TrainingConfig;
 use accum_core::config::partial::PartialConfig;
 
-use crate::app::load_checked;
 use crate::cli::{ExportArgs, Format, ImportArgs};
 use crate::diagnostic::{self, Severity};
 use crate::error::{CliError, Exit};
 use crate::fsio::write_atomic;
 use crate::interop::{self, FileReport, ImportError, ImportOptions};
+use crate::load::load_checked;
 use crate::output::{print_json, print_text};
 
 fn options(args: &ImportArgs) -> ImportOptions {
@@ -96,7 +96,7 @@ pub(crate) fn import(args: &ImportArgs, lint: bool) -> Result<Exit, CliError> {
     Ok(if errors > 0 { Exit::Invalid } else { Exit::Ok })
 }
 
-fn json_findings(files: &[FileReport]) -> Vec<diagnostic::FindingJson> {
+fn json_findings(files: &[FileReport]) -> Vec<diagnostic::DiagnosticJson> {
     files
         .iter()
         .flat_map(|f| diagnostic::to_json(&f.name, &f.text, &f.findings))

@@ -1,6 +1,6 @@
-//! Re-planning a configuration file to a smaller micro-batch while keeping
-//! the effective batch (SPEC R11), as a text edit that preserves the file's
-//! comments and layout.
+//! `accum replan FILE`: re-planning a configuration file to a smaller
+//! micro-batch while keeping the effective batch (SPEC R11), as a text edit
+//! that preserves the file's comments and layout.
 //!
 //! Spans in microbatches change meaning when `A` changes (R8: a schedule
 //! counted in backward passes shifts). They are rewritten so that they keep
@@ -8,45 +8,52 @@
 
 use std::ops::Range;
 
+use accum_core::estimate::{ByteSize, MemoryInputs};
 use accum_core::{Plan, PlanError, Rounding, Span, UnitKind};
 use serde::Serialize;
 
+use crate::cli::{Format, ReplanArgs};
+use crate::commands::Hooks;
 use crate::diagnostic::dotted;
+use crate::error::{CliError, Exit};
+use crate::fsio::{backup, write_atomic};
+use crate::load::{CliConfig, Schema, load_checked};
+use crate::output::print_text;
 use crate::source::{Document, NodeKind};
 use crate::validate::SchemaMap;
 
 /// One change made to the file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Change {
+pub(crate) struct Change {
     /// Dotted path of the value.
-    pub path: String,
+    pub(crate) path: String,
     /// The value before, as written.
-    pub before: String,
+    pub(crate) before: String,
     /// The value after.
-    pub after: String,
+    pub(crate) after: String,
     /// Why.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// A re-planned file.
 #[derive(Clone, Debug, Serialize)]
-pub struct Replanned {
+pub(crate) struct Replanned {
     /// The new file text.
     #[serde(skip)]
-    pub text: String,
+    pub(crate) text: String,
     /// The plan before.
-    pub before: Plan,
+    pub(crate) before: Plan,
     /// The plan after.
-    pub after: Plan,
+    pub(crate) after: Plan,
     /// Every change, in file order.
-    pub changes: Vec<Change>,
+    pub(crate) changes: Vec<Change>,
     /// Other valid `(m, A)` pairs with the same `B`, largest `m` first.
-    pub alternatives: Vec<(u64, u64)>,
+    pub(crate) alternatives: Vec<(u64, u64)>,
 }
 
 /// Rewrites `doc` so that its plan uses `target` instead of `plan`
 /// (same `B` and `D`).
-pub fn rewrite(
+fn rewrite(
     doc: &Document,
     map: &SchemaMap,
     plan: &Plan,
@@ -151,7 +158,7 @@ pub fn rewrite(
 }
 
 /// Applies non-overlapping edits to a text.
-pub fn apply(text: &str, edits: &[(Range<usize>, String, Change)]) -> String {
+fn apply(text: &str, edits: &[(Range<usize>, String, Change)]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for (range, replacement, _) in edits {
@@ -164,7 +171,7 @@ pub fn apply(text: &str, edits: &[(Range<usize>, String, Change)]) -> String {
 }
 
 /// Re-plans `doc` to the largest micro-batch `≤ max_micro_batch` that keeps `B`.
-pub fn replan(
+pub(crate) fn replan(
     doc: &Document,
     map: &SchemaMap,
     plan: &Plan,
@@ -183,6 +190,128 @@ pub fn replan(
             .map(|p| (p.micro_batch(), p.accumulation()))
             .collect(),
     })
+}
+
+pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<Exit, CliError> {
+    let checked = load_checked::<T>(&args.file, hooks.check)?;
+    let schema = Schema::<T>::builtin();
+    let max = match (args.max_micro_batch, args.memory_budget) {
+        (Some(max), _) => max,
+        (None, Some(budget)) => {
+            let inputs = match (
+                args.params,
+                args.activation_per_example,
+                (hooks.memory)(&checked.config),
+            ) {
+                (Some(params), Some(activation), _) => MemoryInputs {
+                    params,
+                    weight_bytes: 4,
+                    optimizer: accum_core::estimate::OptimizerKind::AdamW,
+                    master_weights: false,
+                    activation_per_example: activation,
+                },
+                (params, activation, Some(model)) => MemoryInputs {
+                    params: params.unwrap_or(model.params),
+                    activation_per_example: activation.unwrap_or(model.activation_per_example),
+                    ..model
+                },
+                _ => {
+                    return Err(CliError::usage(
+                        "--memory-budget needs the memory model of this config: give --params and --activation-per-example",
+                    ));
+                }
+            };
+            memory_limit(&inputs, budget, &checked.plan)?
+        }
+        (None, None) => return Err(CliError::usage("give --max-micro-batch or --memory-budget")),
+    };
+    let result = replan(&checked.doc, &schema.map, &checked.plan, max)
+        .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
+    match (&args.output, args.in_place) {
+        (Some(out), _) => write_atomic(out, result.text.as_bytes())?,
+        (None, true) => {
+            let bak = backup(&args.file)?;
+            write_atomic(&args.file, result.text.as_bytes())?;
+            eprintln!("kept the previous file as {}", bak.display());
+        }
+        (None, false) => print_text(&result.text)?,
+    }
+    match args.format {
+        Format::Json => {
+            let summary = serde_json::to_string_pretty(&result)
+                .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
+            eprintln!("{summary}");
+        }
+        Format::Text => eprint!("{}", replan_summary(&result)),
+    }
+    Ok(Exit::Ok)
+}
+
+fn replan_summary(r: &Replanned) -> String {
+    let mut out = format!(
+        "replanned: m {} × A {} × D {} = B {}  →  m {} × A {} × D {} = B {} (R11)\n",
+        r.before.micro_batch(),
+        r.before.accumulation(),
+        r.before.replicas(),
+        r.before.effective_batch().get(),
+        r.after.micro_batch(),
+        r.after.accumulation(),
+        r.after.replicas(),
+        r.after.effective_batch().get()
+    );
+    for change in &r.changes {
+        out.push_str(&format!(
+            "  {}: {} → {} ({})\n",
+            change.path, change.before, change.after, change.reason
+        ));
+    }
+    if !r.alternatives.is_empty() {
+        let alts: Vec<String> = r
+            .alternatives
+            .iter()
+            .map(|(m, a)| format!("m {m} × A {a}"))
+            .collect();
+        out.push_str(&format!(
+            "  alternatives with the same B: {}\n",
+            alts.join(", ")
+        ));
+    }
+    out.push_str("  note: a smaller micro-batch guarantees neither a proportional memory drop nor a faster run\n");
+    out
+}
+
+/// The largest micro-batch whose estimated per-device memory fits the
+/// budget (R16), or the reason none does (R11).
+fn memory_limit(inputs: &MemoryInputs, budget: ByteSize, plan: &Plan) -> Result<u64, CliError> {
+    let now = inputs
+        .estimate(plan.micro_batch())
+        .map_err(|err| CliError::usage(err.to_string()))?;
+    let fixed = inputs
+        .estimate(0)
+        .map_err(|err| CliError::usage(err.to_string()))?;
+    match inputs
+        .max_micro_batch(budget)
+        .map_err(|err| CliError::usage(err.to_string()))?
+    {
+        None => Err(CliError::invalid(format!(
+            "weights {} + gradients {} + optimizer state {} = {} already exceed the budget {}; \
+             accumulation changes the batch, not this memory, so no micro-batch fits (R11): shard the \
+             optimizer state or the model, or lower the precision",
+            fixed.weights, fixed.gradients, fixed.optimizer_state, fixed.total, budget
+        ))),
+        Some(max) => {
+            eprintln!(
+                "memory estimate (R16): {} at m {} ({} fixed + {} activations per example); budget {} allows m ≤ {}",
+                now.total,
+                plan.micro_batch(),
+                fixed.total,
+                inputs.activation_per_example,
+                budget,
+                max
+            );
+            Ok(max)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,19 @@
+//! `accum schema`: the configuration's JSON Schema, with plan roles and
+//! units marked for editors and other tools.
+
+use crate::cli::SchemaArgs;
+use crate::error::{CliError, Exit};
+use crate::fsio::write_atomic;
+use crate::load::{CliConfig, Schema};
+use crate::output::print_text;
+
+pub(crate) fn run<T: CliConfig>(args: &SchemaArgs) -> Result<Exit, CliError> {
+    let schema = Schema::<T>::builtin();
+    let text = serde_json::to_string_pretty(&schema.value)
+        .map_err(|err| CliError::usage(format!("cannot render the schema: {err}")))?;
+    match &args.output {
+        Some(path) => write_atomic(path, format!("{text}\n").as_bytes())?,
+        None => print_text(&format!("{text}\n"))?,
+    }
+    Ok(Exit::Ok)
+}
