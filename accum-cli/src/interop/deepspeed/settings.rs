@@ -85,6 +85,8 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
         let known = match kind.value.to_ascii_lowercase().as_str() {
             "adamw" => Some(OptimizerKind::AdamW),
             "adam" if adam_w => Some(OptimizerKind::AdamW),
+            // Other names are built from torch.optim (`_configure_basic_optimizer`).
+            "sgd" if kind.value == "SGD" => Some(OptimizerKind::Sgd),
             _ => None,
         };
         match known {
@@ -107,7 +109,9 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
                                 .map(|v| v.value)
                         })
                         .flatten(),
-                    momentum: None,
+                    momentum: (k == OptimizerKind::Sgd)
+                        .then(|| r.float(&["optimizer", "params", "momentum"]).map(|v| v.value))
+                        .flatten(),
                     clip_norm: c.optimizer.clip_norm,
                 };
             }
