@@ -66,6 +66,45 @@ fn import_writes_a_config_that_validates_and_round_trips() {
 }
 
 #[test]
+fn a_megatron_script_round_trips_through_the_command_line() {
+    let dir = scratch("megatron-round-trip");
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "megatron",
+            &fixture("megatron/variables.sh"),
+            "-o",
+            "train.toml",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run_in(&dir, &["validate", "train.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let out = run_in(&dir, &["export", "megatron", "train.toml", "-o", "args.sh"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let args = std::fs::read_to_string(dir.join("args.sh")).expect("read");
+    assert!(args.contains("--global-batch-size 256"), "{args}");
+    assert!(
+        !args.contains("--train-iters"),
+        "no length the script did not give: {args}"
+    );
+    let again = run_in(
+        &dir,
+        &["import", "megatron", "args.sh", "--world-size", "8"],
+    );
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let first = std::fs::read_to_string(dir.join("train.toml")).expect("read");
+    let strip = |text: &str| {
+        text.lines()
+            .filter(|l| !l.starts_with("name") && !l.starts_with("notes"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&first), strip(&again.stdout));
+}
+
+#[test]
 fn output_is_not_replaced_when_the_import_fails() {
     let dir = scratch("import-fails");
     std::fs::write(dir.join("train.toml"), "# mine\n").expect("write");
