@@ -35,16 +35,17 @@ pub(crate) enum Command {
         after_help = "Examples:\n  accum verify examples/quickstart.toml\n  accum verify examples/quickstart.toml --format json"
     )]
     Verify(VerifyArgs),
-    /// Read an engine's batch settings (DeepSpeed, Megatron-LM, Hugging Face,
-    /// Lightning) into a canonical accum config, with findings: what does not
-    /// divide, what the engine would round, "steps" that are microbatches, …
+    /// Read a framework's batch settings (DeepSpeed, Megatron-LM, Hugging Face,
+    /// Lightning/NeMo, axolotl) into an accum config, with findings: what does
+    /// not divide, what the framework would round or refuse, "steps" that are
+    /// microbatches, …
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
-    /// Write an engine's file (or arguments) from an accum config, consistent
-    /// by construction; schedule lengths are converted to the engine's unit.
+    /// Write a framework's file (or arguments) from an accum config, consistent
+    /// by construction; schedule lengths are converted to the framework's unit.
     #[command(after_help = EXPORT_EXAMPLES)]
     Export(ExportArgs),
-    /// Check an engine's batch settings: `import` without the output.
+    /// Check a framework's batch settings: `import` without the output.
     #[command(
         after_help = "Examples:\n  accum lint deepspeed ds_config.json --world-size 16\n  accum lint hf training_args.json --num-processes 8 --format json"
     )]
@@ -55,10 +56,14 @@ const IMPORT_EXAMPLES: &str = "\
 Examples:
   accum import deepspeed ds_config.json --world-size 16 -o train.toml
   accum import megatron args.sh --world-size 64 --seq-len 4096
+  accum import megatron train.sh --env GPUS_PER_NODE=8 --env NNODES=2
+  accum import hf recipe.yaml --accelerate-config zero3.yaml
   accum import hf training_args.json --num-processes 8 --examples 100000 --variable-lengths
   accum import lightning trainer.yaml --micro-batch 16
+  accum import axolotl qlora.yml --world-size 4
 
-Engines: deepspeed, megatron, hf, lightning. Exit 1 when a finding is an error.";
+Frameworks: deepspeed, megatron, hf, lightning, nemo, axolotl.
+Exit 1 when a finding is an error; -o is written only when there is none.";
 
 const EXPORT_EXAMPLES: &str = "\
 Examples:
@@ -70,11 +75,12 @@ Examples:
 /// Arguments of `accum import` and `accum lint`.
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
-    /// The engine: deepspeed, megatron, hf (Hugging Face), lightning.
-    #[arg(value_name = "ENGINE")]
-    pub(crate) engine: crate::interop::Engine,
+    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
+    #[arg(value_name = "FRAMEWORK")]
+    pub(crate) framework: crate::interop::Framework,
 
-    /// The engine's file (DeepSpeed JSON, Megatron arguments, TrainingArguments JSON, Trainer YAML/JSON).
+    /// The framework's file (DeepSpeed JSON, a Megatron launch script or YAML arguments,
+    /// TrainingArguments JSON/YAML, Trainer YAML/JSON, axolotl YAML).
     #[arg(value_name = "FILE")]
     pub(crate) file: std::path::PathBuf,
 
@@ -122,7 +128,20 @@ pub(crate) struct ImportArgs {
     #[arg(long)]
     pub(crate) variable_lengths: bool,
 
-    /// Write the canonical config to this file (atomically); import only.
+    /// A launch script's variable (or positional argument `1=…`), as the shell
+    /// would have it: --env GPUS_PER_NODE=8. Repeat for several.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env)]
+    pub(crate) env: Vec<(String, String)>,
+
+    /// Hugging Face: the DeepSpeed file, instead of the one named by `deepspeed:`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) deepspeed_config: Option<std::path::PathBuf>,
+
+    /// Hugging Face: the Accelerate config the run is launched with (gives the processes).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) accelerate_config: Option<std::path::PathBuf>,
+
+    /// Write the accum config to this file (atomically, only when there is no error); import only.
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 
@@ -134,15 +153,15 @@ pub(crate) struct ImportArgs {
 /// Arguments of `accum export`.
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {
-    /// The engine: deepspeed, megatron, hf (Hugging Face), lightning.
-    #[arg(value_name = "ENGINE")]
-    pub(crate) engine: crate::interop::Engine,
+    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
+    #[arg(value_name = "FRAMEWORK")]
+    pub(crate) framework: crate::interop::Framework,
 
     /// The accum configuration file.
     #[arg(value_name = "CONFIG")]
     pub(crate) config: std::path::PathBuf,
 
-    /// Write the engine's file to this path (atomically) instead of stdout.
+    /// Write the framework's file to this path (atomically) instead of stdout.
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 }
@@ -562,5 +581,13 @@ fn parse_count(text: &str) -> Result<u64, String> {
         _ => Err(format!(
             "`{text}` is not a whole non-negative count (e.g. 1300000000 or 1.3e9)"
         )),
+    }
+}
+
+/// `NAME=VALUE` for `--env`.
+fn parse_env(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
+        _ => Err(format!("`{text}` is not NAME=VALUE")),
     }
 }

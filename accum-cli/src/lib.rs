@@ -11,7 +11,6 @@ use clap::{FromArgMatches, Parser, Subcommand};
 mod cli;
 mod commands;
 mod diagnostic;
-mod engines;
 mod error;
 mod fsio;
 #[cfg(feature = "harness")]

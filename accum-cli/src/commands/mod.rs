@@ -16,6 +16,7 @@ use crate::sheet::build::Extras;
 
 pub(crate) mod calc;
 pub(crate) mod completions;
+pub(crate) mod interop;
 pub(crate) mod replan;
 pub(crate) mod run;
 pub(crate) mod schema;
@@ -64,9 +65,9 @@ pub(crate) fn execute(cli: &Cli) -> Result<Exit, CliError> {
         ),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
-        Command::Import(args) => crate::engines::import(args, false),
-        Command::Lint(args) => crate::engines::import(args, true),
-        Command::Export(args) => crate::engines::export(args),
+        Command::Import(args) => interop::import(args, false),
+        Command::Lint(args) => interop::import(args, true),
+        Command::Export(args) => interop::export(args),
     }
 }
 
