@@ -1,6 +1,23 @@
 //! The command-line interface: every command, flag and example in `--help`.
 
+use std::sync::OnceLock;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The name of the running binary: `accum`, or a user's own binary built
+/// with `accum_cli::run::<MyConfig>()`. Messages that name a command
+/// (`accum schema lists every key`) use it.
+static BIN_NAME: OnceLock<String> = OnceLock::new();
+
+/// Sets the binary's name, once, before any command runs.
+pub(crate) fn set_bin_name(name: &str) {
+    let _ = BIN_NAME.set(name.to_owned());
+}
+
+/// The binary's name (`accum` until set).
+pub(crate) fn bin_name() -> &'static str {
+    BIN_NAME.get().map_or("accum", String::as_str)
+}
 
 /// Gradient-accumulation plans that cannot be miscounted.
 ///
@@ -361,8 +378,8 @@ pub(crate) struct ValidateArgs {
     pub(crate) schema: Option<std::path::PathBuf>,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub(crate) format: Format,
+    #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
+    pub(crate) format: DiagnosticFormat,
 }
 
 /// Arguments of `accum replan`.
@@ -428,6 +445,19 @@ Examples:
 
   # for scripts
   accum calc -m 2 -a 8 -d 2 --format json";
+
+/// Output format of diagnostics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DiagnosticFormat {
+    /// For people: each finding with its source line and the fix.
+    #[default]
+    #[value(alias = "text")]
+    Human,
+    /// One line per finding, `file:line:col: code: message`, for editors and grep.
+    Short,
+    /// JSON with stable keys, for tools.
+    Json,
+}
 
 /// Output format of a command.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]

@@ -35,7 +35,9 @@ mod sheet;
     allow(dead_code, reason = "`Document::format` is read by the harness")
 )]
 mod source;
+mod suggest;
 mod training;
+mod typed;
 mod validate;
 
 pub use diagnostic::{Diagnostic, Severity};
@@ -95,6 +97,7 @@ pub fn run<T: CliConfig>() -> ExitCode {
                 .map(|s| s.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "accum".to_owned());
+    cli::set_bin_name(&bin);
     let build = move || {
         CommonCommand::augment_subcommands(
             clap::Command::new(bin.clone())

@@ -91,7 +91,7 @@ pub(crate) fn load(path: &Path) -> Result<Result<Document, Rejected>, CliError> 
                 Vec::new(),
                 format!("invalid {}: {}", err.format.name(), err.message),
             )
-            .at(span, "here");
+            .at(span, "");
             Ok(Err(Rejected {
                 name: err.name,
                 text: err.text,
@@ -125,16 +125,10 @@ pub(crate) fn check_document<T: CliConfig>(
     if let Some(check) = typed
         && diagnostics.is_empty()
     {
-        match serde_json::from_value::<T>(doc.to_json()) {
-            Err(err) => diagnostics.push(
-                Diagnostic::error(
-                    "accum::schema",
-                    Vec::new(),
-                    format!("the configuration does not match its type: {err}"),
-                )
-                .at(doc.span_for(&[]), "here"),
-            ),
-            Ok(typed) => {
+        match crate::typed::from_value::<T>(&doc.to_json()) {
+            Err(err) => diagnostics.push(err.diagnostic(doc)),
+            Ok((typed, ignored)) => {
+                diagnostics.extend(ignored.iter().map(|key| key.diagnostic(doc)));
                 if let Err(problems) = check(&typed) {
                     for problem in &problems {
                         let path: Vec<String> = if problem.path == "<root>" {
@@ -146,7 +140,7 @@ pub(crate) fn check_document<T: CliConfig>(
                         diagnostics.push(
                             Diagnostic::error("accum::plan", path, problem.message.clone())
                                 .help(problem.fix.clone())
-                                .at(span, "change this"),
+                                .at(span, ""),
                         );
                     }
                 }
@@ -202,9 +196,10 @@ pub(crate) fn load_checked<T: CliConfig>(
         Some(config) if errors == 0 => config,
         _ => {
             return Err(CliError::invalid(format!(
-                "{}: {errors} error{} (run `accum validate {}` for details)",
+                "{}: {errors} error{} (run `{} validate {}` for details)",
                 doc.name,
                 if errors == 1 { "" } else { "s" },
+                crate::cli::bin_name(),
                 path.display()
             )));
         }

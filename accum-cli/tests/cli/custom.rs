@@ -46,13 +46,15 @@ fn a_user_binary_gets_schema_validate_and_sheet() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("custom_bad.toml:3:16: error[accum::plan::global-batch]"),
+        text.contains("error[accum::plan::global-batch]: global_batch 30 ≠ micro_batch 4 × accumulation 4 × replicas 2 = 32"),
         "{text}"
     );
+    assert!(text.contains(" --> custom_bad.toml:3:16\n"), "{text}");
     assert!(
-        text.contains("custom_bad.toml:4:10: error[accum::span]"),
+        text.contains("error[accum::span]: `100 steps` is ambiguous"),
         "{text}"
     );
+    assert!(text.contains(" --> custom_bad.toml:4:10\n"), "{text}");
 
     let out = custom()
         .args(["sheet", "custom_good.toml"])
