@@ -1,0 +1,596 @@
+//! The accumulation plan: micro-batch `m`, accumulation steps `A`,
+//! data-parallel replicas `D` and an optional sequence length `L`, with every
+//! quantity the seeds compute from them (SPEC R3, R6, R11, R15).
+//!
+//! A [`Plan`] is valid by construction: no factor is zero and `m·A·D` (and
+//! `m·A·D·L`) fit in a `u64`. Build one directly with [`Plan::new`], from a
+//! world layout with [`Layout`], or solve a missing factor from a declared
+//! global batch with [`PlanInput::resolve`].
+//!
+//! ```
+//! use accum_core::plan::{Layout, Plan};
+//!
+//! // R3: m=8, D=64, A=4, L=4096 → B=2048, T=8,388,608
+//! let plan = Plan::new(8, 4, 64)?.with_seq_len(4096)?;
+//! assert_eq!(plan.effective_batch().get(), 2048);
+//! assert_eq!(plan.tokens_per_update().map(|t| t.get()), Some(8_388_608));
+//!
+//! // tensor- and pipeline-parallel GPUs are not replicas: 64 / (2·2) = 16
+//! let layout = Layout::new(64, 2, 2, 1);
+//! assert_eq!(layout.replicas()?, 16);
+//! # Ok::<(), accum_core::plan::PlanError>(())
+//! ```
+
+mod convert;
+mod epoch;
+mod error;
+mod input;
+mod layout;
+mod replan;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use convert::Rounding;
+pub use epoch::{Epoch, LastGroup, PartialGroup};
+pub use error::PlanError;
+pub use input::PlanInput;
+pub use layout::Layout;
+pub use replan::Replan;
+
+use crate::units::{Examples, Microbatches, Tokens, group_digits};
+
+/// A role a configuration value can play in a plan. Its [`key`](Role::key) is
+/// the `x-accum-role` of generated schemas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// `m`: examples per microbatch per replica.
+    MicroBatch,
+    /// `A`: microbatches per update per replica.
+    Accumulation,
+    /// `D`: data-parallel replicas.
+    Replicas,
+    /// All devices of the job; `D = world_size / (tp·pp·cp)`.
+    WorldSize,
+    /// Tensor-parallel degree (devices sharing one model copy).
+    TensorParallel,
+    /// Pipeline-parallel degree (devices sharing one model copy).
+    PipelineParallel,
+    /// Context/sequence-parallel degree (devices sharing one model copy).
+    ContextParallel,
+    /// `L`: tokens per example when lengths are fixed.
+    SeqLen,
+    /// `B`: the declared effective batch, checked against `m·A·D`.
+    GlobalBatch,
+}
+
+impl Role {
+    /// Every role, in plan order.
+    pub const ALL: [Role; 9] = [
+        Role::MicroBatch,
+        Role::Accumulation,
+        Role::Replicas,
+        Role::WorldSize,
+        Role::TensorParallel,
+        Role::PipelineParallel,
+        Role::ContextParallel,
+        Role::SeqLen,
+        Role::GlobalBatch,
+    ];
+
+    /// The machine name, as in `x-accum-role` and `#[accum(...)]`.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Role::MicroBatch => "micro_batch",
+            Role::Accumulation => "accumulation",
+            Role::Replicas => "replicas",
+            Role::WorldSize => "world_size",
+            Role::TensorParallel => "tensor_parallel",
+            Role::PipelineParallel => "pipeline_parallel",
+            Role::ContextParallel => "context_parallel",
+            Role::SeqLen => "seq_len",
+            Role::GlobalBatch => "global_batch",
+        }
+    }
+
+    /// Parses a role key.
+    pub fn from_key(key: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|role| role.key() == key)
+    }
+
+    /// The symbol used in formulas (`m`, `A`, `D`, …).
+    pub const fn symbol(self) -> &'static str {
+        match self {
+            Role::MicroBatch => "m",
+            Role::Accumulation => "A",
+            Role::Replicas => "D",
+            Role::WorldSize => "world",
+            Role::TensorParallel => "tp",
+            Role::PipelineParallel => "pp",
+            Role::ContextParallel => "cp",
+            Role::SeqLen => "L",
+            Role::GlobalBatch => "B",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+fn nonzero(value: u64, role: Role) -> Result<u64, PlanError> {
+    if value == 0 {
+        Err(PlanError::Zero { role })
+    } else {
+        Ok(value)
+    }
+}
+
+fn product(factors: &[(&str, u64)]) -> Result<u64, PlanError> {
+    let mut acc: u64 = 1;
+    for &(_, value) in factors {
+        acc = match acc.checked_mul(value) {
+            Some(v) => v,
+            None => {
+                let equation = factors
+                    .iter()
+                    .map(|(name, value)| format!("{name} {value}"))
+                    .collect::<Vec<_>>()
+                    .join(" × ");
+                return Err(PlanError::Overflow { equation });
+            }
+        };
+    }
+    Ok(acc)
+}
+
+/// A valid accumulation plan. See the [module docs](self).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Plan {
+    micro_batch: u64,
+    accumulation: u64,
+    replicas: u64,
+    seq_len: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layout: Option<Layout>,
+}
+
+impl Plan {
+    /// A plan of `m` examples per microbatch, `A` microbatches per update and
+    /// `D` data-parallel replicas. Fails on a zero or when `m·A·D` overflows.
+    pub fn new(micro_batch: u64, accumulation: u64, replicas: u64) -> Result<Plan, PlanError> {
+        if micro_batch == 0 {
+            return Err(PlanError::Zero {
+                role: Role::MicroBatch,
+            });
+        }
+        if accumulation == 0 {
+            return Err(PlanError::Zero {
+                role: Role::Accumulation,
+            });
+        }
+        if replicas == 0 {
+            return Err(PlanError::Zero {
+                role: Role::Replicas,
+            });
+        }
+        product(&[
+            ("micro_batch", micro_batch),
+            ("accumulation", accumulation),
+            ("replicas", replicas),
+        ])?;
+        Ok(Plan {
+            micro_batch,
+            accumulation,
+            replicas,
+            seq_len: None,
+            layout: None,
+        })
+    }
+
+    /// A plan from constant parts, for `const` contexts such as the derive's
+    /// `const PLAN`. The derive checks the values first and reports errors
+    /// with their arithmetic; here an invalid plan stops const evaluation.
+    ///
+    /// # Panics
+    /// When a factor is zero or `m·A·D(·L)` overflows `u64` (at compile time
+    /// when used in a `const`).
+    pub const fn from_parts(
+        micro_batch: u64,
+        accumulation: u64,
+        replicas: u64,
+        seq_len: Option<u64>,
+    ) -> Plan {
+        assert!(
+            micro_batch > 0 && accumulation > 0 && replicas > 0,
+            "every factor of the plan (micro_batch, accumulation, replicas) must be at least 1"
+        );
+        let batch = match micro_batch.checked_mul(accumulation) {
+            Some(ma) => ma.checked_mul(replicas),
+            None => None,
+        };
+        let Some(batch) = batch else {
+            panic!("micro_batch × accumulation × replicas does not fit in a 64-bit count")
+        };
+        if let Some(len) = seq_len {
+            assert!(len > 0, "seq_len must be at least 1");
+            assert!(
+                batch.checked_mul(len).is_some(),
+                "micro_batch × accumulation × replicas × seq_len does not fit in a 64-bit count"
+            );
+        }
+        Plan {
+            micro_batch,
+            accumulation,
+            replicas,
+            seq_len,
+            layout: None,
+        }
+    }
+
+    /// Like [`Plan::from_parts`], with the replicas computed from a device
+    /// layout, `D = world_size / (tp·pp·cp)` (R3), for `const` contexts.
+    ///
+    /// # Panics
+    /// When a factor is zero, `world_size` is not divisible by `tp·pp·cp`, or
+    /// a product overflows `u64` (at compile time when used in a `const`).
+    pub const fn from_layout_parts(
+        micro_batch: u64,
+        accumulation: u64,
+        layout: Layout,
+        seq_len: Option<u64>,
+    ) -> Plan {
+        assert!(
+            layout.world_size > 0 && layout.tensor > 0 && layout.pipeline > 0 && layout.context > 0,
+            "world_size and the tensor, pipeline and context degrees must be at least 1"
+        );
+        let group = match layout.tensor.checked_mul(layout.pipeline) {
+            Some(tp_pp) => tp_pp.checked_mul(layout.context),
+            None => None,
+        };
+        let Some(group) = group else {
+            panic!("tensor × pipeline × context does not fit in a 64-bit count")
+        };
+        assert!(
+            layout.world_size.is_multiple_of(group),
+            "world_size is not divisible by tensor × pipeline × context (R3)"
+        );
+        let mut plan = Plan::from_parts(
+            micro_batch,
+            accumulation,
+            layout.world_size / group,
+            seq_len,
+        );
+        plan.layout = Some(layout);
+        plan
+    }
+
+    /// Like [`Plan::new`]; kept for call sites that read as "checked".
+    fn checked(micro_batch: u64, accumulation: u64, replicas: u64) -> Result<Plan, PlanError> {
+        Plan::new(micro_batch, accumulation, replicas)
+    }
+
+    /// A plan whose replicas come from a device layout (R3).
+    pub fn with_layout(
+        micro_batch: u64,
+        accumulation: u64,
+        layout: Layout,
+    ) -> Result<Plan, PlanError> {
+        let replicas = layout.replicas()?;
+        let mut plan = Plan::checked(micro_batch, accumulation, replicas)?;
+        plan.layout = Some(layout);
+        Ok(plan)
+    }
+
+    /// Adds a fixed sequence length `L`. Fails on zero or when `m·A·D·L` overflows.
+    pub fn with_seq_len(mut self, seq_len: u64) -> Result<Plan, PlanError> {
+        nonzero(seq_len, Role::SeqLen)?;
+        product(&[
+            ("micro_batch", self.micro_batch),
+            ("accumulation", self.accumulation),
+            ("replicas", self.replicas),
+            ("seq_len", seq_len),
+        ])?;
+        self.seq_len = Some(seq_len);
+        Ok(self)
+    }
+
+    /// `m`: examples per microbatch per replica.
+    #[inline]
+    pub const fn micro_batch(&self) -> u64 {
+        self.micro_batch
+    }
+
+    /// `A`: microbatches per update per replica.
+    #[inline]
+    pub const fn accumulation(&self) -> u64 {
+        self.accumulation
+    }
+
+    /// `D`: data-parallel replicas.
+    #[inline]
+    pub const fn replicas(&self) -> u64 {
+        self.replicas
+    }
+
+    /// `L`, when sequence lengths are fixed.
+    #[inline]
+    pub const fn seq_len(&self) -> Option<u64> {
+        self.seq_len
+    }
+
+    /// The layout the replicas were derived from, if any.
+    #[inline]
+    pub const fn layout(&self) -> Option<Layout> {
+        self.layout
+    }
+
+    /// `B = m·A·D`: examples per update (R3).
+    #[inline]
+    pub const fn effective_batch(&self) -> Examples {
+        // Checked at construction.
+        Examples::new(self.micro_batch * self.accumulation * self.replicas)
+    }
+
+    /// `T = B·L`: tokens per update, when `L` is fixed (R15).
+    #[inline]
+    pub const fn tokens_per_update(&self) -> Option<Tokens> {
+        match self.seq_len {
+            // Checked in `with_seq_len`.
+            Some(len) => Some(Tokens::new(self.effective_batch().get() * len)),
+            None => None,
+        }
+    }
+
+    /// `m·A`: examples one replica processes per update.
+    #[inline]
+    pub const fn examples_per_replica_per_update(&self) -> Examples {
+        Examples::new(self.micro_batch * self.accumulation)
+    }
+
+    /// `A`: microbatches (forward and backward passes) one replica runs per update.
+    #[inline]
+    pub const fn microbatches_per_update(&self) -> Microbatches {
+        Microbatches::new(self.accumulation)
+    }
+
+    /// `A·D`: microbatches all replicas together run per update.
+    #[inline]
+    pub const fn microbatches_per_update_all_replicas(&self) -> Microbatches {
+        Microbatches::new(self.accumulation * self.replicas)
+    }
+
+    /// `T / D`: tokens one replica processes per update, when `L` is fixed.
+    #[inline]
+    pub const fn tokens_per_replica_per_update(&self) -> Option<Tokens> {
+        match self.seq_len {
+            Some(len) => Some(Tokens::new(self.micro_batch * self.accumulation * len)),
+            None => None,
+        }
+    }
+
+    /// `"B = m·A·D = 8 × 4 × 64 = 2,048"`.
+    pub fn batch_formula(&self) -> String {
+        format!(
+            "B = m·A·D = {} × {} × {} = {}",
+            self.micro_batch,
+            self.accumulation,
+            self.replicas,
+            group_digits(self.effective_batch().get())
+        )
+    }
+
+    /// `"T = B·L = 2,048 × 4,096 = 8,388,608"`, when `L` is fixed.
+    pub fn token_formula(&self) -> Option<String> {
+        let (len, tokens) = (self.seq_len?, self.tokens_per_update()?);
+        Some(format!(
+            "T = B·L = {} × {} = {}",
+            group_digits(self.effective_batch().get()),
+            group_digits(len),
+            group_digits(tokens.get())
+        ))
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "m {} × A {} × D {} = B {}",
+            self.micro_batch,
+            self.accumulation,
+            self.replicas,
+            self.effective_batch().get()
+        )?;
+        if let Some(len) = self.seq_len {
+            write!(f, " (L {len})")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod testing {
+    use proptest::prelude::*;
+
+    use super::Plan;
+    use crate::units::UnitKind;
+
+    /// A valid plan; the factors must fit.
+    pub(super) fn plan(m: u64, a: u64, d: u64) -> Plan {
+        Plan::new(m, a, d).expect("valid plan")
+    }
+
+    pub(super) fn any_plan() -> impl Strategy<Value = Plan> {
+        (
+            1u64..=1024,
+            1u64..=256,
+            1u64..=512,
+            proptest::option::of(1u64..=8192),
+        )
+            .prop_map(|(m, a, d, len)| {
+                let plan = Plan::new(m, a, d).expect("small factors");
+                match len {
+                    Some(len) => plan.with_seq_len(len).expect("small factors"),
+                    None => plan,
+                }
+            })
+    }
+
+    pub(super) fn any_unit() -> impl Strategy<Value = UnitKind> {
+        prop_oneof![
+            Just(UnitKind::Update),
+            Just(UnitKind::Microbatch),
+            Just(UnitKind::Example),
+            Just(UnitKind::Token),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{UnitKind, Updates};
+    use testing::plan;
+
+    #[test]
+    fn r3_two_by_eight_by_two() {
+        // R3: m=2, A=8, D=2 → B=32, 16 examples per replica per group.
+        let p = plan(2, 8, 2);
+        assert_eq!(p.effective_batch(), Examples::new(32));
+        assert_eq!(p.examples_per_replica_per_update(), Examples::new(16));
+        assert_eq!(p.microbatches_per_update(), Microbatches::new(8));
+        assert_eq!(
+            p.microbatches_per_update_all_replicas(),
+            Microbatches::new(16)
+        );
+    }
+
+    #[test]
+    fn r3_calculator_example_and_doubling_accumulation() {
+        // R3/R15: m=8, D=64, A=4, L=4096 → B=2048, T=8,388,608; A=8 → B=4096.
+        let p = plan(8, 4, 64).with_seq_len(4096).expect("fits");
+        assert_eq!(p.effective_batch().get(), 2048);
+        assert_eq!(p.tokens_per_update(), Some(Tokens::new(8_388_608)));
+        assert_eq!(p.batch_formula(), "B = m·A·D = 8 × 4 × 64 = 2,048");
+        assert_eq!(
+            p.token_formula().as_deref(),
+            Some("T = B·L = 2,048 × 4,096 = 8,388,608")
+        );
+        let doubled = plan(8, 8, 64);
+        assert_eq!(doubled.effective_batch().get(), 4096);
+        // Same per-device microbatch, so the same activation memory (R3, R16).
+        assert_eq!(doubled.micro_batch(), p.micro_batch());
+    }
+
+    #[test]
+    fn zeroes_are_rejected_with_their_role() {
+        assert_eq!(
+            Plan::new(0, 1, 1),
+            Err(PlanError::Zero {
+                role: Role::MicroBatch
+            })
+        );
+        assert_eq!(
+            Plan::new(1, 0, 1),
+            Err(PlanError::Zero {
+                role: Role::Accumulation
+            })
+        );
+        assert_eq!(
+            Plan::new(1, 1, 0),
+            Err(PlanError::Zero {
+                role: Role::Replicas
+            })
+        );
+        assert_eq!(
+            Layout::new(0, 1, 1, 1).replicas(),
+            Err(PlanError::Zero {
+                role: Role::WorldSize
+            })
+        );
+        assert_eq!(
+            Layout::new(8, 1, 0, 1).replicas(),
+            Err(PlanError::Zero {
+                role: Role::PipelineParallel
+            })
+        );
+        assert_eq!(
+            plan(1, 1, 1).with_seq_len(0),
+            Err(PlanError::Zero { role: Role::SeqLen })
+        );
+        let msg = PlanError::Zero {
+            role: Role::Accumulation,
+        }
+        .to_string();
+        assert!(msg.starts_with("accumulation is 0"), "{msg}");
+    }
+
+    #[test]
+    fn overflow_is_an_error_with_the_equation() {
+        let err = PlanInput {
+            micro_batch: Some(u64::MAX),
+            accumulation: Some(2),
+            replicas: Some(1),
+            ..PlanInput::default()
+        }
+        .resolve()
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "micro_batch 18446744073709551615 × accumulation 2 × replicas 1 does not fit in a 64-bit count; use smaller values"
+        );
+        let err = plan(1 << 20, 1 << 20, 1 << 20)
+            .with_seq_len(1 << 10)
+            .unwrap_err();
+        assert!(matches!(err, PlanError::Overflow { .. }), "{err}");
+        assert!(Plan::new(u64::MAX, u64::MAX, u64::MAX).is_err());
+        let p = plan(u64::MAX, 1, 1);
+        assert!(p.from_updates(Updates::new(2), UnitKind::Example).is_err());
+    }
+
+    #[test]
+    fn roles_round_trip_their_keys() {
+        for role in Role::ALL {
+            assert_eq!(Role::from_key(role.key()), Some(role));
+        }
+        assert_eq!(Role::from_key("steps"), None);
+    }
+
+    #[test]
+    fn plan_serializes_with_stable_keys() {
+        let json = serde_json::to_value(plan(2, 8, 2)).expect("serialize");
+        assert_eq!(
+            json,
+            serde_json::json!({"micro_batch": 2, "accumulation": 8, "replicas": 2, "seq_len": null})
+        );
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn any_factors_give_a_plan_or_an_error_never_a_wrap(m in any::<u64>(), a in any::<u64>(), d in any::<u64>(), len in any::<u64>()) {
+                let fits = m.checked_mul(a).and_then(|x| x.checked_mul(d));
+                match Plan::new(m, a, d) {
+                    Ok(plan) => {
+                        prop_assert_eq!(Some(plan.effective_batch().get()), fits);
+                        let with_len = plan.with_seq_len(len);
+                        let fits_len = fits.and_then(|b| b.checked_mul(len)).filter(|_| len > 0);
+                        prop_assert_eq!(with_len.ok().and_then(|p| p.tokens_per_update()).map(Tokens::get), fits_len);
+                    }
+                    Err(_) => prop_assert!(m == 0 || a == 0 || d == 0 || fits.is_none()),
+                }
+            }
+        }
+    }
+}
