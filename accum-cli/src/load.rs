@@ -38,9 +38,19 @@ pub(crate) struct Schema<T> {
 }
 
 impl<T: CliConfig> Schema<T> {
-    /// The built-in schema of `T`.
+    /// The built-in schema of `T`, which also lets a JSON file name its
+    /// schema for editors (`"$schema": "./accum.schema.json"`).
     pub(crate) fn builtin() -> Schema<T> {
-        let value = accum_core::schema_for::<T>().to_value();
+        let mut value = accum_core::schema_for::<T>().to_value();
+        if let Some(properties) = value.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.insert(
+                crate::validate::SCHEMA_KEY.to_owned(),
+                serde_json::json!({
+                    "type": "string",
+                    "description": "The JSON Schema of this file, for editors; accum does not read it."
+                }),
+            );
+        }
         let map = SchemaMap::from_schema(&value);
         Schema {
             value,
@@ -125,7 +135,7 @@ pub(crate) fn check_document<T: CliConfig>(
     if let Some(check) = typed
         && diagnostics.is_empty()
     {
-        match crate::typed::from_value::<T>(&doc.to_json()) {
+        match crate::typed::from_value::<T>(&crate::validate::instance(doc)) {
             Err(err) => diagnostics.push(err.diagnostic(doc)),
             Ok((typed, ignored)) => {
                 diagnostics.extend(ignored.iter().map(|key| key.diagnostic(doc)));

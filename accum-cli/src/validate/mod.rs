@@ -38,6 +38,22 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
     findings.retain(|f| !(f.code == "accum::schema::missing-key" && misspelt.contains(&f.path)));
 }
 
+/// The key editors read a JSON file's schema from (`"$schema": "…"`): a
+/// directive for tools, not part of the configuration.
+pub(crate) const SCHEMA_KEY: &str = "$schema";
+
+/// The document as the JSON instance the schema and the type see, without
+/// the editors' `"$schema"` directive.
+pub(crate) fn instance(doc: &Document) -> Value {
+    let mut value = doc.to_json();
+    if let Some(root) = value.as_object_mut()
+        && root.get(SCHEMA_KEY).is_some_and(Value::is_string)
+    {
+        root.remove(SCHEMA_KEY);
+    }
+    value
+}
+
 /// Splits a JSON pointer (`/batch/micro_batch`) into unescaped segments.
 pub(crate) fn pointer_segments(pointer: &str) -> Vec<String> {
     pointer
@@ -58,7 +74,7 @@ pub(crate) fn validate(
     map: &SchemaMap,
     plan_check: bool,
 ) -> Result<Vec<Diagnostic>, String> {
-    let instance = doc.to_json();
+    let instance = instance(doc);
     let validator = jsonschema::validator_for(schema).map_err(|err| {
         format!(
             "the schema is not a valid JSON Schema (2020-12): the value at `{}` breaks the meta-schema",
