@@ -65,15 +65,15 @@ pub struct TrainingConfig {
     #[accum(nested)]
     pub batch: BatchSection,
     /// The device layout, when devices are split by tensor, pipeline or
-    /// context parallelism (R3).
+    /// context parallelism.
     #[accum(nested)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<ParallelSection>,
-    /// How the loss of a group is normalized (R4).
+    /// How the loss of a group is normalized.
     #[accum(nested)]
     #[serde(default)]
     pub loss: LossSection,
-    /// Precision and dynamic loss scaling (R7).
+    /// Precision and dynamic loss scaling.
     #[accum(nested)]
     #[serde(default)]
     pub precision: PrecisionSection,
@@ -81,11 +81,11 @@ pub struct TrainingConfig {
     #[accum(nested)]
     #[serde(default)]
     pub optimizer: OptimizerSection,
-    /// The learning-rate schedule, in any unit; it steps per applied update (R8).
+    /// The learning-rate schedule, in any unit; it steps per applied update.
     #[accum(nested)]
     #[serde(default)]
     pub schedule: ScheduleSection,
-    /// The built-in synthetic data and the last-group policy (R6).
+    /// The built-in synthetic data and the last-group policy.
     #[accum(nested)]
     #[serde(default)]
     pub data: DataSection,
@@ -93,7 +93,7 @@ pub struct TrainingConfig {
     #[accum(nested)]
     #[serde(default)]
     pub model: ModelSection,
-    /// How often to log, and against which axis (R1).
+    /// How often to log, and against which axis.
     #[accum(nested)]
     #[serde(default)]
     pub log: LogSection,
@@ -139,7 +139,7 @@ impl TrainingConfig {
     }
 }
 
-/// `[run]`: the run's name and notes, for the run sheet (R13).
+/// `[run]`: the run's name and notes, for the run sheet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
@@ -150,7 +150,7 @@ pub struct RunSection {
     pub notes: Option<String>,
 }
 
-/// `[batch]`: the accumulation plan, `B = m·A·D` (R3).
+/// `[batch]`: the accumulation plan, `B = m·A·D`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
 #[accum(crate = "crate", section)]
 #[serde(deny_unknown_fields)]
@@ -169,14 +169,14 @@ pub struct BatchSection {
     #[accum(global_batch)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_batch: Option<u64>,
-    /// `L`: tokens per example, when lengths are fixed (R15).
+    /// `L`: tokens per example, when lengths are fixed.
     #[accum(seq_len)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_len: Option<u64>,
 }
 
 /// `[parallel]`: all devices and the degrees that split one model copy;
-/// only what is left are replicas (R3).
+/// only what is left are replicas.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
 #[accum(crate = "crate", section)]
 #[serde(deny_unknown_fields)]

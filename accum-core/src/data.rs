@@ -423,7 +423,7 @@ impl fmt::Display for OverlapError {
         write!(
             f,
             "example {} reached replica {} and replica {} in one epoch; shards must be disjoint, \
-             the same examples on every replica add no information (R9): shard by replica rank",
+             the same examples on every replica add no information: shard by replica rank",
             self.id, self.first, self.second
         )
     }
@@ -566,7 +566,7 @@ mod tests {
             (1, 0, 1),
             "example 1 on both replicas"
         );
-        assert!(err.to_string().contains("R9"), "{err}");
+        assert!(err.to_string().contains("shard by replica rank"), "{err}");
     }
 
     #[test]

@@ -506,7 +506,9 @@ fn check_values(values: &[RoleValue]) -> Findings {
             {
                 findings.push(Finding::new(
                     v.source.path(),
-                    format!("{role} is given without world_size, so the replicas cannot be computed (R3)"),
+                    format!(
+                        "{role} is given without world_size, so the replicas cannot be computed"
+                    ),
                     "give world_size as well (replicas = world_size / (tp·pp·cp))".to_owned(),
                 ));
             }
@@ -536,7 +538,7 @@ fn check_values(values: &[RoleValue]) -> Findings {
         };
         findings.push(Finding::new(
             path,
-            "neither replicas nor world_size is given, so the effective batch B = m·A·D is unknown (R3)"
+            "neither replicas nor world_size is given, so the effective batch B = m·A·D is unknown"
                 .to_owned(),
             fix,
         ));

@@ -476,7 +476,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "attempt {attempt}: the scheduler stepped {scheduler_steps} times for {applied_updates} applied updates; \
-                 step it once per applied update, not per microbatch or backward pass (R8)"
+                 step it once per applied update, not per microbatch or backward pass"
             ),
             EngineError::TooManySkips {
                 skipped,
@@ -499,7 +499,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "attempt {attempt}: replica {replica} loaded other examples in microbatch {microbatch} than this process \
-                 planned for it (R9); every process must run the same config, data and seed"
+                 planned for it; every process must run the same config, data and seed"
             ),
             EngineError::InjectedFailure {
                 attempt,
@@ -1520,7 +1520,7 @@ impl<M: Model> Engine<M> {
         }
         if self.counters.skipped_updates > 0 {
             warnings.push(format!(
-                "{} update attempt(s) skipped for non-finite gradients (R7)",
+                "{} update attempt(s) skipped for non-finite gradients",
                 self.counters.skipped_updates
             ));
         }

@@ -106,12 +106,12 @@ impl fmt::Display for SpanError {
             ),
             SpanError::BareNumber { number } => write!(
                 f,
-                "`{number}` has no unit and is ambiguous; write it with one of {UNITS_HINT}, e.g. \"{number} updates\" (R1)"
+                "`{number}` has no unit and is ambiguous; write it with one of {UNITS_HINT}, e.g. \"{number} updates\""
             ),
             SpanError::Ambiguous { number, word } => write!(
                 f,
                 "`{number} {word}` is ambiguous: \"{word}\" can mean updates or microbatches; use {UNITS_HINT}, \
-                 e.g. \"{number} updates\" (R1)"
+                 e.g. \"{number} updates\""
             ),
             SpanError::UnknownUnit { number, word } => write!(
                 f,
@@ -405,7 +405,7 @@ impl schemars::JsonSchema for Span {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "A length with its unit: \"500 updates\", \"2M tokens\", \"1.5k examples\", \"40 microbatches\", or { updates = 500 }. A bare number or \"steps\" is ambiguous and rejected (R1).",
+            "description": "A length with its unit: \"500 updates\", \"2M tokens\", \"1.5k examples\", \"40 microbatches\", or { updates = 500 }. A bare number or \"steps\" is ambiguous and rejected.",
             "x-accum-unit": "span",
             "oneOf": [
                 {

@@ -245,7 +245,7 @@ fn render_text(r: &CalcReport) -> String {
     }
     if let Some(memory) = &r.memory {
         let _ = writeln!(out);
-        let _ = writeln!(out, "memory per device (estimate, R16)");
+        let _ = writeln!(out, "memory per device (estimate)");
         let _ = writeln!(out, "  weights           {}", memory.weights);
         let _ = writeln!(out, "  gradients         {}", memory.gradients);
         let _ = writeln!(out, "  optimizer state   {}", memory.optimizer_state);
@@ -260,7 +260,7 @@ fn render_text(r: &CalcReport) -> String {
         let _ = writeln!(out);
         let _ = writeln!(
             out,
-            "data-parallel scaling (estimate, R17: one gradient all-reduce per update)"
+            "data-parallel scaling (estimate: one gradient all-reduce per update)"
         );
         let _ = writeln!(
             out,

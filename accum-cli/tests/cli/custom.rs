@@ -6,7 +6,7 @@ use assert_cmd::Command;
 
 use crate::fixtures;
 
-fn custom() -> Command {
+pub(crate) fn custom() -> Command {
     // Examples are built next to the test binaries (target/<profile>/examples).
     let exe = std::env::current_exe().expect("test exe");
     let profile_dir = exe

@@ -152,7 +152,7 @@ impl fmt::Display for PlanError {
                 write!(
                     f,
                     "world_size {world_size} is not divisible by tensor {tensor} × pipeline {pipeline} × context {context} = {group}: \
-                     devices that share one model copy do not multiply the batch (R3)"
+                     devices that share one model copy do not multiply the batch"
                 )?;
                 match nearest_multiples(world_size, group) {
                     (Some(lo), Some(hi)) => write!(

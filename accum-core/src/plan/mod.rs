@@ -257,7 +257,7 @@ impl Plan {
         };
         assert!(
             layout.world_size.is_multiple_of(group),
-            "world_size is not divisible by tensor × pipeline × context (R3)"
+            "world_size is not divisible by tensor × pipeline × context"
         );
         let mut plan = Plan::from_parts(
             micro_batch,
