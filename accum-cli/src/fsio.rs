@@ -105,6 +105,14 @@ mod tests {
         dir
     }
 
+    /// The names of the files in `dir`: what a write left behind.
+    fn names(dir: &Path) -> Vec<std::ffi::OsString> {
+        fs::read_dir(dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect()
+    }
+
     #[test]
     fn replaces_and_leaves_no_temporary_file() {
         let dir = scratch("replace");
@@ -112,11 +120,7 @@ mod tests {
         fs::write(&target, "old").expect("write");
         write_atomic(&target, b"new").expect("atomic write");
         assert_eq!(fs::read_to_string(&target).expect("read"), "new");
-        let names: Vec<_> = fs::read_dir(&dir)
-            .expect("list")
-            .map(|e| e.expect("entry").file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
+        assert_eq!(names(&dir), vec![std::ffi::OsString::from("out.json")]);
         let _ = fs::remove_dir_all(&dir);
     }
 
@@ -143,11 +147,7 @@ mod tests {
             "{err}"
         );
         assert_eq!(fs::read_to_string(&target).expect("read"), "first");
-        let names: Vec<_> = fs::read_dir(&dir)
-            .expect("list")
-            .map(|e| e.expect("entry").file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("accum.toml")]);
+        assert_eq!(names(&dir), vec![std::ffi::OsString::from("accum.toml")]);
         let _ = fs::remove_dir_all(&dir);
     }
 

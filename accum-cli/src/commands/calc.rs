@@ -325,19 +325,10 @@ mod tests {
 
     #[test]
     fn layout_and_solving() {
-        let r = report(&[
-            "-m",
-            "4",
-            "-a",
-            "8",
-            "--world-size",
-            "64",
-            "--tensor",
-            "2",
-            "--pipeline",
-            "2",
-        ])
-        .expect("valid");
+        let args: Vec<&str> = "-m 4 -a 8 --world-size 64 --tensor 2 --pipeline 2"
+            .split_whitespace()
+            .collect();
+        let r = report(&args).expect("valid");
         assert_eq!((r.replicas, r.effective_batch), (16, 512));
         assert_eq!(
             r.formula.replicas.as_deref(),

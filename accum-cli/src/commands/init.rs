@@ -132,14 +132,22 @@ fn starter(name: &str) -> Vec<Section> {
     ]
 }
 
-/// What the layout comment says, in TOML and YAML.
-const LAYOUT_NOTE: [&str; 6] = [
+/// A device layout instead of `replicas`, shown commented out.
+fn layout() -> Section {
+    Section {
+        name: "parallel",
+        items: vec![
+            item("world_size", json!(64), ""),
+            item("tensor", json!(2), ""),
+            item("pipeline", json!(2), ""),
+        ],
+    }
+}
+
+/// Why the layout is commented out, in TOML and YAML.
+const LAYOUT_NOTE: [&str; 2] = [
     "With tensor, pipeline or context parallelism, give the device layout",
     "instead of `replicas`: D = world_size / (tensor · pipeline · context).",
-    "[parallel]",
-    "world_size = 64",
-    "tensor = 2",
-    "pipeline = 2",
 ];
 
 fn header(comment: &str) -> String {
@@ -154,53 +162,75 @@ fn scalar(value: &Value) -> String {
     value.to_string()
 }
 
-fn toml(sections: &[Section], schema: &str) -> String {
-    let mut out = format!("#:schema {schema}\n{}", header("#"));
+/// How TOML and YAML write the starter: the directive, a section header,
+/// the indent of its keys, and `=` or `:`.
+struct Syntax {
+    directive: &'static str,
+    section: fn(&str) -> String,
+    indent: &'static str,
+    assign: &'static str,
+}
+
+const TOML: Syntax = Syntax {
+    directive: "#:schema ",
+    section: |name| format!("[{name}]"),
+    indent: "",
+    assign: " = ",
+};
+
+const YAML: Syntax = Syntax {
+    directive: "# yaml-language-server: $schema=",
+    section: |name| format!("{name}:"),
+    indent: "  ",
+    assign: ": ",
+};
+
+/// The starter in TOML or YAML, with every comment aligned in its section.
+fn commented_text(syntax: &Syntax, sections: &[Section], schema: &str) -> String {
+    let mut out = format!("{}{schema}\n{}", syntax.directive, header("#"));
     for section in sections {
-        out.push_str(&format!("\n[{}]\n", section.name));
-        let width = section
-            .items
-            .iter()
-            .map(|i| i.key.len() + 3 + scalar(&i.value).len())
-            .max()
-            .unwrap_or(0);
-        for item in &section.items {
-            let line = format!("{} = {}", item.key, scalar(&item.value));
-            out.push_str(&commented(&line, item.comment, width));
+        out.push('\n');
+        for line in section_lines(syntax, section) {
+            out.push_str(&line);
         }
         if section.name == "batch" {
+            // The layout, commented out: another way to give `D`.
             out.push('\n');
             for line in LAYOUT_NOTE {
                 out.push_str(&format!("# {line}\n"));
+            }
+            for line in section_lines(syntax, &layout()) {
+                out.push_str(&format!("# {line}"));
             }
         }
     }
     out
 }
 
-fn yaml(sections: &[Section], schema: &str) -> String {
-    let mut out = format!("# yaml-language-server: $schema={schema}\n{}", header("#"));
-    for section in sections {
-        out.push_str(&format!("\n{}:\n", section.name));
-        let width = section
-            .items
-            .iter()
-            .map(|i| i.key.len() + 4 + scalar(&i.value).len())
-            .max()
-            .unwrap_or(0);
-        for item in &section.items {
-            let line = format!("  {}: {}", item.key, scalar(&item.value));
-            out.push_str(&commented(&line, item.comment, width));
-        }
-        if section.name == "batch" {
-            out.push('\n');
-            let [why, how, ..] = LAYOUT_NOTE;
-            out.push_str(&format!(
-                "# {why}\n# {how}\n# parallel:\n#   world_size: 64\n#   tensor: 2\n#   pipeline: 2\n"
-            ));
-        }
-    }
-    out
+/// A section's header and its keys, each line with its newline.
+fn section_lines(syntax: &Syntax, section: &Section) -> Vec<String> {
+    let lines: Vec<String> = section
+        .items
+        .iter()
+        .map(|i| {
+            format!(
+                "{}{}{}{}",
+                syntax.indent,
+                i.key,
+                syntax.assign,
+                scalar(&i.value)
+            )
+        })
+        .collect();
+    let width = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    std::iter::once(format!("{}\n", (syntax.section)(section.name)))
+        .chain(
+            lines
+                .iter()
+                .zip(&section.items)
+                .map(|(line, item)| commented(line, item.comment, width)),
+        )
+        .collect()
 }
 
 fn json_text(sections: &[Section], schema: &str) -> Result<String, CliError> {
@@ -235,8 +265,8 @@ fn starter_text(path: &Path, name: &str) -> Result<String, CliError> {
     let schema = format!("./{SCHEMA_FILE}");
     let sections = starter(name);
     match path.extension().and_then(|e| e.to_str()) {
-        Some("toml") | None => Ok(toml(&sections, &schema)),
-        Some("yaml" | "yml") => Ok(yaml(&sections, &schema)),
+        Some("toml") | None => Ok(commented_text(&TOML, &sections, &schema)),
+        Some("yaml" | "yml") => Ok(commented_text(&YAML, &sections, &schema)),
         Some("json") => json_text(&sections, &schema),
         Some(other) => Err(CliError::usage(format!(
             "{}: `.{other}` is not a configuration format; use .toml, .yaml or .json",

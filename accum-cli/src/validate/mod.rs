@@ -265,4 +265,60 @@ mod tests {
             Some(22..23)
         );
     }
+
+    #[test]
+    fn validator_errors_are_said_in_our_words() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "mode": { "enum": ["fp32", "bf16", "fp16"] },
+                "lr": { "type": "number", "exclusiveMaximum": 1 },
+                "betas": { "type": "array", "minItems": 2, "uniqueItems": true },
+                "tag": { "type": "string", "pattern": "^[a-z]+$" },
+                "seed": { "not": { "const": 13 } }
+            }
+        });
+        let doc = Document::parse(
+            "t.toml".into(),
+            "mode = \"fp61\"\nlr = 2.0\nbetas = [0.9]\ntag = \"A\"\nseed = 13\n".into(),
+            SourceFormat::Toml,
+        )
+        .expect("parses");
+        let findings =
+            validate(&doc, &schema, &SchemaMap::from_schema(&schema), false).expect("a schema");
+        let said: Vec<(&str, &str)> = findings
+            .iter()
+            .map(|f| (f.code, f.message.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                (
+                    "accum::schema::enum",
+                    "`mode` must be one of fp32, bf16, fp16, found string \"fp61\""
+                ),
+                (
+                    "accum::schema::range",
+                    "`lr` must be less than 1, found 2.0"
+                ),
+                (
+                    "accum::schema::range",
+                    "`betas` must have at least 2 items, found an array of 1 item"
+                ),
+                (
+                    "accum::schema",
+                    "`tag` must match the pattern `^[a-z]+$`, found string \"A\""
+                ),
+                (
+                    "accum::schema",
+                    "`seed` does not have the form the schema describes"
+                ),
+            ]
+        );
+        assert_eq!(findings[0].help.as_deref(), Some("did you mean \"fp16\"?"));
+        assert_eq!(
+            findings[4].help.as_deref(),
+            Some("`accum schema` describes `seed`")
+        );
+    }
 }

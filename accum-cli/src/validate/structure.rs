@@ -37,7 +37,19 @@ pub(super) fn schema_diagnostics(
     let at = dotted(&path);
     let span = doc.span_for(&path);
     let expected = Expected::of(&schemas_at(schema, &path));
-    let diagnostic = match kind {
+    let found = describe(instance);
+    let choice_or_types = |types: Vec<String>| {
+        if expected.values.is_empty() {
+            (
+                "accum::schema::type",
+                format!("`{at}` must be {}, found {found}", or_list(&types)),
+                None,
+            )
+        } else {
+            choice(&at, instance, &expected)
+        }
+    };
+    let (code, message, help) = match kind {
         Kind::AdditionalProperties { unexpected } | Kind::UnevaluatedProperties { unexpected } => {
             return unexpected
                 .iter()
@@ -46,165 +58,125 @@ pub(super) fn schema_diagnostics(
         }
         Kind::Required { property } => {
             let key = value_words(property);
-            let mut key_path = path.clone();
+            let section = section_name(&path);
+            let mut key_path = path;
             key_path.push(key.clone());
-            Diagnostic::error(
-                "accum::schema::missing-key",
-                key_path,
-                format!("missing key `{key}` in {}", section_name(&path)),
-            )
-            .at(span, "")
-            .help(format!(
-                "add `{key}` to {}; `{} schema` describes it",
-                section_name(&path),
-                bin_name()
-            ))
+            return vec![
+                Diagnostic::error(
+                    "accum::schema::missing-key",
+                    key_path,
+                    format!("missing key `{key}` in {section}"),
+                )
+                .at(span, "")
+                .help(format!(
+                    "add `{key}` to {section}; `{} schema` describes it",
+                    bin_name()
+                )),
+            ];
         }
-        Kind::Enum { .. }
-        | Kind::Constant { .. }
-        | Kind::OneOfNotValid { .. }
-        | Kind::AnyOf { .. }
-            if !expected.values.is_empty() =>
+        Kind::Type { kind } if expected.types.is_empty() => choice_or_types(type_kind_words(kind)),
+        // A schema this reader does not follow to the place: the error's own values.
+        Kind::Enum { .. } | Kind::Constant { .. } if expected.values.is_empty() => {
+            let values = match kind {
+                Kind::Enum { options } => options.as_array().cloned().unwrap_or_default(),
+                Kind::Constant { expected_value } => vec![Value::clone(expected_value)],
+                _ => Vec::new(),
+            };
+            let own = Expected {
+                values,
+                ..Expected::default()
+            };
+            choice(&at, instance, &own)
+        }
+        Kind::Type { .. } | Kind::Enum { .. } | Kind::Constant { .. } => {
+            choice_or_types(expected.types_words())
+        }
+        Kind::OneOfNotValid { .. } | Kind::AnyOf { .. }
+            if !expected.values.is_empty() || !expected.types.is_empty() =>
         {
-            choice(path, instance, &expected).at(span, "")
+            choice_or_types(expected.types_words())
         }
-        Kind::Type { .. } if !expected.values.is_empty() => {
-            choice(path, instance, &expected).at(span, "")
-        }
-        Kind::Type { kind } => {
-            let types = if expected.types.is_empty() {
-                type_kind_words(kind)
-            } else {
-                expected.types_words()
-            };
-            Diagnostic::error(
-                "accum::schema::type",
-                path,
-                format!(
-                    "`{at}` must be {}, found {}",
-                    or_list(&types),
-                    describe(instance)
-                ),
+        Kind::Minimum { .. } | Kind::ExclusiveMinimum { .. }
+            if instance.as_u64() == Some(0) && is_role(schema, &path) =>
+        {
+            (
+                "accum::plan::zero",
+                format!("`{at}` is 0, but every factor of B = m·A·D must be at least 1"),
+                Some(format!("set `{at}` to 1 or more")),
             )
-            .at(span, "")
         }
-        Kind::OneOfNotValid { .. } | Kind::AnyOf { .. } if !expected.types.is_empty() => {
-            Diagnostic::error(
-                "accum::schema::type",
-                path,
-                format!(
-                    "`{at}` must be {}, found {}",
-                    or_list(&expected.types_words()),
-                    describe(instance)
-                ),
-            )
-            .at(span, "")
+        Kind::Minimum { limit } => range(&at, &format!("at least {limit}"), &found),
+        Kind::ExclusiveMinimum { limit } => match limit.as_u64() {
+            Some(l) => range(&at, &format!("at least {}", l + 1), &found),
+            None => range(&at, &format!("more than {limit}"), &found),
+        },
+        Kind::Maximum { limit } => range(&at, &format!("at most {limit}"), &found),
+        Kind::ExclusiveMaximum { limit } => range(&at, &format!("less than {limit}"), &found),
+        Kind::MinLength { limit } => size(&at, &counted("at least", *limit, "character"), &found),
+        Kind::MaxLength { limit } => size(&at, &counted("at most", *limit, "character"), &found),
+        Kind::MinItems { limit } => size(&at, &counted("at least", *limit, "item"), &found),
+        Kind::MaxItems { limit } => size(&at, &counted("at most", *limit, "item"), &found),
+        Kind::MinProperties { limit } => size(&at, &counted("at least", *limit, "key"), &found),
+        Kind::MaxProperties { limit } => size(&at, &counted("at most", *limit, "key"), &found),
+        Kind::MultipleOf { multiple_of } => {
+            range(&at, &format!("a multiple of {multiple_of}"), &found)
         }
-        Kind::Minimum { limit } | Kind::ExclusiveMinimum { limit } => {
-            let least = match kind {
-                Kind::ExclusiveMinimum { .. } => match limit.as_u64() {
-                    Some(l) => (l + 1).to_string(),
-                    None => format!("more than {limit}"),
-                },
-                _ => limit.to_string(),
-            };
-            if instance.as_u64() == Some(0) && is_role(schema, &path) {
-                Diagnostic::error(
-                    "accum::plan::zero",
-                    path,
-                    format!("`{at}` is 0, but every factor of B = m·A·D must be at least 1"),
-                )
-                .at(span, "")
-                .help(format!("set `{at}` to 1 or more"))
-            } else {
-                Diagnostic::error(
-                    "accum::schema::range",
-                    path,
-                    format!(
-                        "`{at}` must be at least {least}, found {}",
-                        describe(instance)
-                    ),
-                )
-                .at(span, "")
-            }
-        }
-        Kind::Maximum { limit } | Kind::ExclusiveMaximum { limit } => Diagnostic::error(
-            "accum::schema::range",
-            path,
-            format!(
-                "`{at}` must be at most {limit}, found {}",
-                describe(instance)
-            ),
-        )
-        .at(span, ""),
-        Kind::MinLength { limit } => {
-            limit_words(path, instance, "at least", *limit, "character").at(span, "")
-        }
-        Kind::MaxLength { limit } => {
-            limit_words(path, instance, "at most", *limit, "character").at(span, "")
-        }
-        Kind::MinItems { limit } => {
-            limit_words(path, instance, "at least", *limit, "item").at(span, "")
-        }
-        Kind::MaxItems { limit } => {
-            limit_words(path, instance, "at most", *limit, "item").at(span, "")
-        }
-        Kind::MinProperties { limit } => {
-            limit_words(path, instance, "at least", *limit, "key").at(span, "")
-        }
-        Kind::MaxProperties { limit } => {
-            limit_words(path, instance, "at most", *limit, "key").at(span, "")
-        }
-        Kind::Pattern { pattern } => Diagnostic::error(
+        Kind::Pattern { pattern } => (
             "accum::schema",
-            path,
-            format!(
-                "`{at}` must match the pattern `{pattern}`, found {}",
-                describe(instance)
-            ),
-        )
-        .at(span, ""),
-        Kind::Format { format } => Diagnostic::error(
+            format!("`{at}` must match the pattern `{pattern}`, found {found}"),
+            None,
+        ),
+        Kind::Format { format } => (
             "accum::schema",
-            path,
-            format!(
-                "`{at}` must be in the format `{format}`, found {}",
-                describe(instance)
-            ),
-        )
-        .at(span, ""),
-        Kind::MultipleOf { multiple_of } => Diagnostic::error(
-            "accum::schema::range",
-            path,
-            format!(
-                "`{at}` must be a multiple of {multiple_of}, found {}",
-                describe(instance)
-            ),
-        )
-        .at(span, ""),
-        Kind::UniqueItems => Diagnostic::error(
+            format!("`{at}` must be in the format `{format}`, found {found}"),
+            None,
+        ),
+        Kind::UniqueItems => (
             "accum::schema",
-            path,
             format!("`{at}` must not repeat an item"),
-        )
-        .at(span, ""),
-        _ => {
-            let wanted = if expected.types.is_empty() {
-                String::new()
-            } else {
-                format!("; it takes {}", or_list(&expected.types_words()))
-            };
-            Diagnostic::error(
-                "accum::schema",
-                path,
-                format!("`{at}` does not have the form the schema describes{wanted}"),
-            )
-            .at(span, "")
-            .help(format!("`{} schema` describes `{at}`", bin_name()))
-        }
+            None,
+        ),
+        _ => (
+            "accum::schema",
+            format!("`{at}` does not have the form the schema describes"),
+            Some(format!("`{} schema` describes `{at}`", bin_name())),
+        ),
     };
-    vec![diagnostic]
+    let diagnostic = Diagnostic::error(code, path, message).at(span, "");
+    vec![match help {
+        Some(help) => diagnostic.help(help),
+        None => diagnostic,
+    }]
 }
+
+/// A value outside its range: `` `at` must be {bound}, found {found} ``.
+fn range(at: &str, bound: &str, found: &str) -> Said {
+    (
+        "accum::schema::range",
+        format!("`{at}` must be {bound}, found {found}"),
+        None,
+    )
+}
+
+/// A value of the wrong size: `` `at` must have {bound}, found {found} ``.
+fn size(at: &str, bound: &str, found: &str) -> Said {
+    (
+        "accum::schema::range",
+        format!("`{at}` must have {bound}, found {found}"),
+        None,
+    )
+}
+
+/// `at least 2 items`.
+fn counted(bound: &str, limit: u64, noun: &str) -> String {
+    format!(
+        "{bound} {limit} {noun}{}",
+        if limit == 1 { "" } else { "s" }
+    )
+}
+
+/// A diagnostic's code, message and help, before it is placed.
+type Said = (&'static str, String, Option<String>);
 
 /// The errors of the alternative of an `anyOf`/`oneOf` whose type the
 /// value has (no type error at the value itself), when there is one.
@@ -247,43 +219,20 @@ fn unknown_key(doc: &Document, path: &[String], key: &str, known: &[String]) -> 
 }
 
 /// A value outside a choice: the allowed values, and the nearest one.
-fn choice(path: Vec<String>, instance: &Value, expected: &Expected) -> Diagnostic {
-    let at = dotted(&path);
+fn choice(at: &str, instance: &Value, expected: &Expected) -> Said {
     let values = expected.values_words();
-    let mut diagnostic = Diagnostic::error(
+    let help = instance
+        .as_str()
+        .and_then(|found| did_you_mean(found, values.iter().map(String::as_str)))
+        .map(|near| format!("did you mean \"{near}\"?"));
+    (
         "accum::schema::enum",
-        path,
         format!(
             "`{at}` must be one of {}, found {}",
             values.join(", "),
             describe(instance)
         ),
-    );
-    if let Some(near) = instance
-        .as_str()
-        .and_then(|found| did_you_mean(found, values.iter().map(String::as_str)))
-    {
-        diagnostic = diagnostic.help(format!("did you mean \"{near}\"?"));
-    }
-    diagnostic
-}
-
-fn limit_words(
-    path: Vec<String>,
-    instance: &Value,
-    bound: &str,
-    limit: u64,
-    noun: &str,
-) -> Diagnostic {
-    let at = dotted(&path);
-    Diagnostic::error(
-        "accum::schema::range",
-        path,
-        format!(
-            "`{at}` must have {bound} {limit} {noun}{}, found {}",
-            if limit == 1 { "" } else { "s" },
-            describe(instance)
-        ),
+        help,
     )
 }
 

@@ -195,6 +195,17 @@ fn no_source_string_cites_a_bare_rule_id() {
     }
 }
 
+/// The subcommands a `--help` lists, without `help`.
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|c| c != "help")
+        .collect()
+}
+
 /// The user binary built from the `custom_config` example.
 fn custom() -> assert_cmd::Command {
     crate::custom::custom()
@@ -206,15 +217,7 @@ fn no_help_or_schema_cites_a_bare_rule_id() {
     let mut texts = Vec::new();
     let top = run_in(&dir, &["--help"]);
     texts.push(("accum --help".to_owned(), top.stdout.clone()));
-    let commands: Vec<String> = top
-        .stdout
-        .lines()
-        .skip_while(|l| !l.starts_with("Commands:"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
-        .filter(|c| c != "help")
-        .collect();
+    let commands = subcommands(&top.stdout);
     assert!(commands.len() >= 12, "{commands:?}");
     for command in &commands {
         let out = run_in(&dir, &[command, "--help"]);
@@ -226,19 +229,15 @@ fn no_help_or_schema_cites_a_bare_rule_id() {
         "accum explain".to_owned(),
         run_in(&dir, &["explain"]).stdout,
     ));
-    for command in [
-        "",
-        "calc",
-        "schema",
-        "validate",
-        "replan",
-        "sheet",
-        "explain",
-        "completions",
-    ] {
+    let custom_help =
+        String::from_utf8_lossy(&custom().arg("--help").output().expect("runs").stdout)
+            .into_owned();
+    let custom_commands = subcommands(&custom_help);
+    assert!(custom_commands.len() >= 7, "{custom_commands:?}");
+    for command in std::iter::once(String::new()).chain(custom_commands) {
         let mut cmd = custom();
         if !command.is_empty() {
-            cmd.arg(command);
+            cmd.arg(&command);
         }
         let out = cmd.arg("--help").output().expect("runs");
         texts.push((
