@@ -75,3 +75,78 @@ fn a_user_binary_gets_schema_validate_and_sheet() {
         "{sheet}"
     );
 }
+
+/// A user's binary speaks in its own name and offers only its commands: no
+/// `accum …` command line, and no command it does not have.
+#[test]
+fn a_user_binary_names_itself_and_only_its_commands() {
+    let help = |args: &[&str]| {
+        let out = custom().args(args).output().expect("runs");
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let top = help(&["--help"]);
+    let commands: Vec<&str> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "calc",
+            "schema",
+            "validate",
+            "replan",
+            "sheet",
+            "explain",
+            "completions",
+            "help"
+        ]
+    );
+    let everything = [
+        "calc",
+        "schema",
+        "validate",
+        "replan",
+        "sheet",
+        "explain",
+        "completions",
+        "init",
+        "run",
+        "verify",
+        "import",
+        "export",
+        "lint",
+    ];
+    for command in std::iter::once("").chain(commands.iter().copied().filter(|c| *c != "help")) {
+        let text = if command.is_empty() {
+            top.clone()
+        } else {
+            help(&[command, "--help"])
+        };
+        assert!(text.contains("custom_config "), "{command}: {text}");
+        for other in everything {
+            assert!(
+                !text.contains(&format!("accum {other}")),
+                "{command} says `accum {other}`: {text}"
+            );
+        }
+        for absent in ["init", "run", "verify", "import", "export", "lint"] {
+            assert!(
+                !text.contains(&format!("custom_config {absent}")),
+                "{command} offers {absent}: {text}"
+            );
+        }
+    }
+    // Messages too: a file with findings points to the binary's own validate.
+    let out = custom()
+        .args(["sheet", "custom_bad.toml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.ends_with("error: custom_bad.toml: 2 errors (run `custom_config validate custom_bad.toml` for details)\n"), "{said}");
+}
