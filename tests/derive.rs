@@ -5,7 +5,9 @@
 use std::num::NonZeroU32;
 
 use accum::config::TrainingConfig;
-use accum::{AccumConfig, ConstPlan, Plan, Role, RoleField, Span, UnitKind, Updates};
+use accum::{
+    AccumConfig, Code, ConstPlan, FieldPath, Plan, Role, RoleField, Span, UnitKind, Updates,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -78,13 +80,22 @@ fn r3_mismatch_is_reported_at_the_global_batch_field() {
     let findings = t.validate().unwrap_err();
     assert_eq!(findings.paths(), vec!["global_batch"]);
     let f = findings.iter().next().unwrap();
+    assert_eq!(f.code, Code::GlobalBatch);
+    assert_eq!(f.role, Some(Role::GlobalBatch));
     assert_eq!(
         f.message,
-        "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32"
+        "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4"
     );
+    assert_eq!(f.label, "≠ 2 × 8 × 2 = 32");
     assert_eq!(
-        f.fix,
-        "30 is not a multiple of m·D = 4: use global_batch 28 (accumulation 7) or 32 (accumulation 8)"
+        f.fix.as_ref().map(|f| f.text.as_str()),
+        Some("use global_batch 28 (accumulation 7) or 32 (accumulation 8)")
+    );
+    // The factors, at the user's own field names.
+    let related: Vec<String> = f.related.iter().map(|r| r.path.to_string()).collect();
+    assert_eq!(
+        related,
+        ["micro_batch_size", "optim.grad_accum", "data_parallel"]
     );
     assert!(t.plan().is_err());
 }
@@ -105,7 +116,7 @@ fn every_zero_is_reported_with_its_path() {
     let text = findings.to_string();
     assert!(text.starts_with("3 problems in the config:\n"), "{text}");
     assert!(
-        text.contains("  - optim.grad_accum: accumulation is 0; every factor of the plan must be at least 1; set `optim.grad_accum` to 1 or more\n"),
+        text.contains("  - optim.grad_accum: accumulation is 0, and every factor of the plan must be at least 1; set `optim.grad_accum` to 1 or more\n"),
         "{text}"
     );
 }
@@ -113,18 +124,18 @@ fn every_zero_is_reported_with_its_path() {
 #[test]
 fn roles_list_paths_and_units() {
     let roles = Train::roles();
-    let paths: Vec<(Role, &str, bool)> = roles
+    let paths: Vec<(Role, String, bool)> = roles
         .iter()
-        .map(|r| (r.role, r.path.as_str(), r.optional))
+        .map(|r| (r.role, r.path.to_string(), r.optional))
         .collect();
     assert_eq!(
         paths,
         vec![
-            (Role::MicroBatch, "micro_batch_size", false),
-            (Role::Replicas, "data_parallel", false),
-            (Role::SeqLen, "max_len", true),
-            (Role::GlobalBatch, "global_batch", true),
-            (Role::Accumulation, "optim.grad_accum", false),
+            (Role::MicroBatch, "micro_batch_size".to_owned(), false),
+            (Role::Replicas, "data_parallel".to_owned(), false),
+            (Role::SeqLen, "max_len".to_owned(), true),
+            (Role::GlobalBatch, "global_batch".to_owned(), true),
+            (Role::Accumulation, "optim.grad_accum".to_owned(), false),
         ]
     );
     let units: Vec<(&str, Option<UnitKind>)> = Train::FIELDS
@@ -183,9 +194,10 @@ fn neither_replicas_nor_world_size_names_both_fields() {
     let findings = c.validate().unwrap_err();
     assert_eq!(findings.paths(), vec!["batch.replicas"]);
     let f = findings.iter().next().unwrap();
+    assert_eq!(f.code, Code::Missing);
     assert_eq!(
-        f.fix,
-        "set `batch.replicas` (data-parallel copies) or `parallel.world_size` (all devices)"
+        f.fix.as_ref().map(|f| f.text.as_str()),
+        Some("set `batch.replicas` (data-parallel copies) or `parallel.world_size` (all devices)")
     );
 }
 
@@ -194,9 +206,23 @@ fn r3_layout_not_divisible_is_reported_at_world_size() {
     let c = config(&GOOD_CONFIG.replace("world_size = 256", "world_size = 254"));
     let findings = c.validate().unwrap_err();
     assert_eq!(findings.paths(), vec!["parallel.world_size"]);
+    let f = findings.iter().next().unwrap();
+    assert_eq!(f.code, Code::Layout);
     assert_eq!(
-        findings.iter().next().unwrap().fix,
-        "use world_size 252 (63 replicas) or 256 (64 replicas)"
+        f.fix.as_ref().map(|f| f.text.as_str()),
+        Some("use world_size 252 (63 replicas) or 256 (64 replicas)")
+    );
+    let related: Vec<(String, &str)> = f
+        .related
+        .iter()
+        .map(|r| (r.path.to_string(), r.label.as_str()))
+        .collect();
+    assert_eq!(
+        related,
+        [
+            ("parallel.tensor".to_owned(), "tensor_parallel 2"),
+            ("parallel.pipeline".to_owned(), "pipeline_parallel 2")
+        ]
     );
 }
 
@@ -241,7 +267,7 @@ fn replicas_disagreeing_with_the_layout() {
 #[test]
 fn training_config_roles() {
     let roles: Vec<RoleField> = TrainingConfig::roles();
-    let paths: Vec<&str> = roles.iter().map(|r| r.path.as_str()).collect();
+    let paths: Vec<String> = roles.iter().map(|r| r.path.to_string()).collect();
     assert_eq!(
         paths,
         vec![
@@ -260,7 +286,7 @@ fn training_config_roles() {
     assert!(
         roles
             .iter()
-            .filter(|r| r.path.starts_with("parallel."))
+            .filter(|r| r.path.starts_with(&FieldPath::parse("parallel")))
             .all(|r| r.optional)
     );
     assert!(!roles[0].optional);

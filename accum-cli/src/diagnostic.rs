@@ -86,20 +86,6 @@ impl Diagnostic {
         self
     }
 
-    /// Splits a message of the form "what is wrong; use the fix" into the
-    /// message and its help, as plan errors are written.
-    pub(crate) fn with_fix_split(mut self) -> Diagnostic {
-        for marker in ["; use ", ": use "] {
-            if let Some(at) = self.message.find(marker) {
-                let help = self.message[at + 2..].to_owned();
-                self.message.truncate(at);
-                self.help = Some(help);
-                break;
-            }
-        }
-        self
-    }
-
     /// The dotted path (`batch.micro_batch`), or `(root)`.
     pub fn dotted_path(&self) -> String {
         dotted(&self.path)
@@ -356,11 +342,7 @@ mod tests {
     }
 
     #[test]
-    fn splits_fixes_and_dots_paths() {
-        let f = Diagnostic::error("c", vec![], "global_batch 30 ≠ 32; use accumulation 7")
-            .with_fix_split();
-        assert_eq!(f.message, "global_batch 30 ≠ 32");
-        assert_eq!(f.help.as_deref(), Some("use accumulation 7"));
+    fn dots_paths() {
         assert_eq!(dotted(&["a".into(), "0".into(), "b".into()]), "a[0].b");
         assert_eq!(dotted(&[]), "(root)");
     }

@@ -140,19 +140,11 @@ pub(crate) fn check_document<T: CliConfig>(
             Ok((typed, ignored)) => {
                 diagnostics.extend(ignored.iter().map(|key| key.diagnostic(doc)));
                 if let Err(problems) = check(&typed) {
-                    for problem in &problems {
-                        let path: Vec<String> = if problem.path == "<root>" {
-                            Vec::new()
-                        } else {
-                            problem.path.split('.').map(str::to_owned).collect()
-                        };
-                        let span = doc.span_for(&path);
-                        diagnostics.push(
-                            Diagnostic::error("accum::plan", path, problem.message.clone())
-                                .help(problem.fix.clone())
-                                .at(span, ""),
-                        );
-                    }
+                    diagnostics.extend(
+                        problems
+                            .iter()
+                            .map(|finding| crate::validate::finding_diagnostic(doc, finding)),
+                    );
                 }
                 config = Some(typed);
             }

@@ -52,7 +52,7 @@ use crate::settings::{
     DataSection, LogSection, LossSection, ModelSection, OptimizerSection, PrecisionSection,
     ScheduleSection,
 };
-use crate::{AccumConfig, Finding, Findings};
+use crate::{AccumConfig, Code, FieldPath, Finding, Findings};
 
 /// A whole training config.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
@@ -122,22 +122,17 @@ impl TrainingConfig {
             Ok(()) => Findings::default(),
             Err(findings) => findings,
         };
-        for error in self.engine_config().validate() {
-            let (message, fix) = match error.message.split_once("; ") {
-                Some((message, fix)) => (message.to_owned(), fix.to_owned()),
-                None => (error.message.clone(), format!("change `{}`", error.key)),
-            };
-            findings.push(Finding::new(
-                error.key,
-                format!("`{}` {message}", error.key),
-                fix,
-            ));
-        }
-        if findings.is_empty() {
-            Ok(())
-        } else {
-            Err(findings)
-        }
+        // A setting's message says what is wrong and what to use, in one
+        // sentence; it is kept whole.
+        findings.extend(self.engine_config().validate().into_iter().map(|error| {
+            Finding::new(
+                Code::Settings,
+                FieldPath::parse(error.key),
+                format!("`{}` {}", error.key, error.message),
+                "out of range".to_owned(),
+            )
+        }));
+        findings.into_result()
     }
 }
 

@@ -36,7 +36,7 @@ pub fn span_to_updates(
         (UnitKind::Token, None, Some(per)) if per > 0 => {
             Ok(Updates::new(span.value().div_ceil(per)))
         }
-        _ => span.to_updates(plan, Rounding::Up),
+        _ => plan.span_to_updates(span, Rounding::Up),
     }
 }
 

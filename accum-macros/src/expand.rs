@@ -49,7 +49,7 @@ pub(crate) fn fallback(input: &syn::DeriveInput, error: syn::Error) -> TokenStre
                 const FIELDS: &'static [#krate::FieldInfo] = &[];
                 fn role_values(
                     &self,
-                    _: &::core::primitive::str,
+                    _: &#krate::FieldPath,
                     _: &mut ::std::vec::Vec<#krate::RoleValue>,
                 ) {
                 }
@@ -98,7 +98,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
 
                 fn role_values(
                     &self,
-                    __prefix: &::core::primitive::str,
+                    __prefix: &#krate::FieldPath,
                     __out: &mut ::std::vec::Vec<#krate::RoleValue>,
                 ) {
                     #(#constants)*

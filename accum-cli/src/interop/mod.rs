@@ -932,7 +932,7 @@ fn node_text(text: &str, node: &Node) -> String {
     }
 }
 
-/// A plan error as a finding at `span`, with its fix split into the help.
+/// A plan error as a finding at `span`, with its fix as the help.
 pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize>) -> Finding {
     let code = match err {
         PlanError::LayoutNotDivisible { .. } => codes::LAYOUT,
@@ -940,8 +940,8 @@ pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize
         PlanError::Zero { .. } | PlanError::Overflow { .. } => codes::VALUE,
         _ => codes::NOT_DIVISIBLE,
     };
-    Finding::error(code, path, err.to_string())
-        .with_fix_split()
+    Finding::error(code, path, err.message())
+        .help(err.fix().text)
         .at(span, "here")
 }
 

@@ -12,6 +12,7 @@ mod structure;
 use serde_json::Value;
 
 pub(crate) use map::SchemaMap;
+pub(crate) use plan::finding_diagnostic;
 
 use crate::diagnostic::Diagnostic;
 use crate::source::Document;

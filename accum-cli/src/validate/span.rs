@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use accum_core::{Span, SpanError, UnitKind};
+use accum_core::{Code, Span, SpanError, UnitKind};
 
 use super::map::describe;
 use crate::diagnostic::{Diagnostic, dotted};
@@ -38,7 +38,7 @@ pub(super) fn check_span(
                 [entry] if UnitKind::from_name(&entry.key).is_some() => {
                     return Some(
                         Diagnostic::error(
-                            "accum::span",
+                            Code::Span.as_str(),
                             path.to_vec(),
                             format!(
                                 "`{}.{}` must be a whole count of {}, found {}",
@@ -59,7 +59,7 @@ pub(super) fn check_span(
         NodeKind::Bool(_) | NodeKind::Array(_) => {
             return Some(
                 Diagnostic::error(
-                    "accum::span",
+                    Code::Span.as_str(),
                     path.to_vec(),
                     format!(
                         "`{}` must be a span such as \"500 updates\", found {}",
@@ -71,29 +71,11 @@ pub(super) fn check_span(
             );
         }
     };
-    let number = match kind {
-        NodeKind::String(text) => leading_number(text),
-        NodeKind::Integer(_) | NodeKind::Float(_) => match &err {
-            SpanError::BareNumber { number } => number.as_str(),
-            _ => "500",
-        },
-        _ => "500",
-    };
-    let help =
-        format!("write the unit: e.g. \"{number} updates\" (or microbatches, examples, tokens)");
     Some(
-        Diagnostic::error("accum::span", path.to_vec(), err.to_string())
-            .at(span, "")
-            .help(help),
+        Diagnostic::error(err.code().as_str(), path.to_vec(), err.message())
+            .at(span, err.label())
+            .help(err.fix()),
     )
-}
-
-fn leading_number(text: &str) -> &str {
-    let text = text.trim_start();
-    let end = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == ','))
-        .unwrap_or(text.len());
-    if end == 0 { "500" } else { &text[..end] }
 }
 
 #[cfg(test)]
@@ -121,7 +103,9 @@ mod tests {
         assert!(d.message.contains("ambiguous"), "{}", d.message);
         assert_eq!(
             d.help.as_deref(),
-            Some("write the unit: e.g. \"100 updates\" (or microbatches, examples, tokens)")
+            Some(
+                "write it with one of `updates`, `microbatches`, `examples` or `tokens`, e.g. \"100 updates\""
+            )
         );
         let d = check("warmup = 40").expect("bare");
         assert!(
@@ -130,7 +114,7 @@ mod tests {
                 .is_some_and(|h| h.contains("\"40 updates\""))
         );
         let d = check("warmup = { steps = 4 }").expect("keys");
-        assert_eq!(d.code, "accum::span");
+        assert_eq!(d.code, Code::Span.as_str());
         let d = check("warmup = { updates = -4 }").expect("negative");
         assert_eq!(
             d.message,

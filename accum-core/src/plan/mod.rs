@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 pub use convert::Rounding;
 pub use epoch::{Epoch, LastGroup, PartialGroup};
-pub use error::PlanError;
+pub use error::{Edit, Fix, PlanError};
 pub use input::PlanInput;
 pub use layout::Layout;
 pub use replan::Replan;
