@@ -7,7 +7,7 @@ use accum_core::estimate::{
     ByteSize, MemoryEstimate, MemoryInputs, OptimizerKind, ScalingInputs, ScalingPoint,
 };
 use accum_core::units::group_digits;
-use accum_core::{Layout, Plan, PlanInput, Role};
+use accum_core::{Layout, Plan, PlanError, PlanInput, Role};
 use serde::Serialize;
 
 use crate::cli::{CalcArgs, Format, Optimizer, Precision};
@@ -65,9 +65,7 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
         seq_len: args.seq_len,
         global_batch: args.global_batch,
     };
-    let plan = input
-        .resolve()
-        .map_err(|err| CliError::usage(calc_hint(err.to_string())))?;
+    let plan = input.resolve().map_err(|err| calc_error(&err))?;
     let solved = match (args.micro_batch, args.accum_steps) {
         (Some(_), None) => Some(Role::Accumulation),
         (None, Some(_)) => Some(Role::MicroBatch),
@@ -107,21 +105,25 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
     })
 }
 
-/// Translates plan-error wording into the calculator's flag names.
-fn calc_hint(message: String) -> String {
-    let mut message = message;
-    for (key, flag) in [
-        ("micro_batch", "-m/--micro-batch"),
-        ("accumulation", "-a/--accum-steps"),
-        ("replicas", "-d/--data-parallel"),
-        ("global_batch", "-B/--global-batch"),
-        ("seq_len", "-L/--seq-len"),
-    ] {
-        if message.starts_with(key) {
-            message = format!("{flag}{}", &message[key.len()..]);
-        }
-    }
-    message
+/// A plan error said to someone who typed flags: the flag of the value at
+/// fault first, then what is wrong and the way out.
+fn calc_error(err: &PlanError) -> CliError {
+    let flag = err.role().and_then(|role| match role {
+        Role::MicroBatch => Some("-m/--micro-batch"),
+        Role::Accumulation => Some("-a/--accum-steps"),
+        Role::Replicas => Some("-d/--data-parallel"),
+        Role::WorldSize => Some("--world-size"),
+        Role::TensorParallel => Some("--tensor"),
+        Role::PipelineParallel => Some("--pipeline"),
+        Role::ContextParallel => Some("--context"),
+        Role::GlobalBatch => Some("-B/--global-batch"),
+        Role::SeqLen => Some("-L/--seq-len"),
+    });
+    let message = match flag {
+        Some(flag) => format!("{flag}: {}", err.message()),
+        None => err.message(),
+    };
+    CliError::usage(format!("{message}; {}", err.fix().text))
 }
 
 fn solved_formula(role: Role, plan: &Plan) -> String {
@@ -350,7 +352,8 @@ mod tests {
     fn bad_values_are_usage_errors_with_the_flag() {
         let err = report(&["-m", "0", "-a", "1"]).expect_err("zero");
         assert!(
-            err.to_string().starts_with("-m/--micro-batch is 0"),
+            err.to_string()
+                .starts_with("-m/--micro-batch: micro_batch is 0"),
             "{err}"
         );
         let err =
@@ -361,7 +364,8 @@ mod tests {
         );
         let err = report(&["-m", "2"]).expect_err("missing A");
         assert!(
-            err.to_string().starts_with("-a/--accum-steps is missing"),
+            err.to_string()
+                .starts_with("-a/--accum-steps: accumulation is missing"),
             "{err}"
         );
         let err = report(&["-m", "2", "-a", "1", "--world-size", "10", "--tensor", "4"])
