@@ -108,16 +108,16 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
 /// A plan error said to someone who typed flags: the flag of the value at
 /// fault first, then what is wrong and the way out.
 fn calc_error(err: &PlanError) -> CliError {
-    let flag = err.role().and_then(|role| match role {
-        Role::MicroBatch => Some("-m/--micro-batch"),
-        Role::Accumulation => Some("-a/--accum-steps"),
-        Role::Replicas => Some("-d/--data-parallel"),
-        Role::WorldSize => Some("--world-size"),
-        Role::TensorParallel => Some("--tensor"),
-        Role::PipelineParallel => Some("--pipeline"),
-        Role::ContextParallel => Some("--context"),
-        Role::GlobalBatch => Some("-B/--global-batch"),
-        Role::SeqLen => Some("-L/--seq-len"),
+    let flag = err.role().map(|role| match role {
+        Role::MicroBatch => "-m/--micro-batch",
+        Role::Accumulation => "-a/--accum-steps",
+        Role::Replicas => "-d/--data-parallel",
+        Role::WorldSize => "--world-size",
+        Role::TensorParallel => "--tensor",
+        Role::PipelineParallel => "--pipeline",
+        Role::ContextParallel => "--context",
+        Role::GlobalBatch => "-B/--global-batch",
+        Role::SeqLen => "-L/--seq-len",
     });
     let message = match flag {
         Some(flag) => format!("{flag}: {}", err.message()),

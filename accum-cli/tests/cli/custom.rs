@@ -90,7 +90,8 @@ fn a_user_binary_names_itself_and_only_its_commands() {
         .lines()
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
-        .take_while(|l| l.starts_with("  "))
+        .take_while(|l| l.starts_with("  ") || l.is_empty())
+        .filter(|l| !l.starts_with("   ") && !l.is_empty())
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(
