@@ -21,7 +21,7 @@ impl Canonical {
     pub fn from_config(config: &TrainingConfig, plan: &accum_core::Plan) -> Canonical {
         Canonical {
             run: RunSection {
-                name: config.run.name.clone().unwrap_or_default(),
+                name: config.run.name.clone(),
                 notes: config.run.notes.clone().unwrap_or_default(),
             },
             batch: BatchSection {

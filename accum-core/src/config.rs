@@ -59,9 +59,7 @@ use crate::{AccumConfig, Code, FieldPath, Finding, Findings};
 #[accum(crate = "crate")]
 #[serde(deny_unknown_fields)]
 pub struct TrainingConfig {
-    /// What the run is called and why it exists; optional, and the name
-    /// defaults to the file's stem.
-    #[serde(default)]
+    /// What the run is called and why it exists.
     pub run: RunSection,
     /// The accumulation plan: `m`, `A`, and `D` or a layout.
     #[accum(nested)]
@@ -137,12 +135,11 @@ impl TrainingConfig {
 }
 
 /// `[run]`: the run's name and notes, for the run sheet.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
-    /// A short name for the run; the file's stem when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    /// A short name for the run.
+    pub name: String,
     /// Free text: what is being tried, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,

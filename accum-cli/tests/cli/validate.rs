@@ -179,23 +179,6 @@ fn good_files_pass_in_every_format() {
     assert_eq!(out.stdout, "good.toml: ok\ngood.json: ok\ngood.yaml: ok\n");
 }
 
-/// Nothing about a run needs a name: `[run]` is optional, and the sheet
-/// names the run after the file.
-#[test]
-fn a_config_with_only_its_batch_is_valid() {
-    let dir = crate::scratch("only-batch");
-    std::fs::write(
-        dir.join("minimal.toml"),
-        "[batch]\nmicro_batch = 2\naccumulation = 4\nreplicas = 2\n",
-    )
-    .expect("write");
-    let out = run_in(&dir, &["validate", "minimal.toml"]);
-    assert_eq!((out.code, out.stdout.as_str()), (0, "minimal.toml: ok\n"));
-    let sheet = run_in(&dir, &["sheet", "minimal.toml", "--format", "json"]);
-    assert_eq!(sheet.code, 0, "{}", sheet.stderr);
-    assert!(sheet.stdout.contains("\"minimal\""), "{}", sheet.stdout);
-}
-
 #[test]
 fn the_examples_are_valid() {
     let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
