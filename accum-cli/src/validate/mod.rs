@@ -97,6 +97,17 @@ pub(crate) fn validate(
     }
 
     for error in validator.iter_errors(&instance) {
+        // A zero plan factor is below the schema's `minimum: 1`: the plan
+        // rules report it (accum::plan::zero), with its fix.
+        let path = pointer_segments(error.instance_path().as_str());
+        if matches!(
+            error.kind(),
+            jsonschema::error::ValidationErrorKind::Minimum { .. }
+        ) && error.instance().as_u64() == Some(0)
+            && map.roles.iter().any(|(_, p)| *p == path)
+        {
+            continue;
+        }
         for diagnostic in structure::schema_diagnostics(doc, schema, &error) {
             let known = findings.iter().any(|f: &Diagnostic| {
                 f.path == diagnostic.path && f.code == diagnostic.code
@@ -320,6 +331,26 @@ mod tests {
         assert_eq!(
             findings[4].help.as_deref(),
             Some("`accum schema` describes `seed`")
+        );
+    }
+
+    #[test]
+    fn a_zero_factor_below_the_schemas_minimum_is_the_plan_rules_finding() {
+        let mut schema = schema();
+        schema["$defs"]["Batch"]["properties"]["accumulation"]["minimum"] = 1.into();
+        let doc = Document::parse(
+            "t.toml".into(),
+            "[batch]\nmicro_batch = 2\naccumulation = 0\nreplicas = 1\n".into(),
+            SourceFormat::Toml,
+        )
+        .expect("parses");
+        let findings =
+            validate(&doc, &schema, &SchemaMap::from_schema(&schema), true).expect("a schema");
+        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec!["accum::plan::zero"], "{findings:#?}");
+        assert_eq!(
+            findings[0].help.as_deref(),
+            Some("set `batch.accumulation` to 1 or more")
         );
     }
 }

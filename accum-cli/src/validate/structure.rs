@@ -96,15 +96,6 @@ pub(super) fn schema_diagnostics(
         {
             choice_or_types(expected.types_words())
         }
-        Kind::Minimum { .. } | Kind::ExclusiveMinimum { .. }
-            if instance.as_u64() == Some(0) && is_role(schema, &path) =>
-        {
-            (
-                "accum::plan::zero",
-                format!("`{at}` is 0, but every factor of B = m·A·D must be at least 1"),
-                Some(format!("set `{at}` to 1 or more")),
-            )
-        }
         Kind::Minimum { limit } => range(&at, &format!("at least {limit}"), &found),
         Kind::ExclusiveMinimum { limit } => match limit.as_u64() {
             Some(l) => range(&at, &format!("at least {}", l + 1), &found),
@@ -247,13 +238,6 @@ fn type_kind_words(kind: &TypeKind) -> Vec<String> {
         .filter(|t| *t != "null")
         .map(|t| type_words(t).to_owned())
         .collect()
-}
-
-/// Whether the field at `path` plays a plan role.
-fn is_role(schema: &Value, path: &[String]) -> bool {
-    schemas_at(schema, path)
-        .iter()
-        .any(|s| s.get("x-accum-role").is_some())
 }
 
 /// Finds floats where the schema wants an integer (and not a number):

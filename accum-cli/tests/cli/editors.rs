@@ -183,8 +183,29 @@ fn instance(path: &Path) -> Option<Value> {
     Some(value)
 }
 
+/// Whether every plan role of `schema` has `minimum: 1`, so that a zero
+/// factor is a structural error for any validator.
+fn roles_are_at_least_one(schema: &Value) -> bool {
+    fn walk(node: &Value, roles: &mut Vec<bool>) {
+        match node {
+            Value::Object(object) => {
+                if object.contains_key("x-accum-role") {
+                    roles.push(object.get("minimum").and_then(Value::as_f64) >= Some(1.0));
+                }
+                object.values().for_each(|v| walk(v, roles));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, roles)),
+            _ => {}
+        }
+    }
+    let mut roles = Vec::new();
+    walk(schema, &mut roles);
+    !roles.is_empty() && roles.iter().all(|r| *r)
+}
+
 /// What accum says about the file's structure: whether any finding is one
-/// a JSON Schema can express (everything but the plan arithmetic).
+/// a JSON Schema can express (everything but the plan arithmetic; a zero
+/// factor too when the schema says `minimum: 1`).
 fn accum_structural_errors(dir: &Path, path: &Path, custom: bool) -> bool {
     let out = if custom {
         crate::custom::custom()
@@ -208,8 +229,26 @@ fn accum_structural_errors(dir: &Path, path: &Path, custom: bool) -> bool {
         .iter()
         .any(|f| {
             let code = f["code"].as_str().unwrap_or_default();
-            code.starts_with("accum::schema") || code == "accum::span" || code == "accum::syntax"
+            code.starts_with("accum::schema")
+                || code == "accum::span"
+                || code == "accum::syntax"
+                || (code == "accum::plan::zero" && zero_is_structural(dir, custom))
         })
+}
+
+/// Whether the schema the file is checked against makes a zero factor a
+/// structural error.
+fn zero_is_structural(dir: &Path, custom: bool) -> bool {
+    let out = if custom {
+        crate::custom::custom()
+            .arg("schema")
+            .output()
+            .map(|o| o.stdout)
+            .expect("runs")
+    } else {
+        run_in(dir, &["schema"]).stdout.into_bytes()
+    };
+    roles_are_at_least_one(&serde_json::from_slice(&out).expect("a schema"))
 }
 
 /// The `jsonschema` crate, strictly: the schema must itself be a valid
