@@ -151,3 +151,34 @@ fn a_user_binary_names_itself_and_only_its_commands() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.ends_with("error: custom_bad.toml: 2 errors (run `custom_config validate custom_bad.toml` for details)\n"), "{said}");
 }
+
+/// A section that ignores unknown keys (serde's default) still hears about
+/// a misspelt one: a warning with the key it most likely means; the file
+/// stays valid.
+#[test]
+fn an_ignored_key_is_a_warning_with_a_suggestion() {
+    let out = custom()
+        .args(["validate", "custom_typo.toml", "--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let file = &json["files"][0];
+    assert_eq!(
+        (file["errors"].as_u64(), file["warnings"].as_u64()),
+        (Some(0), Some(1))
+    );
+    let finding = &file["findings"][0];
+    assert_eq!(finding["severity"], "warning");
+    assert_eq!(finding["code"], "accum::schema::unknown-key");
+    assert_eq!(finding["path"], "optim.wieght_decay");
+    assert_eq!(
+        finding["message"],
+        "unknown key `wieght_decay` in [optim] is ignored"
+    );
+    assert_eq!(finding["help"], "did you mean `weight_decay`?");
+    assert_eq!(
+        (finding["line"].as_u64(), finding["column"].as_u64()),
+        (Some(10), Some(1))
+    );
+}
