@@ -13,7 +13,9 @@
 //!   and the stable codes users look up
 //! - [`settings`]: the engine-facing config sections (loss, precision, optimizer, …)
 //! - [`tensor`], [`model`], [`optim`], [`schedule`], [`scaler`]: the pieces of a training step
-//! - [`data`]: synthetic Markov-chain data, packing and sharding (R6, R9)
+//! - [`data`]: synthetic Markov-chain data and packing
+//! - [`driver`]: the loop driver for a training loop of one's own in any framework:
+//!   groups, microbatches, sync flags, denominators, progress (R2, R4–R9)
 //! - [`replica`]: the reduction across data-parallel replicas (R9, R17)
 //! - [`engine`]: the group loop (R2, R4–R9)
 //! - [`memory`], [`report`]: memory peaks (R11) and the run report (R13)
@@ -25,6 +27,7 @@ pub mod code;
 pub mod config;
 pub mod data;
 pub mod derive;
+pub mod driver;
 pub mod dump;
 pub mod engine;
 pub mod estimate;

@@ -18,9 +18,10 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 use std::str::FromStr;
 
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{self, MapAccess, Unexpected, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -398,6 +399,96 @@ impl<'de> Visitor<'de> for SpanVisitor {
             Some(span) if found.len() == 1 => Ok(span),
             _ => Err(de::Error::custom(SpanError::TableKeys { found })),
         }
+    }
+}
+
+/// A typed count ([`Updates`], [`Tokens`](crate::units::Tokens), …) reads `100`, `"100 updates"` (any span spelling: `"2M tokens"`,
+/// `"1.5k examples"`) or the table `{ updates = 100 }`. A span in another
+/// unit is refused: converting it needs the plan.
+impl<'de, U: Unit> Deserialize<'de> for Count<U> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CountVisitor(PhantomData))
+    }
+}
+
+struct CountVisitor<U>(PhantomData<fn() -> U>);
+
+impl<U: Unit> CountVisitor<U> {
+    fn from_span<E: de::Error>(span: Span) -> Result<Count<U>, E> {
+        if span.unit() == U::KIND {
+            return Ok(Count::new(span.value()));
+        }
+        Err(E::custom(format_args!(
+            "`{span}` counts {}, but this field counts {}; write it in {}, e.g. \"{} {}\" \
+             (converting between units needs the plan)",
+            span.unit().plural(),
+            U::PLURAL,
+            U::PLURAL,
+            span.value(),
+            U::PLURAL
+        )))
+    }
+}
+
+impl<'de, U: Unit> Visitor<'de> for CountVisitor<U> {
+    type Value = Count<U>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a whole count of {}, e.g. 100 or \"100 {}\"",
+            U::PLURAL,
+            U::PLURAL
+        )
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Count<U>, E> {
+        Ok(Count::new(value))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Count<U>, E> {
+        u64::try_from(value)
+            .map(Count::new)
+            .map_err(|_| E::invalid_value(Unexpected::Signed(value), &self))
+    }
+
+    fn visit_u128<E: de::Error>(self, value: u128) -> Result<Count<U>, E> {
+        u64::try_from(value).map(Count::new).map_err(|_| {
+            E::custom(format_args!(
+                "{value} does not fit in a 64-bit count (the largest is {})",
+                u64::MAX
+            ))
+        })
+    }
+
+    fn visit_i128<E: de::Error>(self, value: i128) -> Result<Count<U>, E> {
+        u64::try_from(value).map(Count::new).map_err(|_| {
+            E::custom(format_args!(
+                "{value} is not a count: counts are whole numbers from 0 to {}",
+                u64::MAX
+            ))
+        })
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Count<U>, E> {
+        Err(E::invalid_type(Unexpected::Float(value), &self))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Count<U>, E> {
+        match text.parse::<Span>() {
+            Ok(span) => Self::from_span(span),
+            // The field's type names the unit, so a quoted number is clear.
+            Err(SpanError::BareNumber { .. }) => format!("{} {}", text.trim(), U::PLURAL)
+                .parse::<Span>()
+                .map_err(E::custom)
+                .and_then(Self::from_span),
+            Err(e) => Err(E::custom(e)),
+        }
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Count<U>, M::Error> {
+        let span = Span::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Self::from_span(span)
     }
 }
 

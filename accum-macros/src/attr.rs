@@ -288,10 +288,35 @@ impl Container {
                 path_text(&meta.path)
             )));
         }
-        Err(meta.error(format!(
-            "unknown `accum` key `{}` on a struct; expected {CONTAINER_KEYS}",
-            path_text(&meta.path)
-        )))
+        let written = path_text(&meta.path);
+        let guess = ["crate", "section"]
+            .into_iter()
+            .chain(Role::ALL.iter().map(|role| role.key()))
+            .find(|key| close(key, &written));
+        let hint = match guess {
+            Some("crate") => "did you mean `crate = \"...\"`? ".to_owned(),
+            Some("section") => "did you mean `section`? ".to_owned(),
+            Some(key) => format!("did you mean `{key} = ...`? "),
+            None => String::new(),
+        };
+        // A misspelt role counts as given, so that no "missing role" error
+        // follows this one.
+        if let Some(role) = Role::ALL.into_iter().find(|role| Some(role.key()) == guess) {
+            self.attempted.push(role);
+        }
+        // Likewise a misspelt `section` is taken as meant: its required
+        // roles live in the config that nests it.
+        if guess == Some("section") {
+            self.section = true;
+        }
+        cx.syn_error(meta.error(format!(
+            "unknown `accum` key `{written}` on a struct; {hint}expected {CONTAINER_KEYS}"
+        )));
+        // Skip its value and go on with the next key.
+        if meta.input.peek(syn::Token![=]) {
+            let _: syn::Expr = meta.value()?.parse()?;
+        }
+        Ok(())
     }
 }
 

@@ -33,8 +33,11 @@ pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     }
 }
 
-/// The errors, plus an empty impl of the trait so that uses of the type do
-/// not fail a second time with unrelated errors (thiserror's fallback).
+/// The errors, plus empty impls of the traits so that uses of the type do
+/// not fail a second time with unrelated errors (thiserror's fallback):
+/// `AccumConfig`, and `ConstPlan` with a placeholder plan, since a struct
+/// whose constant plan was refused is likely used as one. The build fails
+/// on the errors either way, so the placeholder never runs.
 pub(crate) fn fallback(input: &syn::DeriveInput, error: syn::Error) -> TokenStream {
     let krate = crate_path(attr::crate_override(input));
     let ident = &input.ident;
@@ -53,6 +56,10 @@ pub(crate) fn fallback(input: &syn::DeriveInput, error: syn::Error) -> TokenStre
                     _: &mut ::std::vec::Vec<#krate::RoleValue>,
                 ) {
                 }
+            }
+            #[automatically_derived]
+            impl #impl_generics #krate::ConstPlan for #ident #ty_generics #where_clause {
+                const PLAN: #krate::Plan = #krate::Plan::from_parts(1, 1, 1, ::core::option::Option::None);
             }
         };
     }
@@ -252,13 +259,79 @@ fn panic_message(message: &str) -> Literal {
     Literal::string(&message.replace('{', "{{").replace('}', "}}"))
 }
 
-/// With nested sections, the required-role and role-once rules (R3) can only
-/// be checked once the sections' field tables exist: a const assertion over
-/// `FIELDS`. Generic structs are skipped (a const item cannot name them).
+/// Whether a field table holds any plan role, nested sections included.
+fn any_role(krate: &TokenStream, fields: &TokenStream) -> TokenStream {
+    let checks = Role::ALL.iter().map(|&role| {
+        let role = role_tokens(krate, role);
+        quote!(#krate::derive::has_role(#fields, #role))
+    });
+    quote!((#(#checks)||*))
+}
+
+/// Rule (R3, nested sections): a field without `#[accum(nested)]` whose type
+/// derives `AccumConfig` with plan roles would have its roles ignored
+/// silently. The macro cannot see another type's impls, so a generated probe
+/// does: an inherent associated const that exists only when the type
+/// implements `AccumConfig`, shadowing a trait default for every other type
+/// (the way the `impls` crate tests for a trait). Each such field gets a
+/// const assertion naming it and the fix; `unmarked` is true when any field
+/// is such a section, so that no "missing role" error follows.
+fn unmarked_section_checks(
+    krate: &TokenStream,
+    cont: &Container<'_>,
+) -> (TokenStream, Vec<TokenStream>, TokenStream) {
+    let probes: Vec<(&Field<'_>, &syn::Type)> = cont
+        .fields
+        .iter()
+        .filter_map(|f| valid::probed_type(f).map(|ty| (f, ty)))
+        .collect();
+    if probes.is_empty() {
+        return (TokenStream::new(), Vec::new(), quote!(false));
+    }
+    let items = quote! {
+        struct __AccumProbe<__T: ?::core::marker::Sized>(::core::marker::PhantomData<__T>);
+        trait __AccumNotAConfig {
+            const __FIELDS: &'static [#krate::FieldInfo] = &[];
+        }
+        impl<__T: ?::core::marker::Sized> __AccumNotAConfig for __AccumProbe<__T> {}
+        impl<__T: ?::core::marker::Sized + #krate::AccumConfig> __AccumProbe<__T> {
+            const __FIELDS: &'static [#krate::FieldInfo] = <__T as #krate::AccumConfig>::FIELDS;
+        }
+    };
+    let ident = cont.ident;
+    let mut checks = Vec::new();
+    let mut any = Vec::new();
+    for (field, ty) in probes {
+        let span = field.ident.span();
+        let fields = quote_spanned!(span=> <__AccumProbe<#ty>>::__FIELDS);
+        let has_roles = any_role(krate, &fields);
+        let name = field.ident;
+        let written = quote!(#ty).to_string().replace(' ', "");
+        let message = panic_message(&format!(
+            "field `{name}` of `{ident}` holds `{written}`, which derives `AccumConfig` with plan roles; \
+             unmarked, its roles are ignored: write `#[accum(nested)]` on `{name}`"
+        ));
+        checks.push(quote_spanned! {span=>
+            const _: () = {
+                if #has_roles {
+                    ::core::panic!(#message)
+                }
+            };
+        });
+        any.push(has_roles);
+    }
+    (items, checks, quote!((#(#any)||*)))
+}
+
+/// With nested sections (or fields that may be unmarked sections), the
+/// required-role and role-once rules (R3) can only be checked once the
+/// sections' field tables exist: a const assertion over `FIELDS`. Generic
+/// structs are checked by the macro instead (a const item cannot name them).
 fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
-    if !cont.fields.iter().any(valid::is_nested) || !cont.generics.params.is_empty() {
+    if !valid::deferred_role_checks(cont) {
         return None;
     }
+    let (probe_items, probe_checks, unmarked) = unmarked_section_checks(krate, cont);
     let required = !cont.attrs.section;
     let ident = cont.ident;
     let span = ident.span();
@@ -278,7 +351,8 @@ fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<Token
             "`{ident}` has no `{key}` role in its fields or nested sections; mark the field that holds it \
              with `#[accum({key})]`, or fix it with `#[accum({key} = ...)]` on the struct"
         ));
-        checks.push(quote_spanned!(span=> if !#present { ::core::panic!(#message) }));
+        // An unmarked section already has its own error.
+        checks.push(quote_spanned!(span=> if !#unmarked && !#present { ::core::panic!(#message) }));
     }
     let replicas = has(Role::Replicas);
     let world = has(Role::WorldSize);
@@ -287,7 +361,9 @@ fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<Token
          `#[accum(replicas)]` or `#[accum(world_size)]`, or write `#[accum(replicas = 1)]` on the struct"
     ));
     if required {
-        checks.push(quote_spanned!(span=> if !(#replicas || #world) { ::core::panic!(#message) }));
+        checks.push(
+            quote_spanned!(span=> if !#unmarked && !(#replicas || #world) { ::core::panic!(#message) }),
+        );
     }
     for role in Role::ALL {
         let role_tokens = role_tokens(krate, role);
@@ -303,6 +379,8 @@ fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<Token
         });
     }
     Some(quote_spanned! {span=>
+        #probe_items
+        #(#probe_checks)*
         const _: () = {
             let __fields: &[#krate::FieldInfo] = #fields;
             #(#checks)*

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::data::Example;
 use crate::model::TOKEN_MLP_PARAMS;
+use crate::plan::LastGroup;
 use crate::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
 use crate::verify::{Tolerance, compare, verify};
 
