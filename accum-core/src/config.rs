@@ -1,6 +1,7 @@
 //! The canonical training config, derived with the crate's own
-//! `#[derive(AccumConfig)]`: a `[run]` header, the `[batch]` plan and an
-//! optional `[parallel]` device layout (SPEC R3).
+//! `#[derive(AccumConfig)]`: the `[batch]` plan, an optional `[parallel]`
+//! device layout (SPEC R3), an optional `[run]` header, and the engine
+//! sections, each with defaults.
 //!
 //! ```
 //! use accum_core::AccumConfig;
@@ -17,6 +18,12 @@
 //!     global_batch = 32
 //! "#)?;
 //! assert_eq!(config.plan()?.effective_batch().get(), 32);
+//! assert_eq!(config.run.name_or("train"), "tiny");
+//!
+//! // Only `[batch]` is needed; the run is then named after its file.
+//! let minimal: TrainingConfig = toml::from_str("[batch]\nmicro_batch = 4\naccumulation = 2\nreplicas = 1\n")?;
+//! assert_eq!(minimal.validate(), Ok(()));
+//! assert_eq!(minimal.run.name_or("train"), "train");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -55,11 +62,16 @@ use crate::settings::{
 use crate::{AccumConfig, Code, FieldPath, Finding, Findings};
 
 /// A whole training config.
+// `variable_length`: the built-in data's sequences run from `data.min_len`
+// to `data.max_len`, and the engine counts the tokens of each update, so
+// lengths in tokens need no fixed `seq_len` (R15).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
-#[accum(crate = "crate")]
+#[accum(crate = "crate", variable_length)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingConfig {
-    /// What the run is called and why it exists.
+    /// What the run is called and why it exists. Optional: without a name,
+    /// the run is named after its config file.
+    #[serde(default, skip_serializing_if = "RunSection::is_empty")]
     pub run: RunSection,
     /// The accumulation plan: `m`, `A`, and `D` or a layout.
     #[accum(nested)]
@@ -135,14 +147,29 @@ impl TrainingConfig {
 }
 
 /// `[run]`: the run's name and notes, for the run sheet.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
-    /// A short name for the run.
-    pub name: String,
+    /// A short name for the run. Default: the config file's name without
+    /// its extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Free text: what is being tried, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+}
+
+impl RunSection {
+    /// The run's name, or `file_stem` when the config gives none: only the
+    /// loader knows the file, so it resolves the default.
+    pub fn name_or<'a>(&'a self, file_stem: &'a str) -> &'a str {
+        self.name.as_deref().unwrap_or(file_stem)
+    }
+
+    /// Whether the section says nothing (it is then left out when written).
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none() && self.notes.is_none()
+    }
 }
 
 /// `[batch]`: the accumulation plan, `B = m·A·D`.

@@ -458,7 +458,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "attempt {attempt}: the token weights of the group sum to {weight:.6}, not {expected} ({normalization}); \
-                 the loss was normalized {} (R4: divide once by the group's global denominator, do not divide by A again)",
+                 the loss was normalized {} (divide once by the group's global denominator, do not divide by A again)",
                 if weight < expected {
                     "more than once"
                 } else {
@@ -468,7 +468,7 @@ impl fmt::Display for EngineError {
             EngineError::Zeroing { attempt, zeroings } => write!(
                 f,
                 "attempt {attempt}: gradients were zeroed {zeroings} time(s) inside the group; zero them once, after the update \
-                 (R2: zeroing per microbatch cancels accumulation)"
+                 (zeroing per microbatch cancels accumulation)"
             ),
             EngineError::ScheduleDrift {
                 attempt,
@@ -1506,7 +1506,7 @@ impl<M: Model> Engine<M> {
         if memory.peak_grows {
             warnings.push(
                 "memory peak grows across groups: something is kept between microbatches \
-                 (R14: release losses and activations after each backward pass)"
+                 (release losses and activations after each backward pass)"
                     .to_owned(),
             );
         }

@@ -51,8 +51,8 @@ pub mod verify;
 pub use accum_macros::AccumConfig;
 pub use code::Code;
 pub use derive::{
-    AccumConfig, ConstPlan, FieldInfo, Given, NestedConfig, RoleField, RoleType, RoleValue, Source,
-    check_roles, schema_for,
+    AccumConfig, ConstPlan, FieldInfo, Given, NestedConfig, RoleField, RoleType, RoleValue,
+    SCHEMA_VERSION, Source, SpanField, SpanUse, SpanValue, check_roles, check_spans, schema_for,
 };
 pub use engine::{Engine, EngineConfig, EngineError, Observer, RunOptions, run};
 pub use finding::{FieldPath, Finding, Findings, Related};

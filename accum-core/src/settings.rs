@@ -22,7 +22,7 @@ use crate::plan::LastGroup;
 use crate::span::Span;
 use crate::units::{UnitKind, Updates};
 
-/// How the loss of a group is normalized (SPEC R4).
+/// How the loss of a group is normalized.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Normalization {
@@ -256,9 +256,11 @@ pub struct ScheduleSection {
     pub kind: ScheduleKind,
     /// Warmup length with its unit ("200 updates", "2M tokens"), resolved to
     /// updates through the plan. Default "0 updates".
+    #[accum(warmup)]
     pub warmup: Span,
     /// Length of the run and of the schedule, with its unit; the run stops
     /// after this many applied updates. Default "100 updates".
+    #[accum(total)]
     pub total: Span,
 }
 
@@ -371,6 +373,7 @@ impl fmt::Display for LogAxis {
 #[serde(default, deny_unknown_fields)]
 pub struct LogSection {
     /// Log interval with its unit ("10 updates", "50k tokens"). Default "1 update".
+    #[accum(every)]
     pub every: Span,
     /// The loss curve's x axis: `updates`, `examples` or `tokens`. Default `updates`.
     pub axis: LogAxis,

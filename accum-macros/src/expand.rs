@@ -11,7 +11,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::ast::{self, Container, Field};
-use crate::attr::{self, ConstValue, Constant, Role};
+use crate::attr::{self, ConstValue, Constant, Role, SpanUse};
 use crate::ctxt::Ctxt;
 use crate::valid;
 
@@ -91,6 +91,8 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         quote!(__out.push(#krate::RoleValue::constant(#role, __prefix, #value));)
     });
     let reads = cont.fields.iter().filter_map(|f| read_field(&krate, f));
+    let span_values = span_values(&krate, cont);
+    let variable_length = variable_length(&krate, cont);
     let const_plan = const_plan(&krate, cont);
     let nested_checks = nested_role_checks(&krate, cont);
     let const_checks = constant_checks(cont);
@@ -102,6 +104,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
             #[automatically_derived]
             impl #impl_generics #krate::AccumConfig for #ident #ty_generics #where_clause {
                 const FIELDS: &'static [#krate::FieldInfo] = &[#(#infos),*];
+                #variable_length
 
                 fn role_values(
                     &self,
@@ -111,6 +114,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #(#constants)*
                     #(#reads)*
                 }
+                #span_values
             }
             #const_plan
             #nested_checks
@@ -145,6 +149,37 @@ fn field_unit(field: &Field<'_>) -> Option<attr::Unit> {
     attr::Unit::from_type_name(&ident.to_string())
 }
 
+fn span_use_tokens(krate: &TokenStream, span_use: SpanUse) -> TokenStream {
+    let variant = format_ident!("{}", span_use.variant());
+    quote!(#krate::SpanUse::#variant)
+}
+
+/// Whether `ty` (or `Option<ty>`) is an unsigned integer that
+/// `accum_core::RoleType` reads as a count.
+fn is_count_integer(ty: &syn::Type) -> bool {
+    const COUNTS: &[&str] = &[
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "usize",
+        "NonZeroU8",
+        "NonZeroU16",
+        "NonZeroU32",
+        "NonZeroU64",
+        "NonZeroUsize",
+    ];
+    let ty = ast::option_inner(ty).unwrap_or(ty);
+    ast::last_ident(ty).is_some_and(|(ident, _)| COUNTS.iter().any(|name| ident == name))
+}
+
+/// Whether the field's type is `Span` (or `Option<Span>`): its unit is in
+/// the value.
+fn is_span(field: &Field<'_>) -> bool {
+    let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
+    ast::last_ident(ty).is_some_and(|(ident, _)| ident == "Span")
+}
+
 fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
     let name = name_lit(field);
     let optional = ast::option_inner(field.ty).is_some();
@@ -158,9 +193,117 @@ fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
         let role = role_tokens(krate, *role);
         return Some(quote!(#krate::FieldInfo::role(#name, #role, #optional)));
     }
-    let unit = field_unit(field)?;
-    let variant = format_ident!("{}", unit.variant());
-    Some(quote!(#krate::FieldInfo::unit(#name, #krate::UnitKind::#variant, #optional)))
+    let span_use = field
+        .attrs
+        .span_use
+        .as_ref()
+        .map(|(u, _)| span_use_tokens(krate, *u));
+    match (field_unit(field), span_use) {
+        (Some(unit), span_use) => {
+            let variant = format_ident!("{}", unit.variant());
+            let info =
+                quote!(#krate::FieldInfo::unit(#name, #krate::UnitKind::#variant, #optional));
+            Some(match span_use {
+                Some(span_use) => quote!(#info.with_span_use(#span_use)),
+                None => info,
+            })
+        }
+        (None, Some(span_use)) => {
+            Some(quote!(#krate::FieldInfo::span(#name, #span_use, #optional)))
+        }
+        (None, None) => None,
+    }
+}
+
+/// `fn span_values`: every length field (a `Span`, a typed count, an
+/// integer with `unit = "..."`, or a field marked with a use) and every
+/// nested section. Nothing when the struct has none.
+fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let reads: Vec<TokenStream> = cont
+        .fields
+        .iter()
+        .filter_map(|field| {
+            let ident = field.ident;
+            let name = name_lit(field);
+            let ty = field.ty;
+            if valid::is_nested(field) {
+                return Some(quote_spanned! {ty.span()=>
+                    <#ty as #krate::NestedConfig>::nested_span_values(
+                        &self.#ident,
+                        &#krate::derive::join_path(__prefix, #name),
+                        __out,
+                    );
+                });
+            }
+            if field.attrs.role.is_some() {
+                return None;
+            }
+            let span_use = match &field.attrs.span_use {
+                Some((u, _)) => {
+                    let u = span_use_tokens(krate, *u);
+                    quote!(::core::option::Option::Some(#u))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let value = match &field.attrs.unit {
+                // A plain integer with its unit declared (other types with a
+                // declared unit are not read as lengths).
+                Some((unit, _)) if is_count_integer(ty) => {
+                    let variant = format_ident!("{}", unit.variant());
+                    quote_spanned! {ty.span()=>
+                        <#ty as #krate::RoleType>::role_value(&self.#ident)
+                            .map(|__v| #krate::Span::new(__v, #krate::UnitKind::#variant))
+                    }
+                }
+                Some(_) if field.attrs.span_use.is_none() => return None,
+                _ if field_unit(field).is_some()
+                    || is_span(field)
+                    || field.attrs.span_use.is_some() =>
+                {
+                    // Spanned at the type: a type that is not a length is reported there.
+                    quote_spanned! {ty.span()=>
+                        <#ty as #krate::SpanField>::span_value(&self.#ident)
+                    }
+                }
+                _ => return None,
+            };
+            Some(quote! {
+                if let ::core::option::Option::Some(__span) = #value {
+                    __out.push(#krate::SpanValue::field(__prefix, #name, #span_use, __span));
+                }
+            })
+        })
+        .collect();
+    if reads.is_empty() {
+        return None;
+    }
+    Some(quote! {
+        fn span_values(
+            &self,
+            __prefix: &#krate::FieldPath,
+            __out: &mut ::std::vec::Vec<#krate::SpanValue>,
+        ) {
+            #(#reads)*
+        }
+    })
+}
+
+/// `const VARIABLE_LENGTH`: the struct's own `#[accum(variable_length)]`, or
+/// any nested section's.
+fn variable_length(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let nested: Vec<&syn::Type> = cont
+        .fields
+        .iter()
+        .filter(|f| valid::is_nested(f))
+        .map(|f| f.ty)
+        .collect();
+    if !cont.attrs.variable_length && nested.is_empty() {
+        return None;
+    }
+    let own = cont.attrs.variable_length;
+    Some(quote! {
+        const VARIABLE_LENGTH: bool = #own #(|| <#nested as #krate::NestedConfig>::VARIABLE_LENGTH)*;
+    })
 }
 
 fn read_field(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
@@ -407,7 +550,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             let value = const_u64(&c.value);
             let key = c.role.key();
             let message = panic_message(&format!(
-                "`{ident}`: `{key} = {}` is 0; every factor of the plan must be at least 1 (R3)",
+                "`{ident}`: `{key} = {}` is 0; every factor of the plan must be at least 1",
                 c.value.written()
             ));
             checks.push(quote_spanned!(path.span()=> if #value == 0 { ::core::panic!(#message) }));
@@ -439,7 +582,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
         ));
         let not_divisible = panic_message(&format!(
             "`{ident}`: world_size is not divisible by tensor_parallel × pipeline_parallel × context_parallel \
-             ({equation} is not whole): devices that share one model copy do not multiply the batch (R3); \
+             ({equation} is not whole): devices that share one model copy do not multiply the batch; \
              use a world_size that is a multiple of tp·pp·cp"
         ));
         checks.push(quote_spanned! {span=>
@@ -458,7 +601,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
         if let Some((d, d_written)) = &replicas {
             let message = panic_message(&format!(
                 "`{ident}`: replicas ({d_written}) ≠ world_size / (tensor_parallel × pipeline_parallel × \
-                 context_parallel) = {equation} (R3); remove `replicas` or make them agree"
+                 context_parallel) = {equation}; remove `replicas` or make them agree"
             ));
             checks.push(
                 quote_spanned!(span=> if #d != __layout_replicas { ::core::panic!(#message) }),
@@ -485,7 +628,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             a.value.written(),
         );
         let mismatch = panic_message(&format!(
-            "`{ident}`: {equation} (R3); change accumulation or global_batch so that m·A·D = global_batch"
+            "`{ident}`: {equation}; change accumulation or global_batch so that m·A·D = global_batch"
         ));
         let overflow = panic_message(&format!(
             "`{ident}`: micro_batch × accumulation × replicas does not fit in a 64-bit count"

@@ -14,7 +14,29 @@ pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_nested_fields(cx, cont);
     check_ambiguous_steps(cx, cont);
     check_unit_attr(cx, cont);
+    check_span_use(cx, cont);
     check_constant_plan(cx, cont);
+}
+
+/// Rule (R1, R8): `#[accum(warmup)]`, `#[accum(total)]` and
+/// `#[accum(every)]` mark a length, which validation compares with the
+/// run's; a plan role or a nested section is not a length. Example:
+/// `#[accum(micro_batch, every)] m: u32`.
+fn check_span_use(cx: &Ctxt, cont: &Container<'_>) {
+    for field in &cont.fields {
+        let Some((span_use, path)) = &field.attrs.span_use else {
+            continue;
+        };
+        let what = match (&field.attrs.role, is_nested(field)) {
+            (Some((role, _)), _) => format!("a `{}` field plays a plan role", role.key()),
+            (None, true) => "a nested section".to_owned(),
+            (None, false) => continue,
+        };
+        cx.error_spanned_by(
+            path,
+            format!("{what} and is not a length; remove `{}`", span_use.key()),
+        );
+    }
 }
 
 /// Rule (R1): `#[accum(unit = "...")]` declares the unit of a plain integer.
@@ -401,12 +423,12 @@ fn check_ambiguous_steps(cx: &Ctxt, cont: &Container<'_>) {
         let message = if float {
             format!(
                 "`{name}: {written}` is ambiguous and not a whole count; declare its unit with `Updates`, \
-                 `Microbatches`, `Examples` or `Tokens` (or `Span`), or write `#[accum(unit = \"update\")]` (R1)"
+                 `Microbatches`, `Examples` or `Tokens` (or `Span`), or write `#[accum(unit = \"update\")]`"
             )
         } else {
             format!(
                 "`{name}: {written}` is ambiguous; declare its unit with `Updates`, `Microbatches`, `Examples` \
-                 or `Tokens` (or `Span`), or keep the integer and write `#[accum(unit = \"update\")]` (R1)"
+                 or `Tokens` (or `Span`), or keep the integer and write `#[accum(unit = \"update\")]`"
             )
         };
         cx.error_spanned_by(quote::quote!(#ident #colon #ty), message);
@@ -492,7 +514,7 @@ fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
                     world_value.span(),
                     format!(
                         "world_size {world} is not divisible by tensor_parallel {tp} × pipeline_parallel {pp} × \
-                         context_parallel {cp} = {group_text}: devices that share one model copy do not multiply the batch (R3){fix}"
+                         context_parallel {cp} = {group_text}: devices that share one model copy do not multiply the batch{fix}"
                     ),
                 );
                 return;
@@ -521,7 +543,7 @@ fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
             cx.error_at(
                 b_value.span(),
                 format!(
-                    "global_batch {b} ≠ micro_batch {m} × accumulation {a} × replicas {d} = {product} (R3); {fix}"
+                    "global_batch {b} ≠ micro_batch {m} × accumulation {a} × replicas {d} = {product}; {fix}"
                 ),
             );
         }
@@ -542,7 +564,7 @@ fn zero_literals(cx: &Ctxt, cont: &Container<'_>) {
             let key = constant.role.key();
             cx.error_at(
                 constant.value.span(),
-                format!("`{key} = 0`: every factor of the plan must be at least 1 (R3); use `{key} = 1` or more"),
+                format!("`{key} = 0`: every factor of the plan must be at least 1; use `{key} = 1` or more"),
             );
         }
     }

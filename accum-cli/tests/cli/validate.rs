@@ -25,6 +25,8 @@ const TOML_MISTAKES: &[&str] = &[
     "replicas_disagree",
     "overflow",
     "world_size_missing",
+    "span_too_long",
+    "only_batch_zero",
 ];
 
 /// `accum validate FILE --format FORMAT` in the mistakes folder.
@@ -177,6 +179,20 @@ fn good_files_pass_in_every_format() {
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(out.stdout, "good.toml: ok\ngood.json: ok\ngood.yaml: ok\n");
+}
+
+/// Nothing about a run needs a name: `[run]` is optional, and the run is
+/// named after its file.
+#[test]
+fn a_config_with_only_its_batch_is_valid() {
+    let dir = crate::scratch("only-batch");
+    std::fs::write(
+        dir.join("minimal.toml"),
+        "[batch]\nmicro_batch = 2\naccumulation = 4\nreplicas = 2\n",
+    )
+    .expect("write");
+    let out = run_in(&dir, &["validate", "minimal.toml"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "minimal.toml: ok\n"));
 }
 
 #[test]

@@ -44,13 +44,15 @@
 
 mod rules;
 mod schema;
+mod spans;
 
 use std::num::{NonZeroU8, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroUsize};
 
 use serde::Serialize;
 
 pub use rules::check_roles;
-pub use schema::schema_for;
+pub use schema::{SCHEMA_VERSION, schema_for};
+pub use spans::{SpanField, SpanUse, SpanValue, check_spans};
 
 use crate::finding::{FieldPath, Findings};
 use crate::plan::{Layout, Plan, PlanError, PlanInput, Role};
@@ -73,11 +75,24 @@ pub trait AccumConfig {
     /// typed-unit fields and nested sections, with their serialized names.
     const FIELDS: &'static [FieldInfo];
 
+    /// Whether the data's sequence lengths vary and the training loop counts
+    /// the tokens of each update (`#[accum(variable_length)]` on the struct
+    /// or a nested section): lengths in tokens then need no fixed `seq_len`.
+    const VARIABLE_LENGTH: bool = false;
+
     /// Pushes the value of every role this config (and its nested sections)
     /// defines, with its field path under `prefix` (the root at the top).
     /// A role whose field is `None` (or whose section is absent) is pushed
     /// as [`Given::Absent`]; struct-level constants are pushed as constants.
     fn role_values(&self, prefix: &FieldPath, out: &mut Vec<RoleValue>);
+
+    /// Pushes every length field of this config and its nested sections
+    /// that holds a value: a `Span`, a typed count (`Updates`, `Tokens`, …)
+    /// or an integer with a declared unit, with its path and use. Generated
+    /// by the derive; the default has none.
+    fn span_values(&self, prefix: &FieldPath, out: &mut Vec<SpanValue>) {
+        let _ = (prefix, out);
+    }
 
     /// Every role of the config with its field path
     /// (`optim.grad_accum`) and declared unit, flattened from
@@ -112,11 +127,17 @@ pub trait AccumConfig {
     /// with its code, the path of the field to change and the fix: zeroes,
     /// a role given in two places, missing roles, a world size not divisible
     /// by `tp·pp·cp`, a global batch that is not `m·A·D` (see
-    /// [`check_roles`]). When it passes, [`plan`](AccumConfig::plan) does.
+    /// [`check_roles`]); lengths in tokens without a fixed `seq_len`, a
+    /// warmup or an interval longer than the run (see [`check_spans`]).
+    /// When it passes, [`plan`](AccumConfig::plan) does.
     fn validate(&self) -> Result<(), Findings> {
-        let mut values = Vec::new();
-        self.role_values(&FieldPath::root(), &mut values);
-        check_roles(&values).into_result()
+        let root = FieldPath::root();
+        let (mut roles, mut spans) = (Vec::new(), Vec::new());
+        self.role_values(&root, &mut roles);
+        self.span_values(&root, &mut spans);
+        let mut findings = check_roles(&roles);
+        findings.extend(check_spans(&spans, &roles, Self::VARIABLE_LENGTH));
+        findings.into_result()
     }
 }
 
@@ -156,6 +177,8 @@ pub struct FieldInfo {
     /// For a struct-level constant (`#[accum(micro_batch = 2)]`): its value.
     /// Such an entry has an empty `name` and is not a field.
     pub constant: Option<u64>,
+    /// What a length field is for (`#[accum(warmup)]`, `total`, `every`).
+    pub span_use: Option<SpanUse>,
 }
 
 impl FieldInfo {
@@ -168,6 +191,7 @@ impl FieldInfo {
             optional,
             nested: None,
             constant: None,
+            span_use: None,
         }
     }
 
@@ -180,7 +204,27 @@ impl FieldInfo {
             optional,
             nested: None,
             constant: None,
+            span_use: None,
         }
+    }
+
+    /// A `Span` field (its unit is in the value) with a use.
+    pub const fn span(name: &'static str, span_use: SpanUse, optional: bool) -> FieldInfo {
+        FieldInfo {
+            name,
+            role: None,
+            unit: None,
+            optional,
+            nested: None,
+            constant: None,
+            span_use: Some(span_use),
+        }
+    }
+
+    /// The same field, marked with what its length is for.
+    pub const fn with_span_use(mut self, span_use: SpanUse) -> FieldInfo {
+        self.span_use = Some(span_use);
+        self
     }
 
     /// A struct-level constant role.
@@ -192,6 +236,7 @@ impl FieldInfo {
             optional: false,
             nested: None,
             constant: Some(value),
+            span_use: None,
         }
     }
 
@@ -208,6 +253,7 @@ impl FieldInfo {
             optional,
             nested: Some(fields),
             constant: None,
+            span_use: None,
         }
     }
 }
@@ -389,6 +435,13 @@ pub trait NestedConfig {
     /// section pushes its roles as absent, so that "missing" findings can
     /// name the field to add.
     fn nested_role_values(&self, prefix: &FieldPath, out: &mut Vec<RoleValue>);
+
+    /// The section's variable-length flag (the inner config's for an `Option`).
+    const VARIABLE_LENGTH: bool;
+
+    /// Pushes the section's length fields under `prefix`; an absent
+    /// optional section has none.
+    fn nested_span_values(&self, prefix: &FieldPath, out: &mut Vec<SpanValue>);
 }
 
 // Not recommended in diagnostics: "`Optim` does not implement `AccumConfig`"
@@ -396,13 +449,23 @@ pub trait NestedConfig {
 #[diagnostic::do_not_recommend]
 impl<T: AccumConfig> NestedConfig for T {
     const FIELDS: &'static [FieldInfo] = T::FIELDS;
+    const VARIABLE_LENGTH: bool = T::VARIABLE_LENGTH;
     fn nested_role_values(&self, prefix: &FieldPath, out: &mut Vec<RoleValue>) {
         self.role_values(prefix, out);
+    }
+    fn nested_span_values(&self, prefix: &FieldPath, out: &mut Vec<SpanValue>) {
+        self.span_values(prefix, out);
     }
 }
 
 impl<T: AccumConfig> NestedConfig for Option<T> {
     const FIELDS: &'static [FieldInfo] = T::FIELDS;
+    const VARIABLE_LENGTH: bool = T::VARIABLE_LENGTH;
+    fn nested_span_values(&self, prefix: &FieldPath, out: &mut Vec<SpanValue>) {
+        if let Some(inner) = self {
+            inner.span_values(prefix, out);
+        }
+    }
     fn nested_role_values(&self, prefix: &FieldPath, out: &mut Vec<RoleValue>) {
         match self {
             Some(inner) => inner.role_values(prefix, out),

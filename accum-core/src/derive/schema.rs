@@ -1,15 +1,25 @@
 //! The JSON Schema of a derived config, annotated with the plan: role
-//! fields carry `x-accum-role`, typed-unit fields `x-accum-unit`, structs
-//! with constant roles `x-accum-constants` (DESIGN.md "Interfaces").
+//! fields carry `x-accum-role`, typed-unit fields `x-accum-unit`, length
+//! fields with a use `x-accum-span` (`warmup`, `total`, `every`), structs
+//! with constant roles `x-accum-constants`, and a config whose lengths vary
+//! `x-accum-variable-length` (DESIGN.md "Interfaces").
 
 use super::{AccumConfig, FieldInfo};
 
+/// The version of the `x-accum-*` annotations in generated schemas, written
+/// as `x-accum-schema-version` and in the `$id`; it changes when their
+/// meaning does.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// The JSON Schema (2020-12) of a derived config, with `x-accum-role` on
 /// every role field and `x-accum-unit` on every field with a declared unit,
-/// nested sections included (DESIGN.md "Interfaces"). Struct-level constant
-/// roles are listed as `"x-accum-constants": {"micro_batch": 2, …}` on the
-/// object of the struct that declares them. The schema alone is
-/// enough to rebuild the plan from a config file.
+/// nested sections included (DESIGN.md "Interfaces"). Role fields are plan
+/// factors and have `minimum: 1`, so that editors and third-party validators
+/// reject a zero. Struct-level constant roles are listed as
+/// `"x-accum-constants": {"micro_batch": 2, …}` on the object of the struct
+/// that declares them. The root has an `$id`
+/// (`urn:accum:schema:v1:TrainingConfig`) and `x-accum-schema-version`.
+/// The schema alone is enough to rebuild the plan from a config file.
 pub fn schema_for<T: AccumConfig + schemars::JsonSchema>() -> schemars::Schema {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
@@ -22,6 +32,16 @@ pub fn schema_for<T: AccumConfig + schemars::JsonSchema>() -> schemars::Schema {
         _ => serde_json::Map::new(),
     };
     annotate_object(&mut root, T::FIELDS, &mut defs);
+    if let Some(object) = root.as_object_mut() {
+        object.insert(
+            "$id".to_owned(),
+            format!("urn:accum:schema:v{SCHEMA_VERSION}:{}", T::schema_name()).into(),
+        );
+        object.insert("x-accum-schema-version".to_owned(), SCHEMA_VERSION.into());
+        if T::VARIABLE_LENGTH {
+            object.insert("x-accum-variable-length".to_owned(), true.into());
+        }
+    }
     if let Some(object) = root.as_object_mut()
         && !defs.is_empty()
     {
@@ -71,11 +91,17 @@ fn annotate_object(
         };
         if let Some(role) = field.role {
             object.insert("x-accum-role".to_owned(), role.key().into());
+            // Every plan factor is at least 1 (accum::plan::zero); the
+            // keyword leaves a `null` of an optional role alone.
+            object.insert("minimum".to_owned(), 1.into());
         }
         if let Some(unit) = field.unit
             && !object.contains_key("$ref")
         {
             object.insert("x-accum-unit".to_owned(), unit.key().into());
+        }
+        if let Some(span_use) = field.span_use {
+            object.insert("x-accum-span".to_owned(), span_use.key().into());
         }
         if let Some(nested) = field.nested {
             match def_name(property) {

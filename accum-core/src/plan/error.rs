@@ -554,7 +554,7 @@ impl PlanError {
                 factors,
             } => global_options(*global_batch, product_of(factors), None),
             PlanError::NeedsSeqLen { .. } => Fix::text(
-                "set seq_len, or count tokens from the data (variable or packed lengths need token accounting, R15)",
+                "set seq_len, or count tokens from the data (variable or packed lengths need token accounting)",
             ),
             &PlanError::NotWholeUpdates {
                 value,

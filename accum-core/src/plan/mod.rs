@@ -257,7 +257,7 @@ impl Plan {
         };
         assert!(
             layout.world_size.is_multiple_of(group),
-            "world_size is not divisible by tensor × pipeline × context"
+            "world_size is not divisible by tensor × pipeline × context: devices that share one model copy do not multiply the batch"
         );
         let mut plan = Plan::from_parts(
             micro_batch,
