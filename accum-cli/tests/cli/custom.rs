@@ -76,6 +76,20 @@ fn a_user_binary_gets_schema_validate_and_sheet() {
     );
 }
 
+/// The commands a user's binary has.
+const COMMON: [&str; 7] = [
+    "calc",
+    "schema",
+    "validate",
+    "replan",
+    "sheet",
+    "explain",
+    "completions",
+];
+
+/// The commands only `accum` has.
+const ACCUM_ONLY: [&str; 6] = ["init", "run", "verify", "import", "export", "lint"];
+
 /// A user's binary speaks in its own name and offers only its commands: no
 /// `accum …` command line, and no command it does not have.
 #[test]
@@ -86,56 +100,23 @@ fn a_user_binary_names_itself_and_only_its_commands() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let top = help(&["--help"]);
-    let commands: Vec<&str> = top
-        .lines()
-        .skip_while(|l| !l.starts_with("Commands:"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  ") || l.is_empty())
-        .filter(|l| !l.starts_with("   ") && !l.is_empty())
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
-    assert_eq!(
-        commands,
-        [
-            "calc",
-            "schema",
-            "validate",
-            "replan",
-            "sheet",
-            "explain",
-            "completions",
-            "help"
-        ]
-    );
-    let everything = [
-        "calc",
-        "schema",
-        "validate",
-        "replan",
-        "sheet",
-        "explain",
-        "completions",
-        "init",
-        "run",
-        "verify",
-        "import",
-        "export",
-        "lint",
-    ];
-    for command in std::iter::once("").chain(commands.iter().copied().filter(|c| *c != "help")) {
+    let commands = crate::wording::subcommands(&top);
+    assert_eq!(commands, COMMON);
+    let everything = COMMON.iter().chain(&ACCUM_ONLY);
+    for command in std::iter::once("").chain(COMMON) {
         let text = if command.is_empty() {
             top.clone()
         } else {
             help(&[command, "--help"])
         };
         assert!(text.contains("custom_config "), "{command}: {text}");
-        for other in everything {
+        for other in everything.clone() {
             assert!(
                 !text.contains(&format!("accum {other}")),
                 "{command} says `accum {other}`: {text}"
             );
         }
-        for absent in ["init", "run", "verify", "import", "export", "lint"] {
+        for absent in ACCUM_ONLY {
             assert!(
                 !text.contains(&format!("custom_config {absent}")),
                 "{command} offers {absent}: {text}"

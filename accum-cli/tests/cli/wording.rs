@@ -196,7 +196,7 @@ fn no_source_string_cites_a_bare_rule_id() {
 }
 
 /// The subcommands a `--help` lists, without `help`.
-fn subcommands(help: &str) -> Vec<String> {
+pub(crate) fn subcommands(help: &str) -> Vec<String> {
     help.lines()
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
