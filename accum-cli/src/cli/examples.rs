@@ -179,32 +179,3 @@ const USER_CALC: &str = "  # B = 8 × 4 × 64 = 2,048 examples; T = 8,388,608 to
 
   # for scripts
   {bin} calc -m 2 -a 8 -d 2 --format json";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_user_binary_is_named_and_offered_only_its_commands() {
-        for command in [
-            "",
-            "calc",
-            "schema",
-            "validate",
-            "replan",
-            "sheet",
-            "explain",
-            "completions",
-        ] {
-            let text = examples(Binary::User("trainctl"), command).expect("examples");
-            assert!(text.contains("trainctl "), "{command}: {text}");
-            assert!(!text.contains("accum "), "{command}: {text}");
-            for other in [
-                " run ", " verify ", " import ", " export ", " lint ", " init ",
-            ] {
-                assert!(!text.contains(other), "{command} mentions{other}: {text}");
-            }
-        }
-        assert_eq!(examples(Binary::User("trainctl"), "run"), None);
-    }
-}
