@@ -181,10 +181,14 @@ mod tests {
     }
 
     fn check(text: &str) -> Vec<Diagnostic> {
+        check_with(&schema(), text, true)
+    }
+
+    /// The findings of a TOML `text` against `schema`.
+    fn check_with(schema: &Value, text: &str, plan_check: bool) -> Vec<Diagnostic> {
         let doc =
             Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
-        let schema = schema();
-        validate(&doc, &schema, &SchemaMap::from_schema(&schema), true).expect("valid schema")
+        validate(&doc, schema, &SchemaMap::from_schema(schema), plan_check).expect("a schema")
     }
 
     #[test]
@@ -290,14 +294,11 @@ mod tests {
                 "seed": { "not": { "const": 13 } }
             }
         });
-        let doc = Document::parse(
-            "t.toml".into(),
-            "mode = \"fp61\"\nlr = 2.0\nbetas = [0.9]\ntag = \"A\"\nseed = 13\n".into(),
-            SourceFormat::Toml,
-        )
-        .expect("parses");
-        let findings =
-            validate(&doc, &schema, &SchemaMap::from_schema(&schema), false).expect("a schema");
+        let findings = check_with(
+            &schema,
+            "mode = \"fp61\"\nlr = 2.0\nbetas = [0.9]\ntag = \"A\"\nseed = 13\n",
+            false,
+        );
         let said: Vec<(&str, &str)> = findings
             .iter()
             .map(|f| (f.code, f.message.as_str()))
@@ -338,14 +339,11 @@ mod tests {
     fn a_zero_factor_below_the_schemas_minimum_is_the_plan_rules_finding() {
         let mut schema = schema();
         schema["$defs"]["Batch"]["properties"]["accumulation"]["minimum"] = 1.into();
-        let doc = Document::parse(
-            "t.toml".into(),
-            "[batch]\nmicro_batch = 2\naccumulation = 0\nreplicas = 1\n".into(),
-            SourceFormat::Toml,
-        )
-        .expect("parses");
-        let findings =
-            validate(&doc, &schema, &SchemaMap::from_schema(&schema), true).expect("a schema");
+        let findings = check_with(
+            &schema,
+            "[batch]\nmicro_batch = 2\naccumulation = 0\nreplicas = 1\n",
+            true,
+        );
         let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["accum::plan::zero"], "{findings:#?}");
         assert_eq!(

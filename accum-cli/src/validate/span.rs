@@ -36,20 +36,14 @@ pub(super) fn check_span(
                     return None;
                 }
                 [entry] if UnitKind::from_name(&entry.key).is_some() => {
-                    return Some(
-                        Diagnostic::error(
-                            Code::Span.as_str(),
-                            path.to_vec(),
-                            format!(
-                                "`{}.{}` must be a whole count of {}, found {}",
-                                dotted(path),
-                                entry.key,
-                                entry.key,
-                                describe(&entry.value.to_json())
-                            ),
-                        )
-                        .at(entry.value.span.clone(), ""),
+                    let message = format!(
+                        "`{}.{}` must be a whole count of {}, found {}",
+                        dotted(path),
+                        entry.key,
+                        entry.key,
+                        describe(&entry.value.to_json())
                     );
+                    return not_a_span(path, entry.value.span.clone(), message);
                 }
                 _ => SpanError::TableKeys {
                     found: entries.iter().map(|e| e.key.clone()).collect(),
@@ -57,18 +51,12 @@ pub(super) fn check_span(
             }
         }
         NodeKind::Bool(_) | NodeKind::Array(_) => {
-            return Some(
-                Diagnostic::error(
-                    Code::Span.as_str(),
-                    path.to_vec(),
-                    format!(
-                        "`{}` must be a span such as \"500 updates\", found {}",
-                        dotted(path),
-                        kind.type_name()
-                    ),
-                )
-                .at(span, ""),
+            let message = format!(
+                "`{}` must be a span such as \"500 updates\", found {}",
+                dotted(path),
+                kind.type_name()
             );
+            return not_a_span(path, span, message);
         }
     };
     Some(
@@ -76,6 +64,11 @@ pub(super) fn check_span(
             .at(span, err.label())
             .help(err.fix()),
     )
+}
+
+/// A value at a span's place that is no span at all.
+fn not_a_span(path: &[String], at: Range<usize>, message: String) -> Option<Diagnostic> {
+    Some(Diagnostic::error(Code::Span.as_str(), path.to_vec(), message).at(at, ""))
 }
 
 #[cfg(test)]
