@@ -458,7 +458,7 @@ mod tests {
             section: ScheduleSection {
                 kind: ScheduleKind::Linear,
                 warmup: "2,001 updates".parse().expect("span"),
-                total: "1M updates".parse().expect("span"),
+                total: Some("1M updates".parse().expect("span")),
             },
             peak_lr: 3e-4,
         };
