@@ -518,7 +518,7 @@ impl StagedPlan {
                         .per_update(until.unit())
                         .map_err(|error| StageError::Plan { stage, error })?;
                     let length = until.value() - start;
-                    if length % per_update != 0 {
+                    if !length.is_multiple_of(per_update) {
                         return Err(StageError::NotExact {
                             stage,
                             until,
@@ -571,7 +571,7 @@ impl StagedPlan {
         if ramp.start == end {
             return Err(StageError::RampEmpty { batch: end });
         }
-        if (end - ramp.start) % ramp.increment != 0 {
+        if !(end - ramp.start).is_multiple_of(ramp.increment) {
             return Err(StageError::RampIncrement {
                 start: ramp.start,
                 end,
@@ -579,7 +579,7 @@ impl StagedPlan {
             });
         }
         for (what, value) in [("start", ramp.start), ("increment", ramp.increment)] {
-            if value % step != 0 {
+            if !value.is_multiple_of(step) {
                 return Err(StageError::NotMultiple {
                     stage: 0,
                     what,
@@ -814,7 +814,7 @@ impl<'a> Builder<'a> {
             (None, Some(accumulation)) => Ok(accumulation),
             (Some(batch), None) => {
                 let step = self.base.micro_batch() * self.base.replicas();
-                if batch % step == 0 {
+                if batch.is_multiple_of(step) {
                     Ok(batch / step)
                 } else {
                     Err(StageError::NotMultiple {
