@@ -5,7 +5,9 @@
 use std::num::NonZeroU32;
 
 use accum::config::TrainingConfig;
-use accum::{AccumConfig, ConstPlan, Plan, Role, RoleField, Span, UnitKind, Updates};
+use accum::{
+    AccumConfig, Code, ConstPlan, FieldPath, Plan, Role, RoleField, Span, UnitKind, Updates,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -78,13 +80,22 @@ fn r3_mismatch_is_reported_at_the_global_batch_field() {
     let findings = t.validate().unwrap_err();
     assert_eq!(findings.paths(), vec!["global_batch"]);
     let f = findings.iter().next().unwrap();
+    assert_eq!(f.code, Code::GlobalBatch);
+    assert_eq!(f.role, Some(Role::GlobalBatch));
     assert_eq!(
         f.message,
-        "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32"
+        "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4"
     );
+    assert_eq!(f.label, "≠ 2 × 8 × 2 = 32");
     assert_eq!(
-        f.fix,
-        "30 is not a multiple of m·D = 4: use global_batch 28 (accumulation 7) or 32 (accumulation 8)"
+        f.fix.as_ref().map(|f| f.text.as_str()),
+        Some("use global_batch 28 (accumulation 7) or 32 (accumulation 8)")
+    );
+    // The factors, at the user's own field names.
+    let related: Vec<String> = f.related.iter().map(|r| r.path.to_string()).collect();
+    assert_eq!(
+        related,
+        ["micro_batch_size", "optim.grad_accum", "data_parallel"]
     );
     assert!(t.plan().is_err());
 }
@@ -105,7 +116,7 @@ fn every_zero_is_reported_with_its_path() {
     let text = findings.to_string();
     assert!(text.starts_with("3 problems in the config:\n"), "{text}");
     assert!(
-        text.contains("  - optim.grad_accum: accumulation is 0; every factor of the plan must be at least 1; set `optim.grad_accum` to 1 or more\n"),
+        text.contains("  - optim.grad_accum: accumulation is 0, and every factor of the plan must be at least 1; set `optim.grad_accum` to 1 or more\n"),
         "{text}"
     );
 }
@@ -113,18 +124,18 @@ fn every_zero_is_reported_with_its_path() {
 #[test]
 fn roles_list_paths_and_units() {
     let roles = Train::roles();
-    let paths: Vec<(Role, &str, bool)> = roles
+    let paths: Vec<(Role, String, bool)> = roles
         .iter()
-        .map(|r| (r.role, r.path.as_str(), r.optional))
+        .map(|r| (r.role, r.path.to_string(), r.optional))
         .collect();
     assert_eq!(
         paths,
         vec![
-            (Role::MicroBatch, "micro_batch_size", false),
-            (Role::Replicas, "data_parallel", false),
-            (Role::SeqLen, "max_len", true),
-            (Role::GlobalBatch, "global_batch", true),
-            (Role::Accumulation, "optim.grad_accum", false),
+            (Role::MicroBatch, "micro_batch_size".to_owned(), false),
+            (Role::Replicas, "data_parallel".to_owned(), false),
+            (Role::SeqLen, "max_len".to_owned(), true),
+            (Role::GlobalBatch, "global_batch".to_owned(), true),
+            (Role::Accumulation, "optim.grad_accum".to_owned(), false),
         ]
     );
     let units: Vec<(&str, Option<UnitKind>)> = Train::FIELDS
@@ -183,9 +194,10 @@ fn neither_replicas_nor_world_size_names_both_fields() {
     let findings = c.validate().unwrap_err();
     assert_eq!(findings.paths(), vec!["batch.replicas"]);
     let f = findings.iter().next().unwrap();
+    assert_eq!(f.code, Code::Missing);
     assert_eq!(
-        f.fix,
-        "set `batch.replicas` (data-parallel copies) or `parallel.world_size` (all devices)"
+        f.fix.as_ref().map(|f| f.text.as_str()),
+        Some("set `batch.replicas` (data-parallel copies) or `parallel.world_size` (all devices)")
     );
 }
 
@@ -194,9 +206,23 @@ fn r3_layout_not_divisible_is_reported_at_world_size() {
     let c = config(&GOOD_CONFIG.replace("world_size = 256", "world_size = 254"));
     let findings = c.validate().unwrap_err();
     assert_eq!(findings.paths(), vec!["parallel.world_size"]);
+    let f = findings.iter().next().unwrap();
+    assert_eq!(f.code, Code::Layout);
     assert_eq!(
-        findings.iter().next().unwrap().fix,
-        "use world_size 252 (63 replicas) or 256 (64 replicas)"
+        f.fix.as_ref().map(|f| f.text.as_str()),
+        Some("use world_size 252 (63 replicas) or 256 (64 replicas)")
+    );
+    let related: Vec<(String, &str)> = f
+        .related
+        .iter()
+        .map(|r| (r.path.to_string(), r.label.as_str()))
+        .collect();
+    assert_eq!(
+        related,
+        [
+            ("parallel.tensor".to_owned(), "tensor_parallel 2"),
+            ("parallel.pipeline".to_owned(), "pipeline_parallel 2")
+        ]
     );
 }
 
@@ -241,7 +267,7 @@ fn replicas_disagreeing_with_the_layout() {
 #[test]
 fn training_config_roles() {
     let roles: Vec<RoleField> = TrainingConfig::roles();
-    let paths: Vec<&str> = roles.iter().map(|r| r.path.as_str()).collect();
+    let paths: Vec<String> = roles.iter().map(|r| r.path.to_string()).collect();
     assert_eq!(
         paths,
         vec![
@@ -260,7 +286,7 @@ fn training_config_roles() {
     assert!(
         roles
             .iter()
-            .filter(|r| r.path.starts_with("parallel."))
+            .filter(|r| r.path.starts_with(&FieldPath::parse("parallel")))
             .all(|r| r.optional)
     );
     assert!(!roles[0].optional);
@@ -349,4 +375,446 @@ fn schema_of_a_user_struct() {
         Some(&serde_json::json!("accumulation"))
     );
     insta::assert_json_snapshot!("user_struct_schema", value);
+}
+
+/// A fine-tune config as users write them: nested sections, a device layout
+/// with tensor parallelism, and lengths in several units with their uses.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, AccumConfig)]
+struct FineTune {
+    #[accum(nested)]
+    batch: FineTuneBatch,
+    #[accum(nested)]
+    cluster: Cluster,
+    #[accum(nested)]
+    schedule: FineTuneSchedule,
+    #[accum(every)]
+    eval_every: Updates,
+    #[accum(every, unit = "example")]
+    save_every_examples: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+struct FineTuneBatch {
+    #[accum(micro_batch)]
+    micro: u32,
+    #[accum(accumulation)]
+    accum: Option<u32>,
+    #[accum(global_batch)]
+    global: Option<u32>,
+    #[accum(seq_len)]
+    max_len: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+struct Cluster {
+    #[accum(world_size)]
+    gpus: u32,
+    #[accum(tensor_parallel)]
+    tp: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+struct FineTuneSchedule {
+    #[accum(warmup)]
+    warmup: Span,
+    #[accum(total)]
+    total: Span,
+    /// Not compared with the run: no use declared.
+    cooldown: Option<Span>,
+}
+
+const GOOD_FINE_TUNE: &str = r#"
+eval_every = 50
+save_every_examples = 6400
+
+[batch]
+micro = 4
+accum = 8
+global = 512
+max_len = 2048
+
+[cluster]
+gpus = 32
+tp = 2
+
+[schedule]
+warmup = "100 updates"
+total = "2000 updates"
+"#;
+
+fn fine_tune(text: &str) -> FineTune {
+    toml::from_str(text).expect("valid TOML for FineTune")
+}
+
+#[test]
+fn a_good_fine_tune_validates_and_plans() {
+    let f = fine_tune(GOOD_FINE_TUNE);
+    assert_eq!(f.validate(), Ok(()));
+    // 32 GPUs / tp 2 = 16 replicas; 4 × 8 × 16 = 512.
+    assert_eq!(f.plan().map(|p| p.effective_batch().get()), Ok(512));
+}
+
+#[test]
+fn three_independent_problems_are_three_findings() {
+    // micro = 0, 30 GPUs that tp 4 does not divide, and a global batch of
+    // 500 that accumulation 8 does not divide: three findings, each at its
+    // field, with its code and fix.
+    let f = fine_tune(
+        &GOOD_FINE_TUNE
+            .replace("micro = 4", "micro = 0")
+            .replace("gpus = 32", "gpus = 30")
+            .replace("tp = 2", "tp = 4")
+            .replace("global = 512", "global = 500"),
+    );
+    let findings = f.validate().unwrap_err();
+    assert_eq!(
+        findings.paths(),
+        ["batch.micro", "cluster.gpus", "batch.global"]
+    );
+    assert_eq!(
+        findings.codes(),
+        [Code::Zero, Code::Layout, Code::GlobalBatch]
+    );
+    let texts: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{} | {}", f.message, f.fix.as_ref().map_or("", |x| &x.text)))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "micro_batch is 0, and every factor of the plan must be at least 1 | set `batch.micro` to 1 or more",
+            "world_size 30 is not divisible by tensor 4 × pipeline 1 × context 1 = 4: devices that share one model copy do not multiply the batch | use world_size 28 (7 replicas) or 32 (8 replicas)",
+            "global_batch 500 is not a multiple of accumulation 8, so no value of the other factors gives B = m·A·D | use global_batch 496 or 504",
+        ]
+    );
+    assert!(f.plan().is_err());
+}
+
+#[test]
+fn token_lengths_need_a_fixed_seq_len() {
+    let f = fine_tune(
+        &GOOD_FINE_TUNE
+            .replace("max_len = 2048\n", "")
+            .replace("warmup = \"100 updates\"", "warmup = \"2M tokens\""),
+    );
+    let findings = f.validate().unwrap_err();
+    assert_eq!(findings.paths(), ["schedule.warmup"]);
+    assert_eq!(findings.codes(), [Code::SeqLen]);
+    let finding = findings.iter().next().unwrap();
+    assert_eq!(
+        finding.fix.as_ref().map(|f| f.text.as_str()),
+        Some(
+            "set `batch.max_len` (tokens per example), or give `schedule.warmup` in updates or examples"
+        )
+    );
+    // With the length fixed, 2M tokens are 2,000,000 / (512 × 2048) ≈ 1.9
+    // updates, well within the run.
+    let f =
+        fine_tune(&GOOD_FINE_TUNE.replace("warmup = \"100 updates\"", "warmup = \"2M tokens\""));
+    assert_eq!(f.validate(), Ok(()));
+}
+
+#[test]
+fn a_warmup_longer_than_the_run_is_reported_through_the_plan() {
+    // One update is 512 examples; 2000 updates are 1,024,000 examples.
+    let f = fine_tune(
+        &GOOD_FINE_TUNE.replace("warmup = \"100 updates\"", "warmup = \"1.1M examples\""),
+    );
+    let findings = f.validate().unwrap_err();
+    assert_eq!(findings.paths(), ["schedule.warmup"]);
+    assert_eq!(findings.codes(), [Code::Warmup]);
+    let finding = findings.iter().next().unwrap();
+    assert_eq!(
+        finding.message,
+        "`schedule.warmup` is 1100k examples, longer than the run (`schedule.total` is 2k updates = 1024k examples)"
+    );
+    assert_eq!(finding.related[0].path.to_string(), "schedule.total");
+}
+
+#[test]
+fn an_interval_longer_than_the_run_is_reported_at_its_field() {
+    let f = fine_tune(
+        &GOOD_FINE_TUNE
+            .replace("eval_every = 50", "eval_every = 2500")
+            .replace(
+                "save_every_examples = 6400",
+                "save_every_examples = 2000000",
+            )
+            .replace(
+                "total = \"2000 updates\"",
+                "total = \"2000 updates\"\ncooldown = \"5000 updates\"",
+            ),
+    );
+    let findings = f.validate().unwrap_err();
+    // The cooldown has no declared use and is not compared.
+    assert_eq!(findings.paths(), ["eval_every", "save_every_examples"]);
+    assert_eq!(findings.codes(), [Code::Every, Code::Every]);
+}
+
+#[test]
+fn lengths_with_their_uses_are_in_the_schema() {
+    let schema = accum::schema_for::<FineTune>();
+    let value = schema.as_value();
+    assert_eq!(
+        value.pointer("/$defs/FineTuneSchedule/properties/warmup/x-accum-span"),
+        Some(&serde_json::json!("warmup"))
+    );
+    assert_eq!(
+        value.pointer("/properties/eval_every/x-accum-span"),
+        Some(&serde_json::json!("every"))
+    );
+    assert_eq!(
+        value.pointer("/properties/save_every_examples/x-accum-unit"),
+        Some(&serde_json::json!("example"))
+    );
+    assert_eq!(value.get("x-accum-variable-length"), None);
+    let canonical = accum::schema_for::<TrainingConfig>();
+    assert_eq!(
+        canonical.as_value().get("x-accum-variable-length"),
+        Some(&serde_json::json!(true))
+    );
+}
+
+/// Every object in a schema that carries `x-accum-role`, with its path.
+fn role_properties<'a>(
+    value: &'a serde_json::Value,
+    path: String,
+    out: &mut Vec<(String, &'a serde_json::Value)>,
+) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if map.contains_key("x-accum-role") {
+                out.push((path.clone(), value));
+            }
+            for (key, child) in map {
+                role_properties(child, format!("{path}/{key}"), out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                role_properties(child, format!("{path}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn plan_factors_are_at_least_one_in_every_schema() {
+    for schema in [
+        accum::schema_for::<TrainingConfig>(),
+        accum::schema_for::<Train>(),
+        accum::schema_for::<FineTune>(),
+    ] {
+        let mut roles = Vec::new();
+        role_properties(schema.as_value(), String::new(), &mut roles);
+        assert!(roles.len() >= 4, "{roles:?}");
+        for (path, property) in roles {
+            assert_eq!(property["minimum"], 1, "{path}");
+        }
+    }
+}
+
+#[test]
+fn schemas_have_an_id_and_a_version() {
+    let schema = accum::schema_for::<TrainingConfig>();
+    let value = schema.as_value();
+    assert_eq!(value["$id"], "urn:accum:schema:v1:TrainingConfig");
+    assert_eq!(value["x-accum-schema-version"], accum::SCHEMA_VERSION);
+    assert_eq!(
+        accum::schema_for::<FineTune>().as_value()["$id"],
+        "urn:accum:schema:v1:FineTune"
+    );
+}
+
+#[test]
+fn the_run_section_is_optional_and_named_by_the_loader() {
+    let c = config("[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\n");
+    assert_eq!(c.validate(), Ok(()));
+    assert_eq!(c.run.name, None);
+    assert_eq!(c.run.name_or("quickstart"), "quickstart");
+    // Written back, an empty [run] is left out.
+    let text = toml::to_string(&c).expect("serialize");
+    assert!(!text.contains("[run]"), "{text}");
+    let named = config(
+        "[run]\nname = \"tiny\"\n[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\n",
+    );
+    assert_eq!(named.run.name_or("quickstart"), "tiny");
+    let schema = accum::schema_for::<TrainingConfig>();
+    let required = schema.as_value()["required"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(required, [serde_json::json!("batch")]);
+}
+
+/// A bare rule id ("R7", "(R13)") in `text`: the letter R, not inside a
+/// word, followed by a digit.
+fn rule_ids(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len())
+        .filter(|&i| {
+            chars[i] == 'R'
+                && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+                && (i == 0 || !chars[i - 1].is_alphanumeric())
+        })
+        .map(|i| {
+            chars[i.saturating_sub(30)..(i + 4).min(chars.len())]
+                .iter()
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn user_facing_text_has_no_bare_rule_ids() {
+    use accum::plan::{LastGroup, Layout, PlanInput, Rounding};
+    let mut texts: Vec<String> = Vec::new();
+    // Codes, as `accum explain` lists them.
+    texts.extend(Code::ALL.iter().map(|c| c.summary().to_owned()));
+    // Plan errors, from every kind of input that produces one.
+    let p = Plan::new(2, 8, 2).unwrap();
+    let errors = [
+        Plan::new(0, 1, 1).unwrap_err(),
+        Plan::new(u64::MAX, 2, 1).unwrap_err(),
+        Layout::new(64, 3, 2, 1).replicas().unwrap_err(),
+        PlanInput {
+            micro_batch: Some(2),
+            replicas: Some(2),
+            global_batch: Some(30),
+            ..PlanInput::default()
+        }
+        .resolve()
+        .unwrap_err(),
+        PlanInput {
+            micro_batch: Some(2),
+            accumulation: Some(8),
+            replicas: Some(2),
+            global_batch: Some(30),
+            ..PlanInput::default()
+        }
+        .resolve()
+        .unwrap_err(),
+        PlanInput {
+            micro_batch: Some(2),
+            accumulation: Some(8),
+            replicas: Some(3),
+            layout: Some(Layout::new(8, 2, 1, 1)),
+            ..PlanInput::default()
+        }
+        .resolve()
+        .unwrap_err(),
+        PlanInput::default().resolve().unwrap_err(),
+        p.to_updates(1000, UnitKind::Token, Rounding::Up)
+            .unwrap_err(),
+        p.to_updates(33, UnitKind::Example, Rounding::Exact)
+            .unwrap_err(),
+        p.epoch(accum::Examples::new(100), LastGroup::Error)
+            .unwrap_err(),
+        p.replan(0).unwrap_err(),
+    ];
+    for err in &errors {
+        texts.extend([err.to_string(), err.message(), err.fix().text, err.label()]);
+    }
+    // Spans that cannot be read.
+    for bad in [
+        "100",
+        "100 steps",
+        "100 epochs",
+        "x updates",
+        "1.5 updates",
+        "",
+    ] {
+        let err = bad.parse::<Span>().unwrap_err();
+        texts.extend([err.to_string(), err.message(), err.fix()]);
+    }
+    // Findings of a config with a mistake in every section, settings included.
+    let broken = config(
+        r#"
+[batch]
+micro_batch = 0
+accumulation = 8
+global_batch = 30
+seq_len = 0
+[parallel]
+world_size = 64
+tensor = 3
+[schedule]
+warmup = "300 updates"
+total = "200 updates"
+[log]
+every = "500 updates"
+[data]
+examples = 0
+min_len = 8
+max_len = 4
+[optimizer]
+lr = -1.0
+"#,
+    );
+    let findings = broken.check().unwrap_err();
+    assert!(findings.len() >= 8, "{findings}");
+    texts.push(findings.to_string());
+    texts.extend(findings.iter().map(|f| f.label.clone()));
+    texts.extend(
+        findings
+            .iter()
+            .flat_map(|f| f.related.iter().map(|r| r.label.clone())),
+    );
+    // Schemas: every description an editor shows.
+    for schema in [
+        accum::schema_for::<TrainingConfig>(),
+        accum::schema_for::<Train>(),
+        accum::schema_for::<FineTune>(),
+    ] {
+        texts.push(schema.as_value().to_string());
+    }
+    let found: Vec<String> = texts.iter().flat_map(|t| rule_ids(t)).collect();
+    assert!(found.is_empty(), "bare rule ids: {found:#?}");
+    // The checker itself finds them.
+    assert_eq!(rule_ids("scaling (R7) is").len(), 1);
+    assert!(rule_ids("fp16 GRU2 R").is_empty());
+}
+
+#[test]
+fn span_values_list_every_length_with_its_path_and_use() {
+    let mut out = Vec::new();
+    fine_tune(GOOD_FINE_TUNE).span_values(&FieldPath::root(), &mut out);
+    let listed: Vec<(String, String, Option<accum::SpanUse>)> = out
+        .iter()
+        .map(|v| (v.path.to_string(), v.span.to_string(), v.span_use))
+        .collect();
+    // The absent optional `cooldown` is not listed.
+    assert_eq!(
+        listed,
+        [
+            (
+                "schedule.warmup".to_owned(),
+                "100 updates".to_owned(),
+                Some(accum::SpanUse::Warmup)
+            ),
+            (
+                "schedule.total".to_owned(),
+                "2k updates".to_owned(),
+                Some(accum::SpanUse::Total)
+            ),
+            (
+                "eval_every".to_owned(),
+                "50 updates".to_owned(),
+                Some(accum::SpanUse::Every)
+            ),
+            (
+                "save_every_examples".to_owned(),
+                "6400 examples".to_owned(),
+                Some(accum::SpanUse::Every)
+            ),
+        ]
+    );
+    let mut out = Vec::new();
+    config(GOOD_CONFIG).span_values(&FieldPath::root(), &mut out);
+    let paths: Vec<String> = out.iter().map(|v| v.path.to_string()).collect();
+    assert_eq!(paths, ["schedule.warmup", "schedule.total", "log.every"]);
 }

@@ -21,7 +21,7 @@ impl Canonical {
     pub fn from_config(config: &TrainingConfig, plan: &accum_core::Plan) -> Canonical {
         Canonical {
             run: RunSection {
-                name: config.run.name.clone(),
+                name: config.run.name.clone().unwrap_or_default(),
                 notes: config.run.notes.clone().unwrap_or_default(),
             },
             batch: BatchSection {
@@ -186,7 +186,14 @@ fn describe(err: &std::io::Error) -> String {
 
 /// `accum export`.
 pub(crate) fn export(args: &ExportArgs) -> Result<Exit, CliError> {
-    let checked = load_checked::<TrainingConfig>(&args.config, TrainingConfig::check)?;
+    let mut checked = load_checked::<TrainingConfig>(&args.config, TrainingConfig::check)?;
+    // A config without a run name is named after its file.
+    if checked.config.run.name.is_none() {
+        checked.config.run.name = args
+            .config
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned());
+    }
     let canonical = Canonical::from_config(&checked.config, &checked.plan);
     let text = interop::export(args.engine, &canonical).map_err(CliError::invalid)?;
     match &args.output {

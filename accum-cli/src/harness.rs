@@ -79,14 +79,14 @@ pub fn span(data: &[u8]) {
     assert_eq!(again, span, "`{shown}` parses back to a different span");
     for plan in plans() {
         for rounding in [Rounding::Down, Rounding::Up, Rounding::Exact] {
-            let _ = span.to_updates(&plan, rounding);
+            let _ = plan.span_to_updates(&span, rounding);
             for unit in [
                 UnitKind::Update,
                 UnitKind::Microbatch,
                 UnitKind::Example,
                 UnitKind::Token,
             ] {
-                let _ = span.to_unit(&plan, unit, rounding);
+                let _ = plan.span_to_unit(&span, unit, rounding);
             }
         }
     }

@@ -137,17 +137,19 @@ pub(crate) fn check_document<T: CliConfig>(
             Ok(typed) => {
                 if let Err(problems) = check(&typed) {
                     for problem in &problems {
-                        let path: Vec<String> = if problem.path == "<root>" {
-                            Vec::new()
-                        } else {
-                            problem.path.split('.').map(str::to_owned).collect()
-                        };
+                        let path = problem.path.segments().to_vec();
                         let span = doc.span_for(&path);
-                        diagnostics.push(
-                            Diagnostic::error("accum::plan", path, problem.message.clone())
-                                .help(problem.fix.clone())
-                                .at(span, "change this"),
-                        );
+                        let mut diagnostic =
+                            Diagnostic::error(problem.code.as_str(), path, problem.message.clone())
+                                .at(span, problem.label.clone());
+                        if let Some(fix) = &problem.fix {
+                            diagnostic = diagnostic.help(fix.text.clone());
+                        }
+                        for related in &problem.related {
+                            diagnostic = diagnostic
+                                .also(doc.span_for(related.path.segments()), related.label.clone());
+                        }
+                        diagnostics.push(diagnostic);
                     }
                 }
                 config = Some(typed);

@@ -131,6 +131,16 @@ pub(crate) fn validate(
         if span_paths_with_errors.iter().any(|p| path.starts_with(p)) {
             continue;
         }
+        // A zero plan factor is below the schema's `minimum: 1`; the plan
+        // rules report it (accum::plan::zero) with its fix.
+        if matches!(
+            error.kind(),
+            jsonschema::error::ValidationErrorKind::Minimum { .. }
+        ) && error.instance().as_u64() == Some(0)
+            && map.roles.iter().any(|(_, p)| *p == path)
+        {
+            continue;
+        }
         findings.push(schema_finding(
             doc,
             path,
@@ -539,8 +549,9 @@ fn plan_findings(
         {
             let err = PlanError::Zero { role };
             findings.push(
-                Diagnostic::error("accum::plan::zero", path_of(role), err.to_string())
-                    .at(span_of(role), "must be at least 1"),
+                Diagnostic::error("accum::plan::zero", path_of(role), err.message())
+                    .help(err.fix().text)
+                    .at(span_of(role), err.label()),
             );
         }
     }

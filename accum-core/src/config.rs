@@ -1,6 +1,7 @@
 //! The canonical training config, derived with the crate's own
-//! `#[derive(AccumConfig)]`: a `[run]` header, the `[batch]` plan and an
-//! optional `[parallel]` device layout (SPEC R3).
+//! `#[derive(AccumConfig)]`: the `[batch]` plan, an optional `[parallel]`
+//! device layout (SPEC R3), an optional `[run]` header, and the engine
+//! sections, each with defaults.
 //!
 //! ```
 //! use accum_core::AccumConfig;
@@ -17,6 +18,12 @@
 //!     global_batch = 32
 //! "#)?;
 //! assert_eq!(config.plan()?.effective_batch().get(), 32);
+//! assert_eq!(config.run.name_or("train"), "tiny");
+//!
+//! // Only `[batch]` is needed; the run is then named after its file.
+//! let minimal: TrainingConfig = toml::from_str("[batch]\nmicro_batch = 4\naccumulation = 2\nreplicas = 1\n")?;
+//! assert_eq!(minimal.validate(), Ok(()));
+//! assert_eq!(minimal.run.name_or("train"), "train");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -52,28 +59,33 @@ use crate::settings::{
     DataSection, LogSection, LossSection, ModelSection, OptimizerSection, PrecisionSection,
     ScheduleSection,
 };
-use crate::{AccumConfig, Finding, Findings};
+use crate::{AccumConfig, Code, FieldPath, Finding, Findings};
 
 /// A whole training config.
+// `variable_length`: the built-in data's sequences run from `data.min_len`
+// to `data.max_len`, and the engine counts the tokens of each update, so
+// lengths in tokens need no fixed `seq_len` (R15).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
-#[accum(crate = "crate")]
+#[accum(crate = "crate", variable_length)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingConfig {
-    /// What the run is called and why it exists.
+    /// What the run is called and why it exists. Optional: without a name,
+    /// the run is named after its config file.
+    #[serde(default, skip_serializing_if = "RunSection::is_empty")]
     pub run: RunSection,
     /// The accumulation plan: `m`, `A`, and `D` or a layout.
     #[accum(nested)]
     pub batch: BatchSection,
     /// The device layout, when devices are split by tensor, pipeline or
-    /// context parallelism (R3).
+    /// context parallelism.
     #[accum(nested)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<ParallelSection>,
-    /// How the loss of a group is normalized (R4).
+    /// How the loss of a group is normalized.
     #[accum(nested)]
     #[serde(default)]
     pub loss: LossSection,
-    /// Precision and dynamic loss scaling (R7).
+    /// Precision and dynamic loss scaling.
     #[accum(nested)]
     #[serde(default)]
     pub precision: PrecisionSection,
@@ -81,11 +93,11 @@ pub struct TrainingConfig {
     #[accum(nested)]
     #[serde(default)]
     pub optimizer: OptimizerSection,
-    /// The learning-rate schedule, in any unit; it steps per applied update (R8).
+    /// The learning-rate schedule, in any unit; it steps per applied update.
     #[accum(nested)]
     #[serde(default)]
     pub schedule: ScheduleSection,
-    /// The built-in synthetic data and the last-group policy (R6).
+    /// The built-in synthetic data and the last-group policy.
     #[accum(nested)]
     #[serde(default)]
     pub data: DataSection,
@@ -93,7 +105,7 @@ pub struct TrainingConfig {
     #[accum(nested)]
     #[serde(default)]
     pub model: ModelSection,
-    /// How often to log, and against which axis (R1).
+    /// How often to log, and against which axis.
     #[accum(nested)]
     #[serde(default)]
     pub log: LogSection,
@@ -120,37 +132,47 @@ impl TrainingConfig {
             Ok(()) => Findings::default(),
             Err(findings) => findings,
         };
-        for error in self.engine_config().validate() {
-            let (message, fix) = match error.message.split_once("; ") {
-                Some((message, fix)) => (message.to_owned(), fix.to_owned()),
-                None => (error.message.clone(), format!("change `{}`", error.key)),
-            };
-            findings.push(Finding::new(
-                error.key,
-                format!("`{}` {message}", error.key),
-                fix,
-            ));
-        }
-        if findings.is_empty() {
-            Ok(())
-        } else {
-            Err(findings)
-        }
+        // A setting's message says what is wrong and what to use, in one
+        // sentence; it is kept whole.
+        findings.extend(self.engine_config().validate().into_iter().map(|error| {
+            Finding::new(
+                Code::Settings,
+                FieldPath::parse(error.key),
+                format!("`{}` {}", error.key, error.message),
+                "out of range".to_owned(),
+            )
+        }));
+        findings.into_result()
     }
 }
 
-/// `[run]`: the run's name and notes, for the run sheet (R13).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// `[run]`: the run's name and notes, for the run sheet.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
-    /// A short name for the run.
-    pub name: String,
+    /// A short name for the run. Default: the config file's name without
+    /// its extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Free text: what is being tried, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
 }
 
-/// `[batch]`: the accumulation plan, `B = m·A·D` (R3).
+impl RunSection {
+    /// The run's name, or `file_stem` when the config gives none: only the
+    /// loader knows the file, so it resolves the default.
+    pub fn name_or<'a>(&'a self, file_stem: &'a str) -> &'a str {
+        self.name.as_deref().unwrap_or(file_stem)
+    }
+
+    /// Whether the section says nothing (it is then left out when written).
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none() && self.notes.is_none()
+    }
+}
+
+/// `[batch]`: the accumulation plan, `B = m·A·D`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
 #[accum(crate = "crate", section)]
 #[serde(deny_unknown_fields)]
@@ -169,14 +191,14 @@ pub struct BatchSection {
     #[accum(global_batch)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_batch: Option<u64>,
-    /// `L`: tokens per example, when lengths are fixed (R15).
+    /// `L`: tokens per example, when lengths are fixed.
     #[accum(seq_len)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_len: Option<u64>,
 }
 
 /// `[parallel]`: all devices and the degrees that split one model copy;
-/// only what is left are replicas (R3).
+/// only what is left are replicas.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
 #[accum(crate = "crate", section)]
 #[serde(deny_unknown_fields)]

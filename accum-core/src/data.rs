@@ -10,11 +10,10 @@
 //! that other frameworks expect is produced only for dumps
 //! ([`Batch::padded`]).
 //!
-//! [`GroupAssignment`] splits the examples of one group into microbatches of
-//! `m` and hands microbatch `j` to replica `j mod D` (local index `j div D`),
-//! so every replica of a full group gets exactly `A` microbatches.
-//! [`check_disjoint`] verifies that no example reaches two replicas in one
-//! epoch (R9: the same examples on every replica add no information).
+//! Which examples form a group and which replica gets them is the loop
+//! driver's walk ([`crate::driver`]); [`ShardCheck`] verifies that no
+//! example reaches two replicas in one epoch (R9: the same examples on every
+//! replica add no information).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -22,7 +21,6 @@ use std::ops::Range;
 
 use ndarray::Array2;
 
-use crate::plan::Plan;
 use crate::settings::DataSection;
 
 /// A small, fast, seedable generator (SplitMix64). Deterministic across
@@ -275,14 +273,6 @@ impl Dataset {
             .map(|e| e.labels.iter().filter(|&&l| l != ignore_index).count() as u64)
             .sum()
     }
-
-    /// The order of epoch `epoch`: a permutation of example positions drawn
-    /// from the seed (the same seed and epoch give the same order).
-    pub fn epoch_order(&self, seed: u64, epoch: u64) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.examples.len()).collect();
-        Rng::new(seed, 1000 + epoch).shuffle(&mut order);
-        order
-    }
 }
 
 /// The examples of one microbatch, packed: positions of all examples one
@@ -373,40 +363,6 @@ impl Batch {
     }
 }
 
-/// Which examples every replica processes in one group: for each replica,
-/// its microbatches in order, each a list of positions into the data set.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GroupAssignment {
-    /// `replicas[r][i]` = data-set positions of microbatch `i` on replica `r`.
-    pub replicas: Vec<Vec<Vec<usize>>>,
-}
-
-impl GroupAssignment {
-    /// Splits `members` (data-set positions of the group, in order) into
-    /// microbatches of `m`; microbatch `j` goes to replica `j mod D`. A last
-    /// partial group yields fewer (and possibly one incomplete) microbatches;
-    /// a replica can then get none (R6).
-    pub fn split(members: &[usize], plan: &Plan) -> GroupAssignment {
-        let m = plan.micro_batch() as usize;
-        let d = plan.replicas() as usize;
-        let mut replicas = vec![Vec::new(); d];
-        for (j, chunk) in members.chunks(m).enumerate() {
-            replicas[j % d].push(chunk.to_vec());
-        }
-        GroupAssignment { replicas }
-    }
-
-    /// Microbatches over all replicas.
-    pub fn microbatches(&self) -> usize {
-        self.replicas.iter().map(Vec::len).sum()
-    }
-
-    /// Examples over all replicas.
-    pub fn examples(&self) -> usize {
-        self.replicas.iter().flatten().map(Vec::len).sum()
-    }
-}
-
 /// The same example was given to two replicas in one epoch (R9).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OverlapError {
@@ -423,7 +379,7 @@ impl fmt::Display for OverlapError {
         write!(
             f,
             "example {} reached replica {} and replica {} in one epoch; shards must be disjoint, \
-             the same examples on every replica add no information (R9): shard by replica rank",
+             the same examples on every replica add no information: shard by replica rank",
             self.id, self.first, self.second
         )
     }
@@ -456,23 +412,6 @@ impl ShardCheck {
             _ => Ok(()),
         }
     }
-}
-
-/// Checks that the assignments of one epoch's groups give no example id to
-/// two replicas (R9).
-pub fn check_disjoint<'a>(
-    groups: impl IntoIterator<Item = &'a GroupAssignment>,
-    dataset: &Dataset,
-) -> Result<(), OverlapError> {
-    let mut check = ShardCheck::default();
-    for group in groups {
-        for (r, microbatches) in group.replicas.iter().enumerate() {
-            for &pos in microbatches.iter().flatten() {
-                check.record(dataset.examples()[pos].id, r)?;
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -539,34 +478,20 @@ mod tests {
     }
 
     #[test]
-    fn r9_group_split_is_disjoint_and_round_robin() {
-        let data = Dataset::synthetic(&section());
-        let plan = Plan::new(2, 3, 2).unwrap(); // B = 12
-        let order = data.epoch_order(42, 0);
-        let groups: Vec<GroupAssignment> = order
-            .chunks(12)
-            .map(|g| GroupAssignment::split(g, &plan))
-            .collect();
-        assert_eq!(groups.len(), 5); // 4 full + 2 examples
-        for g in &groups[..4] {
-            assert!(g.replicas.iter().all(|r| r.len() == 3));
-            assert_eq!(g.examples(), 12);
-        }
-        // R6: the last group has one microbatch of 2 on replica 0, none on replica 1.
-        assert_eq!(groups[4].replicas[0].len(), 1);
-        assert!(groups[4].replicas[1].is_empty());
-        assert_eq!(check_disjoint(&groups, &data), Ok(()));
-
-        let same = GroupAssignment {
-            replicas: vec![vec![vec![0, 1]], vec![vec![1, 2]]],
-        };
-        let err = check_disjoint([&same], &data).unwrap_err();
+    fn r9_shard_check_names_the_example_on_two_replicas() {
+        let mut check = ShardCheck::default();
+        check.record(0, 0).unwrap();
+        check.record(1, 0).unwrap();
+        check.record(0, 0).unwrap(); // the same replica again is allowed
+        let err = check.record(1, 1).unwrap_err();
         assert_eq!(
             (err.id, err.first, err.second),
             (1, 0, 1),
             "example 1 on both replicas"
         );
-        assert!(err.to_string().contains("R9"), "{err}");
+        assert!(err.to_string().contains("shard by replica rank"), "{err}");
+        check.reset();
+        assert_eq!(check.record(1, 1), Ok(()), "a new epoch starts clean");
     }
 
     #[test]
@@ -593,45 +518,5 @@ mod tests {
                 .contains("holds 4, not below the vocabulary size 4"),
             "{lab}"
         );
-    }
-
-    #[test]
-    fn epoch_orders_are_permutations_that_differ() {
-        let data = Dataset::synthetic(&section());
-        let a = data.epoch_order(1, 0);
-        let b = data.epoch_order(1, 1);
-        assert_ne!(a, b);
-        let mut sorted = a.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..50).collect::<Vec<_>>());
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..Default::default() })]
-
-        /// R6, R9: an epoch's groups cover every example exactly once, on one
-        /// replica each, and every full group gives each replica A microbatches.
-        #[test]
-        fn an_epoch_is_a_disjoint_cover(m in 1u64..6, a in 1u64..5, d in 1u64..4, n in 1u64..80, seed in 0u64..100) {
-            let data = Dataset::synthetic(&DataSection { examples: n, seed, ..section() });
-            let plan = Plan::new(m, a, d).unwrap();
-            let b = (m * a * d) as usize;
-            let order = data.epoch_order(seed, 3);
-            let groups: Vec<GroupAssignment> =
-                order.chunks(b).map(|g| GroupAssignment::split(g, &plan)).collect();
-            proptest::prop_assert_eq!(check_disjoint(&groups, &data), Ok(()));
-            let mut seen: Vec<usize> = groups
-                .iter()
-                .flat_map(|g| g.replicas.iter().flatten().flatten().copied())
-                .collect();
-            seen.sort_unstable();
-            proptest::prop_assert_eq!(seen, (0..n as usize).collect::<Vec<_>>());
-            for g in &groups {
-                if g.examples() == b {
-                    proptest::prop_assert!(g.replicas.iter().all(|r| r.len() == a as usize));
-                }
-                proptest::prop_assert!(g.replicas.iter().flatten().all(|mb| !mb.is_empty() && mb.len() <= m as usize));
-            }
-        }
     }
 }

@@ -278,10 +278,10 @@ proptest! {
     #[test]
     fn any_span_resolves_through_any_plan_or_errs(plan in big_plan(), value in edge(), from in unit(), to in unit(), r in rounding()) {
         let span = Span::new(value, from);
-        if let Ok(updates) = span.to_updates(&plan, r) {
+        if let Ok(updates) = plan.span_to_updates(&span, r) {
             prop_assert_eq!(Ok(updates), plan.to_updates(value, from, r));
         }
-        if let Ok(there) = span.to_unit(&plan, to, r) {
+        if let Ok(there) = plan.span_to_unit(&span, to, r) {
             prop_assert_eq!(there.unit(), to);
             prop_assert_eq!(Ok(there.value()), plan.convert(value, from, to, r));
         }

@@ -34,12 +34,13 @@ use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::data::{Batch, Dataset, GroupAssignment, OverlapError, ShardCheck};
+use crate::data::{Batch, Dataset, OverlapError, ShardCheck};
+use crate::driver::{Draw, Walk};
 use crate::dump::{DumpError, DumpWriter};
 use crate::memory::{MemoryBreakdown, MemoryTracker};
 use crate::model::{GradScale, LossSums, Model, TokenMlp};
 use crate::optim::Optimizer;
-use crate::plan::{LastGroup, Plan, PlanError};
+use crate::plan::{Plan, PlanError};
 use crate::replica::{InProcess, ReduceError, Reducer};
 use crate::report::{
     Counters, CurvePoint, DroppedGroup, LossCurve, PlanSummary, REPORT_FORMAT, ReplicaCounters,
@@ -457,7 +458,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "attempt {attempt}: the token weights of the group sum to {weight:.6}, not {expected} ({normalization}); \
-                 the loss was normalized {} (R4: divide once by the group's global denominator, do not divide by A again)",
+                 the loss was normalized {} (divide once by the group's global denominator, do not divide by A again)",
                 if weight < expected {
                     "more than once"
                 } else {
@@ -467,7 +468,7 @@ impl fmt::Display for EngineError {
             EngineError::Zeroing { attempt, zeroings } => write!(
                 f,
                 "attempt {attempt}: gradients were zeroed {zeroings} time(s) inside the group; zero them once, after the update \
-                 (R2: zeroing per microbatch cancels accumulation)"
+                 (zeroing per microbatch cancels accumulation)"
             ),
             EngineError::ScheduleDrift {
                 attempt,
@@ -476,7 +477,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "attempt {attempt}: the scheduler stepped {scheduler_steps} times for {applied_updates} applied updates; \
-                 step it once per applied update, not per microbatch or backward pass (R8)"
+                 step it once per applied update, not per microbatch or backward pass"
             ),
             EngineError::TooManySkips {
                 skipped,
@@ -499,7 +500,7 @@ impl fmt::Display for EngineError {
             } => write!(
                 f,
                 "attempt {attempt}: replica {replica} loaded other examples in microbatch {microbatch} than this process \
-                 planned for it (R9); every process must run the same config, data and seed"
+                 planned for it; every process must run the same config, data and seed"
             ),
             EngineError::InjectedFailure {
                 attempt,
@@ -805,8 +806,7 @@ pub struct Engine<M: Model = TokenMlp> {
     total: Updates,
     data_tokens: Tokens,
     epoch: u64,
-    order: Vec<usize>,
-    cursor: usize,
+    walk: Walk,
     shards: ShardCheck,
     next_log: u64,
     skips_in_a_row: u64,
@@ -919,7 +919,12 @@ impl<M: Model> Engine<M> {
                 events: Vec::new(),
             })
             .collect();
-        let order = dataset.epoch_order(config.data.seed, 0);
+        let walk = Walk::new(
+            *plan,
+            dataset.len(),
+            config.data.seed,
+            config.data.last_group,
+        );
         let total = schedule.total();
         Ok(Engine {
             plan: *plan,
@@ -942,8 +947,7 @@ impl<M: Model> Engine<M> {
             total,
             data_tokens: Tokens::new(data_tokens),
             epoch: 0,
-            order,
-            cursor: 0,
+            walk,
             shards: ShardCheck::default(),
             next_log: config.log.every.value(),
             skips_in_a_row: 0,
@@ -1116,41 +1120,25 @@ impl<M: Model> Engine<M> {
         self.reducer.local_ranks().len() < self.replicas.len()
     }
 
-    /// Starts the next epoch.
-    fn next_epoch(&mut self) {
-        self.epoch += 1;
-        self.order = self.dataset.epoch_order(self.config.data.seed, self.epoch);
-        self.cursor = 0;
-        self.shards.reset();
-        self.counters.epochs += 1;
-    }
-
-    /// The data-set positions of the next group, applying the last-group
-    /// policy (R6); `(members, partial)`.
-    fn next_group(&mut self) -> (Vec<usize>, bool) {
-        let b = self.plan.effective_batch().get() as usize;
-        loop {
-            if self.cursor >= self.order.len() {
-                self.next_epoch();
-            }
-            let end = (self.cursor + b).min(self.order.len());
-            let members = self.order[self.cursor..end].to_vec();
-            self.cursor = end;
-            let partial = members.len() < b;
-            if partial && self.config.data.last_group == LastGroup::Drop {
-                let ids: Vec<u64> = members
-                    .iter()
-                    .map(|&p| self.dataset.examples()[p].id)
-                    .collect();
-                self.counters.dropped_examples += Examples::new(ids.len() as u64);
-                self.dropped.push(DroppedGroup {
-                    epoch: self.epoch,
-                    ids,
-                });
-                continue;
-            }
-            return (members, partial);
+    /// The next group from the driver's walk, applying the last-group
+    /// policy (R6): dropped groups are recorded with their ids, and a new
+    /// epoch resets the shard check.
+    fn next_group(&mut self) -> Draw {
+        let draw = self.walk.next();
+        for (epoch, positions) in &draw.dropped {
+            let ids: Vec<u64> = positions
+                .iter()
+                .map(|&p| self.dataset.examples()[p].id)
+                .collect();
+            self.counters.dropped_examples += Examples::new(ids.len() as u64);
+            self.dropped.push(DroppedGroup { epoch: *epoch, ids });
         }
+        while self.epoch < draw.epoch {
+            self.epoch += 1;
+            self.shards.reset();
+            self.counters.epochs += 1;
+        }
+        draw
     }
 
     /// Runs one group: one update attempt. `None` when the run is finished
@@ -1180,8 +1168,12 @@ impl<M: Model> Engine<M> {
         let ignore_index = self.config.loss.ignore_index;
 
         // Fix the group's boundaries first (R5).
-        let (members, partial) = self.next_group();
-        let mut assignment = GroupAssignment::split(&members, &self.plan);
+        let Draw {
+            members,
+            partial,
+            mut assignment,
+            ..
+        } = self.next_group();
         if mistakes.same_shard {
             let first = assignment.replicas[0].clone();
             for r in &mut assignment.replicas {
@@ -1514,13 +1506,13 @@ impl<M: Model> Engine<M> {
         if memory.peak_grows {
             warnings.push(
                 "memory peak grows across groups: something is kept between microbatches \
-                 (R14: release losses and activations after each backward pass)"
+                 (release losses and activations after each backward pass)"
                     .to_owned(),
             );
         }
         if self.counters.skipped_updates > 0 {
             warnings.push(format!(
-                "{} update attempt(s) skipped for non-finite gradients (R7)",
+                "{} update attempt(s) skipped for non-finite gradients",
                 self.counters.skipped_updates
             ));
         }

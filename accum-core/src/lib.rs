@@ -7,11 +7,15 @@
 //! - [`norm`]: loss normalization by what was really evaluated (R4)
 //! - [`estimate`]: per-device memory (R16) and data-parallel scaling (R17)
 //! - [`config`]: the canonical `TrainingConfig`, derived with the crate's own macro
-//! - [`derive`](mod@derive): the runtime side of `#[derive(AccumConfig)]`: validation
-//!   with field paths and annotated JSON Schemas
+//! - [`derive`](mod@derive): the runtime side of `#[derive(AccumConfig)]`: the plan
+//!   rules ([`check_roles`]) and annotated JSON Schemas
+//! - [`finding`], [`code`]: problems as data (code, field path, role, message, fix)
+//!   and the stable codes users look up
 //! - [`settings`]: the engine-facing config sections (loss, precision, optimizer, …)
 //! - [`tensor`], [`model`], [`optim`], [`schedule`], [`scaler`]: the pieces of a training step
-//! - [`data`]: synthetic Markov-chain data, packing and sharding (R6, R9)
+//! - [`data`]: synthetic Markov-chain data and packing
+//! - [`driver`]: the loop driver for a training loop of one's own in any framework:
+//!   groups, microbatches, sync flags, denominators, progress (R2, R4–R9)
 //! - [`replica`]: the reduction across data-parallel replicas (R9, R17)
 //! - [`engine`]: the group loop (R2, R4–R9)
 //! - [`memory`], [`report`]: memory peaks (R11) and the run report (R13)
@@ -19,12 +23,15 @@
 //! - [`dump`]: `accum-dump/1` directories with `.npy` tensors
 //! - [`fsio`]: atomic file writes (temporary file, then rename)
 
+pub mod code;
 pub mod config;
 pub mod data;
 pub mod derive;
+pub mod driver;
 pub mod dump;
 pub mod engine;
 pub mod estimate;
+pub mod finding;
 pub mod fsio;
 pub mod memory;
 pub mod model;
@@ -42,12 +49,14 @@ pub mod units;
 pub mod verify;
 
 pub use accum_macros::AccumConfig;
+pub use code::Code;
 pub use derive::{
-    AccumConfig, ConstPlan, FieldInfo, Finding, Findings, NestedConfig, RoleField, RoleType,
-    RoleValue, Source, schema_for,
+    AccumConfig, ConstPlan, FieldInfo, Given, NestedConfig, RoleField, RoleType, RoleValue,
+    SCHEMA_VERSION, Source, SpanField, SpanUse, SpanValue, check_roles, check_spans, schema_for,
 };
 pub use engine::{Engine, EngineConfig, EngineError, Observer, RunOptions, run};
-pub use plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
+pub use finding::{FieldPath, Finding, Findings, Related};
+pub use plan::{Edit, Fix, LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
 pub use report::RunReport;
 pub use span::{Span, SpanError};
 pub use units::{

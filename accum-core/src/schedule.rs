@@ -1,14 +1,36 @@
 //! The learning-rate schedule, advancing once per *applied* update (SPEC R8).
 //!
 //! Warmup and total are written as [`Span`]s in any unit and resolved to
-//! updates through the [`Plan`] (rounding up, so a partial update still
-//! counts). Tokens need a fixed `seq_len`; with variable lengths the engine
-//! passes the data's measured supervised tokens per update instead (R15).
+//! updates through the [`Plan`] with an explicit [`Rounding`]
+//! ([`Schedule::from_spans`], for a user's own config fields) — accum's
+//! `[schedule]` section rounds up, so a partial update still counts
+//! ([`Schedule::resolve`]). Tokens need a fixed `seq_len`; with variable
+//! lengths the engine passes the data's measured supervised tokens per
+//! update instead (R15).
+//!
+//! ```
+//! use accum_core::schedule::Schedule;
+//! use accum_core::settings::ScheduleKind;
+//! use accum_core::{Plan, Rounding, Span, Updates};
+//!
+//! // A user's own fields: warmup in examples, length in tokens.
+//! let plan = Plan::new(4, 8, 2)?.with_seq_len(512)?; // B = 64, T = 32,768
+//! let warmup: Span = "1k examples".parse()?;
+//! let total: Span = "10M tokens".parse()?;
+//! let mut lr = Schedule::from_spans(ScheduleKind::Cosine, 3e-4, warmup, total, &plan, Rounding::Up)?;
+//! assert_eq!((lr.warmup(), lr.total()), (Updates::new(16), Updates::new(306)));
+//! assert_eq!(lr.lr(), 0.0); // the first update of a warmup
+//! lr.step(); // once per applied update
+//! assert!((lr.lr() - 3e-4 / 16.0).abs() < 1e-18);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! Shapes follow the Hugging Face schedules so runs can be compared: the
 //! factor is `u / warmup` during warmup (the first update uses 0 when there
 //! is a warmup), then constant, linear to zero at `total`, or cosine to zero
 //! at `total`.
+
+use std::fmt;
 
 use crate::plan::{Plan, PlanError, Rounding};
 use crate::settings::{ScheduleKind, ScheduleSection};
@@ -36,9 +58,51 @@ pub fn span_to_updates(
         (UnitKind::Token, None, Some(per)) if per > 0 => {
             Ok(Updates::new(span.value().div_ceil(per)))
         }
-        _ => span.to_updates(plan, Rounding::Up),
+        _ => plan.span_to_updates(span, Rounding::Up),
     }
 }
+
+/// Why a schedule could not be built from spans.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScheduleError {
+    /// A span does not resolve through the plan (tokens without a fixed
+    /// `seq_len`, a count that is not whole updates under `Rounding::Exact`,
+    /// an overflow).
+    Plan {
+        /// Which span: `"warmup"` or `"total"`.
+        which: &'static str,
+        /// The plan's reason.
+        error: PlanError,
+    },
+    /// The run has no update.
+    ZeroTotal,
+    /// The warmup is longer than the run.
+    WarmupTooLong {
+        /// Warmup in updates.
+        warmup: Updates,
+        /// Total in updates.
+        total: Updates,
+    },
+}
+
+impl fmt::Display for ScheduleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScheduleError::Plan { which, error } => write!(f, "the schedule's {which}: {error}"),
+            ScheduleError::ZeroTotal => write!(
+                f,
+                "the schedule's total is 0 updates; a run needs at least 1 update"
+            ),
+            ScheduleError::WarmupTooLong { warmup, total } => write!(
+                f,
+                "the warmup of {warmup} is longer than the run of {total}; shorten the warmup or lengthen the run"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ScheduleError {}
 
 impl Schedule {
     /// A schedule of `kind` from `base_lr` with `warmup` and `total` in updates.
@@ -62,6 +126,43 @@ impl Schedule {
         let warmup = span_to_updates(&section.warmup, plan, tokens_per_update)?;
         let total = span_to_updates(&section.total, plan, tokens_per_update)?;
         Ok(Schedule::new(section.kind, base_lr, warmup, total))
+    }
+
+    /// A schedule whose warmup and total are spans in any unit — a user's
+    /// own config fields — resolved to updates through `plan` with an
+    /// explicit `rounding` (R1, R8). The warmup may not exceed the total,
+    /// and the total must be at least one update.
+    pub fn from_spans(
+        kind: ScheduleKind,
+        base_lr: f64,
+        warmup: impl Into<Span>,
+        total: impl Into<Span>,
+        plan: &Plan,
+        rounding: Rounding,
+    ) -> Result<Schedule, ScheduleError> {
+        let resolve = |which, span: Span| {
+            plan.span_to_updates(&span, rounding)
+                .map_err(|error| ScheduleError::Plan { which, error })
+        };
+        let warmup = resolve("warmup", warmup.into())?;
+        let total = resolve("total", total.into())?;
+        if total.is_zero() {
+            return Err(ScheduleError::ZeroTotal);
+        }
+        if warmup > total {
+            return Err(ScheduleError::WarmupTooLong { warmup, total });
+        }
+        Ok(Schedule::new(kind, base_lr, warmup, total))
+    }
+
+    /// The kind of schedule.
+    pub fn kind(&self) -> ScheduleKind {
+        self.kind
+    }
+
+    /// The peak learning rate.
+    pub fn base_lr(&self) -> f64 {
+        self.base_lr
     }
 
     /// Warmup length in updates.
@@ -152,6 +253,90 @@ mod tests {
         s.step();
         assert_eq!(s.lr(), 0.5);
         assert_eq!(s.steps(), Updates::new(1));
+    }
+
+    #[test]
+    fn user_fields_in_any_unit_resolve_with_explicit_rounding() {
+        #[derive(serde::Deserialize)]
+        struct MyRun {
+            lr: f64,
+            schedule: ScheduleKind,
+            warmup: Span,
+            length: Updates,
+        }
+        let run: MyRun = toml::from_str(
+            "lr = 0.1\nschedule = \"linear\"\nwarmup = \"1.5k examples\"\nlength = \"200 updates\"",
+        )
+        .unwrap();
+        let plan = Plan::new(2, 8, 2).unwrap(); // B = 32: 1,500 examples = 46.875 updates
+        let build = |rounding| {
+            Schedule::from_spans(
+                run.schedule,
+                run.lr,
+                run.warmup,
+                run.length,
+                &plan,
+                rounding,
+            )
+        };
+        assert_eq!(build(Rounding::Up).unwrap().warmup(), Updates::new(47));
+        assert_eq!(build(Rounding::Down).unwrap().warmup(), Updates::new(46));
+        let exact = build(Rounding::Exact).unwrap_err();
+        assert!(
+            matches!(
+                exact,
+                ScheduleError::Plan {
+                    which: "warmup",
+                    error: PlanError::NotWholeUpdates { .. }
+                }
+            ),
+            "{exact:?}"
+        );
+        let s = build(Rounding::Up).unwrap();
+        assert_eq!(
+            (s.kind(), s.base_lr(), s.total()),
+            (ScheduleKind::Linear, 0.1, Updates::new(200))
+        );
+        assert!((s.lr_at(47) - 0.1).abs() < 1e-15);
+        assert!((s.lr_at(200)).abs() < 1e-15);
+
+        let tokens = Schedule::from_spans(
+            ScheduleKind::Constant,
+            1.0,
+            Updates::ZERO,
+            "1M tokens".parse::<Span>().unwrap(),
+            &plan,
+            Rounding::Up,
+        )
+        .unwrap_err();
+        assert!(
+            tokens.to_string().starts_with("the schedule's total:"),
+            "{tokens}"
+        );
+        let long = Schedule::from_spans(
+            ScheduleKind::Constant,
+            1.0,
+            Updates::new(5),
+            Updates::new(4),
+            &plan,
+            Rounding::Up,
+        );
+        assert_eq!(
+            long,
+            Err(ScheduleError::WarmupTooLong {
+                warmup: Updates::new(5),
+                total: Updates::new(4)
+            })
+        );
+        let zero = Schedule::from_spans(
+            ScheduleKind::Constant,
+            1.0,
+            Updates::ZERO,
+            Updates::ZERO,
+            &plan,
+            Rounding::Up,
+        );
+        assert_eq!(zero, Err(ScheduleError::ZeroTotal));
     }
 
     #[test]

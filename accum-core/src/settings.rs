@@ -22,7 +22,7 @@ use crate::plan::LastGroup;
 use crate::span::Span;
 use crate::units::{UnitKind, Updates};
 
-/// How the loss of a group is normalized (SPEC R4).
+/// How the loss of a group is normalized.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Normalization {
@@ -53,7 +53,7 @@ impl fmt::Display for Normalization {
     }
 }
 
-/// `[loss]`: how token losses become the group's loss (R4).
+/// `[loss]`: how token losses become the group's loss.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
@@ -87,7 +87,7 @@ pub enum PrecisionMode {
     /// loss scaling is used.
     Bf16,
     /// Compute in f32 but simulate the fp16 range: a scaled gradient element
-    /// above 65504 or non-finite overflows, so dynamic loss scaling (R7) is used.
+    /// above 65504 or non-finite overflows, so dynamic loss scaling is used.
     Fp16,
 }
 
@@ -113,7 +113,7 @@ impl fmt::Display for PrecisionMode {
     }
 }
 
-/// `[precision.loss_scale]`: dynamic loss scaling for fp16 (R7). Defaults are
+/// `[precision.loss_scale]`: dynamic loss scaling for fp16. Defaults are
 /// PyTorch's `GradScaler` defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -197,7 +197,7 @@ pub struct OptimizerSection {
     pub weight_decay: f64,
     /// SGD momentum (0 disables it); ignored by AdamW. Default 0.9.
     pub momentum: f64,
-    /// Clip the global gradient norm to this value after unscaling (R7);
+    /// Clip the global gradient norm to this value after unscaling;
     /// absent disables clipping. Default 1.0.
     pub clip_norm: Option<f64>,
 }
@@ -247,7 +247,7 @@ impl fmt::Display for ScheduleKind {
 }
 
 /// `[schedule]`: learning-rate schedule and run length, advancing per
-/// applied update (R8).
+/// applied update.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
@@ -256,9 +256,11 @@ pub struct ScheduleSection {
     pub kind: ScheduleKind,
     /// Warmup length with its unit ("200 updates", "2M tokens"), resolved to
     /// updates through the plan. Default "0 updates".
+    #[accum(warmup)]
     pub warmup: Span,
     /// Length of the run and of the schedule, with its unit; the run stops
     /// after this many applied updates. Default "100 updates".
+    #[accum(total)]
     pub total: Span,
 }
 
@@ -288,7 +290,7 @@ pub struct DataSection {
     pub vocab: u64,
     /// Seed of the data, the model's initial parameters and the epoch order. Default 0.
     pub seed: u64,
-    /// What to do with a last partial group (R6): `process` (real
+    /// What to do with a last partial group: `process` (real
     /// denominator), `drop` (ids recorded) or `error`. Default `process`.
     pub last_group: LastGroup,
 }
@@ -326,7 +328,7 @@ impl Default for ModelSection {
     }
 }
 
-/// The axis a loss curve is plotted against (R1).
+/// The axis a loss curve is plotted against.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LogAxis {
@@ -365,12 +367,13 @@ impl fmt::Display for LogAxis {
     }
 }
 
-/// `[log]`: how often to log and against which axis (R1).
+/// `[log]`: how often to log and against which axis.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct LogSection {
     /// Log interval with its unit ("10 updates", "50k tokens"). Default "1 update".
+    #[accum(every)]
     pub every: Span,
     /// The loss curve's x axis: `updates`, `examples` or `tokens`. Default `updates`.
     pub axis: LogAxis,

@@ -4,28 +4,29 @@
 //!
 //! A bare number, `"100 steps"` or `"100 iters"` is rejected: "step" means an
 //! update in one framework and a microbatch in the next. A [`Span`] becomes a
-//! number of updates only through a [`Plan`] and an explicit [`Rounding`].
+//! number of updates only through a plan and an explicit rounding:
+//! [`Plan::span_to_updates`](crate::plan::Plan::span_to_updates).
 //!
 //! ```
-//! use accum_core::{Plan, Rounding, Span, Updates};
+//! use accum_core::{Span, UnitKind};
 //!
 //! let warmup: Span = "1.5k examples".parse()?;
-//! let plan = Plan::new(2, 8, 2)?; // 32 examples per update
-//! assert_eq!(warmup.to_updates(&plan, Rounding::Up)?, Updates::new(47));
+//! assert_eq!(warmup, Span::new(1_500, UnitKind::Example));
 //! assert!("100 steps".parse::<Span>().is_err());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 use std::str::FromStr;
 
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{self, MapAccess, Unexpected, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::plan::{Plan, PlanError, Rounding};
-use crate::units::{Count, Unit, UnitKind, Updates};
+use crate::code::Code;
+use crate::units::{Count, Unit, UnitKind};
 
 /// A length in one of the four units. See the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -97,57 +98,80 @@ pub enum SpanError {
 
 const UNITS_HINT: &str = "`updates`, `microbatches`, `examples` or `tokens`";
 
-impl fmt::Display for SpanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl SpanError {
+    /// The code of the rule: `accum::span`.
+    pub const fn code(&self) -> Code {
+        Code::Span
+    }
+
+    /// What is wrong with the span as written.
+    pub fn message(&self) -> String {
         match self {
-            SpanError::Empty => write!(
-                f,
-                "empty span; write a number and its unit, e.g. \"500 updates\""
+            SpanError::Empty => "empty span".to_owned(),
+            SpanError::BareNumber { number } => {
+                format!("`{number}` has no unit and is ambiguous")
+            }
+            SpanError::Ambiguous { number, word } => format!(
+                "`{number} {word}` is ambiguous: \"{word}\" can mean updates or microbatches"
             ),
-            SpanError::BareNumber { number } => write!(
-                f,
-                "`{number}` has no unit and is ambiguous; write it with one of {UNITS_HINT}, e.g. \"{number} updates\" (R1)"
-            ),
-            SpanError::Ambiguous { number, word } => write!(
-                f,
-                "`{number} {word}` is ambiguous: \"{word}\" can mean updates or microbatches; use {UNITS_HINT}, \
-                 e.g. \"{number} updates\" (R1)"
-            ),
-            SpanError::UnknownUnit { number, word } => write!(
-                f,
-                "`{word}` in `{number} {word}` is not a unit; use {UNITS_HINT}"
-            ),
-            SpanError::BadNumber { number } => write!(
-                f,
-                "`{number}` is not a number; write digits with an optional decimal part and suffix k, M, G or T, e.g. \"1.5k\""
-            ),
-            SpanError::NotWhole { number } => write!(
-                f,
-                "`{number}` is not a whole count; counts of updates, microbatches, examples and tokens are integers"
-            ),
+            SpanError::UnknownUnit { number, word } => {
+                format!("`{word}` in `{number} {word}` is not a unit")
+            }
+            SpanError::BadNumber { number } => format!("`{number}` is not a number"),
+            SpanError::NotWhole { number } => format!("`{number}` is not a whole count"),
             SpanError::TooLarge { number } => {
-                write!(
-                    f,
-                    "`{number}` does not fit in a 64-bit count (the largest is {})",
-                    u64::MAX
-                )
+                format!("`{number}` does not fit in a 64-bit count")
             }
-            SpanError::TableKeys { found } => {
-                if found.is_empty() {
-                    write!(f, "a span table needs exactly one key: one of {UNITS_HINT}")
-                } else {
-                    write!(
-                        f,
-                        "a span table needs exactly one key, one of {UNITS_HINT}; found {}",
-                        found
-                            .iter()
-                            .map(|k| format!("`{k}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }
+            SpanError::TableKeys { found } if found.is_empty() => {
+                "a span table needs exactly one key".to_owned()
             }
+            SpanError::TableKeys { found } => format!(
+                "a span table needs exactly one key; found {}",
+                found
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
+    }
+
+    /// A short label for the value: `ambiguous unit` or `not a span`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            SpanError::BareNumber { .. } | SpanError::Ambiguous { .. } => "ambiguous unit",
+            _ => "not a span",
+        }
+    }
+
+    /// How to write it instead. Spans have no plan values to offer, so the
+    /// fix is a sentence (a plan's [`Fix`](crate::plan::Fix) carries it as
+    /// its text).
+    pub fn fix(&self) -> String {
+        match self {
+            SpanError::Empty => "write a number and its unit, e.g. \"500 updates\"".to_owned(),
+            SpanError::BareNumber { number } | SpanError::Ambiguous { number, .. } => {
+                format!("write it with one of {UNITS_HINT}, e.g. \"{number} updates\"")
+            }
+            SpanError::UnknownUnit { .. } | SpanError::TableKeys { .. } => {
+                format!("use one of {UNITS_HINT}")
+            }
+            SpanError::BadNumber { .. } => {
+                "write digits with an optional decimal part and suffix k, M, G or T, e.g. \"1.5k\""
+                    .to_owned()
+            }
+            SpanError::NotWhole { .. } => {
+                "counts of updates, microbatches, examples and tokens are integers".to_owned()
+            }
+            SpanError::TooLarge { .. } => format!("the largest count is {}", u64::MAX),
+        }
+    }
+}
+
+impl fmt::Display for SpanError {
+    /// The message, then the fix.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}; {}", self.message(), self.fix())
     }
 }
 
@@ -176,22 +200,6 @@ impl Span {
     #[inline]
     pub const fn unit(&self) -> UnitKind {
         self.unit
-    }
-
-    /// Resolves the span to updates through the plan, with an explicit rounding.
-    pub fn to_updates(&self, plan: &Plan, rounding: Rounding) -> Result<Updates, PlanError> {
-        plan.to_updates(self.value, self.unit, rounding)
-    }
-
-    /// Expresses the span in another unit through the plan.
-    pub fn to_unit(
-        &self,
-        plan: &Plan,
-        unit: UnitKind,
-        rounding: Rounding,
-    ) -> Result<Span, PlanError> {
-        plan.convert(self.value, self.unit, unit, rounding)
-            .map(|value| Span::new(value, unit))
     }
 }
 
@@ -394,6 +402,96 @@ impl<'de> Visitor<'de> for SpanVisitor {
     }
 }
 
+/// A typed count ([`Updates`], [`Tokens`](crate::units::Tokens), …) reads `100`, `"100 updates"` (any span spelling: `"2M tokens"`,
+/// `"1.5k examples"`) or the table `{ updates = 100 }`. A span in another
+/// unit is refused: converting it needs the plan.
+impl<'de, U: Unit> Deserialize<'de> for Count<U> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CountVisitor(PhantomData))
+    }
+}
+
+struct CountVisitor<U>(PhantomData<fn() -> U>);
+
+impl<U: Unit> CountVisitor<U> {
+    fn from_span<E: de::Error>(span: Span) -> Result<Count<U>, E> {
+        if span.unit() == U::KIND {
+            return Ok(Count::new(span.value()));
+        }
+        Err(E::custom(format_args!(
+            "`{span}` counts {}, but this field counts {}; write it in {}, e.g. \"{} {}\" \
+             (converting between units needs the plan)",
+            span.unit().plural(),
+            U::PLURAL,
+            U::PLURAL,
+            span.value(),
+            U::PLURAL
+        )))
+    }
+}
+
+impl<'de, U: Unit> Visitor<'de> for CountVisitor<U> {
+    type Value = Count<U>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a whole count of {}, e.g. 100 or \"100 {}\"",
+            U::PLURAL,
+            U::PLURAL
+        )
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Count<U>, E> {
+        Ok(Count::new(value))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Count<U>, E> {
+        u64::try_from(value)
+            .map(Count::new)
+            .map_err(|_| E::invalid_value(Unexpected::Signed(value), &self))
+    }
+
+    fn visit_u128<E: de::Error>(self, value: u128) -> Result<Count<U>, E> {
+        u64::try_from(value).map(Count::new).map_err(|_| {
+            E::custom(format_args!(
+                "{value} does not fit in a 64-bit count (the largest is {})",
+                u64::MAX
+            ))
+        })
+    }
+
+    fn visit_i128<E: de::Error>(self, value: i128) -> Result<Count<U>, E> {
+        u64::try_from(value).map(Count::new).map_err(|_| {
+            E::custom(format_args!(
+                "{value} is not a count: counts are whole numbers from 0 to {}",
+                u64::MAX
+            ))
+        })
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Count<U>, E> {
+        Err(E::invalid_type(Unexpected::Float(value), &self))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Count<U>, E> {
+        match text.parse::<Span>() {
+            Ok(span) => Self::from_span(span),
+            // The field's type names the unit, so a quoted number is clear.
+            Err(SpanError::BareNumber { .. }) => format!("{} {}", text.trim(), U::PLURAL)
+                .parse::<Span>()
+                .map_err(E::custom)
+                .and_then(Self::from_span),
+            Err(e) => Err(E::custom(e)),
+        }
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Count<U>, M::Error> {
+        let span = Span::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Self::from_span(span)
+    }
+}
+
 impl schemars::JsonSchema for Span {
     fn schema_name() -> Cow<'static, str> {
         "Span".into()
@@ -405,7 +503,7 @@ impl schemars::JsonSchema for Span {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "A length with its unit: \"500 updates\", \"2M tokens\", \"1.5k examples\", \"40 microbatches\", or { updates = 500 }. A bare number or \"steps\" is ambiguous and rejected (R1).",
+            "description": "A length with its unit: \"500 updates\", \"2M tokens\", \"1.5k examples\", \"40 microbatches\", or { updates = 500 }. A bare number or \"steps\" is ambiguous and rejected.",
             "x-accum-unit": "span",
             "oneOf": [
                 {
@@ -432,7 +530,6 @@ impl schemars::JsonSchema for Span {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Plan;
 
     #[test]
     fn parses_the_forms_people_write() {
@@ -536,36 +633,5 @@ mod tests {
         .err()
         .expect("two keys");
         assert!(err.to_string().contains("exactly one key"), "{err}");
-    }
-
-    #[test]
-    fn resolves_through_the_plan() {
-        let plan = Plan::new(2, 8, 2)
-            .expect("valid")
-            .with_seq_len(128)
-            .expect("fits");
-        let tokens = Span::new(4096 * 10, UnitKind::Token);
-        assert_eq!(
-            tokens.to_updates(&plan, Rounding::Exact),
-            Ok(Updates::new(10))
-        );
-        let micro = Span::new(40, UnitKind::Microbatch);
-        assert_eq!(
-            micro.to_updates(&plan, Rounding::Exact),
-            Ok(Updates::new(5))
-        );
-        assert!(
-            Span::new(41, UnitKind::Microbatch)
-                .to_updates(&plan, Rounding::Exact)
-                .is_err()
-        );
-        assert_eq!(
-            Span::new(41, UnitKind::Microbatch).to_updates(&plan, Rounding::Down),
-            Ok(Updates::new(5))
-        );
-        assert_eq!(
-            micro.to_unit(&plan, UnitKind::Example, Rounding::Exact),
-            Ok(Span::new(160, UnitKind::Example))
-        );
     }
 }

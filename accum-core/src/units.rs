@@ -29,9 +29,9 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::iter::Sum;
 use std::marker::PhantomData;
-use std::ops::{Add, AddAssign, Sub};
+use std::ops::{Add, AddAssign, Rem, Sub};
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 mod sealed {
     pub trait Sealed {}
@@ -264,6 +264,15 @@ impl<U: Unit> Count<U> {
             })
     }
 
+    /// Whether `self` is a whole multiple of `step` (`1000 updates` of
+    /// `500 updates`). Like [`u64::is_multiple_of`], only zero is a multiple
+    /// of zero.
+    #[inline]
+    #[must_use]
+    pub const fn is_multiple_of(self, step: Self) -> bool {
+        self.value.is_multiple_of(step.value)
+    }
+
     /// How many whole `per` fit in `self`, and the remainder, in the same unit.
     /// `None` when `per` is zero.
     #[inline]
@@ -386,6 +395,20 @@ impl<U: Unit> Sub for Count<U> {
     }
 }
 
+/// The remainder in the same unit: `1234 tokens % 1000 tokens = 234 tokens`.
+/// Panics when `rhs` is zero, like integer `%`; use [`Count::div_rem`] for
+/// values a user controls.
+impl<U: Unit> Rem for Count<U> {
+    type Output = Self;
+    #[inline]
+    fn rem(self, rhs: Self) -> Self {
+        match self.value.checked_rem(rhs.value) {
+            Some(v) => Self::new(v),
+            None => panic!("count remainder by zero: {self} % {rhs}"),
+        }
+    }
+}
+
 impl<U: Unit> Sum for Count<U> {
     fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
         iter.fold(Self::ZERO, Add::add)
@@ -405,12 +428,6 @@ impl<U: Unit> Serialize for Count<U> {
     }
 }
 
-impl<'de, U: Unit> Deserialize<'de> for Count<U> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        u64::deserialize(deserializer).map(Self::new)
-    }
-}
-
 impl<U: Unit> schemars::JsonSchema for Count<U> {
     fn schema_name() -> Cow<'static, str> {
         U::KIND.type_name().into()
@@ -421,12 +438,24 @@ impl<U: Unit> schemars::JsonSchema for Count<U> {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        // The string form follows the span grammar (`crate::span`), in this
+        // unit only.
+        let pattern = format!(
+            "^\\s*[0-9][0-9_,]*(\\.[0-9]+)?\\s*[kKMGBT]?\\s*({}|{})\\s*$",
+            U::SINGULAR,
+            U::PLURAL
+        );
         schemars::json_schema!({
-            "type": "integer",
-            "format": "uint64",
-            "minimum": 0,
-            "description": format!("A count of {}.", U::PLURAL),
+            "description": format!(
+                "A count of {}: a whole number, or with its unit (\"100 {}\").",
+                U::PLURAL,
+                U::PLURAL
+            ),
             "x-accum-unit": U::KEY,
+            // `minimum` applies to the number, `pattern` to the string.
+            "type": ["integer", "string"],
+            "minimum": 0,
+            "pattern": pattern,
         })
     }
 }
@@ -494,21 +523,65 @@ mod tests {
     }
 
     #[test]
-    fn serde_is_a_plain_integer() {
+    fn serde_writes_a_plain_integer_and_reads_it_with_or_without_its_unit() {
         let json = serde_json::to_string(&Examples::new(32)).expect("serialize");
         assert_eq!(json, "32");
-        let back: Examples = serde_json::from_str("32").expect("deserialize");
-        assert_eq!(back, Examples::new(32));
-        assert!(serde_json::from_str::<Examples>("-1").is_err());
+        let read = |text: &str| serde_json::from_str::<Updates>(text).map_err(|e| e.to_string());
+        assert_eq!(read("32"), Ok(Updates::new(32)));
+        assert_eq!(read(r#""100 updates""#), Ok(Updates::new(100)));
+        assert_eq!(read(r#""1 update""#), Ok(Updates::new(1)));
+        assert_eq!(read(r#""1.5k updates""#), Ok(Updates::new(1500)));
+        assert_eq!(
+            read(r#""100""#),
+            Ok(Updates::new(100)),
+            "the type names the unit"
+        );
+        assert_eq!(read(r#"{"updates": 7}"#), Ok(Updates::new(7)));
+        let other = read(r#""2M tokens""#).unwrap_err();
+        assert!(
+            other.contains("`2M tokens` counts tokens, but this field counts updates")
+                && other.contains("e.g. \"2000000 updates\""),
+            "{other}"
+        );
+        let steps = read(r#""100 steps""#).unwrap_err();
+        assert!(steps.contains("ambiguous"), "{steps}");
+        assert!(read("-1").unwrap_err().contains("a whole count of updates"));
+        assert!(read("2.5").unwrap_err().contains("floating point"));
+        #[derive(serde::Deserialize)]
+        struct Log {
+            every: Tokens,
+        }
+        let log: Log = toml::from_str("every = \"2M tokens\"").expect("toml");
+        assert_eq!(log.every, Tokens::new(2_000_000));
     }
 
     #[test]
-    fn schema_marks_the_unit() {
+    fn schema_marks_the_unit_and_takes_both_forms() {
         let schema = schemars::schema_for!(Updates);
         let value = schema.as_value();
         assert_eq!(value["x-accum-unit"], "update");
+        assert_eq!(value["type"], serde_json::json!(["integer", "string"]));
         assert_eq!(value["minimum"], 0);
-        assert_eq!(value["type"], "integer");
+        let pattern = value["pattern"].as_str().expect("pattern");
+        assert_eq!(
+            pattern,
+            r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKMGBT]?\s*(update|updates)\s*$"
+        );
+    }
+
+    #[test]
+    fn multiples_and_remainders_stay_in_their_unit() {
+        assert!(Updates::new(1000).is_multiple_of(Updates::new(500)));
+        assert!(!Updates::new(999).is_multiple_of(Updates::new(500)));
+        assert!(Updates::ZERO.is_multiple_of(Updates::ZERO));
+        assert!(!Updates::ONE.is_multiple_of(Updates::ZERO));
+        assert_eq!(Tokens::new(1234) % Tokens::new(1000), Tokens::new(234));
+    }
+
+    #[test]
+    #[should_panic(expected = "count remainder by zero")]
+    fn remainder_by_zero_panics_like_integers() {
+        let _ = Examples::new(3) % Examples::ZERO;
     }
 
     #[test]

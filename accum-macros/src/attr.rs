@@ -116,6 +116,42 @@ impl Unit {
     }
 }
 
+/// What a length field is for, as written in `#[accum(warmup)]`,
+/// `#[accum(total)]` or `#[accum(every)]` (mirror of `accum_core::SpanUse`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SpanUse {
+    Warmup,
+    Total,
+    Every,
+}
+
+impl SpanUse {
+    const ALL: [SpanUse; 3] = [SpanUse::Warmup, SpanUse::Total, SpanUse::Every];
+
+    /// The key in `#[accum(...)]`.
+    pub(crate) const fn key(self) -> &'static str {
+        match self {
+            SpanUse::Warmup => "warmup",
+            SpanUse::Total => "total",
+            SpanUse::Every => "every",
+        }
+    }
+
+    /// The variant name of `accum_core::SpanUse`.
+    pub(crate) const fn variant(self) -> &'static str {
+        match self {
+            SpanUse::Warmup => "Warmup",
+            SpanUse::Total => "Total",
+            SpanUse::Every => "Every",
+        }
+    }
+
+    fn from_path(path: &syn::Path) -> Option<SpanUse> {
+        let ident = path.get_ident()?;
+        SpanUse::ALL.into_iter().find(|u| ident == u.key())
+    }
+}
+
 /// The value of a struct-level constant role.
 pub(crate) enum ConstValue {
     /// An integer literal, already read.
@@ -173,6 +209,8 @@ pub(crate) struct Container {
     /// Roles written on the struct whose value could not be read (already
     /// reported; they count as given so that no second error follows).
     pub(crate) attempted: Vec<Role>,
+    /// `variable_length`: the data's lengths vary and the loop counts tokens.
+    pub(crate) variable_length: bool,
 }
 
 /// `#[accum(...)]` on a field.
@@ -184,6 +222,8 @@ pub(crate) struct Field {
     pub(crate) nested: Option<TokenStream>,
     /// `unit = "..."`.
     pub(crate) unit: Option<(Unit, syn::LitStr)>,
+    /// `warmup`, `total` or `every`, with the path it was written with.
+    pub(crate) span_use: Option<(SpanUse, TokenStream)>,
     /// `#[serde(rename = "...")]`.
     pub(crate) rename: Option<String>,
     /// `#[serde(flatten)]`.
@@ -194,10 +234,11 @@ pub(crate) struct Field {
 }
 
 const FIELD_KEYS: &str = "`micro_batch`, `accumulation`, `replicas`, `world_size`, `tensor_parallel`, \
-     `pipeline_parallel`, `context_parallel`, `seq_len`, `global_batch`, `nested` or `unit = \"...\"`";
+     `pipeline_parallel`, `context_parallel`, `seq_len`, `global_batch`, `nested`, `unit = \"...\"`, \
+     `warmup`, `total` or `every`";
 
-const CONTAINER_KEYS: &str =
-    "`crate = \"...\"`, `section`, or a role with its value, e.g. `micro_batch = 2`";
+const CONTAINER_KEYS: &str = "`crate = \"...\"`, `section`, `variable_length`, or a role with its value, \
+     e.g. `micro_batch = 2`";
 
 /// Whether `attr` is `#[accum...]`; a malformed one (`#[accum]`,
 /// `#[accum = ...]`) is reported and skipped.
@@ -282,16 +323,51 @@ impl Container {
             self.section = true;
             return Ok(());
         }
-        if meta.path.is_ident("nested") || meta.path.is_ident("unit") {
+        if meta.path.is_ident("variable_length") {
+            if self.variable_length {
+                return Err(meta.error("`variable_length` is given twice; remove one"));
+            }
+            self.variable_length = true;
+            return Ok(());
+        }
+        if meta.path.is_ident("nested")
+            || meta.path.is_ident("unit")
+            || SpanUse::from_path(&meta.path).is_some()
+        {
             return Err(meta.error(format!(
                 "`{}` belongs on a field, not on the struct",
                 path_text(&meta.path)
             )));
         }
-        Err(meta.error(format!(
-            "unknown `accum` key `{}` on a struct; expected {CONTAINER_KEYS}",
-            path_text(&meta.path)
-        )))
+        let written = path_text(&meta.path);
+        let guess = ["crate", "section", "variable_length"]
+            .into_iter()
+            .chain(Role::ALL.iter().map(|role| role.key()))
+            .find(|key| close(key, &written));
+        let hint = match guess {
+            Some("crate") => "did you mean `crate = \"...\"`? ".to_owned(),
+            Some(flag @ ("section" | "variable_length")) => format!("did you mean `{flag}`? "),
+            Some(key) => format!("did you mean `{key} = ...`? "),
+            None => String::new(),
+        };
+        // A misspelt role counts as given, so that no "missing role" error
+        // follows this one.
+        if let Some(role) = Role::ALL.into_iter().find(|role| Some(role.key()) == guess) {
+            self.attempted.push(role);
+        }
+        // Likewise a misspelt `section` is taken as meant: its required
+        // roles live in the config that nests it.
+        if guess == Some("section") {
+            self.section = true;
+        }
+        cx.syn_error(meta.error(format!(
+            "unknown `accum` key `{written}` on a struct; {hint}expected {CONTAINER_KEYS}"
+        )));
+        // Skip its value and go on with the next key.
+        if meta.input.peek(syn::Token![=]) {
+            let _: syn::Expr = meta.value()?.parse()?;
+        }
+        Ok(())
     }
 }
 
@@ -409,21 +485,48 @@ impl Field {
                 None => cx.error_spanned_by(
                     &lit,
                     format!(
-                        "`{}` is not a unit; use \"update\", \"microbatch\", \"example\" or \"token\" (R1)",
+                        "`{}` is not a unit; use \"update\", \"microbatch\", \"example\" or \"token\"",
                         lit.value()
                     ),
                 ),
             }
             return Ok(());
         }
-        if meta.path.is_ident("crate") {
-            return Err(meta.error("`crate` belongs on the struct, not on a field"));
+        if let Some(span_use) = SpanUse::from_path(&meta.path) {
+            if meta.input.peek(syn::Token![=]) {
+                return Err(meta.error(format!(
+                    "`{}` takes no value: write `#[accum({})]` on the length field",
+                    span_use.key(),
+                    span_use.key()
+                )));
+            }
+            match &self.span_use {
+                None => {
+                    let path = &meta.path;
+                    self.span_use = Some((span_use, quote::quote!(#path)));
+                }
+                Some((first, _)) => cx.error_spanned_by(
+                    &meta.path,
+                    format!(
+                        "this length is already marked `{}`; a field has one use, remove `{}`",
+                        first.key(),
+                        span_use.key()
+                    ),
+                ),
+            }
+            return Ok(());
+        }
+        if meta.path.is_ident("crate") || meta.path.is_ident("variable_length") {
+            return Err(meta.error(format!(
+                "`{}` belongs on the struct, not on a field",
+                path_text(&meta.path)
+            )));
         }
         let written = path_text(&meta.path);
         let hint = Role::ALL
             .iter()
             .map(|role| role.key())
-            .chain(["nested", "unit"])
+            .chain(["nested", "unit", "warmup", "total", "every"])
             .find(|key| close(key, &written))
             .map(|key| format!("did you mean `{key}`? "))
             .unwrap_or_default();

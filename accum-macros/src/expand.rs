@@ -11,7 +11,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::ast::{self, Container, Field};
-use crate::attr::{self, ConstValue, Constant, Role};
+use crate::attr::{self, ConstValue, Constant, Role, SpanUse};
 use crate::ctxt::Ctxt;
 use crate::valid;
 
@@ -33,8 +33,11 @@ pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     }
 }
 
-/// The errors, plus an empty impl of the trait so that uses of the type do
-/// not fail a second time with unrelated errors (thiserror's fallback).
+/// The errors, plus empty impls of the traits so that uses of the type do
+/// not fail a second time with unrelated errors (thiserror's fallback):
+/// `AccumConfig`, and `ConstPlan` with a placeholder plan, since a struct
+/// whose constant plan was refused is likely used as one. The build fails
+/// on the errors either way, so the placeholder never runs.
 pub(crate) fn fallback(input: &syn::DeriveInput, error: syn::Error) -> TokenStream {
     let krate = crate_path(attr::crate_override(input));
     let ident = &input.ident;
@@ -49,10 +52,14 @@ pub(crate) fn fallback(input: &syn::DeriveInput, error: syn::Error) -> TokenStre
                 const FIELDS: &'static [#krate::FieldInfo] = &[];
                 fn role_values(
                     &self,
-                    _: &::core::primitive::str,
+                    _: &#krate::FieldPath,
                     _: &mut ::std::vec::Vec<#krate::RoleValue>,
                 ) {
                 }
+            }
+            #[automatically_derived]
+            impl #impl_generics #krate::ConstPlan for #ident #ty_generics #where_clause {
+                const PLAN: #krate::Plan = #krate::Plan::from_parts(1, 1, 1, ::core::option::Option::None);
             }
         };
     }
@@ -84,6 +91,8 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         quote!(__out.push(#krate::RoleValue::constant(#role, __prefix, #value));)
     });
     let reads = cont.fields.iter().filter_map(|f| read_field(&krate, f));
+    let span_values = span_values(&krate, cont);
+    let variable_length = variable_length(&krate, cont);
     let const_plan = const_plan(&krate, cont);
     let nested_checks = nested_role_checks(&krate, cont);
     let const_checks = constant_checks(cont);
@@ -95,15 +104,17 @@ fn expand(cont: &Container<'_>) -> TokenStream {
             #[automatically_derived]
             impl #impl_generics #krate::AccumConfig for #ident #ty_generics #where_clause {
                 const FIELDS: &'static [#krate::FieldInfo] = &[#(#infos),*];
+                #variable_length
 
                 fn role_values(
                     &self,
-                    __prefix: &::core::primitive::str,
+                    __prefix: &#krate::FieldPath,
                     __out: &mut ::std::vec::Vec<#krate::RoleValue>,
                 ) {
                     #(#constants)*
                     #(#reads)*
                 }
+                #span_values
             }
             #const_plan
             #nested_checks
@@ -138,6 +149,37 @@ fn field_unit(field: &Field<'_>) -> Option<attr::Unit> {
     attr::Unit::from_type_name(&ident.to_string())
 }
 
+fn span_use_tokens(krate: &TokenStream, span_use: SpanUse) -> TokenStream {
+    let variant = format_ident!("{}", span_use.variant());
+    quote!(#krate::SpanUse::#variant)
+}
+
+/// Whether `ty` (or `Option<ty>`) is an unsigned integer that
+/// `accum_core::RoleType` reads as a count.
+fn is_count_integer(ty: &syn::Type) -> bool {
+    const COUNTS: &[&str] = &[
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "usize",
+        "NonZeroU8",
+        "NonZeroU16",
+        "NonZeroU32",
+        "NonZeroU64",
+        "NonZeroUsize",
+    ];
+    let ty = ast::option_inner(ty).unwrap_or(ty);
+    ast::last_ident(ty).is_some_and(|(ident, _)| COUNTS.iter().any(|name| ident == name))
+}
+
+/// Whether the field's type is `Span` (or `Option<Span>`): its unit is in
+/// the value.
+fn is_span(field: &Field<'_>) -> bool {
+    let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
+    ast::last_ident(ty).is_some_and(|(ident, _)| ident == "Span")
+}
+
 fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
     let name = name_lit(field);
     let optional = ast::option_inner(field.ty).is_some();
@@ -151,9 +193,117 @@ fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
         let role = role_tokens(krate, *role);
         return Some(quote!(#krate::FieldInfo::role(#name, #role, #optional)));
     }
-    let unit = field_unit(field)?;
-    let variant = format_ident!("{}", unit.variant());
-    Some(quote!(#krate::FieldInfo::unit(#name, #krate::UnitKind::#variant, #optional)))
+    let span_use = field
+        .attrs
+        .span_use
+        .as_ref()
+        .map(|(u, _)| span_use_tokens(krate, *u));
+    match (field_unit(field), span_use) {
+        (Some(unit), span_use) => {
+            let variant = format_ident!("{}", unit.variant());
+            let info =
+                quote!(#krate::FieldInfo::unit(#name, #krate::UnitKind::#variant, #optional));
+            Some(match span_use {
+                Some(span_use) => quote!(#info.with_span_use(#span_use)),
+                None => info,
+            })
+        }
+        (None, Some(span_use)) => {
+            Some(quote!(#krate::FieldInfo::span(#name, #span_use, #optional)))
+        }
+        (None, None) => None,
+    }
+}
+
+/// `fn span_values`: every length field (a `Span`, a typed count, an
+/// integer with `unit = "..."`, or a field marked with a use) and every
+/// nested section. Nothing when the struct has none.
+fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let reads: Vec<TokenStream> = cont
+        .fields
+        .iter()
+        .filter_map(|field| {
+            let ident = field.ident;
+            let name = name_lit(field);
+            let ty = field.ty;
+            if valid::is_nested(field) {
+                return Some(quote_spanned! {ty.span()=>
+                    <#ty as #krate::NestedConfig>::nested_span_values(
+                        &self.#ident,
+                        &#krate::derive::join_path(__prefix, #name),
+                        __out,
+                    );
+                });
+            }
+            if field.attrs.role.is_some() {
+                return None;
+            }
+            let span_use = match &field.attrs.span_use {
+                Some((u, _)) => {
+                    let u = span_use_tokens(krate, *u);
+                    quote!(::core::option::Option::Some(#u))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let value = match &field.attrs.unit {
+                // A plain integer with its unit declared (other types with a
+                // declared unit are not read as lengths).
+                Some((unit, _)) if is_count_integer(ty) => {
+                    let variant = format_ident!("{}", unit.variant());
+                    quote_spanned! {ty.span()=>
+                        <#ty as #krate::RoleType>::role_value(&self.#ident)
+                            .map(|__v| #krate::Span::new(__v, #krate::UnitKind::#variant))
+                    }
+                }
+                Some(_) if field.attrs.span_use.is_none() => return None,
+                _ if field_unit(field).is_some()
+                    || is_span(field)
+                    || field.attrs.span_use.is_some() =>
+                {
+                    // Spanned at the type: a type that is not a length is reported there.
+                    quote_spanned! {ty.span()=>
+                        <#ty as #krate::SpanField>::span_value(&self.#ident)
+                    }
+                }
+                _ => return None,
+            };
+            Some(quote! {
+                if let ::core::option::Option::Some(__span) = #value {
+                    __out.push(#krate::SpanValue::field(__prefix, #name, #span_use, __span));
+                }
+            })
+        })
+        .collect();
+    if reads.is_empty() {
+        return None;
+    }
+    Some(quote! {
+        fn span_values(
+            &self,
+            __prefix: &#krate::FieldPath,
+            __out: &mut ::std::vec::Vec<#krate::SpanValue>,
+        ) {
+            #(#reads)*
+        }
+    })
+}
+
+/// `const VARIABLE_LENGTH`: the struct's own `#[accum(variable_length)]`, or
+/// any nested section's.
+fn variable_length(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let nested: Vec<&syn::Type> = cont
+        .fields
+        .iter()
+        .filter(|f| valid::is_nested(f))
+        .map(|f| f.ty)
+        .collect();
+    if !cont.attrs.variable_length && nested.is_empty() {
+        return None;
+    }
+    let own = cont.attrs.variable_length;
+    Some(quote! {
+        const VARIABLE_LENGTH: bool = #own #(|| <#nested as #krate::NestedConfig>::VARIABLE_LENGTH)*;
+    })
 }
 
 fn read_field(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
@@ -252,13 +402,79 @@ fn panic_message(message: &str) -> Literal {
     Literal::string(&message.replace('{', "{{").replace('}', "}}"))
 }
 
-/// With nested sections, the required-role and role-once rules (R3) can only
-/// be checked once the sections' field tables exist: a const assertion over
-/// `FIELDS`. Generic structs are skipped (a const item cannot name them).
+/// Whether a field table holds any plan role, nested sections included.
+fn any_role(krate: &TokenStream, fields: &TokenStream) -> TokenStream {
+    let checks = Role::ALL.iter().map(|&role| {
+        let role = role_tokens(krate, role);
+        quote!(#krate::derive::has_role(#fields, #role))
+    });
+    quote!((#(#checks)||*))
+}
+
+/// Rule (R3, nested sections): a field without `#[accum(nested)]` whose type
+/// derives `AccumConfig` with plan roles would have its roles ignored
+/// silently. The macro cannot see another type's impls, so a generated probe
+/// does: an inherent associated const that exists only when the type
+/// implements `AccumConfig`, shadowing a trait default for every other type
+/// (the way the `impls` crate tests for a trait). Each such field gets a
+/// const assertion naming it and the fix; `unmarked` is true when any field
+/// is such a section, so that no "missing role" error follows.
+fn unmarked_section_checks(
+    krate: &TokenStream,
+    cont: &Container<'_>,
+) -> (TokenStream, Vec<TokenStream>, TokenStream) {
+    let probes: Vec<(&Field<'_>, &syn::Type)> = cont
+        .fields
+        .iter()
+        .filter_map(|f| valid::probed_type(f).map(|ty| (f, ty)))
+        .collect();
+    if probes.is_empty() {
+        return (TokenStream::new(), Vec::new(), quote!(false));
+    }
+    let items = quote! {
+        struct __AccumProbe<__T: ?::core::marker::Sized>(::core::marker::PhantomData<__T>);
+        trait __AccumNotAConfig {
+            const __FIELDS: &'static [#krate::FieldInfo] = &[];
+        }
+        impl<__T: ?::core::marker::Sized> __AccumNotAConfig for __AccumProbe<__T> {}
+        impl<__T: ?::core::marker::Sized + #krate::AccumConfig> __AccumProbe<__T> {
+            const __FIELDS: &'static [#krate::FieldInfo] = <__T as #krate::AccumConfig>::FIELDS;
+        }
+    };
+    let ident = cont.ident;
+    let mut checks = Vec::new();
+    let mut any = Vec::new();
+    for (field, ty) in probes {
+        let span = field.ident.span();
+        let fields = quote_spanned!(span=> <__AccumProbe<#ty>>::__FIELDS);
+        let has_roles = any_role(krate, &fields);
+        let name = field.ident;
+        let written = quote!(#ty).to_string().replace(' ', "");
+        let message = panic_message(&format!(
+            "field `{name}` of `{ident}` holds `{written}`, which derives `AccumConfig` with plan roles; \
+             unmarked, its roles are ignored: write `#[accum(nested)]` on `{name}`"
+        ));
+        checks.push(quote_spanned! {span=>
+            const _: () = {
+                if #has_roles {
+                    ::core::panic!(#message)
+                }
+            };
+        });
+        any.push(has_roles);
+    }
+    (items, checks, quote!((#(#any)||*)))
+}
+
+/// With nested sections (or fields that may be unmarked sections), the
+/// required-role and role-once rules (R3) can only be checked once the
+/// sections' field tables exist: a const assertion over `FIELDS`. Generic
+/// structs are checked by the macro instead (a const item cannot name them).
 fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
-    if !cont.fields.iter().any(valid::is_nested) || !cont.generics.params.is_empty() {
+    if !valid::deferred_role_checks(cont) {
         return None;
     }
+    let (probe_items, probe_checks, unmarked) = unmarked_section_checks(krate, cont);
     let required = !cont.attrs.section;
     let ident = cont.ident;
     let span = ident.span();
@@ -278,7 +494,8 @@ fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<Token
             "`{ident}` has no `{key}` role in its fields or nested sections; mark the field that holds it \
              with `#[accum({key})]`, or fix it with `#[accum({key} = ...)]` on the struct"
         ));
-        checks.push(quote_spanned!(span=> if !#present { ::core::panic!(#message) }));
+        // An unmarked section already has its own error.
+        checks.push(quote_spanned!(span=> if !#unmarked && !#present { ::core::panic!(#message) }));
     }
     let replicas = has(Role::Replicas);
     let world = has(Role::WorldSize);
@@ -287,7 +504,9 @@ fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<Token
          `#[accum(replicas)]` or `#[accum(world_size)]`, or write `#[accum(replicas = 1)]` on the struct"
     ));
     if required {
-        checks.push(quote_spanned!(span=> if !(#replicas || #world) { ::core::panic!(#message) }));
+        checks.push(
+            quote_spanned!(span=> if !#unmarked && !(#replicas || #world) { ::core::panic!(#message) }),
+        );
     }
     for role in Role::ALL {
         let role_tokens = role_tokens(krate, role);
@@ -303,6 +522,8 @@ fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<Token
         });
     }
     Some(quote_spanned! {span=>
+        #probe_items
+        #(#probe_checks)*
         const _: () = {
             let __fields: &[#krate::FieldInfo] = #fields;
             #(#checks)*
@@ -329,7 +550,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             let value = const_u64(&c.value);
             let key = c.role.key();
             let message = panic_message(&format!(
-                "`{ident}`: `{key} = {}` is 0; every factor of the plan must be at least 1 (R3)",
+                "`{ident}`: `{key} = {}` is 0; every factor of the plan must be at least 1",
                 c.value.written()
             ));
             checks.push(quote_spanned!(path.span()=> if #value == 0 { ::core::panic!(#message) }));
@@ -361,7 +582,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
         ));
         let not_divisible = panic_message(&format!(
             "`{ident}`: world_size is not divisible by tensor_parallel × pipeline_parallel × context_parallel \
-             ({equation} is not whole): devices that share one model copy do not multiply the batch (R3); \
+             ({equation} is not whole): devices that share one model copy do not multiply the batch; \
              use a world_size that is a multiple of tp·pp·cp"
         ));
         checks.push(quote_spanned! {span=>
@@ -380,7 +601,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
         if let Some((d, d_written)) = &replicas {
             let message = panic_message(&format!(
                 "`{ident}`: replicas ({d_written}) ≠ world_size / (tensor_parallel × pipeline_parallel × \
-                 context_parallel) = {equation} (R3); remove `replicas` or make them agree"
+                 context_parallel) = {equation}; remove `replicas` or make them agree"
             ));
             checks.push(
                 quote_spanned!(span=> if #d != __layout_replicas { ::core::panic!(#message) }),
@@ -407,7 +628,7 @@ fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             a.value.written(),
         );
         let mismatch = panic_message(&format!(
-            "`{ident}`: {equation} (R3); change accumulation or global_batch so that m·A·D = global_batch"
+            "`{ident}`: {equation}; change accumulation or global_batch so that m·A·D = global_batch"
         ));
         let overflow = panic_message(&format!(
             "`{ident}`: micro_batch × accumulation × replicas does not fit in a 64-bit count"

@@ -14,7 +14,29 @@ pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_nested_fields(cx, cont);
     check_ambiguous_steps(cx, cont);
     check_unit_attr(cx, cont);
+    check_span_use(cx, cont);
     check_constant_plan(cx, cont);
+}
+
+/// Rule (R1, R8): `#[accum(warmup)]`, `#[accum(total)]` and
+/// `#[accum(every)]` mark a length, which validation compares with the
+/// run's; a plan role or a nested section is not a length. Example:
+/// `#[accum(micro_batch, every)] m: u32`.
+fn check_span_use(cx: &Ctxt, cont: &Container<'_>) {
+    for field in &cont.fields {
+        let Some((span_use, path)) = &field.attrs.span_use else {
+            continue;
+        };
+        let what = match (&field.attrs.role, is_nested(field)) {
+            (Some((role, _)), _) => format!("a `{}` field plays a plan role", role.key()),
+            (None, true) => "a nested section".to_owned(),
+            (None, false) => continue,
+        };
+        cx.error_spanned_by(
+            path,
+            format!("{what} and is not a length; remove `{}`", span_use.key()),
+        );
+    }
 }
 
 /// Rule (R1): `#[accum(unit = "...")]` declares the unit of a plain integer.
@@ -61,6 +83,80 @@ pub(crate) fn is_nested(field: &Field<'_>) -> bool {
     field.attrs.nested.is_some()
 }
 
+/// Types that are certainly not a config section: what a field without an
+/// `accum` attribute usually holds.
+const NOT_SECTION: &[&str] = &[
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "f32",
+    "f64",
+    "bool",
+    "char",
+    "str",
+    "String",
+    "Vec",
+    "VecDeque",
+    "HashMap",
+    "BTreeMap",
+    "HashSet",
+    "BTreeSet",
+    "Box",
+    "Rc",
+    "Arc",
+    "Cow",
+    "PathBuf",
+    "Path",
+    "Duration",
+    "Span",
+    "Updates",
+    "Microbatches",
+    "Examples",
+    "Tokens",
+    "Count",
+    "Value",
+];
+
+/// The type to probe for plan roles: a field without `accum` attributes
+/// whose type (or its `Option`'s) is a plain path that may name a struct
+/// deriving `AccumConfig`. Its roles would be ignored silently, so a
+/// generated const check looks (see `expand`).
+pub(crate) fn probed_type<'f>(field: &'f Field<'_>) -> Option<&'f syn::Type> {
+    if field.attrs.role.is_some()
+        || field.attrs.unit.is_some()
+        || field.attrs.unreadable
+        || is_nested(field)
+    {
+        return None;
+    }
+    let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
+    let (ident, _) = ast::last_ident(ty)?;
+    let known =
+        NOT_SECTION.iter().any(|name| ident == name) || ident.to_string().starts_with("NonZero");
+    (!known).then_some(ty)
+}
+
+/// Whether the required-role and role-once rules are checked by generated
+/// const assertions rather than here: when nested sections (or fields that
+/// may be unmarked sections) hide roles from the macro. A const item cannot
+/// name a generic struct, so generic structs are checked here.
+pub(crate) fn deferred_role_checks(cont: &Container<'_>) -> bool {
+    cont.generics.params.is_empty()
+        && cont
+            .fields
+            .iter()
+            .any(|f| is_nested(f) || probed_type(f).is_some())
+}
+
 /// Whether `role` is written in this struct (a field or a constant).
 fn written(cont: &Container<'_>, role: Role) -> bool {
     cont.attrs.constants.iter().any(|c| c.role == role)
@@ -78,7 +174,7 @@ fn written(cont: &Container<'_>, role: Role) -> bool {
 /// macro; a generated const assertion checks them instead. A struct marked
 /// `#[accum(section)]` is part of a larger config and is not checked alone.
 fn check_required_roles(cx: &Ctxt, cont: &Container<'_>) {
-    if cont.attrs.section || cont.fields.iter().any(is_nested) {
+    if cont.attrs.section || cont.fields.iter().any(is_nested) || deferred_role_checks(cont) {
         return;
     }
     // A field whose `accum` attribute could not be read was probably meant
@@ -282,6 +378,14 @@ fn check_nested_fields(cx: &Ctxt, cont: &Container<'_>) {
 /// Words in a field name that say "some kind of step" without saying which.
 const STEP_WORDS: &[&str] = &["step", "steps", "iter", "iters", "iteration", "iterations"];
 
+/// Floating-point types: a count of steps in one is still a count.
+const FLOATS: &[&str] = &["f32", "f64"];
+
+fn is_float(ty: &syn::Type) -> bool {
+    let ty = ast::option_inner(ty).unwrap_or(ty);
+    ast::last_ident(ty).is_some_and(|(ident, _)| FLOATS.iter().any(|name| ident == name))
+}
+
 fn is_bare_integer(ty: &syn::Type) -> bool {
     let ty = ast::option_inner(ty).unwrap_or(ty);
     match ast::last_ident(ty) {
@@ -295,8 +399,9 @@ fn is_bare_integer(ty: &syn::Type) -> bool {
 /// Rule (R1, units are explicit): a field named for steps or iterations
 /// with a bare integer type is ambiguous — a "step" is an update in one
 /// framework and a microbatch in the next. Example: `warmup_steps: u64`,
-/// `max_iters: u32`, `log_every_steps: usize`. Fix: a typed count or
-/// `Span`, or `#[accum(unit = "update")]` to state the unit.
+/// `max_iters: u32`, `log_every_steps: usize`, and floats such as
+/// `num_train_steps: f64` (a fraction of a step is no clearer). Fix: a typed
+/// count or `Span`, or `#[accum(unit = "update")]` to state the unit.
 fn check_ambiguous_steps(cx: &Ctxt, cont: &Container<'_>) {
     for field in &cont.fields {
         if field.attrs.role.is_some() || field.attrs.unit.is_some() || is_nested(field) {
@@ -307,20 +412,26 @@ fn check_ambiguous_steps(cx: &Ctxt, cont: &Container<'_>) {
             .trim_start_matches("r#")
             .split('_')
             .any(|word| STEP_WORDS.contains(&word.to_ascii_lowercase().as_str()));
-        if !ambiguous || !is_bare_integer(field.ty) {
+        let float = is_float(field.ty);
+        if !ambiguous || !(float || is_bare_integer(field.ty)) {
             continue;
         }
         let ident = field.ident;
         let ty = field.ty;
         let colon = &field.original.colon_token;
         let written = quote::quote!(#ty).to_string().replace(' ', "");
-        cx.error_spanned_by(
-            quote::quote!(#ident #colon #ty),
+        let message = if float {
+            format!(
+                "`{name}: {written}` is ambiguous and not a whole count; declare its unit with `Updates`, \
+                 `Microbatches`, `Examples` or `Tokens` (or `Span`), or write `#[accum(unit = \"update\")]`"
+            )
+        } else {
             format!(
                 "`{name}: {written}` is ambiguous; declare its unit with `Updates`, `Microbatches`, `Examples` \
-                 or `Tokens` (or `Span`), or keep the integer and write `#[accum(unit = \"update\")]` (R1)"
-            ),
-        );
+                 or `Tokens` (or `Span`), or keep the integer and write `#[accum(unit = \"update\")]`"
+            )
+        };
+        cx.error_spanned_by(quote::quote!(#ident #colon #ty), message);
     }
 }
 
@@ -403,7 +514,7 @@ fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
                     world_value.span(),
                     format!(
                         "world_size {world} is not divisible by tensor_parallel {tp} × pipeline_parallel {pp} × \
-                         context_parallel {cp} = {group_text}: devices that share one model copy do not multiply the batch (R3){fix}"
+                         context_parallel {cp} = {group_text}: devices that share one model copy do not multiply the batch{fix}"
                     ),
                 );
                 return;
@@ -432,7 +543,7 @@ fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
             cx.error_at(
                 b_value.span(),
                 format!(
-                    "global_batch {b} ≠ micro_batch {m} × accumulation {a} × replicas {d} = {product} (R3); {fix}"
+                    "global_batch {b} ≠ micro_batch {m} × accumulation {a} × replicas {d} = {product}; {fix}"
                 ),
             );
         }
@@ -453,7 +564,7 @@ fn zero_literals(cx: &Ctxt, cont: &Container<'_>) {
             let key = constant.role.key();
             cx.error_at(
                 constant.value.span(),
-                format!("`{key} = 0`: every factor of the plan must be at least 1 (R3); use `{key} = 1` or more"),
+                format!("`{key} = 0`: every factor of the plan must be at least 1; use `{key} = 1` or more"),
             );
         }
     }

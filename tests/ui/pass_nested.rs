@@ -41,7 +41,7 @@ fn main() {
         data: Data { micro_batch: 2 },
         cluster: Some(Cluster { replicas: 2 }),
     };
-    let paths: Vec<String> = Train::roles().into_iter().map(|r| r.path).collect();
+    let paths: Vec<String> = Train::roles().into_iter().map(|r| r.path.to_string()).collect();
     assert_eq!(paths, ["optim.gradient_accumulation", "micro_batch", "cluster.replicas"]);
     assert_eq!(Train::roles()[2].role, Role::Replicas);
     let findings = train.validate().unwrap_err();

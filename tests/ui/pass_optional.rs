@@ -24,7 +24,7 @@ fn main() {
     let findings = neither.validate().unwrap_err();
     assert_eq!(findings.paths(), ["replicas"]);
     assert_eq!(
-        findings.iter().next().unwrap().fix,
-        "set `replicas` (data-parallel copies) or `world_size` (all devices)"
+        findings.iter().next().unwrap().fix.as_ref().map(|fix| fix.text.as_str()),
+        Some("set `replicas` (data-parallel copies) or `world_size` (all devices)")
     );
 }

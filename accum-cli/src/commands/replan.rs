@@ -124,8 +124,8 @@ fn rewrite(
                 UnitKind::Microbatch,
             ),
             // Not a whole number of updates: express it exactly in examples.
-            Err(_) => span
-                .to_unit(plan, UnitKind::Example, Rounding::Exact)
+            Err(_) => plan
+                .span_to_unit(&span, UnitKind::Example, Rounding::Exact)
                 .map_err(|e| e.to_string())?,
         };
         let updates = plan

@@ -138,12 +138,12 @@ fn committed_hostile_files_are_refused_with_their_reason() {
         (
             "negative.toml",
             1,
-            "`batch.micro_batch` must be at least 0, found -4",
+            "`batch.micro_batch` must be at least 1, found -4",
         ),
         (
             "negative.json",
             1,
-            "`batch.accumulation` must be at least 0, found -2",
+            "`batch.accumulation` must be at least 1, found -2",
         ),
         (
             "negative.yaml",

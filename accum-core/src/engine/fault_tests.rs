@@ -5,6 +5,7 @@
 use super::tests::FailsOn;
 use super::*;
 use crate::data::Example;
+use crate::plan::LastGroup;
 
 /// A small, fast config: V=16, H=8, F=16, lengths 2..=9.
 fn small(examples: u64) -> EngineConfig {

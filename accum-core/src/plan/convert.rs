@@ -1,10 +1,25 @@
 //! Conversions between units through a plan: how many of a unit make one
-//! update, and counts expressed in another unit with an
+//! update, and counts and [`Span`]s expressed in another unit with an
 //! explicit [`Rounding`] (SPEC R1, R15).
+//!
+//! A span knows its number and unit only; it becomes updates here, through
+//! the plan, so that the lower layer (`span`) does not depend on this one.
+//!
+//! ```
+//! use accum_core::{Plan, Rounding, Span, UnitKind, Updates};
+//!
+//! let warmup: Span = "1.5k examples".parse()?;
+//! let plan = Plan::new(2, 8, 2)?; // 32 examples per update
+//! assert_eq!(plan.span_to_updates(&warmup, Rounding::Up)?, Updates::new(47));
+//! let micro = plan.span_to_unit(&warmup, UnitKind::Microbatch, Rounding::Exact)?;
+//! assert_eq!(micro, Span::new(375, UnitKind::Microbatch));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use serde::{Deserialize, Serialize};
 
 use super::{Plan, PlanError};
+use crate::span::Span;
 use crate::units::{Count, Tokens, Unit, UnitKind, Updates};
 
 /// How to turn a count that is not a whole number of updates into updates.
@@ -130,6 +145,22 @@ impl Plan {
             equation: format!("{value} {from} in {to}"),
         })
     }
+
+    /// Resolves a span to updates, with an explicit rounding.
+    pub fn span_to_updates(&self, span: &Span, rounding: Rounding) -> Result<Updates, PlanError> {
+        self.to_updates(span.value(), span.unit(), rounding)
+    }
+
+    /// Expresses a span in another unit, with an explicit rounding.
+    pub fn span_to_unit(
+        &self,
+        span: &Span,
+        unit: UnitKind,
+        rounding: Rounding,
+    ) -> Result<Span, PlanError> {
+        self.convert(span.value(), span.unit(), unit, rounding)
+            .map(|value| Span::new(value, unit))
+    }
 }
 
 #[cfg(test)]
@@ -183,6 +214,31 @@ mod tests {
                 value: 1000,
                 unit: UnitKind::Token
             }
+        );
+    }
+
+    #[test]
+    fn spans_resolve_through_the_plan() {
+        let plan = plan(2, 8, 2).with_seq_len(128).expect("fits");
+        let tokens = Span::new(4096 * 10, UnitKind::Token);
+        assert_eq!(
+            plan.span_to_updates(&tokens, Rounding::Exact),
+            Ok(Updates::new(10))
+        );
+        let micro = Span::new(40, UnitKind::Microbatch);
+        assert_eq!(
+            plan.span_to_updates(&micro, Rounding::Exact),
+            Ok(Updates::new(5))
+        );
+        let odd = Span::new(41, UnitKind::Microbatch);
+        assert!(plan.span_to_updates(&odd, Rounding::Exact).is_err());
+        assert_eq!(
+            plan.span_to_updates(&odd, Rounding::Down),
+            Ok(Updates::new(5))
+        );
+        assert_eq!(
+            plan.span_to_unit(&micro, UnitKind::Example, Rounding::Exact),
+            Ok(Span::new(160, UnitKind::Example))
         );
     }
 

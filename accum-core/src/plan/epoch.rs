@@ -9,7 +9,7 @@ use super::{Plan, PlanError};
 use crate::units::{Examples, Microbatches, Updates};
 
 /// What happens to the last group when the data ends with fewer than `A`
-/// microbatches per replica, or with an incomplete microbatch (SPEC R6).
+/// microbatches per replica, or with an incomplete microbatch.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
 )]

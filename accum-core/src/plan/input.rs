@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::error::solving_partner;
 use super::{Layout, Plan, PlanError, Role, nonzero, product};
 
 /// Plan values as a configuration gives them, some possibly missing; see
@@ -100,7 +101,10 @@ impl PlanInput {
 
 /// Solves `global = known · x · replicas` for `x`, exactly.
 fn solve(global: u64, solving: Role, known: u64, replicas: u64) -> Result<u64, PlanError> {
-    let step = product(&[(solving_partner(solving), known), ("replicas", replicas)])?;
+    let step = product(&[
+        (solving_partner(solving).key(), known),
+        ("replicas", replicas),
+    ])?;
     if !global.is_multiple_of(step) {
         return Err(PlanError::GlobalBatchNotDivisible {
             global_batch: global,
@@ -110,13 +114,6 @@ fn solve(global: u64, solving: Role, known: u64, replicas: u64) -> Result<u64, P
         });
     }
     Ok(global / step)
-}
-
-const fn solving_partner(solving: Role) -> &'static str {
-    match solving {
-        Role::MicroBatch => "accumulation",
-        _ => "micro_batch",
-    }
 }
 
 #[cfg(test)]
@@ -140,7 +137,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "cannot solve accumulation: global_batch 30 is not a multiple of micro_batch 2 × replicas 2 = 4: \
+            "cannot solve accumulation: global_batch 30 is not a multiple of micro_batch 2 × replicas 2 = 4; \
              use global_batch 28 (accumulation 7) or 32 (accumulation 8)"
         );
         let err = PlanInput {
@@ -174,7 +171,7 @@ mod tests {
         };
         assert_eq!(
             input.resolve().unwrap_err().to_string(),
-            "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4: \
+            "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4; \
              use global_batch 28 (accumulation 7) or 32 (accumulation 8)"
         );
         let err = PlanInput {

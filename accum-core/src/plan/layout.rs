@@ -94,7 +94,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "world_size 64 is not divisible by tensor 3 × pipeline 2 × context 1 = 6: devices that share one model copy \
-             do not multiply the batch (R3); use world_size 60 (10 replicas) or 66 (11 replicas)"
+             do not multiply the batch; use world_size 60 (10 replicas) or 66 (11 replicas)"
         );
         let err = Layout::new(4, 8, 1, 1).replicas().unwrap_err();
         assert!(

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 pub use convert::Rounding;
 pub use epoch::{Epoch, LastGroup, PartialGroup};
-pub use error::PlanError;
+pub use error::{Edit, Fix, PlanError};
 pub use input::PlanInput;
 pub use layout::Layout;
 pub use replan::Replan;
@@ -259,7 +259,7 @@ impl Plan {
         };
         assert!(
             layout.world_size.is_multiple_of(group),
-            "world_size is not divisible by tensor × pipeline × context (R3)"
+            "world_size is not divisible by tensor × pipeline × context: devices that share one model copy do not multiply the batch"
         );
         let mut plan = Plan::from_parts(
             micro_batch,

@@ -1,0 +1,132 @@
+//! The JSON Schema of a derived config, annotated with the plan: role
+//! fields carry `x-accum-role`, typed-unit fields `x-accum-unit`, length
+//! fields with a use `x-accum-span` (`warmup`, `total`, `every`), structs
+//! with constant roles `x-accum-constants`, and a config whose lengths vary
+//! `x-accum-variable-length` (DESIGN.md "Interfaces").
+
+use super::{AccumConfig, FieldInfo};
+
+/// The version of the `x-accum-*` annotations in generated schemas, written
+/// as `x-accum-schema-version` and in the `$id`; it changes when their
+/// meaning does.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The JSON Schema (2020-12) of a derived config, with `x-accum-role` on
+/// every role field and `x-accum-unit` on every field with a declared unit,
+/// nested sections included (DESIGN.md "Interfaces"). Role fields are plan
+/// factors and have `minimum: 1`, so that editors and third-party validators
+/// reject a zero. Struct-level constant roles are listed as
+/// `"x-accum-constants": {"micro_batch": 2, …}` on the object of the struct
+/// that declares them. The root has an `$id`
+/// (`urn:accum:schema:v1:TrainingConfig`) and `x-accum-schema-version`.
+/// The schema alone is enough to rebuild the plan from a config file.
+pub fn schema_for<T: AccumConfig + schemars::JsonSchema>() -> schemars::Schema {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let mut root = schema.to_value();
+    // Nested sections live in `$defs`; take them out so that they can be
+    // edited while the root's properties are walked.
+    let mut defs = match root.as_object_mut().and_then(|o| o.remove("$defs")) {
+        Some(serde_json::Value::Object(defs)) => defs,
+        _ => serde_json::Map::new(),
+    };
+    annotate_object(&mut root, T::FIELDS, &mut defs);
+    if let Some(object) = root.as_object_mut() {
+        object.insert(
+            "$id".to_owned(),
+            format!("urn:accum:schema:v{SCHEMA_VERSION}:{}", T::schema_name()).into(),
+        );
+        object.insert("x-accum-schema-version".to_owned(), SCHEMA_VERSION.into());
+        if T::VARIABLE_LENGTH {
+            object.insert("x-accum-variable-length".to_owned(), true.into());
+        }
+    }
+    if let Some(object) = root.as_object_mut()
+        && !defs.is_empty()
+    {
+        object.insert("$defs".to_owned(), serde_json::Value::Object(defs));
+    }
+    // A root schema is always an object; the default keeps the type total.
+    schemars::Schema::try_from(root).unwrap_or_default()
+}
+
+fn annotate_object(
+    schema: &mut serde_json::Value,
+    fields: &[FieldInfo],
+    defs: &mut serde_json::Map<String, serde_json::Value>,
+) {
+    // Struct-level constants are not properties; they are listed on the
+    // object so that the schema alone still gives the whole plan.
+    let constants: serde_json::Map<String, serde_json::Value> = fields
+        .iter()
+        .filter_map(|f| Some((f.role?.key().to_owned(), f.constant?.into())))
+        .collect();
+    if !constants.is_empty()
+        && let Some(object) = schema.as_object_mut()
+    {
+        object.insert(
+            "x-accum-constants".to_owned(),
+            serde_json::Value::Object(constants),
+        );
+    }
+    // `#[serde(flatten)]` sections put their properties in this object.
+    for field in fields.iter().filter(|f| f.name.is_empty()) {
+        if let Some(nested) = field.nested {
+            annotate_object(schema, nested, defs);
+        }
+    }
+    let Some(properties) = schema
+        .get_mut("properties")
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return;
+    };
+    for field in fields {
+        let Some(property) = properties.get_mut(field.name) else {
+            continue;
+        };
+        let Some(object) = property.as_object_mut() else {
+            continue;
+        };
+        if let Some(role) = field.role {
+            object.insert("x-accum-role".to_owned(), role.key().into());
+            // Every plan factor is at least 1 (accum::plan::zero); the
+            // keyword leaves a `null` of an optional role alone.
+            object.insert("minimum".to_owned(), 1.into());
+        }
+        if let Some(unit) = field.unit
+            && !object.contains_key("$ref")
+        {
+            object.insert("x-accum-unit".to_owned(), unit.key().into());
+        }
+        if let Some(span_use) = field.span_use {
+            object.insert("x-accum-span".to_owned(), span_use.key().into());
+        }
+        if let Some(nested) = field.nested {
+            match def_name(property) {
+                Some(name) => {
+                    if let Some(mut def) = defs.remove(&name) {
+                        annotate_object(&mut def, nested, defs);
+                        defs.insert(name, def);
+                    }
+                }
+                None => annotate_object(property, nested, defs),
+            }
+        }
+    }
+}
+
+/// The `$defs` entry a property refers to, directly or through the
+/// `anyOf: [{$ref}, {type: null}]` of an `Option`.
+fn def_name(property: &serde_json::Value) -> Option<String> {
+    let reference = property.get("$ref").and_then(serde_json::Value::as_str);
+    let reference = reference.or_else(|| {
+        property
+            .get("anyOf")
+            .and_then(serde_json::Value::as_array)?
+            .iter()
+            .find_map(|v| v.get("$ref").and_then(serde_json::Value::as_str))
+    })?;
+    reference.strip_prefix("#/$defs/").map(str::to_owned)
+}

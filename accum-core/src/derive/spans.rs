@@ -1,0 +1,417 @@
+//! The rules for a config's lengths ([`Span`]s, typed counts, integers with
+//! a declared unit): a length in tokens needs a fixed `seq_len` unless the
+//! data's lengths vary and are counted; a warmup and an interval are not
+//! longer than the run (SPEC R1, R8, R15).
+//!
+//! What a length is for is declared on its field: `#[accum(warmup)]`,
+//! `#[accum(total)]` (the run's length) or `#[accum(every)]` (an interval:
+//! logging, evaluation, checkpoints). Lengths in different units are
+//! compared through the plan, exactly.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::code::Code;
+use crate::finding::{FieldPath, Finding, Findings};
+use crate::plan::{Fix, Plan, Rounding};
+use crate::span::Span;
+use crate::units::{Count, Unit, UnitKind};
+
+use super::{Given, RoleValue, input_from_values};
+use crate::plan::Role;
+
+/// What a length field is for, as declared on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpanUse {
+    /// `#[accum(warmup)]`: the learning-rate warmup.
+    Warmup,
+    /// `#[accum(total)]`: the run's length.
+    Total,
+    /// `#[accum(every)]`: an interval (logging, evaluation, checkpoints).
+    Every,
+}
+
+impl SpanUse {
+    /// The attribute key, as in `x-accum-span`: `warmup`, `total`, `every`.
+    pub const fn key(self) -> &'static str {
+        match self {
+            SpanUse::Warmup => "warmup",
+            SpanUse::Total => "total",
+            SpanUse::Every => "every",
+        }
+    }
+
+    /// Parses an attribute key.
+    pub fn from_key(key: &str) -> Option<SpanUse> {
+        [SpanUse::Warmup, SpanUse::Total, SpanUse::Every]
+            .into_iter()
+            .find(|u| u.key() == key)
+    }
+}
+
+impl fmt::Display for SpanUse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// One length field of a config that holds a value (an absent optional
+/// field is not listed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpanValue {
+    /// Where it is.
+    pub path: FieldPath,
+    /// What it is for, when declared.
+    pub span_use: Option<SpanUse>,
+    /// The length, in the unit it was written in.
+    pub span: Span,
+}
+
+impl SpanValue {
+    /// The length in field `name` of the struct at `prefix`. Called by
+    /// generated code.
+    pub fn field(
+        prefix: &FieldPath,
+        name: &str,
+        span_use: Option<SpanUse>,
+        span: Span,
+    ) -> SpanValue {
+        SpanValue::at(prefix.child(name), span_use, span)
+    }
+
+    /// The length at `path`, however it was read.
+    pub fn at(path: FieldPath, span_use: Option<SpanUse>, span: Span) -> SpanValue {
+        SpanValue {
+            path,
+            span_use,
+            span,
+        }
+    }
+}
+
+/// A field type that holds a length: [`Span`], a typed count (`Updates`,
+/// `Tokens`, …), or an `Option` of either.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a length",
+    label = "`warmup`, `total` and `every` mark a length field",
+    note = "use a `Span` (\"500 updates\", \"2M tokens\"), a typed count such as `Updates` or `Tokens`, or an integer with `#[accum(unit = \"update\")]`"
+)]
+pub trait SpanField {
+    /// The length, `None` when absent.
+    fn span_value(&self) -> Option<Span>;
+}
+
+impl SpanField for Span {
+    #[inline]
+    fn span_value(&self) -> Option<Span> {
+        Some(*self)
+    }
+}
+
+impl<U: Unit> SpanField for Count<U> {
+    #[inline]
+    fn span_value(&self) -> Option<Span> {
+        Some(Span::of(*self))
+    }
+}
+
+impl<T: SpanField> SpanField for Option<T> {
+    #[inline]
+    fn span_value(&self) -> Option<Span> {
+        self.as_ref().and_then(SpanField::span_value)
+    }
+}
+
+/// Checks a config's lengths against each other and the plan, and returns
+/// every problem:
+///
+/// - a length in tokens without a fixed `seq_len`, unless
+///   `variable_length` says the training loop counts the tokens of each
+///   update (`accum::plan::seq-len`);
+/// - a warmup longer than the run (`accum::span::warmup`);
+/// - an interval longer than the run, which would never fire
+///   (`accum::span::every`).
+///
+/// Lengths in different units are compared through the plan the role
+/// values resolve to; without one (or without a fixed `seq_len` for
+/// tokens) only lengths in the same unit are compared.
+pub fn check_spans(spans: &[SpanValue], roles: &[RoleValue], variable_length: bool) -> Findings {
+    let mut findings = Findings::default();
+    let plan = input_from_values(roles).resolve().ok();
+    let seq_len_place = roles.iter().find(|v| v.role == Role::SeqLen);
+    let seq_len_given = roles
+        .iter()
+        .any(|v| v.role == Role::SeqLen && v.given != Given::Absent);
+
+    // R15: tokens are a number of updates only with a fixed length, or
+    // when the loop counts them.
+    if !seq_len_given && !variable_length {
+        for value in spans {
+            let span = value.span;
+            if span.unit() != UnitKind::Token {
+                continue;
+            }
+            let path = &value.path;
+            let fix = match seq_len_place {
+                Some(place) => format!(
+                    "set `{}` (tokens per example), or give `{path}` in updates or examples",
+                    place.source.path()
+                ),
+                None => format!(
+                    "give `{path}` in updates or examples, or mark the config \
+                     `#[accum(variable_length)]` when the training loop counts the tokens of each update"
+                ),
+            };
+            let mut finding = Finding::new(
+                Code::SeqLen,
+                path.clone(),
+                format!(
+                    "`{path}` is {span}, and without a fixed seq_len a count of tokens is not a number of updates"
+                ),
+                "needs a fixed seq_len".to_owned(),
+            )
+            .with_fix(Fix::text(fix));
+            if let Some(place) = seq_len_place {
+                finding = finding.with_related(
+                    place.source.path().clone(),
+                    Some(Role::SeqLen),
+                    "not given".to_owned(),
+                );
+            }
+            findings.push(finding);
+        }
+    }
+
+    // R8: the warmup and the intervals fit in the run.
+    let totals: Vec<(&SpanValue, Span)> = spans
+        .iter()
+        .filter(|v| v.span_use == Some(SpanUse::Total))
+        .map(|v| (v, v.span))
+        .collect();
+    for value in spans {
+        let span = value.span;
+        let code = match value.span_use {
+            Some(SpanUse::Warmup) => Code::Warmup,
+            Some(SpanUse::Every) => Code::Every,
+            _ => continue,
+        };
+        for &(total, total_span) in &totals {
+            if compare(span, total_span, plan.as_ref()) != Some(Ordering::Greater) {
+                continue;
+            }
+            findings.push(longer_than_the_run(
+                code,
+                value,
+                span,
+                total,
+                total_span,
+                plan.as_ref(),
+            ));
+        }
+    }
+    findings
+}
+
+/// `a` against `b`, exactly: in the same unit directly, else through the
+/// plan (`a / per_update(a) ⋛ b / per_update(b)`).
+fn compare(a: Span, b: Span, plan: Option<&Plan>) -> Option<Ordering> {
+    if a.unit() == b.unit() {
+        return Some(a.value().cmp(&b.value()));
+    }
+    let plan = plan?;
+    let per_a = u128::from(plan.per_update(a.unit()).ok()?);
+    let per_b = u128::from(plan.per_update(b.unit()).ok()?);
+    Some((u128::from(a.value()) * per_b).cmp(&(u128::from(b.value()) * per_a)))
+}
+
+fn longer_than_the_run(
+    code: Code,
+    value: &SpanValue,
+    span: Span,
+    total: &SpanValue,
+    total_span: Span,
+    plan: Option<&Plan>,
+) -> Finding {
+    let (path, total_path) = (&value.path, &total.path);
+    // The run's length in this field's unit, rounded down: the most it
+    // may be.
+    let limit = match plan {
+        Some(plan) if total_span.unit() != span.unit() => plan
+            .span_to_unit(&total_span, span.unit(), Rounding::Down)
+            .ok(),
+        _ => Some(total_span),
+    };
+    let run = match limit {
+        Some(limit) if limit.unit() != total_span.unit() => {
+            let exact = plan
+                .and_then(|p| {
+                    p.span_to_unit(&total_span, span.unit(), Rounding::Exact)
+                        .ok()
+                })
+                .is_some();
+            format!("{total_span} {} {limit}", if exact { "=" } else { "≈" })
+        }
+        _ => total_span.to_string(),
+    };
+    let what = if code == Code::Every {
+        ", so it never fires"
+    } else {
+        ""
+    };
+    let fix = match limit {
+        Some(limit) => {
+            format!("make `{path}` at most {limit}, or lengthen the run (`{total_path}`)")
+        }
+        None => format!("shorten `{path}`, or lengthen the run (`{total_path}`)"),
+    };
+    Finding::new(
+        code,
+        path.clone(),
+        format!("`{path}` is {span}, longer than the run (`{total_path}` is {run}){what}"),
+        "longer than the run".to_owned(),
+    )
+    .with_fix(Fix::text(fix))
+    .with_related(total_path.clone(), None, format!("the run: {total_span}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roles(m: u64, a: u64, d: u64, seq_len: Option<u64>) -> Vec<RoleValue> {
+        let at = |role: Role, path: &str, value: Option<u64>| {
+            RoleValue::at(role, FieldPath::parse(path), value.into())
+        };
+        vec![
+            at(Role::MicroBatch, "m", Some(m)),
+            at(Role::Accumulation, "a", Some(a)),
+            at(Role::Replicas, "d", Some(d)),
+            at(Role::SeqLen, "max_len", seq_len),
+        ]
+    }
+
+    fn span(path: &str, span_use: Option<SpanUse>, text: &str) -> SpanValue {
+        SpanValue::at(
+            FieldPath::parse(path),
+            span_use,
+            text.parse().expect("a span"),
+        )
+    }
+
+    #[test]
+    fn tokens_need_a_fixed_seq_len_or_variable_lengths() {
+        let spans = [span("warmup", Some(SpanUse::Warmup), "2M tokens")];
+        let findings = check_spans(&spans, &roles(2, 8, 2, None), false);
+        assert_eq!(findings.codes(), [Code::SeqLen]);
+        let f = findings.iter().next().expect("one finding");
+        assert_eq!(f.path, FieldPath::parse("warmup"));
+        assert_eq!(
+            f.message,
+            "`warmup` is 2M tokens, and without a fixed seq_len a count of tokens is not a number of updates"
+        );
+        assert_eq!(
+            f.fix.as_ref().map(|f| f.text.as_str()),
+            Some("set `max_len` (tokens per example), or give `warmup` in updates or examples")
+        );
+        assert_eq!(f.related[0].path, FieldPath::parse("max_len"));
+        assert!(check_spans(&spans, &roles(2, 8, 2, Some(128)), false).is_empty());
+        assert!(check_spans(&spans, &roles(2, 8, 2, None), true).is_empty());
+        // A config without any place for seq_len is told about the attribute.
+        let findings = check_spans(&spans, &roles(2, 8, 2, None)[..3], false);
+        assert!(
+            findings
+                .iter()
+                .next()
+                .and_then(|f| f.fix.as_ref())
+                .is_some_and(|f| f.text.contains("#[accum(variable_length)]")),
+            "{findings}"
+        );
+    }
+
+    #[test]
+    fn a_warmup_longer_than_the_run() {
+        let spans = [
+            span("schedule.warmup", Some(SpanUse::Warmup), "1500 examples"),
+            span("schedule.total", Some(SpanUse::Total), "40 updates"),
+        ];
+        // B = 32: 40 updates = 1,280 examples < 1,500.
+        let findings = check_spans(&spans, &roles(2, 8, 2, None), false);
+        assert_eq!(findings.codes(), [Code::Warmup]);
+        let f = findings.iter().next().expect("warmup");
+        assert_eq!(
+            f.message,
+            "`schedule.warmup` is 1500 examples, longer than the run (`schedule.total` is 40 updates = 1280 examples)"
+        );
+        assert_eq!(
+            f.fix.as_ref().map(|f| f.text.as_str()),
+            Some(
+                "make `schedule.warmup` at most 1280 examples, or lengthen the run (`schedule.total`)"
+            )
+        );
+        assert_eq!(f.related[0].label, "the run: 40 updates");
+        // 1,280 examples is exactly the run: allowed.
+        let fits = [
+            span("schedule.warmup", Some(SpanUse::Warmup), "1280 examples"),
+            span("schedule.total", Some(SpanUse::Total), "40 updates"),
+        ];
+        assert!(check_spans(&fits, &roles(2, 8, 2, None), false).is_empty());
+    }
+
+    #[test]
+    fn an_interval_longer_than_the_run_never_fires() {
+        let spans = [
+            span("eval_every", Some(SpanUse::Every), "200 updates"),
+            span("log_every", Some(SpanUse::Every), "10 updates"),
+            span("total", Some(SpanUse::Total), "100 updates"),
+        ];
+        let findings = check_spans(&spans, &roles(2, 8, 2, None), false);
+        assert_eq!(findings.codes(), [Code::Every]);
+        assert_eq!(findings.paths(), ["eval_every"]);
+        assert!(
+            findings
+                .iter()
+                .next()
+                .is_some_and(|f| f.message.ends_with("so it never fires")),
+            "{findings}"
+        );
+    }
+
+    #[test]
+    fn units_are_compared_exactly_through_the_plan() {
+        // m 2 × A 8 × D 2, L 128: one update = 8 microbatches = 32 examples = 4,096 tokens.
+        let plan = Plan::new(2, 8, 2)
+            .and_then(|p| p.with_seq_len(128))
+            .expect("valid");
+        let s = |text: &str| text.parse::<Span>().expect("a span");
+        let cases = [
+            ("8 microbatches", "1 update", Ordering::Equal),
+            ("9 microbatches", "32 examples", Ordering::Greater),
+            ("4096 tokens", "33 examples", Ordering::Less),
+            ("4097 tokens", "1 update", Ordering::Greater),
+        ];
+        for (a, b, expected) in cases {
+            assert_eq!(
+                compare(s(a), s(b), Some(&plan)),
+                Some(expected),
+                "{a} vs {b}"
+            );
+        }
+        assert_eq!(compare(s("1 update"), s("1 example"), None), None);
+        assert_eq!(
+            compare(s("3 updates"), s("2 updates"), None),
+            Some(Ordering::Greater)
+        );
+    }
+
+    #[test]
+    fn unmarked_lengths_are_not_compared() {
+        let spans = [
+            span("cooldown", None, "500 updates"),
+            span("total", Some(SpanUse::Total), "100 updates"),
+        ];
+        assert!(check_spans(&spans, &roles(2, 8, 2, None), false).is_empty());
+    }
+}

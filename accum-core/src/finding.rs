@@ -1,0 +1,363 @@
+//! Problems of a configuration as data: a [`Finding`] carries its [`Code`],
+//! the [`FieldPath`] of the value to change, the plan [`Role`] it plays, what
+//! is wrong (with the numbers), a short label for the value, the [`Fix`], and
+//! the other fields that take part. Nothing here is text to split again:
+//! front ends render each part where it belongs (a header, a label under the
+//! value, a help line).
+//!
+//! ```
+//! use accum_core::{Code, FieldPath, Finding};
+//! use accum_core::plan::{PlanError, Role};
+//!
+//! let err = PlanError::Zero { role: Role::Accumulation };
+//! let finding = Finding::from_error(&err, FieldPath::parse("optim.grad_accum"));
+//! assert_eq!(finding.code, Code::Zero);
+//! assert_eq!(finding.path.to_string(), "optim.grad_accum");
+//! assert_eq!(finding.label, "must be at least 1");
+//! assert_eq!(finding.fix.map(|f| f.text).as_deref(), Some("set accumulation to 1 or more"));
+//! ```
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+use crate::code::Code;
+use crate::plan::{Fix, PlanError, Role};
+
+/// Where a value sits in a configuration: the keys from the root, with
+/// array indices as decimal segments. The root is the empty path.
+///
+/// Displayed dotted, the way TOML writes keys: `batch.micro_batch`,
+/// `runs[0].name`, `(root)`; a key that is not a bare word is quoted
+/// (`"a.b"`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FieldPath {
+    segments: Vec<String>,
+}
+
+impl FieldPath {
+    /// The root of the configuration (the empty path).
+    pub const fn root() -> FieldPath {
+        FieldPath {
+            segments: Vec::new(),
+        }
+    }
+
+    /// A path from its segments, from the root down.
+    pub fn new<S: Into<String>>(segments: impl IntoIterator<Item = S>) -> FieldPath {
+        FieldPath {
+            segments: segments.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// A path from dotted keys of bare words (`"batch.micro_batch"`); the
+    /// empty string is the root. For paths written in code and tests: keys
+    /// read from a file are pushed segment by segment with
+    /// [`child`](FieldPath::child).
+    pub fn parse(dotted: &str) -> FieldPath {
+        if dotted.is_empty() {
+            FieldPath::root()
+        } else {
+            FieldPath::new(dotted.split('.'))
+        }
+    }
+
+    /// The path of field `name` inside this one. An empty name is a
+    /// flattened section (`#[serde(flatten)]`): its fields sit here.
+    pub fn child(&self, name: &str) -> FieldPath {
+        let mut path = self.clone();
+        if !name.is_empty() {
+            path.segments.push(name.to_owned());
+        }
+        path
+    }
+
+    /// The segments, from the root down.
+    pub fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
+    /// Whether this is the root.
+    pub fn is_root(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// Whether `prefix` is this path or one of its ancestors.
+    pub fn starts_with(&self, prefix: &FieldPath) -> bool {
+        self.segments.starts_with(&prefix.segments)
+    }
+}
+
+fn is_bare(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.segments.is_empty() {
+            return f.write_str("(root)");
+        }
+        for (i, segment) in self.segments.iter().enumerate() {
+            if i > 0 && segment.bytes().all(|b| b.is_ascii_digit()) && !segment.is_empty() {
+                write!(f, "[{segment}]")?;
+                continue;
+            }
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            if is_bare(segment) {
+                f.write_str(segment)?;
+            } else {
+                write!(f, "{segment:?}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for FieldPath {
+    /// The dotted form, as displayed.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<S: Into<String>> FromIterator<S> for FieldPath {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> FieldPath {
+        FieldPath::new(iter)
+    }
+}
+
+/// Another field that takes part in a finding: a factor of the equation, or
+/// the first place of a value given twice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Related {
+    /// Where it is.
+    pub path: FieldPath,
+    /// The plan role it plays, if any.
+    pub role: Option<Role>,
+    /// A short label for it: `micro_batch 2`.
+    pub label: String,
+}
+
+/// One problem of a config. See the [module docs](self).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Finding {
+    /// The rule's stable code.
+    pub code: Code,
+    /// The field to change; the root for the config as a whole (a
+    /// struct-level constant of the root struct).
+    pub path: FieldPath,
+    /// The plan role of that field, if it plays one.
+    pub role: Option<Role>,
+    /// What is wrong, with the numbers: `global_batch 30 ≠ micro_batch 2 ×
+    /// accumulation 8 × replicas 2 = 32`.
+    pub message: String,
+    /// A short label for the value itself: `≠ 2 × 8 × 2 = 32`.
+    pub label: String,
+    /// The way out, when there is one.
+    pub fix: Option<Fix>,
+    /// Other fields that take part, with their labels.
+    pub related: Vec<Related>,
+}
+
+impl Finding {
+    /// A finding of rule `code` at `path`.
+    pub fn new(code: Code, path: FieldPath, message: String, label: String) -> Finding {
+        Finding {
+            code,
+            path,
+            role: None,
+            message,
+            label,
+            fix: None,
+            related: Vec::new(),
+        }
+    }
+
+    /// A plan error as a finding at `path`: its code, role, message, label
+    /// and fix.
+    pub fn from_error(err: &PlanError, path: FieldPath) -> Finding {
+        Finding {
+            code: err.code(),
+            path,
+            role: err.role(),
+            message: err.message(),
+            label: err.label(),
+            fix: Some(err.fix()),
+            related: Vec::new(),
+        }
+    }
+
+    /// With the plan role of the field.
+    #[must_use]
+    pub fn with_role(mut self, role: Role) -> Finding {
+        self.role = Some(role);
+        self
+    }
+
+    /// With the fix.
+    #[must_use]
+    pub fn with_fix(mut self, fix: Fix) -> Finding {
+        self.fix = Some(fix);
+        self
+    }
+
+    /// With another field that takes part.
+    #[must_use]
+    pub fn with_related(mut self, path: FieldPath, role: Option<Role>, label: String) -> Finding {
+        self.related.push(Related { path, role, label });
+        self
+    }
+}
+
+impl fmt::Display for Finding {
+    /// `path: message; fix`, for logs and error chains; front ends render
+    /// the parts themselves.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)?;
+        if let Some(fix) = &self.fix {
+            write!(f, "; {}", fix.text)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every problem of a config, in the order they were found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Findings {
+    findings: Vec<Finding>,
+}
+
+impl Findings {
+    /// Adds a finding.
+    pub fn push(&mut self, finding: Finding) {
+        self.findings.push(finding);
+    }
+
+    /// Whether there is nothing to report.
+    pub fn is_empty(&self) -> bool {
+        self.findings.is_empty()
+    }
+
+    /// How many findings there are.
+    pub fn len(&self) -> usize {
+        self.findings.len()
+    }
+
+    /// The findings, in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Finding> {
+        self.findings.iter()
+    }
+
+    /// The dotted paths of all findings, in order (handy in tests and summaries).
+    pub fn paths(&self) -> Vec<String> {
+        self.findings.iter().map(|f| f.path.to_string()).collect()
+    }
+
+    /// The codes of all findings, in order.
+    pub fn codes(&self) -> Vec<Code> {
+        self.findings.iter().map(|f| f.code).collect()
+    }
+
+    /// `Ok` when there is nothing to report, else the findings.
+    pub fn into_result(self) -> Result<(), Findings> {
+        if self.is_empty() { Ok(()) } else { Err(self) }
+    }
+}
+
+impl Extend<Finding> for Findings {
+    fn extend<I: IntoIterator<Item = Finding>>(&mut self, iter: I) {
+        self.findings.extend(iter);
+    }
+}
+
+impl IntoIterator for Findings {
+    type Item = Finding;
+    type IntoIter = std::vec::IntoIter<Finding>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.findings.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Findings {
+    type Item = &'a Finding;
+    type IntoIter = std::slice::Iter<'a, Finding>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.findings.iter()
+    }
+}
+
+impl fmt::Display for Findings {
+    /// One line per finding: `path: problem; fix`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.findings.len();
+        writeln!(
+            f,
+            "{n} problem{} in the config:",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for finding in &self.findings {
+            writeln!(f, "  - {finding}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Findings {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_display_like_toml_keys() {
+        assert_eq!(FieldPath::root().to_string(), "(root)");
+        assert_eq!(FieldPath::parse("").to_string(), "(root)");
+        assert_eq!(
+            FieldPath::parse("batch.micro_batch").segments(),
+            ["batch", "micro_batch"]
+        );
+        assert_eq!(
+            FieldPath::new(["runs", "0", "name"]).to_string(),
+            "runs[0].name"
+        );
+        assert_eq!(FieldPath::new(["a.b", "c"]).to_string(), "\"a.b\".c");
+        assert_eq!(FieldPath::new(["0"]).to_string(), "0");
+        let batch = FieldPath::parse("batch");
+        assert_eq!(batch.child("seq_len"), FieldPath::parse("batch.seq_len"));
+        assert_eq!(batch.child(""), batch, "a flattened section stays");
+        assert!(FieldPath::parse("batch.seq_len").starts_with(&batch));
+        assert!(!batch.starts_with(&FieldPath::parse("batch.seq_len")));
+        assert_eq!(
+            serde_json::to_value(FieldPath::new(["a", "1"])).expect("serialize"),
+            serde_json::json!("a[1]")
+        );
+    }
+
+    #[test]
+    fn findings_list_paths_codes_and_fixes() {
+        let err = PlanError::Zero {
+            role: Role::MicroBatch,
+        };
+        let mut findings = Findings::default();
+        assert_eq!(findings.clone().into_result(), Ok(()));
+        findings.push(Finding::from_error(
+            &err,
+            FieldPath::parse("batch.micro_batch"),
+        ));
+        assert_eq!(findings.paths(), ["batch.micro_batch"]);
+        assert_eq!(findings.codes(), [Code::Zero]);
+        assert_eq!(
+            findings.to_string(),
+            "1 problem in the config:\n  - batch.micro_batch: micro_batch is 0, and every factor \
+             of the plan must be at least 1; set micro_batch to 1 or more\n"
+        );
+        assert!(findings.into_result().is_err());
+    }
+}
