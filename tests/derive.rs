@@ -816,5 +816,7 @@ fn span_values_list_every_length_with_its_path_and_use() {
     let mut out = Vec::new();
     config(GOOD_CONFIG).span_values(&FieldPath::root(), &mut out);
     let paths: Vec<String> = out.iter().map(|v| v.path.to_string()).collect();
-    assert_eq!(paths, ["schedule.warmup", "schedule.total", "log.every"]);
+    // Without `total` the run has its demonstration length, and nothing is
+    // compared with it.
+    assert_eq!(paths, ["schedule.warmup", "log.every"]);
 }

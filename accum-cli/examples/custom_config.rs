@@ -9,16 +9,21 @@
 use accum::{AccumConfig, Span, Updates};
 use serde::{Deserialize, Serialize};
 
+// This section ignores keys it does not know (serde's default), so a
+// misspelt one is a warning with the key it most likely means; `Train`
+// denies them, so there it is an error.
 /// The optimizer part of the config; roles may live in nested sections.
 #[derive(AccumConfig, Serialize, Deserialize, schemars::JsonSchema)]
 #[accum(section)]
-#[serde(deny_unknown_fields)]
 struct OptimSection {
     /// Microbatches per update.
     #[accum(accumulation)]
     grad_accum: u32,
     /// Peak learning rate.
     lr: f64,
+    /// Decoupled weight decay. Default 0.
+    #[serde(default)]
+    weight_decay: f64,
 }
 
 /// The whole config.

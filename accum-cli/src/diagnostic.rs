@@ -1,41 +1,44 @@
-//! Findings about a configuration file and their renderings: miette-style
-//! text with the source line underlined, or JSON for tools.
+//! Diagnostics about an input file, and their three renderings, each made
+//! once from the same data:
+//!
+//! - human: a header (`error[code]: message`), the source snippet with the
+//!   value underlined, and the fix (`help:`), like rustc and cargo;
+//! - short: one line per diagnostic, `file:line:col: code: message`, for
+//!   editors and grep;
+//! - JSON: stable keys, for tools.
 
-use std::fmt;
 use std::ops::Range;
 
-use miette::{
-    Diagnostic as MietteDiagnostic, LabeledSpan, NamedSource, Severity as MietteSeverity,
-    SourceCode,
-};
+use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde::Serialize;
 
 use crate::source::line_col;
 
-/// How serious a finding is.
+/// How serious a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
-    /// The configuration cannot be used as it is (exit 1).
+    /// The input cannot be used as it is (exit 1).
     Error,
-    /// The configuration works but is probably not what was meant.
+    /// The input works but is probably not what was meant.
     Warning,
 }
 
-/// One finding: what is wrong, where, and how to fix it.
+/// One diagnostic: what is wrong, where, and how to fix it. `accum explain
+/// CODE` prints the rule behind a code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,
     /// A stable code, e.g. `accum::plan::global-batch`.
     pub code: &'static str,
-    /// What is wrong.
+    /// What is wrong, with the numbers.
     pub message: String,
     /// The fix, when there is one.
     pub help: Option<String>,
     /// The path of keys to the value (`["batch", "micro_batch"]`).
     pub path: Vec<String>,
-    /// The text to underline, and what to say under it.
+    /// The text to underline, and what to say under it (may be empty).
     pub primary: Option<(Range<usize>, String)>,
     /// Other places that take part (the factors of an equation).
     pub secondary: Vec<(Range<usize>, String)>,
@@ -43,7 +46,11 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error at `path`.
-    pub fn error(code: &'static str, path: Vec<String>, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn error(
+        code: &'static str,
+        path: Vec<String>,
+        message: impl Into<String>,
+    ) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             code,
@@ -55,47 +62,40 @@ impl Diagnostic {
         }
     }
 
-    /// The same finding as a warning.
-    pub fn warning(mut self) -> Diagnostic {
+    /// The same diagnostic as a warning.
+    pub(crate) fn warning(mut self) -> Diagnostic {
         self.severity = Severity::Warning;
         self
     }
 
     /// Adds the fix.
-    pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
+    pub(crate) fn help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
         self
     }
 
     /// Underlines `span` with `label`.
-    pub fn at(mut self, span: Range<usize>, label: impl Into<String>) -> Diagnostic {
+    pub(crate) fn at(mut self, span: Range<usize>, label: impl Into<String>) -> Diagnostic {
         self.primary = Some((span, label.into()));
         self
     }
 
     /// Adds a secondary label.
-    pub fn also(mut self, span: Range<usize>, label: impl Into<String>) -> Diagnostic {
+    pub(crate) fn also(mut self, span: Range<usize>, label: impl Into<String>) -> Diagnostic {
         self.secondary.push((span, label.into()));
-        self
-    }
-
-    /// Splits a message of the form "what is wrong; use the fix" into the
-    /// message and its help, as plan errors are written.
-    pub fn with_fix_split(mut self) -> Diagnostic {
-        for marker in ["; use ", ": use "] {
-            if let Some(at) = self.message.find(marker) {
-                let help = self.message[at + 2..].to_owned();
-                self.message.truncate(at);
-                self.help = Some(help);
-                break;
-            }
-        }
         self
     }
 
     /// The dotted path (`batch.micro_batch`), or `(root)`.
     pub fn dotted_path(&self) -> String {
         dotted(&self.path)
+    }
+
+    /// Where the primary span starts, 1-based (`(1, 1)` without a span).
+    fn start(&self, text: &str) -> (usize, usize) {
+        self.primary
+            .as_ref()
+            .map_or((1, 1), |(span, _)| line_col(text, span.start))
     }
 }
 
@@ -118,104 +118,106 @@ pub(crate) fn dotted(path: &[String]) -> String {
     out
 }
 
-/// A finding bound to its document, as miette renders it.
-struct Located<'a> {
-    finding: &'a Diagnostic,
-    source: NamedSource<String>,
+/// A span clamped into `text` and onto character boundaries, so that no
+/// diagnostic can make the renderer slice outside the source.
+fn clamp(text: &str, span: &Range<usize>) -> Range<usize> {
+    let mut start = span.start.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = span.end.clamp(start, text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end
 }
 
-impl fmt::Debug for Located<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Located")
-            .field("finding", self.finding)
-            .finish()
-    }
-}
-
-impl fmt::Display for Located<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.finding.message)
-    }
-}
-
-impl std::error::Error for Located<'_> {}
-
-impl MietteDiagnostic for Located<'_> {
-    fn severity(&self) -> Option<MietteSeverity> {
-        Some(match self.finding.severity {
-            Severity::Error => MietteSeverity::Error,
-            Severity::Warning => MietteSeverity::Warning,
-        })
-    }
-
-    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.finding
-            .help
-            .as_ref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
-    }
-
-    fn source_code(&self) -> Option<&dyn SourceCode> {
-        Some(&self.source)
-    }
-
-    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let primary = self.finding.primary.iter().map(|(span, label)| {
-            LabeledSpan::new_primary_with_span(
-                Some(label.clone()),
-                span.start..span.end.max(span.start),
-            )
-        });
-        let secondary = self
-            .finding
-            .secondary
-            .iter()
-            .map(|(span, label)| LabeledSpan::new_with_span(Some(label.clone()), span.clone()));
-        Some(Box::new(primary.chain(secondary)))
-    }
-}
-
-/// Renders findings as text: `file:line:col` headers, then miette's report
-/// with the source underlined.
-pub(crate) fn render_text(name: &str, text: &str, findings: &[Diagnostic], color: bool) -> String {
-    let theme = if color {
-        miette::GraphicalTheme::unicode()
+/// Renders diagnostics for people: per diagnostic a header, the snippet
+/// with every labelled span, and the help, each said once.
+pub(crate) fn render_text(
+    name: &str,
+    text: &str,
+    diagnostics: &[Diagnostic],
+    color: bool,
+) -> String {
+    let renderer = if color {
+        Renderer::styled()
     } else {
-        miette::GraphicalTheme::unicode_nocolor()
+        Renderer::plain()
     };
-    let handler = miette::GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
-        .with_links(false);
     let mut out = String::new();
-    for finding in findings {
-        let (line, col) = finding
-            .primary
-            .as_ref()
-            .map_or((1, 1), |(span, _)| line_col(text, span.start));
-        let kind = match finding.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
+    for diagnostic in diagnostics {
+        let level = match diagnostic.severity {
+            Severity::Error => Level::ERROR,
+            Severity::Warning => Level::WARNING,
         };
-        out.push_str(&format!(
-            "{}:{line}:{col}: {kind}[{}]: {} ({})\n",
-            name,
-            finding.code,
-            finding.message,
-            finding.dotted_path()
-        ));
-        let located = Located {
-            finding,
-            source: NamedSource::new(name, text.to_owned()),
+        let title = level
+            .primary_title(diagnostic.message.as_str())
+            .id(diagnostic.code);
+        let mut group = match &diagnostic.primary {
+            Some((span, label)) => {
+                let mut snippet = Snippet::source(text).path(name).annotation(
+                    AnnotationKind::Primary
+                        .span(clamp(text, span))
+                        .label(Some(label.as_str()).filter(|l| !l.is_empty())),
+                );
+                for (span, label) in &diagnostic.secondary {
+                    snippet = snippet.annotation(
+                        AnnotationKind::Context
+                            .span(clamp(text, span))
+                            .label(label.as_str()),
+                    );
+                }
+                title.element(snippet)
+            }
+            None => title.element(Origin::path(name)),
         };
-        if handler.render_report(&mut out, &located).is_err() {
-            out.push_str("  (the source could not be rendered)\n");
+        if let Some(help) = &diagnostic.help {
+            group = group.element(Level::HELP.message(help.as_str()));
         }
-        out.push('\n');
+        let report: [Group<'_>; 1] = [group];
+        out.push_str(&renderer.render(&report));
+        out.push_str("\n\n");
     }
     out
 }
 
-/// The JSON form of a finding (stable keys).
+/// Renders one line per diagnostic: `file:line:col: code: message`.
+pub(crate) fn render_short(name: &str, text: &str, diagnostics: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for diagnostic in diagnostics {
+        let (line, col) = diagnostic.start(text);
+        out.push_str(&format!(
+            "{name}:{line}:{col}: {}: {}\n",
+            diagnostic.code, diagnostic.message
+        ));
+    }
+    out
+}
+
+/// `file: N errors, M warnings`, or `file: ok`.
+pub(crate) fn summary(name: &str, diagnostics: &[Diagnostic]) -> String {
+    let errors = count(diagnostics, Severity::Error);
+    let warnings = count(diagnostics, Severity::Warning);
+    if errors == 0 && warnings == 0 {
+        return format!("{name}: ok\n");
+    }
+    format!(
+        "{name}: {errors} error{}, {warnings} warning{}\n",
+        if errors == 1 { "" } else { "s" },
+        if warnings == 1 { "" } else { "s" }
+    )
+}
+
+/// How many diagnostics have `severity`.
+pub(crate) fn count(diagnostics: &[Diagnostic], severity: Severity) -> usize {
+    diagnostics
+        .iter()
+        .filter(|d| d.severity == severity)
+        .count()
+}
+
+/// The JSON form of a diagnostic (stable keys).
 #[derive(Debug, Serialize)]
 pub(crate) struct DiagnosticJson {
     /// The file.
@@ -240,12 +242,16 @@ pub(crate) struct DiagnosticJson {
     pub(crate) help: Option<String>,
 }
 
-/// Findings in their JSON form.
-pub(crate) fn to_json(doc_name: &str, text: &str, findings: &[Diagnostic]) -> Vec<DiagnosticJson> {
-    findings
+/// Diagnostics in their JSON form.
+pub(crate) fn to_json(
+    doc_name: &str,
+    text: &str,
+    diagnostics: &[Diagnostic],
+) -> Vec<DiagnosticJson> {
+    diagnostics
         .iter()
-        .map(|f| {
-            let span = f.primary.as_ref().map_or(0..0, |(s, _)| s.clone());
+        .map(|d| {
+            let span = d.primary.as_ref().map_or(0..0, |(s, _)| s.clone());
             let (line, column) = line_col(text, span.start);
             let (end_line, end_column) = line_col(text, span.end);
             DiagnosticJson {
@@ -254,11 +260,11 @@ pub(crate) fn to_json(doc_name: &str, text: &str, findings: &[Diagnostic]) -> Ve
                 column,
                 end_line,
                 end_column,
-                path: f.dotted_path(),
-                severity: f.severity,
-                code: f.code,
-                message: f.message.clone(),
-                help: f.help.clone(),
+                path: d.dotted_path(),
+                severity: d.severity,
+                code: d.code,
+                message: d.message.clone(),
+                help: d.help.clone(),
             }
         })
         .collect()
@@ -269,42 +275,74 @@ mod tests {
     use super::*;
     use crate::source::{Document, SourceFormat};
 
-    #[test]
-    fn renders_location_underline_and_help() {
+    fn zero() -> (Document, Diagnostic) {
         let text = "[batch]\nmicro_batch = 0\n";
         let doc =
             Document::parse("train.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
         let span = doc.span_for(&["batch".into(), "micro_batch".into()]);
-        let finding = Diagnostic::error(
+        let diagnostic = Diagnostic::error(
             "accum::plan::zero",
             vec!["batch".into(), "micro_batch".into()],
             "micro_batch is 0",
         )
         .help("use at least 1")
         .at(span, "zero examples per microbatch");
-        let out = render_text(&doc.name, &doc.text, std::slice::from_ref(&finding), false);
-        assert!(
-            out.starts_with(
-                "train.toml:2:15: error[accum::plan::zero]: micro_batch is 0 (batch.micro_batch)\n"
-            ),
-            "{out}"
+        (doc, diagnostic)
+    }
+
+    #[test]
+    fn human_rendering_says_everything_once() {
+        let (doc, diagnostic) = zero();
+        let out = render_text(
+            &doc.name,
+            &doc.text,
+            std::slice::from_ref(&diagnostic),
+            false,
         );
-        assert!(out.contains("micro_batch = 0"), "{out}");
-        assert!(out.contains("zero examples per microbatch"), "{out}");
-        assert!(out.contains("use at least 1"), "{out}");
-        let json = to_json("train.toml", text, &[finding]);
+        assert_eq!(
+            out,
+            "error[accum::plan::zero]: micro_batch is 0\n \
+             --> train.toml:2:15\n  \
+             |\n\
+             2 | micro_batch = 0\n  \
+             |               ^ zero examples per microbatch\n  \
+             |\n  \
+             = help: use at least 1\n\n"
+        );
+        assert_eq!(out.matches("micro_batch is 0").count(), 1);
+    }
+
+    #[test]
+    fn short_and_json_locate_the_value() {
+        let (doc, diagnostic) = zero();
+        assert_eq!(
+            render_short(&doc.name, &doc.text, std::slice::from_ref(&diagnostic)),
+            "train.toml:2:15: accum::plan::zero: micro_batch is 0\n"
+        );
+        let json = to_json("train.toml", &doc.text, &[diagnostic]);
         assert_eq!(
             (json[0].line, json[0].column, json[0].end_column),
             (2, 15, 16)
         );
+        assert_eq!(json[0].path, "batch.micro_batch");
     }
 
     #[test]
-    fn splits_fixes_and_dots_paths() {
-        let f = Diagnostic::error("c", vec![], "global_batch 30 ≠ 32; use accumulation 7")
-            .with_fix_split();
-        assert_eq!(f.message, "global_batch 30 ≠ 32");
-        assert_eq!(f.help.as_deref(), Some("use accumulation 7"));
+    fn spans_outside_the_text_are_clamped() {
+        let text = "a = \"é\"\n";
+        assert_eq!(clamp(text, &(5..6)), 5..7);
+        assert_eq!(clamp(text, &(50..60)), text.len()..text.len());
+        let out = render_text(
+            "t.toml",
+            text,
+            &[Diagnostic::error("accum::syntax", vec![], "bad").at(40..90, "")],
+            false,
+        );
+        assert!(out.starts_with("error[accum::syntax]: bad\n"), "{out}");
+    }
+
+    #[test]
+    fn dots_paths() {
         assert_eq!(dotted(&["a".into(), "0".into(), "b".into()]), "a[0].b");
         assert_eq!(dotted(&[]), "(root)");
     }

@@ -35,6 +35,41 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), CliError> {
     accum_core::fsio::check_writable(path).map_err(CliError::usage)
 }
 
+/// Writes a new file at `path`, atomically, and never over an existing
+/// one: the bytes go to a temporary file beside it, which is then linked to
+/// `path` (a link fails when `path` exists, even if it appeared meanwhile).
+pub(crate) fn create_new(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    let exists = || {
+        CliError::usage(format!(
+            "{}: already exists; not overwritten",
+            path.display()
+        ))
+    };
+    if path.exists() {
+        return Err(exists());
+    }
+    let mut staged = path.as_os_str().to_owned();
+    staged.push(format!(".{}.new", std::process::id()));
+    let staged = PathBuf::from(staged);
+    write_atomic(&staged, bytes)?;
+    let linked = fs::hard_link(&staged, path);
+    let result = match linked {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Err(exists()),
+        // A file system without hard links: check again, then rename.
+        Err(_) if !path.exists() => fs::rename(&staged, path).map_err(|err| {
+            CliError::usage(format!(
+                "{}: cannot write: {}",
+                path.display(),
+                describe(&err)
+            ))
+        }),
+        Err(_) => Err(exists()),
+    };
+    let _ = fs::remove_file(&staged);
+    result
+}
+
 /// Copies `path` to `path.bak` (atomically) before an in-place change.
 pub(crate) fn backup(path: &Path) -> Result<PathBuf, CliError> {
     let mut backup = path.as_os_str().to_owned();
@@ -70,6 +105,14 @@ mod tests {
         dir
     }
 
+    /// The names of the files in `dir`: what a write left behind.
+    fn names(dir: &Path) -> Vec<std::ffi::OsString> {
+        fs::read_dir(dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect()
+    }
+
     #[test]
     fn replaces_and_leaves_no_temporary_file() {
         let dir = scratch("replace");
@@ -77,11 +120,7 @@ mod tests {
         fs::write(&target, "old").expect("write");
         write_atomic(&target, b"new").expect("atomic write");
         assert_eq!(fs::read_to_string(&target).expect("read"), "new");
-        let names: Vec<_> = fs::read_dir(&dir)
-            .expect("list")
-            .map(|e| e.expect("entry").file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
+        assert_eq!(names(&dir), vec![std::ffi::OsString::from("out.json")]);
         let _ = fs::remove_dir_all(&dir);
     }
 
@@ -94,6 +133,21 @@ mod tests {
             err.to_string().contains("cannot create a temporary file"),
             "{err}"
         );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn create_new_never_overwrites() {
+        let dir = scratch("create-new");
+        let target = dir.join("accum.toml");
+        create_new(&target, b"first").expect("a new file");
+        let err = create_new(&target, b"second").expect_err("exists");
+        assert!(
+            err.to_string().ends_with("already exists; not overwritten"),
+            "{err}"
+        );
+        assert_eq!(fs::read_to_string(&target).expect("read"), "first");
+        assert_eq!(names(&dir), vec![std::ffi::OsString::from("accum.toml")]);
         let _ = fs::remove_dir_all(&dir);
     }
 

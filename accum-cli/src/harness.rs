@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use accum_core::config::TrainingConfig;
 use accum_core::{Plan, Rounding, Span, UnitKind};
 
-use crate::interop::{Engine, ImportOptions};
+use crate::interop::{Framework, ImportOptions};
 use crate::load::{Schema, check_document};
 use crate::source::{Document, SourceFormat};
 
@@ -154,10 +154,10 @@ fn downstream(doc: &Document, schema: &Schema<TrainingConfig>, config: &Training
     }
 }
 
-/// Imports `data` as `engine`'s file with default options and with a
-/// launcher's options, renders the findings, and exports a canonical
-/// configuration that imported without errors.
-pub fn import(engine: Engine, data: &[u8]) {
+/// Imports `data` as `framework`'s file with default options and with a
+/// launcher's options, renders the findings, and exports a config that
+/// imported without errors; the exported file must import again.
+pub fn import(framework: Framework, data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -167,19 +167,33 @@ pub fn import(engine: Engine, data: &[u8]) {
         micro_batch: Some(4),
         examples: Some(1000),
         seq_len: Some(128),
+        env: vec![
+            ("GPUS_PER_NODE".into(), "8".into()),
+            ("1".into(), "4".into()),
+        ],
         ..ImportOptions::default()
     };
     for opts in [ImportOptions::default(), launcher] {
-        match crate::interop::import(engine, "input", text, &opts) {
+        match crate::interop::import(framework, "input", text, &opts) {
             Ok(imported) => {
-                let _ = crate::interop::render_findings("input", text, &imported.findings, false);
+                let _ = imported.render(false);
+                let _ = crate::interop::render_reports(&imported.files, false);
                 if !imported.has_errors() {
-                    let _ = imported.canonical.to_toml();
-                    let _ = crate::interop::export(engine, &imported.canonical);
+                    let toml = imported.to_toml();
+                    let back: Result<crate::interop::PartialConfig, _> = toml::from_str(&toml);
+                    assert!(
+                        back.is_ok(),
+                        "the imported config does not read back: {toml}"
+                    );
+                    if let Ok(exported) = crate::interop::export(framework, &imported.config) {
+                        let _ =
+                            crate::interop::import(framework, "exported", &exported.text, &opts);
+                    }
                 }
             }
             Err(err) => {
                 let _ = err.to_string();
+                let _ = err.render(false);
             }
         }
     }

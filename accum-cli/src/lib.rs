@@ -6,12 +6,9 @@
 
 use std::process::ExitCode;
 
-use clap::{FromArgMatches, Parser, Subcommand};
-
 mod cli;
 mod commands;
 mod diagnostic;
-mod engines;
 mod error;
 mod fsio;
 #[cfg(feature = "harness")]
@@ -21,6 +18,7 @@ mod load;
 mod output;
 // The sheet renderers and the source parser are being reworked in place;
 // their items are crate-internal though still spelled `pub`.
+mod rules;
 #[allow(
     unreachable_pub,
     reason = "crate-internal module; items to become pub(crate)"
@@ -35,17 +33,18 @@ mod sheet;
     allow(dead_code, reason = "`Document::format` is read by the harness")
 )]
 mod source;
+mod suggest;
 mod training;
+mod typed;
 mod validate;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use load::CliConfig;
 
-use cli::{Cli, CommonCommand};
-
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    cli::set_bin_name("accum");
+    let cli = match cli::parse_accum() {
         Ok(cli) => cli,
         Err(err) => {
             // clap prints help and version to stdout with exit 0, and usage
@@ -95,18 +94,11 @@ pub fn run<T: CliConfig>() -> ExitCode {
                 .map(|s| s.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "accum".to_owned());
-    let build = move || {
-        CommonCommand::augment_subcommands(
-            clap::Command::new(bin.clone())
-                .version(env!("CARGO_PKG_VERSION"))
-                .subcommand_required(true)
-                .arg_required_else_help(true),
-        )
-        .about("Check and plan this program's training configs (B = m·A·D, with units)")
-    };
-    let parsed = build()
-        .try_get_matches()
-        .and_then(|matches| CommonCommand::from_arg_matches(&matches));
+    cli::set_bin_name(&bin);
+    let build = move || cli::user_command(&bin);
+    let parsed = build().try_get_matches().and_then(|matches| {
+        <cli::CommonCommand as clap::FromArgMatches>::from_arg_matches(&matches)
+    });
     let parsed = match parsed {
         Ok(parsed) => parsed,
         Err(err) => {

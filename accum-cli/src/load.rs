@@ -38,9 +38,19 @@ pub(crate) struct Schema<T> {
 }
 
 impl<T: CliConfig> Schema<T> {
-    /// The built-in schema of `T`.
+    /// The built-in schema of `T`, which also lets a JSON file name its
+    /// schema for editors (`"$schema": "./accum.schema.json"`).
     pub(crate) fn builtin() -> Schema<T> {
-        let value = accum_core::schema_for::<T>().to_value();
+        let mut value = accum_core::schema_for::<T>().to_value();
+        if let Some(properties) = value.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.insert(
+                crate::validate::SCHEMA_KEY.to_owned(),
+                serde_json::json!({
+                    "type": "string",
+                    "description": "The JSON Schema of this file, for editors; accum does not read it."
+                }),
+            );
+        }
         let map = SchemaMap::from_schema(&value);
         Schema {
             value,
@@ -91,7 +101,7 @@ pub(crate) fn load(path: &Path) -> Result<Result<Document, Rejected>, CliError> 
                 Vec::new(),
                 format!("invalid {}: {}", err.format.name(), err.message),
             )
-            .at(span, "here");
+            .at(span, "");
             Ok(Err(Rejected {
                 name: err.name,
                 text: err.text,
@@ -125,32 +135,16 @@ pub(crate) fn check_document<T: CliConfig>(
     if let Some(check) = typed
         && diagnostics.is_empty()
     {
-        match serde_json::from_value::<T>(doc.to_json()) {
-            Err(err) => diagnostics.push(
-                Diagnostic::error(
-                    "accum::schema",
-                    Vec::new(),
-                    format!("the configuration does not match its type: {err}"),
-                )
-                .at(doc.span_for(&[]), "here"),
-            ),
-            Ok(typed) => {
+        match crate::typed::from_value::<T>(&crate::validate::instance(doc)) {
+            Err(err) => diagnostics.push(err.diagnostic(doc)),
+            Ok((typed, ignored)) => {
+                diagnostics.extend(ignored.iter().map(|key| key.diagnostic(doc)));
                 if let Err(problems) = check(&typed) {
-                    for problem in &problems {
-                        let path = problem.path.segments().to_vec();
-                        let span = doc.span_for(&path);
-                        let mut diagnostic =
-                            Diagnostic::error(problem.code.as_str(), path, problem.message.clone())
-                                .at(span, problem.label.clone());
-                        if let Some(fix) = &problem.fix {
-                            diagnostic = diagnostic.help(fix.text.clone());
-                        }
-                        for related in &problem.related {
-                            diagnostic = diagnostic
-                                .also(doc.span_for(related.path.segments()), related.label.clone());
-                        }
-                        diagnostics.push(diagnostic);
-                    }
+                    diagnostics.extend(
+                        problems
+                            .iter()
+                            .map(|finding| crate::validate::finding_diagnostic(doc, finding)),
+                    );
                 }
                 config = Some(typed);
             }
@@ -204,9 +198,10 @@ pub(crate) fn load_checked<T: CliConfig>(
         Some(config) if errors == 0 => config,
         _ => {
             return Err(CliError::invalid(format!(
-                "{}: {errors} error{} (run `accum validate {}` for details)",
+                "{}: {errors} error{} (run `{} validate {}` for details)",
                 doc.name,
                 if errors == 1 { "" } else { "s" },
+                crate::cli::bin_name(),
                 path.display()
             )));
         }

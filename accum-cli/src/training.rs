@@ -33,7 +33,7 @@ pub(crate) fn expected_tokens_per_update(config: &TrainingConfig, plan: &Plan) -
 pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
     let n = group_digits;
     let loss = Table {
-        title: "Loss and precision (R4, R7)".into(),
+        title: "Loss and precision".into(),
         rows: vec![
             Row::new(
                 "normalization",
@@ -77,7 +77,7 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
                 } else {
                     "none".into()
                 },
-                "constant within a group; unscale and clip after the last contribution; a non-finite gradient skips the update (R7)",
+                "constant within a group; unscale and clip after the last contribution; a non-finite gradient skips the update",
             ),
         ],
     };
@@ -88,7 +88,7 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
             "learning rate",
             format!("{}", o.lr),
             format!(
-                "{} schedule, stepped once per applied update (R8)",
+                "{} schedule, stepped once per applied update",
                 config.schedule.kind
             ),
         ),
@@ -116,7 +116,7 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         "gradient clipping",
         o.clip_norm
             .map_or_else(|| "off".to_owned(), |c| format!("global norm {c}")),
-        "after the reduction and unscaling, before the update (R5)",
+        "after the reduction and unscaling, before the update",
     ));
     let optimizer = Table {
         title: "Optimizer and schedule".into(),
@@ -172,16 +172,16 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
                     "unreachable: the epoch would have failed".to_owned(),
                 ),
             };
-            data_rows.push(Row::new("last group (R6)", value, note));
+            data_rows.push(Row::new("last group", value, note));
         }
         Err(err) => data_rows.push(Row::new(
-            "last group (R6)",
+            "last group",
             d.last_group.to_string(),
             err.to_string(),
         )),
     }
     let data = Table {
-        title: "Data and last group (R6)".into(),
+        title: "Data and last group".into(),
         rows: data_rows,
     };
     let params = model_params(config);

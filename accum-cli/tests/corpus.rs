@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use accum_cli::harness;
 use accum_cli::harness::ConfigFormat;
-use accum_cli::interop::Engine;
+use accum_cli::interop::Framework;
 
 /// Generous for an unoptimized build; a hang or a blow-up takes far longer.
 const PER_INPUT: Duration = Duration::from_secs(20);
@@ -35,10 +35,12 @@ fn target(name: &str) -> Option<Harness> {
         "config_yaml" => |d| {
             harness::config(ConfigFormat::Yaml, d);
         },
-        "import_deepspeed" => |d| harness::import(Engine::DeepSpeed, d),
-        "import_megatron" => |d| harness::import(Engine::Megatron, d),
-        "import_hf" => |d| harness::import(Engine::HuggingFace, d),
-        "import_lightning" => |d| harness::import(Engine::Lightning, d),
+        "import_deepspeed" => |d| harness::import(Framework::DeepSpeed, d),
+        "import_megatron" => |d| harness::import(Framework::Megatron, d),
+        "import_hf" => |d| harness::import(Framework::HuggingFace, d),
+        "import_lightning" => |d| harness::import(Framework::Lightning, d),
+        "import_axolotl" => |d| harness::import(Framework::Axolotl, d),
+        "import_nemo" => |d| harness::import(Framework::NeMo, d),
         _ => return None,
     })
 }
@@ -114,6 +116,8 @@ fn the_fuzz_corpus_replays_without_panics_or_hangs() {
         "import_megatron",
         "import_hf",
         "import_lightning",
+        "import_axolotl",
+        "import_nemo",
     ] {
         let dir = fuzz_dir().join("corpus").join(name);
         let files = fs::read_dir(&dir).map_or(0, |d| d.count());

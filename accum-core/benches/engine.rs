@@ -51,7 +51,7 @@ fn config(replicas: u64) -> EngineConfig {
         },
         optimizer: OptimizerSection::default(),
         schedule: ScheduleSection {
-            total: "1000000 updates".parse().expect("a valid span"),
+            total: Some("1000000 updates".parse().expect("a valid span")),
             ..ScheduleSection::default()
         },
         ..EngineConfig::default()

@@ -54,6 +54,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub mod partial;
+
 use crate::engine::EngineConfig;
 use crate::settings::{
     DataSection, LogSection, LossSection, ModelSection, OptimizerSection, PrecisionSection,

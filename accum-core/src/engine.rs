@@ -235,7 +235,7 @@ impl EngineConfig {
         {
             bad(
                 "optimizer.clip_norm",
-                format!("{clip} must be > 0; leave it out to disable clipping"),
+                format!("{clip} must be > 0; use 0 to disable clipping"),
             );
         }
         let s = &self.precision.loss_scale;
@@ -263,7 +263,7 @@ impl EngineConfig {
                 "is 0; use at least 1 update, e.g. 2000".into(),
             );
         }
-        if self.schedule.total.value() == 0 {
+        if self.schedule.run_length().value() == 0 {
             bad(
                 "schedule.total",
                 "is 0; a run needs at least 1 update".into(),

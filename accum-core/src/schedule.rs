@@ -124,7 +124,7 @@ impl Schedule {
         tokens_per_update: Option<u64>,
     ) -> Result<Schedule, PlanError> {
         let warmup = span_to_updates(&section.warmup, plan, tokens_per_update)?;
-        let total = span_to_updates(&section.total, plan, tokens_per_update)?;
+        let total = span_to_updates(&section.run_length(), plan, tokens_per_update)?;
         Ok(Schedule::new(section.kind, base_lr, warmup, total))
     }
 
@@ -345,12 +345,12 @@ mod tests {
         let section = ScheduleSection {
             kind: ScheduleKind::Cosine,
             warmup: "32 examples".parse().unwrap(),
-            total: "80 microbatches".parse().unwrap(),
+            total: Some("80 microbatches".parse().unwrap()),
         };
         let s = Schedule::resolve(&section, 1e-3, &plan, None).unwrap();
         assert_eq!((s.warmup(), s.total()), (Updates::new(2), Updates::new(40)));
         let tokens = ScheduleSection {
-            total: "1000 tokens".parse().unwrap(),
+            total: Some("1000 tokens".parse().unwrap()),
             ..section.clone()
         };
         assert!(matches!(

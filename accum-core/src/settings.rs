@@ -197,9 +197,17 @@ pub struct OptimizerSection {
     pub weight_decay: f64,
     /// SGD momentum (0 disables it); ignored by AdamW. Default 0.9.
     pub momentum: f64,
-    /// Clip the global gradient norm to this value after unscaling;
-    /// absent disables clipping. Default 1.0.
+    /// Clip the global gradient norm to this value after unscaling; 0
+    /// disables clipping, as in DeepSpeed, Megatron-LM, the Hugging Face
+    /// Trainer and Lightning. Default 1.0.
+    #[serde(deserialize_with = "zero_is_off")]
     pub clip_norm: Option<f64>,
+}
+
+/// `clip_norm = 0` means no clipping (`None`); any other value is kept for
+/// the range check.
+fn zero_is_off<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.filter(|&v| v != 0.0))
 }
 
 impl Default for OptimizerSection {
@@ -259,9 +267,23 @@ pub struct ScheduleSection {
     #[accum(warmup)]
     pub warmup: Span,
     /// Length of the run and of the schedule, with its unit; the run stops
-    /// after this many applied updates. Default "100 updates".
+    /// after this many applied updates. When absent, a run lasts "100
+    /// updates" (a demonstration length), and the warmup and intervals are
+    /// not checked against it.
     #[accum(total)]
-    pub total: Span,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<Span>,
+}
+
+impl ScheduleSection {
+    /// The length of a run whose `total` is not given.
+    pub const DEFAULT_TOTAL: Span = Span::of(Updates::new(100));
+
+    /// The run's length: `total`, or [`DEFAULT_TOTAL`](Self::DEFAULT_TOTAL)
+    /// when it is not given.
+    pub fn run_length(&self) -> Span {
+        self.total.unwrap_or(Self::DEFAULT_TOTAL)
+    }
 }
 
 impl Default for ScheduleSection {
@@ -269,7 +291,7 @@ impl Default for ScheduleSection {
         ScheduleSection {
             kind: ScheduleKind::Linear,
             warmup: Span::of(Updates::ZERO),
-            total: Span::of(Updates::new(100)),
+            total: None,
         }
     }
 }
@@ -469,7 +491,8 @@ axis = "tokens"
         assert_eq!(s.loss, LossSection::default());
         assert_eq!(s.loss.ignore_index, -100);
         assert_eq!(s.precision.loss_scale.init, 65536.0);
-        assert_eq!(s.schedule.total, Span::new(100, UnitKind::Update));
+        assert_eq!(s.schedule.total, None);
+        assert_eq!(s.schedule.run_length(), Span::new(100, UnitKind::Update));
         assert_eq!(s.data.examples, 256);
         assert_eq!(s.model.hidden, 64);
         assert_eq!(s.log.every, Span::new(1, UnitKind::Update));

@@ -7,7 +7,7 @@ use accum_core::estimate::{
     ByteSize, MemoryEstimate, MemoryInputs, OptimizerKind, ScalingInputs, ScalingPoint,
 };
 use accum_core::units::group_digits;
-use accum_core::{Layout, Plan, PlanInput, Role};
+use accum_core::{Layout, Plan, PlanError, PlanInput, Role};
 use serde::Serialize;
 
 use crate::cli::{CalcArgs, Format, Optimizer, Precision};
@@ -65,9 +65,7 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
         seq_len: args.seq_len,
         global_batch: args.global_batch,
     };
-    let plan = input
-        .resolve()
-        .map_err(|err| CliError::usage(calc_hint(err.to_string())))?;
+    let plan = input.resolve().map_err(|err| calc_error(&err))?;
     let solved = match (args.micro_batch, args.accum_steps) {
         (Some(_), None) => Some(Role::Accumulation),
         (None, Some(_)) => Some(Role::MicroBatch),
@@ -107,21 +105,25 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
     })
 }
 
-/// Translates plan-error wording into the calculator's flag names.
-fn calc_hint(message: String) -> String {
-    let mut message = message;
-    for (key, flag) in [
-        ("micro_batch", "-m/--micro-batch"),
-        ("accumulation", "-a/--accum-steps"),
-        ("replicas", "-d/--data-parallel"),
-        ("global_batch", "-B/--global-batch"),
-        ("seq_len", "-L/--seq-len"),
-    ] {
-        if message.starts_with(key) {
-            message = format!("{flag}{}", &message[key.len()..]);
-        }
-    }
-    message
+/// A plan error said to someone who typed flags: the flag of the value at
+/// fault first, then what is wrong and the way out.
+fn calc_error(err: &PlanError) -> CliError {
+    let flag = err.role().map(|role| match role {
+        Role::MicroBatch => "-m/--micro-batch",
+        Role::Accumulation => "-a/--accum-steps",
+        Role::Replicas => "-d/--data-parallel",
+        Role::WorldSize => "--world-size",
+        Role::TensorParallel => "--tensor",
+        Role::PipelineParallel => "--pipeline",
+        Role::ContextParallel => "--context",
+        Role::GlobalBatch => "-B/--global-batch",
+        Role::SeqLen => "-L/--seq-len",
+    });
+    let message = match flag {
+        Some(flag) => format!("{flag}: {}", err.message()),
+        None => err.message(),
+    };
+    CliError::usage(format!("{message}; {}", err.fix().text))
 }
 
 fn solved_formula(role: Role, plan: &Plan) -> String {
@@ -245,7 +247,7 @@ fn render_text(r: &CalcReport) -> String {
     }
     if let Some(memory) = &r.memory {
         let _ = writeln!(out);
-        let _ = writeln!(out, "memory per device (estimate, R16)");
+        let _ = writeln!(out, "memory per device (estimate)");
         let _ = writeln!(out, "  weights           {}", memory.weights);
         let _ = writeln!(out, "  gradients         {}", memory.gradients);
         let _ = writeln!(out, "  optimizer state   {}", memory.optimizer_state);
@@ -260,7 +262,7 @@ fn render_text(r: &CalcReport) -> String {
         let _ = writeln!(out);
         let _ = writeln!(
             out,
-            "data-parallel scaling (estimate, R17: one gradient all-reduce per update)"
+            "data-parallel scaling (estimate: one gradient all-reduce per update)"
         );
         let _ = writeln!(
             out,
@@ -325,19 +327,10 @@ mod tests {
 
     #[test]
     fn layout_and_solving() {
-        let r = report(&[
-            "-m",
-            "4",
-            "-a",
-            "8",
-            "--world-size",
-            "64",
-            "--tensor",
-            "2",
-            "--pipeline",
-            "2",
-        ])
-        .expect("valid");
+        let args: Vec<&str> = "-m 4 -a 8 --world-size 64 --tensor 2 --pipeline 2"
+            .split_whitespace()
+            .collect();
+        let r = report(&args).expect("valid");
         assert_eq!((r.replicas, r.effective_batch), (16, 512));
         assert_eq!(
             r.formula.replicas.as_deref(),
@@ -359,7 +352,8 @@ mod tests {
     fn bad_values_are_usage_errors_with_the_flag() {
         let err = report(&["-m", "0", "-a", "1"]).expect_err("zero");
         assert!(
-            err.to_string().starts_with("-m/--micro-batch is 0"),
+            err.to_string()
+                .starts_with("-m/--micro-batch: micro_batch is 0"),
             "{err}"
         );
         let err =
@@ -370,7 +364,8 @@ mod tests {
         );
         let err = report(&["-m", "2"]).expect_err("missing A");
         assert!(
-            err.to_string().starts_with("-a/--accum-steps is missing"),
+            err.to_string()
+                .starts_with("-a/--accum-steps: accumulation is missing"),
             "{err}"
         );
         let err = report(&["-m", "2", "-a", "1", "--world-size", "10", "--tensor", "4"])

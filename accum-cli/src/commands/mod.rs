@@ -16,6 +16,9 @@ use crate::sheet::build::Extras;
 
 pub(crate) mod calc;
 pub(crate) mod completions;
+pub(crate) mod explain;
+pub(crate) mod init;
+pub(crate) mod interop;
 pub(crate) mod replan;
 pub(crate) mod run;
 pub(crate) mod schema;
@@ -57,16 +60,15 @@ fn training_hooks() -> Hooks<TrainingConfig> {
 /// Runs one parsed `accum` command, writing its output to stdout.
 pub(crate) fn execute(cli: &Cli) -> Result<Exit, CliError> {
     match &cli.command {
-        Command::Common(command) => run_common::<TrainingConfig>(
-            command,
-            &<Cli as clap::CommandFactory>::command,
-            &training_hooks(),
-        ),
+        Command::Common(command) => {
+            run_common::<TrainingConfig>(command, &crate::cli::accum_command, &training_hooks())
+        }
+        Command::Init(args) => init::run(args),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
-        Command::Import(args) => crate::engines::import(args, false),
-        Command::Lint(args) => crate::engines::import(args, true),
-        Command::Export(args) => crate::engines::export(args),
+        Command::Import(args) => interop::import(args, false),
+        Command::Lint(args) => interop::import(args, true),
+        Command::Export(args) => interop::export(args),
     }
 }
 
@@ -83,6 +85,7 @@ pub(crate) fn run_common<T: CliConfig>(
         CommonCommand::Validate(args) => validate::run::<T>(args, hooks.check),
         CommonCommand::Replan(args) => replan::run::<T>(args, hooks),
         CommonCommand::Sheet(args) => sheet::run::<T>(args, hooks),
+        CommonCommand::Explain(args) => explain::run(args),
         CommonCommand::Completions(args) => completions::run(args, cli()),
     }
 }

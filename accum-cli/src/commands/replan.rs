@@ -145,7 +145,7 @@ fn rewrite(
                 before: raw.to_owned(),
                 after,
                 reason: format!(
-                    "microbatches per update change from {} to {}; keeps {} (R8)",
+                    "microbatches per update change from {} to {}; keeps {}",
                     plan.accumulation(),
                     target.accumulation(),
                     updates
@@ -249,7 +249,7 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
 
 fn replan_summary(r: &Replanned) -> String {
     let mut out = format!(
-        "replanned: m {} × A {} × D {} = B {}  →  m {} × A {} × D {} = B {} (R11)\n",
+        "replanned: m {} × A {} × D {} = B {}  →  m {} × A {} × D {} = B {}\n",
         r.before.micro_batch(),
         r.before.accumulation(),
         r.before.replicas(),
@@ -295,13 +295,13 @@ fn memory_limit(inputs: &MemoryInputs, budget: ByteSize, plan: &Plan) -> Result<
     {
         None => Err(CliError::invalid(format!(
             "weights {} + gradients {} + optimizer state {} = {} already exceed the budget {}; \
-             accumulation changes the batch, not this memory, so no micro-batch fits (R11): shard the \
+             accumulation changes the batch, not this memory, so no micro-batch fits: shard the \
              optimizer state or the model, or lower the precision",
             fixed.weights, fixed.gradients, fixed.optimizer_state, fixed.total, budget
         ))),
         Some(max) => {
             eprintln!(
-                "memory estimate (R16): {} at m {} ({} fixed + {} activations per example); budget {} allows m ≤ {}",
+                "memory estimate: {} at m {} ({} fixed + {} activations per example); budget {} allows m ≤ {}",
                 now.total,
                 plan.micro_batch(),
                 fixed.total,

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{Format, ValidateArgs};
+use crate::cli::{DiagnosticFormat, ValidateArgs};
 use crate::diagnostic::{self, Severity};
 use crate::error::{CliError, Exit};
 use crate::load::{Checker, CliConfig, Schema, check_document, color, load};
@@ -40,45 +40,40 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
     let mut text = String::new();
     let mut any_error = false;
     for path in &args.files {
-        let (name, source, findings) = match load(path)? {
+        let (name, source, diagnostics) = match load(path)? {
             Ok(doc) => {
                 let outcome = check_document::<T>(&doc, &schema, &map, typed)?;
                 (doc.name, doc.text, outcome.diagnostics)
             }
             Err(bad) => (bad.name, bad.text, vec![bad.finding]),
         };
-        let errors = findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count();
-        let warnings = findings.len() - errors;
+        let errors = diagnostic::count(&diagnostics, Severity::Error);
         any_error |= errors > 0;
         match args.format {
-            Format::Text => {
-                text.push_str(&diagnostic::render_text(&name, &source, &findings, color()));
-                if errors == 0 && warnings == 0 {
-                    text.push_str(&format!("{name}: ok\n"));
-                } else {
-                    text.push_str(&format!(
-                        "{}: {errors} error{}, {warnings} warning{}\n",
-                        name,
-                        if errors == 1 { "" } else { "s" },
-                        if warnings == 1 { "" } else { "s" }
-                    ));
-                }
+            DiagnosticFormat::Human => {
+                text.push_str(&diagnostic::render_text(
+                    &name,
+                    &source,
+                    &diagnostics,
+                    color(),
+                ));
+                text.push_str(&diagnostic::summary(&name, &diagnostics));
             }
-            Format::Json => reports.push(FileReport {
+            DiagnosticFormat::Short => {
+                text.push_str(&diagnostic::render_short(&name, &source, &diagnostics));
+            }
+            DiagnosticFormat::Json => reports.push(FileReport {
                 file: name.clone(),
                 valid: errors == 0,
                 errors,
-                warnings,
-                findings: diagnostic::to_json(&name, &source, &findings),
+                warnings: diagnostics.len() - errors,
+                findings: diagnostic::to_json(&name, &source, &diagnostics),
             }),
         }
     }
     match args.format {
-        Format::Text => print_text(&text)?,
-        Format::Json => print_json(&serde_json::json!({ "files": reports }))?,
+        DiagnosticFormat::Human | DiagnosticFormat::Short => print_text(&text)?,
+        DiagnosticFormat::Json => print_json(&serde_json::json!({ "files": reports }))?,
     }
     Ok(if any_error { Exit::Invalid } else { Exit::Ok })
 }

@@ -1,450 +1,188 @@
-//! Interop with the engines people already train with: DeepSpeed,
-//! Megatron-LM, Hugging Face `TrainingArguments` and Lightning `Trainer`
-//! arguments.
+//! Interop with the frameworks people already train with: DeepSpeed,
+//! Megatron-LM, the Hugging Face Trainer (with Accelerate), Lightning, NeMo
+//! and axolotl.
 //!
-//! [`import`] reads an engine's file, reproduces the engine's own batch
-//! arithmetic (DeepSpeed's fill-in, Megatron's number of microbatches), and
-//! returns the [`Canonical`] accum configuration the file means together with
-//! [`Finding`]s: values that do not divide, what the engine would silently
-//! round, "steps" that are microbatches, schedules that shift, partial last
-//! groups, per-token normalization that is off, model-parallel devices
-//! counted as replicas (SPEC R1, R3, R4, R6, R8, R9). [`export`] writes an
-//! engine's file from a canonical configuration, consistent by construction,
-//! with every span converted into the engine's unit through the [`Plan`].
+//! [`import`] reads a framework's file as that framework reads it, reproduces
+//! its own batch arithmetic (DeepSpeed's fill-in and assertion, Megatron's
+//! number of microbatches, the Trainer's `"auto"` values, NeMo's global batch)
+//! and its refusals, and returns what the file says as a
+//! [`PartialConfig`]: the sections of accum's training config with only the
+//! keys the file sets, plus the batch `m`, `A`, `D`, `B` the framework would
+//! train with. Alongside come findings: values that do not divide, what the
+//! framework would silently round, "steps" that are microbatches, schedules
+//! that shift, partial last groups, per-token normalization that is off,
+//! model-parallel devices counted as replicas. [`export`] writes a framework's
+//! file from a partial config: what the config says, and what the framework
+//! needs to train with the same batch.
 //!
 //! ```
-//! use accum_cli::interop::{Engine, ImportOptions, export, import};
+//! use accum_cli::interop::{Framework, ImportOptions, export, import};
 //!
 //! // DeepSpeed fills gradient_accumulation_steps = 512 // 4 // 8 = 16.
 //! let text = r#"{ "train_batch_size": 512, "train_micro_batch_size_per_gpu": 4 }"#;
 //! let opts = ImportOptions { world_size: Some(8), ..ImportOptions::default() };
-//! let imported = import(Engine::DeepSpeed, "ds.json", text, &opts)?;
-//! assert_eq!(imported.canonical.batch.accumulation, 16);
-//! assert!(imported.canonical.to_toml().contains("global_batch = 512"));
-//! let hf = export(Engine::HuggingFace, &imported.canonical)?;
-//! assert!(hf.contains("\"gradient_accumulation_steps\": 16"));
+//! let imported = import(Framework::DeepSpeed, "ds.json", text, &opts)?;
+//! assert_eq!(imported.config.batch.accumulation, Some(16));
+//! assert!(imported.to_toml().contains("global_batch = 512"));
+//! let hf = export(Framework::HuggingFace, &imported.config)?;
+//! assert!(hf.text.contains("\"gradient_accumulation_steps\": 16"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Severity: a finding is an **error** when the engine would fail, silently
-//! train with a batch, schedule or loss denominator other than the one
-//! written, or when the file cannot be read as a plan; it is a **warning**
-//! when the run works as written but a value is ambiguous, not carried over,
-//! or likely not what was meant.
+//! Severity: a finding is an **error** when the framework would refuse the
+//! file or silently train with a batch, schedule or loss denominator other
+//! than the one written, or when a value the batch needs is unknown (the
+//! finding names it and what supplies it); it is a **warning** when the run
+//! works as written but a value is ambiguous, not carried over, or likely not
+//! what was meant. Values that do not matter for the batch are never errors.
 
 use std::fmt;
-use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use accum_core::{LastGroup, Layout, Plan, PlanError, PlanInput, Rounding, Span, UnitKind};
 use serde::{Deserialize, Serialize};
 
-pub use accum_core::settings::{Normalization, PrecisionMode};
+pub use accum_core::config::partial::PartialConfig;
 
-use crate::diagnostic::{Diagnostic as Finding, Severity};
-use crate::source::{Document, Node, NodeKind, SourceFormat};
+use crate::diagnostic::{Diagnostic, Severity};
 
-pub mod deepspeed;
-pub mod huggingface;
-pub mod lightning;
-pub mod megatron;
+mod axolotl;
+pub mod codes;
+mod deepspeed;
+mod dialect;
+mod export;
+mod files;
+mod huggingface;
+mod lightning;
+mod megatron;
+mod reader;
 
-/// The canonical accum configuration an engine file means, by the TOML
-/// section and key names of the canonical config (`[batch] micro_batch`, …).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Canonical {
-    /// `[run]`: free text shown on sheets.
-    pub run: RunSection,
-    /// `[batch]`: `m`, `A`, `D`, `B` and `L`.
-    pub batch: BatchSection,
-    /// `[parallel]`: the device layout `D` comes from, when known.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub parallel: Option<ParallelSection>,
-    /// `[loss]`: how the loss of a group is normalized (R4).
-    pub loss: LossSection,
-    /// `[precision]`: the number format and loss scaling (R7).
-    pub precision: PrecisionSection,
-    /// `[optimizer]`: clipping and learning rate.
-    pub optimizer: OptimizerSection,
-    /// `[schedule]`: warmup and total length, as spans (R1, R8).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub schedule: Option<ScheduleSection>,
-    /// `[data]`: dataset size and last-group policy (R6).
-    pub data: DataSection,
-    /// `[log]`: logging interval, as a span.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub log: Option<LogSection>,
-}
+#[cfg(test)]
+mod tests;
 
-/// `[run]`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunSection {
-    /// The run's name.
-    pub name: String,
-    /// Free text; import says where the values came from.
-    pub notes: String,
-}
+/// The interop guide (`docs/interop.md`), compiled so that its example runs.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/interop.md")]
+pub struct InteropGuide;
 
-/// `[batch]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BatchSection {
-    /// `m`: examples per microbatch per replica.
-    pub micro_batch: u64,
-    /// `A`: microbatches per update per replica.
-    pub accumulation: u64,
-    /// `D`: data-parallel replicas.
-    pub replicas: u64,
-    /// `B = m·A·D`, written so that readers see it; checked on use.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub global_batch: Option<u64>,
-    /// `L`, when every example has the same number of tokens.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub seq_len: Option<u64>,
-}
-
-/// `[parallel]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ParallelSection {
-    /// All devices of the job.
-    pub world_size: u64,
-    /// Tensor-parallel degree.
-    pub tensor: u64,
-    /// Pipeline-parallel degree.
-    pub pipeline: u64,
-    /// Context-parallel degree.
-    pub context: u64,
-}
-
-impl ParallelSection {
-    /// The plan layout.
-    pub const fn layout(&self) -> Layout {
-        Layout::new(self.world_size, self.tensor, self.pipeline, self.context)
-    }
-}
-
-/// `[loss]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LossSection {
-    /// The normalization.
-    pub normalization: Normalization,
-}
-
-/// `[precision.loss_scale]` (R7).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LossScale {
-    /// The initial (or, with growth and backoff 1, the static) scale.
-    pub init: f64,
-    /// Factor applied after `growth_interval` clean updates (1 = static).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub growth_factor: Option<f64>,
-    /// Factor applied on overflow (1 = static).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub backoff_factor: Option<f64>,
-    /// Clean updates before the scale grows.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub growth_interval: Option<u64>,
-}
-
-/// `[precision]`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PrecisionSection {
-    /// The number format.
-    pub mode: PrecisionMode,
-    /// Loss scaling, for fp16.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub loss_scale: Option<LossScale>,
-}
-
-/// `[optimizer]`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct OptimizerSection {
-    /// Global gradient-norm clipping threshold, after the whole group (R5).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub clip_norm: Option<f64>,
-    /// Peak learning rate.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub lr: Option<f64>,
-}
-
-/// `[schedule]`: both lengths are optional so that a file that gives only
-/// one of them is imported without inventing the other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScheduleSection {
-    /// Learning-rate warmup.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub warmup: Option<Span>,
-    /// Length of the whole run.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub total: Option<Span>,
-}
-
-/// `[data]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DataSection {
-    /// What happens to a partial last group (R6).
-    pub last_group: LastGroup,
-    /// Examples in the dataset, when known.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub examples: Option<u64>,
-}
-
-/// `[log]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LogSection {
-    /// Interval between log lines.
-    pub every: Span,
-}
-
-impl Canonical {
-    /// The plan the batch and parallel sections describe (R3).
-    pub fn plan(&self) -> Result<Plan, PlanError> {
-        PlanInput {
-            micro_batch: Some(self.batch.micro_batch),
-            accumulation: Some(self.batch.accumulation),
-            replicas: Some(self.batch.replicas),
-            layout: self.parallel.map(|p| p.layout()),
-            seq_len: self.batch.seq_len,
-            global_batch: self.batch.global_batch,
-        }
-        .resolve()
-    }
-
-    /// The canonical TOML file: the sections and keys above in a fixed
-    /// order, spans as strings such as `"500 updates"`.
-    pub fn to_toml(&self) -> String {
-        let mut out = String::new();
-        section(&mut out, "run");
-        kv(&mut out, "name", &toml_string(&self.run.name));
-        kv(&mut out, "notes", &toml_string(&self.run.notes));
-
-        section(&mut out, "batch");
-        kv(&mut out, "micro_batch", &self.batch.micro_batch.to_string());
-        kv(
-            &mut out,
-            "accumulation",
-            &self.batch.accumulation.to_string(),
-        );
-        kv(&mut out, "replicas", &self.batch.replicas.to_string());
-        if let Some(b) = self.batch.global_batch {
-            kv(&mut out, "global_batch", &b.to_string());
-        }
-        if let Some(l) = self.batch.seq_len {
-            kv(&mut out, "seq_len", &l.to_string());
-        }
-
-        if let Some(p) = &self.parallel {
-            section(&mut out, "parallel");
-            kv(&mut out, "world_size", &p.world_size.to_string());
-            kv(&mut out, "tensor", &p.tensor.to_string());
-            kv(&mut out, "pipeline", &p.pipeline.to_string());
-            kv(&mut out, "context", &p.context.to_string());
-        }
-
-        section(&mut out, "loss");
-        kv(
-            &mut out,
-            "normalization",
-            &toml_string(self.loss.normalization.key()),
-        );
-
-        section(&mut out, "precision");
-        kv(&mut out, "mode", &toml_string(self.precision.mode.key()));
-        if let Some(s) = &self.precision.loss_scale {
-            section(&mut out, "precision.loss_scale");
-            kv(&mut out, "init", &toml_float(s.init));
-            if let Some(g) = s.growth_factor {
-                kv(&mut out, "growth_factor", &toml_float(g));
-            }
-            if let Some(b) = s.backoff_factor {
-                kv(&mut out, "backoff_factor", &toml_float(b));
-            }
-            if let Some(i) = s.growth_interval {
-                kv(&mut out, "growth_interval", &i.to_string());
-            }
-        }
-
-        section(&mut out, "optimizer");
-        if let Some(c) = self.optimizer.clip_norm {
-            kv(&mut out, "clip_norm", &toml_float(c));
-        }
-        if let Some(lr) = self.optimizer.lr {
-            kv(&mut out, "lr", &toml_float(lr));
-        }
-
-        if let Some(s) = &self.schedule {
-            section(&mut out, "schedule");
-            if let Some(w) = s.warmup {
-                kv(&mut out, "warmup", &toml_string(&w.to_string()));
-            }
-            if let Some(t) = s.total {
-                kv(&mut out, "total", &toml_string(&t.to_string()));
-            }
-        }
-
-        section(&mut out, "data");
-        kv(
-            &mut out,
-            "last_group",
-            &toml_string(self.data.last_group.key()),
-        );
-        if let Some(e) = self.data.examples {
-            kv(&mut out, "examples", &e.to_string());
-        }
-
-        if let Some(l) = &self.log {
-            section(&mut out, "log");
-            kv(&mut out, "every", &toml_string(&l.every.to_string()));
-        }
-        out
-    }
-}
-
-fn section(out: &mut String, name: &str) {
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    out.push('[');
-    out.push_str(name);
-    out.push_str("]\n");
-}
-
-fn kv(out: &mut String, key: &str, value: &str) {
-    out.push_str(key);
-    out.push_str(" = ");
-    out.push_str(value);
-    out.push('\n');
-}
-
-/// A TOML basic string, with quotes, backslashes and control characters escaped.
-fn toml_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// A float that reads back as a TOML float (`1.0`, not `1`). Imports reject
-/// non-finite values, so `nan` and `inf` never reach here; they are written
-/// in TOML's own spelling if they do.
-fn toml_float(value: f64) -> String {
-    if value.is_nan() {
-        "nan".to_owned()
-    } else if value.is_infinite() {
-        if value > 0.0 { "inf" } else { "-inf" }.to_owned()
-    } else {
-        format!("{value:?}")
-    }
-}
-
-/// The engines accum reads and writes.
+/// The frameworks accum reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Engine {
-    /// DeepSpeed's JSON configuration.
+pub enum Framework {
+    /// DeepSpeed's JSON (hjson) configuration.
     DeepSpeed,
-    /// Megatron-LM command-line arguments.
+    /// Megatron-LM's arguments: a launch script, an argument list, or a YAML
+    /// file of arguments.
     Megatron,
-    /// Hugging Face `TrainingArguments` as JSON.
+    /// Hugging Face `TrainingArguments` as JSON or YAML (TRL,
+    /// alignment-handbook and LLaMA-Factory recipes), with the DeepSpeed file
+    /// it names and an Accelerate config.
     HuggingFace,
-    /// Lightning `Trainer` arguments as JSON or YAML.
+    /// Lightning `Trainer` arguments as JSON or YAML, LightningCLI files.
     Lightning,
+    /// NeMo's Megatron models: a Lightning trainer, with the batch in the
+    /// model section (`micro_batch_size`, `global_batch_size`).
+    NeMo,
+    /// axolotl's YAML configuration.
+    Axolotl,
 }
 
-impl Engine {
-    /// Every engine.
-    pub const ALL: [Engine; 4] = [
-        Engine::DeepSpeed,
-        Engine::Megatron,
-        Engine::HuggingFace,
-        Engine::Lightning,
+impl Framework {
+    /// Every framework.
+    pub const ALL: [Framework; 6] = [
+        Framework::DeepSpeed,
+        Framework::Megatron,
+        Framework::HuggingFace,
+        Framework::Lightning,
+        Framework::NeMo,
+        Framework::Axolotl,
     ];
 
-    /// The command-line name (`deepspeed`, `megatron`, `hf`, `lightning`).
+    /// The command-line name (`deepspeed`, `megatron`, `hf`, `lightning`,
+    /// `nemo`, `axolotl`).
     pub const fn key(self) -> &'static str {
         match self {
-            Engine::DeepSpeed => "deepspeed",
-            Engine::Megatron => "megatron",
-            Engine::HuggingFace => "hf",
-            Engine::Lightning => "lightning",
+            Framework::DeepSpeed => "deepspeed",
+            Framework::Megatron => "megatron",
+            Framework::HuggingFace => "hf",
+            Framework::Lightning => "lightning",
+            Framework::NeMo => "nemo",
+            Framework::Axolotl => "axolotl",
         }
     }
 
-    /// The engine's name in prose.
+    /// The framework's name in prose.
     pub const fn display_name(self) -> &'static str {
         match self {
-            Engine::DeepSpeed => "DeepSpeed",
-            Engine::Megatron => "Megatron-LM",
-            Engine::HuggingFace => "Hugging Face Trainer",
-            Engine::Lightning => "Lightning",
+            Framework::DeepSpeed => "DeepSpeed",
+            Framework::Megatron => "Megatron-LM",
+            Framework::HuggingFace => "Hugging Face Trainer",
+            Framework::Lightning => "Lightning",
+            Framework::NeMo => "NeMo",
+            Framework::Axolotl => "axolotl",
         }
     }
 }
 
-impl fmt::Display for Engine {
+impl fmt::Display for Framework {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.display_name())
     }
 }
 
-/// An engine name that is not one of the four.
+/// A framework name that is not one of the six.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownEngine {
+pub struct UnknownFramework {
     /// The name as given.
     pub name: String,
 }
 
-impl fmt::Display for UnknownEngine {
+impl fmt::Display for UnknownFramework {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown engine `{}`; use `deepspeed`, `megatron`, `hf` (or `huggingface`) or `lightning`",
+            "unknown framework `{}`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo` or `axolotl`",
             self.name
         )
     }
 }
 
-impl std::error::Error for UnknownEngine {}
+impl std::error::Error for UnknownFramework {}
 
-impl FromStr for Engine {
-    type Err = UnknownEngine;
+impl FromStr for Framework {
+    type Err = UnknownFramework;
 
-    fn from_str(name: &str) -> Result<Engine, UnknownEngine> {
+    fn from_str(name: &str) -> Result<Framework, UnknownFramework> {
         match name.trim().to_ascii_lowercase().as_str() {
-            "deepspeed" | "ds" => Ok(Engine::DeepSpeed),
-            "megatron" | "megatron-lm" => Ok(Engine::Megatron),
-            "hf" | "huggingface" | "hugging-face" | "transformers" => Ok(Engine::HuggingFace),
-            "lightning" | "pytorch-lightning" => Ok(Engine::Lightning),
-            _ => Err(UnknownEngine {
+            "deepspeed" | "ds" => Ok(Framework::DeepSpeed),
+            "megatron" | "megatron-lm" => Ok(Framework::Megatron),
+            "hf" | "huggingface" | "hugging-face" | "transformers" | "trl" => {
+                Ok(Framework::HuggingFace)
+            }
+            "lightning" | "pytorch-lightning" => Ok(Framework::Lightning),
+            "nemo" => Ok(Framework::NeMo),
+            "axolotl" => Ok(Framework::Axolotl),
+            _ => Err(UnknownFramework {
                 name: name.to_owned(),
             }),
         }
     }
 }
 
-/// What an engine file does not say and the launcher or the data decide.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// What a framework's file does not say, and the launcher or the data decide.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImportOptions {
     /// All devices of the job (the launcher's world size).
     pub world_size: Option<u64>,
-    /// Accelerate's `num_processes` (Hugging Face).
+    /// Accelerate's `num_processes` (Hugging Face); the same as the world size.
     pub num_processes: Option<u64>,
     /// Nodes of the job (Lightning's `num_nodes` when the file does not say).
     pub num_nodes: Option<u64>,
     /// Tensor-parallel degree used by the model code (files other than
-    /// Megatron's do not say).
+    /// Megatron's, NeMo's and axolotl's do not say).
     pub tensor: Option<u64>,
-    /// Pipeline-parallel degree used by the model code.
+    /// Pipeline-parallel degree used by the model code. With DeepSpeed, a
+    /// pipeline degree above 1 means a `PipelineModule`.
     pub pipeline: Option<u64>,
     /// Context/sequence-parallel degree used by the model code.
     pub context: Option<u64>,
@@ -461,46 +199,136 @@ pub struct ImportOptions {
     pub seq_len: Option<u64>,
     /// Examples have different numbers of supervised tokens (or padding).
     pub variable_lengths: bool,
+    /// Variables of a launch script (`MBS=4`), or its positional arguments
+    /// (`1=…`), as the shell would have them.
+    pub env: Vec<(String, String)>,
+    /// Hugging Face: the DeepSpeed file, instead of the one the file names
+    /// with `deepspeed:`.
+    pub deepspeed_config: Option<PathBuf>,
+    /// Hugging Face: the Accelerate config the run is launched with.
+    pub accelerate_config: Option<PathBuf>,
+    /// Where files named inside the file (`deepspeed: ds_z3.json`) are looked
+    /// for, in order. [`import_file`] adds the working directory, the file's
+    /// directory and its ancestors.
+    pub search_dirs: Vec<PathBuf>,
 }
 
-impl ImportOptions {
-    /// The model-parallel degrees given, with 1 for the missing ones.
-    fn degrees(&self) -> (u64, u64, u64) {
-        (
-            self.tensor.unwrap_or(1),
-            self.pipeline.unwrap_or(1),
-            self.context.unwrap_or(1),
-        )
-    }
-
-    /// Whether any model-parallel degree above 1 was given.
-    fn model_parallel(&self) -> bool {
-        let (t, p, c) = self.degrees();
-        t > 1 || p > 1 || c > 1
-    }
+/// A batch that changes during the run, as the framework states it. The
+/// imported plan is the final (or first, for Lightning) batch; this keeps
+/// the rest so that it can be planned in stages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchSchedule {
+    /// Megatron's `--rampup-batch-size START INCREMENT SAMPLES` (NeMo's
+    /// `model.rampup_batch_size`): the global batch grows from `start` by
+    /// `increment` in equal shares of `samples`, then stays at the final one.
+    Ramp {
+        /// The first global batch.
+        start: u64,
+        /// What each step adds.
+        increment: u64,
+        /// Examples over which the ramp runs.
+        samples: u64,
+        /// The global batch after the ramp.
+        end: u64,
+    },
+    /// Megatron's `--step-batch-size-schedule`: from each threshold on
+    /// (examples consumed), the global batch is the one given.
+    Steps(Vec<BatchStep>),
+    /// Lightning's accumulation by epoch: from each epoch on, `A` is the one
+    /// given.
+    Epochs(Vec<AccumulationStep>),
 }
 
-/// The result of [`import`]: the canonical configuration and every finding.
+/// One step of a global-batch schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchStep {
+    /// Examples consumed when it starts.
+    pub from_examples: u64,
+    /// The global batch from there on.
+    pub global_batch: u64,
+}
+
+/// One step of an accumulation schedule by epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccumulationStep {
+    /// The epoch it starts at (0-based).
+    pub from_epoch: u64,
+    /// Microbatches per update from there on.
+    pub accumulation: u64,
+}
+
+/// One file read by an import, with the findings about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileReport {
+    /// The name shown in findings (the path as given).
+    pub name: String,
+    /// The file's text.
+    pub text: String,
+    /// Findings whose spans are in this text, in the order of the checks.
+    pub findings: Vec<Diagnostic>,
+}
+
+/// The result of [`import`]: what the file says, the batch, and every finding.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Imported {
-    /// What the file means as an accum configuration (with accum's exact
-    /// arithmetic where the engine would round).
-    pub canonical: Canonical,
-    /// Findings, in the order of the checks; errors and warnings.
-    pub findings: Vec<Finding>,
+    /// The file as accum's config: the batch the framework trains with, and
+    /// only the other keys the file sets.
+    pub config: PartialConfig,
+    /// The framework's batch schedule, when the batch changes during the run.
+    pub batch_schedule: Option<BatchSchedule>,
+    /// The files read (the first is the one imported) with their findings.
+    pub files: Vec<FileReport>,
 }
 
 impl Imported {
     /// Whether any finding is an error (the CLI exits 1).
     pub fn has_errors(&self) -> bool {
-        self.findings.iter().any(|f| f.severity == Severity::Error)
+        self.findings().any(|f| f.severity == Severity::Error)
+    }
+
+    /// Every finding, file after file.
+    pub fn findings(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.files.iter().flat_map(|f| f.findings.iter())
+    }
+
+    /// The config as accum's TOML: only the keys that are set.
+    pub fn to_toml(&self) -> String {
+        config_toml(&self.config)
+    }
+
+    /// The findings as text, with `file:line:col` headers and the source
+    /// underlined.
+    pub fn render(&self, color: bool) -> String {
+        render_reports(&self.files, color)
     }
 }
 
-/// Why a file could not be imported at all.
-#[derive(Clone, Debug)]
+/// A partial config as TOML, with the `toml` crate.
+pub(crate) fn config_toml(config: &PartialConfig) -> String {
+    toml::to_string(config).expect("a config of numbers, strings and tables always serializes")
+}
+
+/// The findings of each file, rendered.
+pub(crate) fn render_reports(files: &[FileReport], color: bool) -> String {
+    files
+        .iter()
+        .filter(|f| !f.findings.is_empty())
+        .map(|f| crate::diagnostic::render_text(&f.name, &f.text, &f.findings, color))
+        .collect()
+}
+
+/// Why a file could not be imported.
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ImportError {
+    /// The file could not be read.
+    Read {
+        /// The file name.
+        name: String,
+        /// Why, with the fix.
+        reason: String,
+    },
     /// The text is not valid JSON/YAML (or not a table at the top).
     Syntax {
         /// The file name.
@@ -512,33 +340,44 @@ pub enum ImportError {
         /// What is wrong.
         message: String,
     },
-    /// The values cannot make a plan; every finding is listed (at least one
-    /// is an error).
+    /// The batch cannot be known or the framework would refuse it; every
+    /// finding is listed (at least one is an error).
     Invalid {
-        /// The file name.
-        name: String,
-        /// The findings.
-        findings: Vec<Finding>,
+        /// The files read, with their findings.
+        files: Vec<FileReport>,
     },
+}
+
+impl ImportError {
+    /// The findings as text (for [`ImportError::Invalid`]; the message for the others).
+    pub fn render(&self, color: bool) -> String {
+        match self {
+            ImportError::Invalid { files } => render_reports(files, color),
+            other => format!("{other}\n"),
+        }
+    }
 }
 
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ImportError::Read { name, reason } => write!(f, "{name}: {reason}"),
             ImportError::Syntax {
                 name,
                 line,
                 column,
                 message,
             } => write!(f, "{name}:{line}:{column}: {message}"),
-            ImportError::Invalid { name, findings } => {
-                let errors: Vec<&Finding> = findings
+            ImportError::Invalid { files } => {
+                let name = files.first().map_or("the file", |f| f.name.as_str());
+                let errors: Vec<&Diagnostic> = files
                     .iter()
+                    .flat_map(|f| f.findings.iter())
                     .filter(|x| x.severity == Severity::Error)
                     .collect();
                 write!(
                     f,
-                    "{name} cannot be turned into a plan ({} error{})",
+                    "{name} gives no batch to train with ({} error{})",
                     errors.len(),
                     if errors.len() == 1 { "" } else { "s" }
                 )?;
@@ -553,46 +392,56 @@ impl fmt::Display for ImportError {
 
 impl std::error::Error for ImportError {}
 
-/// Why a canonical configuration cannot be written for an engine.
+/// A framework's file written by [`export`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exported {
+    /// The file's text.
+    pub text: String,
+    /// Keys of the config the framework's file does not carry, each with why.
+    pub notes: Vec<String>,
+}
+
+/// Why a config cannot be written for a framework.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ExportError {
     /// The batch section is not a valid plan.
-    Plan(PlanError),
-    /// A span is not a whole number of the engine's unit.
+    Plan(accum_core::PlanError),
+    /// A span is not a whole number of the framework's unit.
     NotWhole {
-        /// The engine.
-        engine: Engine,
-        /// The canonical key (`schedule.warmup`).
+        /// The framework.
+        framework: Framework,
+        /// The config key (`schedule.warmup`).
         key: &'static str,
-        /// The engine's key it would become.
-        engine_key: &'static str,
+        /// The framework's key it would become.
+        framework_key: &'static str,
         /// The span.
-        span: Span,
+        span: accum_core::Span,
         /// The plan's explanation with the nearest valid values.
-        source: PlanError,
+        source: accum_core::PlanError,
     },
-    /// The engine has no way to say what the configuration says.
+    /// The framework has no way to say what the config says about the batch
+    /// or its loss.
     Unsupported {
-        /// The engine.
-        engine: Engine,
-        /// The canonical key.
+        /// The framework.
+        framework: Framework,
+        /// The config key.
         key: &'static str,
         /// Why, with the fix.
         reason: String,
     },
-    /// The data ends in a partial group and the engine would not apply the
-    /// configured policy (R6).
+    /// The data ends in a partial group and the framework would not apply
+    /// the configured policy.
     LastGroup {
-        /// The engine.
-        engine: Engine,
+        /// The framework.
+        framework: Framework,
         /// The configured policy.
-        policy: LastGroup,
+        policy: accum_core::LastGroup,
         /// Examples in the data.
         examples: u64,
         /// Examples per update.
         effective_batch: u64,
-        /// What the engine does instead.
+        /// What the framework does instead.
         behaviour: &'static str,
     },
 }
@@ -602,22 +451,22 @@ impl fmt::Display for ExportError {
         match self {
             ExportError::Plan(err) => write!(f, "the batch section is not a valid plan: {err}"),
             ExportError::NotWhole {
-                engine,
+                framework,
                 key,
-                engine_key,
+                framework_key,
                 span,
                 source,
             } => write!(
                 f,
-                "{key} = \"{span}\" cannot be written as {engine}'s `{engine_key}` without rounding: {source}"
+                "{key} = \"{span}\" cannot be written as {framework}'s `{framework_key}` without rounding: {source}"
             ),
             ExportError::Unsupported {
-                engine,
+                framework,
                 key,
                 reason,
-            } => write!(f, "{engine} cannot express {key}: {reason}"),
+            } => write!(f, "{framework} cannot express {key}: {reason}"),
             ExportError::LastGroup {
-                engine,
+                framework,
                 policy,
                 examples,
                 effective_batch,
@@ -629,14 +478,14 @@ impl fmt::Display for ExportError {
                 write!(
                     f,
                     "{examples} examples leave a partial group of {rest} examples (B = {effective_batch}) and last_group is \"{policy}\", \
-                     but {engine} {behaviour}; "
+                     but {framework} {behaviour}; "
                 )?;
                 if below > 0 {
                     write!(f, "use {below} or {above} examples")?;
                 } else {
                     write!(f, "use {above} examples")?;
                 }
-                write!(f, ", or a last_group {engine} applies")
+                write!(f, ", or a last_group {framework} applies")
             }
         }
     }
@@ -644,448 +493,45 @@ impl fmt::Display for ExportError {
 
 impl std::error::Error for ExportError {}
 
-impl From<PlanError> for ExportError {
-    fn from(err: PlanError) -> Self {
+impl From<accum_core::PlanError> for ExportError {
+    fn from(err: accum_core::PlanError) -> Self {
         ExportError::Plan(err)
     }
 }
 
-/// Reads an engine's file `text` (named `name` in findings) into the
-/// canonical configuration, with findings.
+/// Reads a framework's file `text` (named `name` in findings). Files it names
+/// (a DeepSpeed config in a Trainer recipe) and the files in `opts` are read
+/// from `opts.search_dirs`.
 pub fn import(
-    engine: Engine,
+    framework: Framework,
     name: &str,
     text: &str,
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
-    match engine {
-        Engine::DeepSpeed => deepspeed::import(name, text, opts),
-        Engine::Megatron => megatron::import(name, text, opts),
-        Engine::HuggingFace => huggingface::import(name, text, opts),
-        Engine::Lightning => lightning::import(name, text, opts),
-    }
+    dialect::import(framework, name, text, opts)
 }
 
-/// Renders findings about an engine file as text: `file:line:col` headers
-/// and the source with the key or argument underlined (works for Megatron's
-/// argument text as well as JSON and YAML).
-pub fn render_findings(name: &str, text: &str, findings: &[Finding], color: bool) -> String {
-    crate::diagnostic::render_text(name, text, findings, color)
+/// Reads a framework's file from disk (at most the configuration-file limit)
+/// and imports it; files it names are looked for in `opts.search_dirs`, then
+/// the working directory, the file's directory and its ancestors.
+pub fn import_file(
+    framework: Framework,
+    path: &Path,
+    opts: &ImportOptions,
+) -> Result<Imported, ImportError> {
+    let name = path.display().to_string();
+    let text = files::read(path).map_err(|reason| ImportError::Read {
+        name: name.clone(),
+        reason,
+    })?;
+    let mut opts = opts.clone();
+    opts.search_dirs.extend(files::search_dirs(path));
+    import(framework, &name, &text, &opts)
 }
 
-/// Refuses a model-parallel layout for an engine that counts every device
-/// as a replica (`counts` says how it counts, for the message, R3).
-pub(crate) fn require_data_parallel(
-    engine: Engine,
-    c: &Canonical,
-    plan: &Plan,
-    counts: &str,
-) -> Result<(), ExportError> {
-    match c.parallel {
-        Some(p) if p.world_size != plan.replicas() => Err(ExportError::Unsupported {
-            engine,
-            key: "parallel",
-            reason: format!(
-                "{counts}, so tensor {} × pipeline {} × context {} devices per model copy would count as replicas; \
-                 export a data-parallel layout (world_size = replicas {})",
-                p.tensor,
-                p.pipeline,
-                p.context,
-                plan.replicas()
-            ),
-        }),
-        _ => Ok(()),
-    }
+/// Writes the framework's file (or argument list) for a config: the batch
+/// the config's plan gives, and what else the config sets that the
+/// framework can say.
+pub fn export(framework: Framework, config: &PartialConfig) -> Result<Exported, ExportError> {
+    export::export(framework, config)
 }
-
-/// Writes the engine's file (or argument list) for a canonical configuration.
-pub fn export(engine: Engine, canonical: &Canonical) -> Result<String, ExportError> {
-    check_finite(engine, canonical)?;
-    match engine {
-        Engine::DeepSpeed => deepspeed::export(canonical),
-        Engine::Megatron => megatron::export(canonical),
-        Engine::HuggingFace => huggingface::export(canonical),
-        Engine::Lightning => lightning::export(canonical),
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Shared reading helpers for JSON/YAML engine files.
-
-/// Finding codes, stable for tools.
-pub mod codes {
-    /// A batch value does not divide (`B` not a multiple of `m·D`).
-    pub const NOT_DIVISIBLE: &str = "accum::interop::not-divisible";
-    /// `world_size` is not divisible by `tp·pp·cp` (R3).
-    pub const LAYOUT: &str = "accum::interop::layout";
-    /// The engine would silently round a value down (or up).
-    pub const ROUNDS: &str = "accum::interop::rounds";
-    /// DeepSpeed's batch assertion would fail at start-up.
-    pub const ENGINE_ASSERT: &str = "accum::interop::engine-assert";
-    /// A value the plan needs is missing.
-    pub const MISSING: &str = "accum::interop::missing";
-    /// A value has the wrong type, is out of range, or is not finite.
-    pub const VALUE: &str = "accum::interop::value";
-    /// A key counts microbatches where updates are likely meant (R1, R8).
-    pub const STEP_UNIT: &str = "accum::interop::step-unit";
-    /// The accumulation (and so `B`) changes during the run (R8, R10).
-    pub const SCHEDULE_SHIFT: &str = "accum::interop::schedule-shift";
-    /// The data ends in a partial group (R6).
-    pub const PARTIAL_GROUP: &str = "accum::interop::partial-group";
-    /// The loss is not normalized by the group's tokens (R4).
-    pub const PER_TOKEN: &str = "accum::interop::per-token";
-    /// Model-parallel devices are counted as replicas (R3).
-    pub const MODEL_PARALLEL: &str = "accum::interop::model-parallel-replicas";
-    /// The world size given disagrees with the file.
-    pub const WORLD_SIZE: &str = "accum::interop::world-size";
-    /// A key is understood but not carried into the canonical config.
-    pub const NOT_CONVERTED: &str = "accum::interop::not-converted";
-    /// A value is left to another tool (`"auto"`).
-    pub const AUTO: &str = "accum::interop::auto";
-}
-
-/// A value read from a file, with where it was.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct At<T> {
-    pub(crate) value: T,
-    pub(crate) span: Range<usize>,
-    pub(crate) path: Vec<String>,
-}
-
-/// A parsed engine file (JSON or YAML) and the findings collected so far.
-pub(crate) struct Reader {
-    pub(crate) doc: Document,
-    pub(crate) findings: Vec<Finding>,
-}
-
-pub(crate) fn path_of(path: &[&str]) -> Vec<String> {
-    path.iter().map(|s| (*s).to_owned()).collect()
-}
-
-impl Reader {
-    /// Parses JSON, or YAML when the text is not JSON and `yaml` is allowed.
-    pub(crate) fn parse(name: &str, text: &str, yaml: bool) -> Result<Reader, ImportError> {
-        let trimmed = text.trim_start();
-        let format = if !yaml || trimmed.starts_with('{') {
-            SourceFormat::Json
-        } else {
-            SourceFormat::Yaml
-        };
-        match Document::parse(name.to_owned(), text.to_owned(), format) {
-            Ok(doc) => Ok(Reader {
-                doc,
-                findings: Vec::new(),
-            }),
-            Err(err) => {
-                let (line, column) = err
-                    .span
-                    .as_ref()
-                    .map_or((1, 1), |s| crate::source::line_col(&err.text, s.start));
-                Err(ImportError::Syntax {
-                    name: name.to_owned(),
-                    line,
-                    column,
-                    message: format!("invalid {}: {}", format.name(), err.message),
-                })
-            }
-        }
-    }
-
-    pub(crate) fn node(&self, path: &[&str]) -> Option<&Node> {
-        self.doc.node(&path_of(path))
-    }
-
-    /// The span to underline for a path (the value, or the nearest parent).
-    pub(crate) fn span(&self, path: &[&str]) -> Range<usize> {
-        self.doc.span_for(&path_of(path))
-    }
-
-    pub(crate) fn push(&mut self, finding: Finding) {
-        self.findings.push(finding);
-    }
-
-    fn bad(&mut self, path: &[&str], what: &str, node: &Node) {
-        let shown = node_text(&self.doc.text, node);
-        let finding = Finding::error(
-            codes::VALUE,
-            path_of(path),
-            format!("`{}` is {shown}, not {what}", path.join(".")),
-        )
-        .help(format!("write {what}"))
-        .at(node.span.clone(), format!("expected {what}"));
-        self.findings.push(finding);
-    }
-
-    /// Whether the value at `path` is the string `"auto"`.
-    pub(crate) fn is_auto(&self, path: &[&str]) -> bool {
-        matches!(self.node(path).map(|n| &n.kind), Some(NodeKind::String(s)) if s == "auto")
-    }
-
-    /// A whole number ≥ `min`; a float with no fraction is accepted (Python
-    /// engines accept `32.0`). Anything else is a `value` finding and `None`.
-    pub(crate) fn uint(&mut self, path: &[&str], min: u64) -> Option<At<u64>> {
-        let node = self.node(path)?.clone();
-        let value = match &node.kind {
-            NodeKind::Null => return None,
-            NodeKind::Integer(i) => u64::try_from(*i).ok(),
-            NodeKind::Float(f) if f.is_finite() && f.fract() == 0.0 && *f >= 0.0 => {
-                // Exact for every integer below 2^53; larger floats are not counts.
-                (*f < 9.0e15).then_some(*f as u64)
-            }
-            _ => None,
-        };
-        match value {
-            Some(v) if v >= min => Some(At {
-                value: v,
-                span: node.span.clone(),
-                path: path_of(path),
-            }),
-            _ => {
-                let what = if min == 0 {
-                    "a whole number ≥ 0".to_owned()
-                } else {
-                    format!("a whole number ≥ {min}")
-                };
-                self.bad(path, &what, &node);
-                None
-            }
-        }
-    }
-
-    /// A signed integer (for `-1` sentinels).
-    pub(crate) fn int(&mut self, path: &[&str]) -> Option<At<i128>> {
-        let node = self.node(path)?.clone();
-        match &node.kind {
-            NodeKind::Null => None,
-            NodeKind::Integer(i) => Some(At {
-                value: *i,
-                span: node.span.clone(),
-                path: path_of(path),
-            }),
-            NodeKind::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
-                Some(At {
-                    value: *f as i128,
-                    span: node.span.clone(),
-                    path: path_of(path),
-                })
-            }
-            _ => {
-                self.bad(path, "a whole number", &node);
-                None
-            }
-        }
-    }
-
-    /// A finite number ≥ 0.
-    pub(crate) fn float(&mut self, path: &[&str]) -> Option<At<f64>> {
-        let node = self.node(path)?.clone();
-        let value = match &node.kind {
-            NodeKind::Null => return None,
-            NodeKind::Integer(i) => Some(*i as f64),
-            NodeKind::Float(f) => Some(*f),
-            _ => None,
-        };
-        match value {
-            Some(v) if v.is_finite() && v >= 0.0 => Some(At {
-                value: v,
-                span: node.span.clone(),
-                path: path_of(path),
-            }),
-            _ => {
-                self.bad(path, "a finite number ≥ 0", &node);
-                None
-            }
-        }
-    }
-
-    /// A boolean (Python-style `"true"`/`"false"` strings are accepted).
-    pub(crate) fn bool(&mut self, path: &[&str]) -> Option<At<bool>> {
-        let node = self.node(path)?.clone();
-        let value = match &node.kind {
-            NodeKind::Null => return None,
-            NodeKind::Bool(b) => Some(*b),
-            NodeKind::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
-            NodeKind::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
-            _ => None,
-        };
-        match value {
-            Some(v) => Some(At {
-                value: v,
-                span: node.span.clone(),
-                path: path_of(path),
-            }),
-            None => {
-                self.bad(path, "true or false", &node);
-                None
-            }
-        }
-    }
-}
-
-/// A short rendering of a value for messages.
-fn node_text(text: &str, node: &Node) -> String {
-    let raw = text.get(node.span.clone()).unwrap_or("").trim();
-    if raw.is_empty() || raw.len() > 40 {
-        format!("a {}", node.kind.type_name())
-    } else {
-        format!("`{raw}`")
-    }
-}
-
-/// A plan error as a finding at `span`, with its fix split into the help.
-pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize>) -> Finding {
-    let code = match err {
-        PlanError::LayoutNotDivisible { .. } => codes::LAYOUT,
-        PlanError::Missing { .. } => codes::MISSING,
-        PlanError::Zero { .. } | PlanError::Overflow { .. } => codes::VALUE,
-        _ => codes::NOT_DIVISIBLE,
-    };
-    Finding::error(code, path, err.to_string())
-        .with_fix_split()
-        .at(span, "here")
-}
-
-/// R6: the partial last group, with what the engine does with it. Returns
-/// the finding when the data does not fill whole groups.
-pub(crate) fn partial_group_finding(
-    plan: &Plan,
-    examples: u64,
-    severity: Severity,
-    engine_behaviour: &str,
-    help: &str,
-    span: Range<usize>,
-) -> Option<Finding> {
-    let b = plan.effective_batch().get();
-    let rest = examples % b;
-    if rest == 0 {
-        return None;
-    }
-    let full = examples / b;
-    let mut f = Finding::error(
-        codes::PARTIAL_GROUP,
-        vec!["data".into(), "examples".into()],
-        format!(
-            "{examples} examples = {full} updates of B = {b} examples + a partial group of {rest} examples \
-             ({} of {} microbatches per replica); {engine_behaviour}",
-            rest.div_ceil(plan.micro_batch().saturating_mul(plan.replicas()).max(1)),
-            plan.accumulation()
-        ),
-    )
-    .help(format!(
-        "{help}; or use {} or {} examples so that every group is whole (R6)",
-        full * b,
-        (full + 1).saturating_mul(b)
-    ))
-    .at(span, format!("groups of {} microbatches", plan.accumulation()));
-    if severity == Severity::Warning {
-        f = f.warning();
-    }
-    Some(f)
-}
-
-/// Converts a span into `unit` through the plan, exactly, for export.
-pub(crate) fn span_in(
-    engine: Engine,
-    plan: &Plan,
-    key: &'static str,
-    engine_key: &'static str,
-    span: Span,
-    unit: UnitKind,
-) -> Result<u64, ExportError> {
-    plan.convert(span.value(), span.unit(), unit, Rounding::Exact)
-        .map_err(|source| ExportError::NotWhole {
-            engine,
-            key,
-            engine_key,
-            span,
-            source,
-        })
-}
-
-/// The layout-free check shared by exports: `data.examples` and the
-/// last-group policy against what the engine does with a partial group.
-pub(crate) fn check_last_group(
-    engine: Engine,
-    canonical: &Canonical,
-    plan: &Plan,
-    accepted: &[LastGroup],
-    behaviour: &'static str,
-) -> Result<(), ExportError> {
-    let Some(examples) = canonical.data.examples else {
-        return Ok(());
-    };
-    let b = plan.effective_batch().get();
-    if examples % b == 0 || accepted.contains(&canonical.data.last_group) {
-        return Ok(());
-    }
-    Err(ExportError::LastGroup {
-        engine,
-        policy: canonical.data.last_group,
-        examples,
-        effective_batch: b,
-        behaviour,
-    })
-}
-
-impl RunSection {
-    /// The `[run]` of an imported file: named after the file (without
-    /// directories and extension), with a note saying where it came from.
-    pub(crate) fn imported(engine: Engine, name: &str) -> RunSection {
-        let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
-        let stem = base.split('.').next().unwrap_or(base);
-        RunSection {
-            name: if stem.is_empty() { "imported" } else { stem }.to_owned(),
-            notes: format!("imported from {engine} file {name} by accum"),
-        }
-    }
-}
-
-/// Every float of the configuration must be a finite number ≥ 0: an engine
-/// file cannot say `nan` (JSON would write `null`).
-fn check_finite(engine: Engine, c: &Canonical) -> Result<(), ExportError> {
-    let scale = c.precision.loss_scale;
-    let values = [
-        ("optimizer.clip_norm", c.optimizer.clip_norm),
-        ("optimizer.lr", c.optimizer.lr),
-        ("precision.loss_scale.init", scale.map(|s| s.init)),
-        (
-            "precision.loss_scale.growth_factor",
-            scale.and_then(|s| s.growth_factor),
-        ),
-        (
-            "precision.loss_scale.backoff_factor",
-            scale.and_then(|s| s.backoff_factor),
-        ),
-    ];
-    for (key, value) in values {
-        if let Some(v) = value
-            && !(v.is_finite() && v >= 0.0)
-        {
-            return Err(ExportError::Unsupported {
-                engine,
-                key,
-                reason: format!("{v} is not a finite number ≥ 0; write a finite value"),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The `[batch]` section of a plan, with `B` written out.
-pub(crate) fn batch_of(plan: &Plan) -> BatchSection {
-    BatchSection {
-        micro_batch: plan.micro_batch(),
-        accumulation: plan.accumulation(),
-        replicas: plan.replicas(),
-        global_batch: Some(plan.effective_batch().get()),
-        seq_len: plan.seq_len(),
-    }
-}
-
-/// Formats a float the way JSON and Python write it (`1.0`, `0.0003`).
-pub(crate) fn json_float(value: f64) -> String {
-    serde_json::Number::from_f64(value).map_or_else(|| "null".to_owned(), |n| n.to_string())
-}
-
-#[cfg(test)]
-mod tests;

@@ -121,15 +121,15 @@ fn bad_input_exits_2_with_one_line_reason() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["calc", "-m", "0", "-a", "4"],
-            "error: -m/--micro-batch is 0",
+            "error: -m/--micro-batch: micro_batch is 0",
         ),
         (
             &["calc", "-m", "8", "-a", "0"],
-            "error: -a/--accum-steps is 0",
+            "error: -a/--accum-steps: accumulation is 0",
         ),
         (
             &["calc", "-m", "8", "-a", "1", "-d", "0"],
-            "error: -d/--data-parallel is 0",
+            "error: -d/--data-parallel: replicas is 0",
         ),
         (
             &["calc", "-m", "4294967296", "-a", "4294967296", "-d", "2"],
@@ -178,7 +178,10 @@ fn bad_input_exits_2_with_one_line_reason() {
             ],
             "does not fit in a 64-bit count",
         ),
-        (&["calc", "-m", "8"], "-a/--accum-steps is missing"),
+        (
+            &["calc", "-m", "8"],
+            "-a/--accum-steps: accumulation is missing",
+        ),
         (
             &[
                 "calc",

@@ -6,7 +6,7 @@ use assert_cmd::Command;
 
 use crate::fixtures;
 
-fn custom() -> Command {
+pub(crate) fn custom() -> Command {
     // Examples are built next to the test binaries (target/<profile>/examples).
     let exe = std::env::current_exe().expect("test exe");
     let profile_dir = exe
@@ -46,13 +46,15 @@ fn a_user_binary_gets_schema_validate_and_sheet() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("custom_bad.toml:3:16: error[accum::plan::global-batch]"),
+        text.contains("error[accum::plan::global-batch]: global_batch 30 ≠ micro_batch 4 × accumulation 4 × replicas 2 = 32"),
         "{text}"
     );
+    assert!(text.contains(" --> custom_bad.toml:3:16\n"), "{text}");
     assert!(
-        text.contains("custom_bad.toml:4:10: error[accum::span]"),
+        text.contains("error[accum::span]: `100 steps` is ambiguous"),
         "{text}"
     );
+    assert!(text.contains(" --> custom_bad.toml:4:10\n"), "{text}");
 
     let out = custom()
         .args(["sheet", "custom_good.toml"])
@@ -71,5 +73,93 @@ fn a_user_binary_gets_schema_validate_and_sheet() {
     assert!(
         sheet.contains("| warmup | 40 microbatches | = 10 updates"),
         "{sheet}"
+    );
+}
+
+/// The commands a user's binary has.
+const COMMON: [&str; 7] = [
+    "calc",
+    "schema",
+    "validate",
+    "replan",
+    "sheet",
+    "explain",
+    "completions",
+];
+
+/// The commands only `accum` has.
+const ACCUM_ONLY: [&str; 6] = ["init", "run", "verify", "import", "export", "lint"];
+
+/// A user's binary speaks in its own name and offers only its commands: no
+/// `accum …` command line, and no command it does not have.
+#[test]
+fn a_user_binary_names_itself_and_only_its_commands() {
+    let help = |args: &[&str]| {
+        let out = custom().args(args).output().expect("runs");
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let top = help(&["--help"]);
+    let commands = crate::wording::subcommands(&top);
+    assert_eq!(commands, COMMON);
+    let everything = COMMON.iter().chain(&ACCUM_ONLY);
+    for command in std::iter::once("").chain(COMMON) {
+        let text = if command.is_empty() {
+            top.clone()
+        } else {
+            help(&[command, "--help"])
+        };
+        assert!(text.contains("custom_config "), "{command}: {text}");
+        for other in everything.clone() {
+            assert!(
+                !text.contains(&format!("accum {other}")),
+                "{command} says `accum {other}`: {text}"
+            );
+        }
+        for absent in ACCUM_ONLY {
+            assert!(
+                !text.contains(&format!("custom_config {absent}")),
+                "{command} offers {absent}: {text}"
+            );
+        }
+    }
+    // Messages too: a file with findings points to the binary's own validate.
+    let out = custom()
+        .args(["sheet", "custom_bad.toml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.ends_with("error: custom_bad.toml: 2 errors (run `custom_config validate custom_bad.toml` for details)\n"), "{said}");
+}
+
+/// A section that ignores unknown keys (serde's default) still hears about
+/// a misspelt one: a warning with the key it most likely means; the file
+/// stays valid.
+#[test]
+fn an_ignored_key_is_a_warning_with_a_suggestion() {
+    let out = custom()
+        .args(["validate", "custom_typo.toml", "--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let file = &json["files"][0];
+    assert_eq!(
+        (file["errors"].as_u64(), file["warnings"].as_u64()),
+        (Some(0), Some(1))
+    );
+    let finding = &file["findings"][0];
+    assert_eq!(finding["severity"], "warning");
+    assert_eq!(finding["code"], "accum::schema::unknown-key");
+    assert_eq!(finding["path"], "optim.wieght_decay");
+    assert_eq!(
+        finding["message"],
+        "unknown key `wieght_decay` in [optim] is ignored"
+    );
+    assert_eq!(finding["help"], "did you mean `weight_decay`?");
+    assert_eq!(
+        (finding["line"].as_u64(), finding["column"].as_u64()),
+        (Some(10), Some(1))
     );
 }

@@ -1,4 +1,4 @@
-//! `accum import`, `accum export` and `accum lint` on the engines' files.
+//! `accum import`, `accum export` and `accum lint` on the frameworks' files.
 
 use std::path::{Path, PathBuf};
 
@@ -8,20 +8,24 @@ fn interop() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/interop")
 }
 
+fn fixture(name: &str) -> String {
+    interop().join(name).to_str().expect("utf-8").to_owned()
+}
+
 #[test]
-fn import_writes_a_config_that_validates() {
+fn import_writes_a_config_that_validates_and_round_trips() {
     let dir = scratch("import");
-    let fixture = interop().join("deepspeed/correct.json");
+    let file = fixture("deepspeed/bing_bert_all_three.json");
     let out = run_in(
         &dir,
         &[
             "import",
             "deepspeed",
-            fixture.to_str().expect("utf-8"),
+            &file,
             "--world-size",
-            "8",
+            "4",
             "--examples",
-            "5120",
+            "2400",
             "-o",
             "train.toml",
         ],
@@ -29,12 +33,15 @@ fn import_writes_a_config_that_validates() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = run_in(&dir, &["validate", "train.toml"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
-    // Exported back to DeepSpeed, then imported again: the same config.
+    // Exported back to DeepSpeed, then imported again: the same config, and
+    // nothing the source did not say (no schedule, no hidden data size).
     let out = run_in(
         &dir,
         &["export", "deepspeed", "train.toml", "-o", "ds.json"],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
+    let exported = std::fs::read_to_string(dir.join("ds.json")).expect("read");
+    assert!(!exported.contains("scheduler"), "{exported}");
     let again = run_in(
         &dir,
         &[
@@ -42,9 +49,9 @@ fn import_writes_a_config_that_validates() {
             "deepspeed",
             "ds.json",
             "--world-size",
-            "8",
+            "4",
             "--examples",
-            "5120",
+            "2400",
         ],
     );
     assert_eq!(again.code, 0, "{}", again.stderr);
@@ -59,14 +66,99 @@ fn import_writes_a_config_that_validates() {
 }
 
 #[test]
+fn a_megatron_script_round_trips_through_the_command_line() {
+    let dir = scratch("megatron-round-trip");
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "megatron",
+            &fixture("megatron/variables.sh"),
+            "-o",
+            "train.toml",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run_in(&dir, &["validate", "train.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let out = run_in(&dir, &["export", "megatron", "train.toml", "-o", "args.sh"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let args = std::fs::read_to_string(dir.join("args.sh")).expect("read");
+    assert!(args.contains("--global-batch-size 256"), "{args}");
+    assert!(
+        !args.contains("--train-iters"),
+        "no length the script did not give: {args}"
+    );
+    let again = run_in(
+        &dir,
+        &["import", "megatron", "args.sh", "--world-size", "8"],
+    );
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let first = std::fs::read_to_string(dir.join("train.toml")).expect("read");
+    let strip = |text: &str| {
+        text.lines()
+            .filter(|l| !l.starts_with("name") && !l.starts_with("notes"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&first), strip(&again.stdout));
+}
+
+#[test]
+fn output_is_not_replaced_when_the_import_fails() {
+    let dir = scratch("import-fails");
+    std::fs::write(dir.join("train.toml"), "# mine\n").expect("write");
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "deepspeed",
+            &fixture("deepspeed/tensor_without_mpu.json"),
+            "--world-size",
+            "16",
+            "--tensor",
+            "2",
+            "-o",
+            "train.toml",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("train.toml not written"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("train.toml")).expect("read"),
+        "# mine\n"
+    );
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "deepspeed",
+            &fixture("deepspeed/floor_gas.json"),
+            "--world-size",
+            "2",
+            "-o",
+            "train.toml",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("train.toml")).expect("read"),
+        "# mine\n"
+    );
+}
+
+#[test]
 fn deepspeed_flooring_is_an_error_with_its_numbers() {
-    let fixture = interop().join("deepspeed/floor_gas.json");
     let out = run_in(
         &scratch("lint-ds"),
         &[
             "lint",
             "deepspeed",
-            fixture.to_str().expect("utf-8"),
+            &fixture("deepspeed/floor_gas.json"),
             "--world-size",
             "8",
         ],
@@ -89,14 +181,40 @@ fn deepspeed_flooring_is_an_error_with_its_numbers() {
 }
 
 #[test]
+fn a_recipe_follows_its_deepspeed_file() {
+    let out = run_in(
+        &scratch("hf-ds"),
+        &[
+            "import",
+            "hf",
+            &fixture("hf/ds_mismatch.yaml"),
+            "--num-processes",
+            "8",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let finding = &json["findings"][0];
+    assert!(
+        finding["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("refs/ds_z2_numbers.json")),
+        "{finding}"
+    );
+    assert_eq!(finding["code"], "accum::interop::engine-assert");
+    assert_eq!(json["config"]["batch"]["global_batch"], 64);
+}
+
+#[test]
 fn lint_json_lists_findings_with_locations() {
-    let fixture = interop().join("hf/warmup_ratio.json");
     let out = run_in(
         &scratch("lint-hf"),
         &[
             "lint",
             "hf",
-            fixture.to_str().expect("utf-8"),
+            &fixture("hf/warmup_ratio.yaml"),
             "--num-processes",
             "4",
             "--format",
@@ -104,7 +222,7 @@ fn lint_json_lists_findings_with_locations() {
         ],
     );
     let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
-    assert_eq!(json["engine"], "hf");
+    assert_eq!(json["framework"], "hf");
     let findings = json["findings"].as_array().expect("findings");
     assert!(!findings.is_empty());
     assert!(
@@ -112,11 +230,43 @@ fn lint_json_lists_findings_with_locations() {
             .iter()
             .all(|f| f["line"].as_u64().is_some_and(|l| l >= 1))
     );
-    assert!(json["canonical"].is_null(), "lint prints no config");
+    assert!(json["config"].is_null(), "lint prints no config");
 }
 
 #[test]
-fn export_converts_schedules_into_the_engines_unit() {
+fn megatron_scripts_take_variables_from_env() {
+    let out = run_in(
+        &scratch("megatron-env"),
+        &[
+            "lint",
+            "megatron",
+            &fixture("megatron/launcher_vars_unknown.sh"),
+        ],
+    );
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("--env GPUS_PER_NODE=N"),
+        "{}",
+        out.stderr
+    );
+    let out = run_in(
+        &scratch("megatron-env"),
+        &[
+            "import",
+            "megatron",
+            &fixture("megatron/launcher_vars_unknown.sh"),
+            "--env",
+            "GPUS_PER_NODE=8",
+            "--env",
+            "NNODES=2",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("accumulation = 4"), "{}", out.stdout);
+}
+
+#[test]
+fn export_converts_schedules_into_the_frameworks_unit() {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let out = run_in(&examples, &["export", "hf", "quickstart.toml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -144,21 +294,6 @@ fn export_converts_schedules_into_the_engines_unit() {
     assert_eq!(out.code, 1);
     assert!(
         out.stderr.contains("use 3968 or 4032 examples"),
-        "{}",
-        out.stderr
-    );
-}
-
-#[test]
-fn bad_engine_names_and_files_are_usage_errors() {
-    let dir = scratch("engines-bad");
-    let out = run_in(&dir, &["import", "tensorflow", "x.json"]);
-    assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("tensorflow"), "{}", out.stderr);
-    let out = run_in(&dir, &["lint", "deepspeed", "missing.json"]);
-    assert_eq!(out.code, 2);
-    assert!(
-        out.stderr.contains("missing.json: no such file"),
         "{}",
         out.stderr
     );

@@ -4,7 +4,9 @@ mod atomic;
 mod backend;
 mod calc;
 mod custom;
+mod editors;
 mod engines;
+mod explain;
 mod hostile;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -13,6 +15,7 @@ mod run;
 mod schema;
 mod sheet;
 mod validate;
+mod wording;
 
 use std::path::{Path, PathBuf};
 

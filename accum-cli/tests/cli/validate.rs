@@ -10,27 +10,132 @@ const MISTAKES: &[&str] = &[
     "world_not_divisible",
     "ambiguous_steps",
     "unknown_key",
+    "typo_key",
+    "enum_typo",
+    "float_for_integer",
     "bare_number_span",
     "bad_syntax",
 ];
 
+/// Mistakes written in TOML only: the syntax does not change them.
+const TOML_MISTAKES: &[&str] = &[
+    "range",
+    "settings",
+    "missing_replicas",
+    "replicas_disagree",
+    "overflow",
+    "world_size_missing",
+    "span_too_long",
+    "only_batch_zero",
+];
+
+/// `accum validate FILE --format FORMAT` in the mistakes folder.
+fn validate(file: &str, format: &str) -> crate::Out {
+    run_in(
+        &fixtures().join("mistakes"),
+        &["validate", file, "--format", format],
+    )
+}
+
+/// Every mistake in every syntax, rendered in the three formats: human
+/// (header, snippet, help), short (one line each) and JSON.
+/// Every mistake with the syntaxes it is written in.
+fn mistake_files() -> Vec<(&'static str, &'static str)> {
+    let mut files: Vec<(&str, &str)> = MISTAKES
+        .iter()
+        .flat_map(|m| ["toml", "json", "yaml"].map(|ext| (*m, ext)))
+        .collect();
+    files.extend(TOML_MISTAKES.iter().map(|m| (*m, "toml")));
+    files
+}
+
 #[test]
 fn every_mistake_in_every_format_is_located() {
-    let dir = fixtures().join("mistakes");
-    for mistake in MISTAKES {
-        for ext in ["toml", "json", "yaml"] {
+    for (mistake, ext) in mistake_files() {
+        {
             let file = format!("{mistake}.{ext}");
-            let out = run_in(&dir, &["validate", &file]);
-            assert_eq!(out.code, 1, "{file}: {}{}", out.stdout, out.stderr);
+            let human = validate(&file, "human");
+            assert_eq!(human.code, 1, "{file}: {}{}", human.stdout, human.stderr);
             assert!(
-                out.stdout.starts_with(&format!("{file}:")),
+                human.stdout.starts_with("error["),
                 "{file}: {}",
-                out.stdout
+                human.stdout
             );
-            assert!(!out.stderr.contains("panicked"), "{file}: {}", out.stderr);
-            insta::assert_snapshot!(format!("validate_{mistake}_{ext}"), out.stdout);
+            assert!(
+                !human.stderr.contains("panicked"),
+                "{file}: {}",
+                human.stderr
+            );
+            let short = validate(&file, "short");
+            assert_eq!(short.code, 1);
+            let json = validate(&file, "json");
+            assert_eq!(json.code, 1);
+            let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+            let findings = report["files"][0]["findings"].as_array().expect("findings");
+            // Short: exactly one line per finding, each `file:line:col: code: message`.
+            let lines: Vec<&str> = short.stdout.lines().collect();
+            assert_eq!(lines.len(), findings.len(), "{file}: {}", short.stdout);
+            for (line, finding) in lines.iter().zip(findings) {
+                assert_eq!(
+                    *line,
+                    format!(
+                        "{file}:{}:{}: {}: {}",
+                        finding["line"],
+                        finding["column"],
+                        finding["code"].as_str().expect("code"),
+                        finding["message"].as_str().expect("message")
+                    )
+                );
+            }
+            insta::assert_snapshot!(
+                format!("validate_{mistake}_{ext}"),
+                format!(
+                    "--- human\n{}--- short\n{}--- json\n{}",
+                    human.stdout, short.stdout, json.stdout
+                )
+            );
         }
     }
+}
+
+/// Each finding's message and help are said once in the human rendering:
+/// no header line that the snippet repeats.
+#[test]
+fn human_output_says_each_thing_once() {
+    let mut files: Vec<String> = mistake_files()
+        .into_iter()
+        .map(|(m, ext)| format!("{m}.{ext}"))
+        .collect();
+    files.push("several.toml".to_owned());
+    for file in files {
+        let human = validate(&file, "human").stdout;
+        let json: serde_json::Value =
+            serde_json::from_str(&validate(&file, "json").stdout).expect("json");
+        for finding in json["files"][0]["findings"].as_array().expect("findings") {
+            let message = finding["message"].as_str().expect("message");
+            assert_eq!(
+                human.matches(message).count(),
+                1,
+                "{file}: `{message}` in\n{human}"
+            );
+            if let Some(help) = finding["help"].as_str() {
+                assert_eq!(
+                    human.matches(help).count(),
+                    1,
+                    "{file}: `{help}` in\n{human}"
+                );
+            }
+        }
+    }
+}
+
+/// The text format's old name still works.
+#[test]
+fn text_is_another_name_for_human() {
+    assert_eq!(
+        validate("zero.toml", "text").stdout,
+        validate("zero.toml", "human").stdout
+    );
 }
 
 #[test]
@@ -74,6 +179,20 @@ fn good_files_pass_in_every_format() {
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(out.stdout, "good.toml: ok\ngood.json: ok\ngood.yaml: ok\n");
+}
+
+/// Nothing about a run needs a name: `[run]` is optional, and the run is
+/// named after its file.
+#[test]
+fn a_config_with_only_its_batch_is_valid() {
+    let dir = crate::scratch("only-batch");
+    std::fs::write(
+        dir.join("minimal.toml"),
+        "[batch]\nmicro_batch = 2\naccumulation = 4\nreplicas = 2\n",
+    )
+    .expect("write");
+    let out = run_in(&dir, &["validate", "minimal.toml"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "minimal.toml: ok\n"));
 }
 
 #[test]
@@ -122,4 +241,5 @@ fn an_external_schema_drives_the_plan_rules() {
         "{}",
         out.stdout
     );
+    assert!(out.stdout.contains(" --> c.toml:8:16\n"), "{}", out.stdout);
 }

@@ -573,7 +573,7 @@ fn config(examples: u64, policy: LastGroup, normalization: Normalization) -> Eng
     config.optimizer.clip_norm = Some(0.5);
     config.schedule.kind = ScheduleKind::Cosine;
     config.schedule.warmup = "2 updates".parse().unwrap();
-    config.schedule.total = "11 updates".parse().unwrap();
+    config.schedule.total = Some("11 updates".parse().unwrap());
     config
 }
 

@@ -22,7 +22,7 @@ fn small(examples: u64) -> EngineConfig {
         schedule: ScheduleSection {
             kind: crate::settings::ScheduleKind::Constant,
             warmup: "0 updates".parse().expect("span"),
-            total: "2 updates".parse().expect("span"),
+            total: Some("2 updates".parse().expect("span")),
         },
         ..EngineConfig::default()
     }
@@ -155,7 +155,7 @@ fn fewer_examples_than_one_microbatch_follow_the_last_group_policy() {
     // m = 4, A = 2, D = 1: B = 8, and the data holds 3 examples.
     let p = plan(4, 2, 1);
     let mut config = small(3);
-    config.schedule.total = "1 updates".parse().expect("span");
+    config.schedule.total = Some("1 updates".parse().expect("span"));
 
     // process: one update over the 3 examples, with their real denominator (R6).
     config.data.last_group = LastGroup::Process;

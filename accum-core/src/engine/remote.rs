@@ -243,7 +243,7 @@ mod tests {
             schedule: ScheduleSection {
                 kind: ScheduleKind::Constant,
                 warmup: "0 updates".parse().unwrap(),
-                total: "5 updates".parse().unwrap(),
+                total: Some("5 updates".parse().unwrap()),
             },
             ..EngineConfig::default()
         };

@@ -28,7 +28,7 @@ fn small(examples: u64) -> EngineConfig {
         schedule: ScheduleSection {
             kind: ScheduleKind::Constant,
             warmup: "0 updates".parse().unwrap(),
-            total: "4 updates".parse().unwrap(),
+            total: Some("4 updates".parse().unwrap()),
         },
         ..EngineConfig::default()
     }
@@ -51,7 +51,7 @@ fn run_with(
 #[test]
 fn loss_falls_on_the_markov_data() {
     let mut config = small(64);
-    config.schedule.total = "40 updates".parse().unwrap();
+    config.schedule.total = Some("40 updates".parse().unwrap());
     config.optimizer.lr = 3e-2;
     let report = run(&plan(4, 2, 2), &config).unwrap();
     assert_eq!(report.counters.applied_updates, Updates::new(40));
@@ -192,7 +192,7 @@ fn r4_weighted_mean_is_not_the_mean_of_means() {
     let data = Dataset::from_examples(short.into_iter().chain(long).collect(), 3).unwrap();
     let mut config = small(8);
     config.data.vocab = 3;
-    config.schedule.total = "1 update".parse().unwrap();
+    config.schedule.total = Some("1 update".parse().unwrap());
     let p = plan(4, 2, 1);
     let engine = Engine::with_model(&p, &config, model.clone(), data.clone()).unwrap();
     let mut engine = engine;
@@ -215,7 +215,7 @@ fn r4_per_token_differs_from_per_example_with_unequal_lengths() {
     let mut config = small(16);
     config.data.min_len = 1;
     config.data.max_len = 12;
-    config.schedule.total = "1 update".parse().unwrap();
+    config.schedule.total = Some("1 update".parse().unwrap());
     let a = run(&plan(4, 2, 2), &config).unwrap();
     config.loss.normalization = Normalization::PerExample;
     let b = run(&plan(4, 2, 2), &config).unwrap();
@@ -330,7 +330,7 @@ fn r14_scheduler_per_microbatch_is_detected() {
 #[test]
 fn r14_retained_activations_show_as_a_growing_peak() {
     let mut config = small(16);
-    config.schedule.total = "4 updates".parse().unwrap();
+    config.schedule.total = Some("4 updates".parse().unwrap());
     let clean = run_with(&plan(2, 2, 2), &config, Mistakes::default()).unwrap();
     assert!(!clean.memory.peak_grows);
     assert!(clean.warnings.is_empty(), "{:?}", clean.warnings);
@@ -377,7 +377,7 @@ fn r7_fp16_overflow_skips_backs_off_and_keeps_params() {
     let mut config = small(16);
     config.precision.mode = PrecisionMode::Fp16;
     config.precision.loss_scale.init = 2f64.powi(40); // scaled gradients far above 65504
-    config.schedule.total = "2 updates".parse().unwrap();
+    config.schedule.total = Some("2 updates".parse().unwrap());
     let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
     let before = engine.model().params().clone();
     let stats = engine.step(&mut RunOptions::default()).unwrap().unwrap();
@@ -413,7 +413,7 @@ fn r7_injected_fault_is_skipped_in_every_precision() {
     ] {
         let mut config = small(16);
         config.precision.mode = mode;
-        config.schedule.total = "3 updates".parse().unwrap();
+        config.schedule.total = Some("3 updates".parse().unwrap());
         let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
         let mut options = RunOptions {
             faults: vec![Fault {
@@ -454,7 +454,7 @@ fn r7_injected_fault_is_skipped_in_every_precision() {
 #[test]
 fn r6_partial_group_is_processed_with_its_real_denominator() {
     let mut config = small(10); // B = 8: one full group and 2 examples
-    config.schedule.total = "2 updates".parse().unwrap();
+    config.schedule.total = Some("2 updates".parse().unwrap());
     let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
     let report = engine.run(&mut RunOptions::default()).unwrap();
     let last = &report.updates[1];
@@ -478,7 +478,7 @@ fn r6_partial_group_is_processed_with_its_real_denominator() {
 fn r6_partial_group_dropped_with_ids_or_refused() {
     let mut config = small(10);
     config.data.last_group = LastGroup::Drop;
-    config.schedule.total = "3 updates".parse().unwrap();
+    config.schedule.total = Some("3 updates".parse().unwrap());
     let report = run(&plan(2, 2, 2), &config).unwrap();
     assert!(
         report
@@ -543,7 +543,7 @@ impl Observer for Recorder {
 #[test]
 fn observer_logs_in_the_declared_axis() {
     let mut config = small(32);
-    config.schedule.total = "6 updates".parse().unwrap();
+    config.schedule.total = Some("6 updates".parse().unwrap());
     config.log = LogSection {
         every: "2 updates".parse().unwrap(),
         axis: LogAxis::Tokens,
@@ -654,7 +654,7 @@ fn token_spans_resolve_through_the_measured_data() {
     let mut config = small(32);
     let tokens = Dataset::synthetic(&config.data).supervised_tokens(-100);
     // One epoch of tokens is 4 updates of B = 8.
-    config.schedule.total = Span::new(tokens, UnitKind::Token);
+    config.schedule.total = Some(Span::new(tokens, UnitKind::Token));
     let engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
     assert_eq!(engine.total_updates(), Updates::new(4));
 }
@@ -683,7 +683,7 @@ fn dump_files_are_readable() {
     let dir = std::env::temp_dir().join(format!("accum-engine-dump-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut config = small(10);
-    config.schedule.total = "2 updates".parse().unwrap();
+    config.schedule.total = Some("2 updates".parse().unwrap());
     let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
     let mut dump = DumpWriter::create(&dir, &engine).unwrap();
     engine
@@ -862,7 +862,7 @@ fn r7_clipping_bounds_the_applied_gradient() {
         clip_norm: Some(1e-3),
         ..OptimizerSection::default()
     };
-    config.schedule.total = "1 update".parse().unwrap();
+    config.schedule.total = Some("1 update".parse().unwrap());
     let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
     let before = engine.model().params().clone();
     let stats = engine.step(&mut RunOptions::default()).unwrap().unwrap();
@@ -882,7 +882,7 @@ fn r8_learning_rate_follows_applied_updates() {
     config.schedule = ScheduleSection {
         kind: ScheduleKind::Linear,
         warmup: "2 updates".parse().unwrap(),
-        total: "4 updates".parse().unwrap(),
+        total: Some("4 updates".parse().unwrap()),
     };
     let report = run(&plan(2, 2, 2), &config).unwrap();
     let lrs: Vec<f64> = report.updates.iter().map(|u| u.lr).collect();

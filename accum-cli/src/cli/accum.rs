@@ -1,0 +1,228 @@
+//! The commands only `accum` has: they run the built-in engine on its own
+//! `TrainingConfig`, or translate other frameworks' files.
+
+use clap::{Args, ValueEnum};
+
+use super::Format;
+
+/// Arguments of `accum import` and `accum lint`.
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
+    #[arg(value_name = "FRAMEWORK")]
+    pub(crate) framework: crate::interop::Framework,
+
+    /// The framework's file (DeepSpeed JSON, a Megatron launch script or YAML arguments,
+    /// TrainingArguments JSON/YAML, Trainer YAML/JSON, axolotl YAML).
+    #[arg(value_name = "FILE")]
+    pub(crate) file: std::path::PathBuf,
+
+    /// All devices of the job (the launcher's world size).
+    #[arg(long, value_name = "N")]
+    pub(crate) world_size: Option<u64>,
+
+    /// Accelerate's num_processes (Hugging Face).
+    #[arg(long, value_name = "N")]
+    pub(crate) num_processes: Option<u64>,
+
+    /// Nodes of the job (Lightning).
+    #[arg(long, value_name = "N")]
+    pub(crate) num_nodes: Option<u64>,
+
+    /// Tensor-parallel degree the model code uses (not replicas).
+    #[arg(long, value_name = "TP")]
+    pub(crate) tensor: Option<u64>,
+
+    /// Pipeline-parallel degree the model code uses (not replicas).
+    #[arg(long, value_name = "PP")]
+    pub(crate) pipeline: Option<u64>,
+
+    /// Context/sequence-parallel degree the model code uses (not replicas).
+    #[arg(long, value_name = "CP")]
+    pub(crate) context: Option<u64>,
+
+    /// DeepSpeed: an mpu is passed to deepspeed.initialize (it then divides by the data-parallel size).
+    #[arg(long)]
+    pub(crate) deepspeed_mpu: bool,
+
+    /// Examples per microbatch, when the file does not say (Lightning's DataLoader batch_size).
+    #[arg(long, value_name = "M")]
+    pub(crate) micro_batch: Option<u64>,
+
+    /// Examples in the training set (for the last partial group).
+    #[arg(long, value_name = "N")]
+    pub(crate) examples: Option<u64>,
+
+    /// Tokens per example, when fixed.
+    #[arg(long, value_name = "L")]
+    pub(crate) seq_len: Option<u64>,
+
+    /// Examples have different numbers of supervised tokens.
+    #[arg(long)]
+    pub(crate) variable_lengths: bool,
+
+    /// A launch script's variable (or positional argument `1=…`), as the shell
+    /// would have it: --env GPUS_PER_NODE=8. Repeat for several.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env)]
+    pub(crate) env: Vec<(String, String)>,
+
+    /// Hugging Face: the DeepSpeed file, instead of the one named by `deepspeed:`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) deepspeed_config: Option<std::path::PathBuf>,
+
+    /// Hugging Face: the Accelerate config the run is launched with (gives the processes).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) accelerate_config: Option<std::path::PathBuf>,
+
+    /// Write the accum config to this file (atomically, only when there is no error); import only.
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<std::path::PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+/// Arguments of `accum export`.
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
+    #[arg(value_name = "FRAMEWORK")]
+    pub(crate) framework: crate::interop::Framework,
+
+    /// The accum configuration file.
+    #[arg(value_name = "CONFIG")]
+    pub(crate) config: std::path::PathBuf,
+
+    /// Write the framework's file to this path (atomically) instead of stdout.
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<std::path::PathBuf>,
+}
+
+/// Arguments of `accum verify`.
+#[derive(Debug, Args)]
+pub(crate) struct VerifyArgs {
+    /// The configuration file.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: std::path::PathBuf,
+
+    /// Relative tolerance of the gradient comparison (default 1e-4).
+    #[arg(long, value_name = "RTOL", value_parser = parse_tolerance)]
+    pub(crate) rtol: Option<f64>,
+
+    /// Absolute tolerance of the comparisons (default 1e-6).
+    #[arg(long, value_name = "ATOL", value_parser = parse_tolerance)]
+    pub(crate) atol: Option<f64>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+/// Arguments of `accum run`.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The configuration file.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: std::path::PathBuf,
+
+    /// Write the run report (JSON) to this file, atomically.
+    #[arg(long, value_name = "RUN.json")]
+    pub(crate) report: Option<std::path::PathBuf>,
+
+    /// Write every microbatch, gradient and parameter set to this directory (accum-dump/1).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dump: Option<std::path::PathBuf>,
+
+    /// No progress bar; the log lines go to stdout.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+
+    /// Output format of the final summary (json prints the whole report).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+
+    /// Where the data-parallel replicas run: threads of this process, or one
+    /// MPI process per replica (`mpirun -n D accum run FILE --backend mpi`;
+    /// needs a build with the `mpi` feature). With mpi, rank 0 writes the
+    /// report, the dump and the output.
+    #[arg(long, value_enum, default_value_t = Backend::Threads)]
+    pub(crate) backend: Backend,
+
+    /// Test hook: replica RANK fails with an error after the backward pass of
+    /// microbatch MICROBATCH (0-based) of update attempt ATTEMPT (1-based).
+    #[arg(long, value_name = "RANK:ATTEMPT:MICROBATCH", value_parser = parse_fail_at, hide = true)]
+    pub(crate) fail_at: Option<FailAt>,
+}
+
+/// Where `accum run` runs the data-parallel replicas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Backend {
+    /// One thread per replica in this process.
+    Threads,
+    /// One MPI process per replica (rank r is replica r).
+    Mpi,
+}
+
+/// `--fail-at RANK:ATTEMPT:MICROBATCH`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FailAt {
+    /// The replica that fails.
+    pub(crate) replica: usize,
+    /// The update attempt, 1-based.
+    pub(crate) attempt: u64,
+    /// The microbatch within the group, 0-based.
+    pub(crate) microbatch: usize,
+}
+
+fn parse_fail_at(s: &str) -> Result<FailAt, String> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let bad = || format!("`{s}` is not RANK:ATTEMPT:MICROBATCH, e.g. 1:3:0");
+    let [r, a, m] = parts[..] else {
+        return Err(bad());
+    };
+    let at = FailAt {
+        replica: r.trim().parse().map_err(|_| bad())?,
+        attempt: a.trim().parse().map_err(|_| bad())?,
+        microbatch: m.trim().parse().map_err(|_| bad())?,
+    };
+    if at.attempt == 0 {
+        return Err(format!("`{s}`: attempts count from 1"));
+    }
+    Ok(at)
+}
+
+/// Parses a finite, non-negative tolerance.
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!(
+            "`{text}` is not a tolerance; use a finite number ≥ 0, e.g. 1e-4"
+        )),
+    }
+}
+
+/// Arguments of `accum init`.
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// The configuration to write: `.toml` (default `accum.toml`), `.yaml`
+    /// or `.json`. Refused when the file exists.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: Option<std::path::PathBuf>,
+
+    /// The run's name (default: the file's stem).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) name: Option<String>,
+
+    /// Do not write the schema file the directive points to.
+    #[arg(long)]
+    pub(crate) no_schema: bool,
+}
+
+/// `NAME=VALUE` for `--env`.
+fn parse_env(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
+        _ => Err(format!("`{text}` is not NAME=VALUE")),
+    }
+}

@@ -1,0 +1,261 @@
+//! The commands every configuration type gets, in `accum` and in the
+//! binaries users build with `accum_cli::run::<MyConfig>()`, and their
+//! arguments.
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::{DiagnosticFormat, Format};
+
+/// The commands every configuration type gets, in `accum` and in the binaries
+/// users build with `accum_cli::run::<MyConfig>()`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum CommonCommand {
+    /// Compute the effective batch and tokens per update from m, A and D,
+    /// optionally per-device memory and data-parallel scaling.
+    Calc(CalcArgs),
+    /// Print the configuration's JSON Schema (2020-12), with plan roles
+    /// (`x-accum-role`) and units (`x-accum-unit`) marked.
+    Schema(SchemaArgs),
+    /// Check configuration files: structure against the schema, then the plan
+    /// rules. Every finding is reported with file:line:col and the fix.
+    Validate(ValidateArgs),
+    /// Write a new configuration that keeps the effective batch with a smaller
+    /// micro-batch; comments and layout are kept.
+    Replan(ReplanArgs),
+    /// Write the run's data sheet: the plan, tokens, precision,
+    /// normalization, last group and schedule in every unit; with a run report
+    /// also the observed counters, memory peaks and the loss curve.
+    Sheet(SheetArgs),
+    /// Print the rule behind a diagnostic code: what it checks, the failure
+    /// it prevents, a wrong and a right example, and the fix.
+    Explain(ExplainArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+}
+
+/// Arguments of `explain`.
+#[derive(Debug, Args)]
+pub(crate) struct ExplainArgs {
+    /// The code, as diagnostics print it (`accum::plan::global-batch`); the
+    /// `accum::` prefix may be left out. Without a code, every code is listed.
+    #[arg(value_name = "CODE")]
+    pub(crate) code: Option<String>,
+}
+
+/// Output format of a sheet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SheetFormat {
+    /// Markdown; with -o the loss curve is written as an SVG beside it.
+    Md,
+    /// One self-contained HTML file with the curve inline; no script.
+    Html,
+    /// The sheet's data as JSON.
+    Json,
+}
+
+/// Arguments of `sheet`.
+#[derive(Debug, Args)]
+pub(crate) struct SheetArgs {
+    /// The configuration file.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: std::path::PathBuf,
+
+    /// A run report written by `accum run --report`.
+    #[arg(long, value_name = "RUN.json")]
+    pub(crate) report: Option<std::path::PathBuf>,
+
+    /// Output format (default: from the -o extension, else md).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<SheetFormat>,
+
+    /// Write the sheet to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<std::path::PathBuf>,
+}
+
+/// Arguments of `schema`.
+#[derive(Debug, Args)]
+pub(crate) struct SchemaArgs {
+    /// Write the schema to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<std::path::PathBuf>,
+}
+
+/// Arguments of `validate`.
+#[derive(Debug, Args)]
+pub(crate) struct ValidateArgs {
+    /// Configuration files (.toml, .json, .yaml).
+    #[arg(required = true, value_name = "FILE")]
+    pub(crate) files: Vec<std::path::PathBuf>,
+
+    /// Validate against this JSON Schema instead of the built-in one; plan
+    /// roles are read from its `x-accum-role` marks.
+    #[arg(long, value_name = "SCHEMA")]
+    pub(crate) schema: Option<std::path::PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
+    pub(crate) format: DiagnosticFormat,
+}
+
+/// Arguments of `replan`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("limit").required(true).args(["max_micro_batch", "memory_budget"])))]
+pub(crate) struct ReplanArgs {
+    /// The configuration file to re-plan.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: std::path::PathBuf,
+
+    /// The largest micro-batch that fits.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_micro_batch: Option<u64>,
+
+    /// The per-device memory budget, e.g. 24GiB: the largest micro-batch whose
+    /// estimate (weights, gradients, optimizer state, activations × m) fits.
+    #[arg(long, value_name = "SIZE", conflicts_with = "max_micro_batch")]
+    pub(crate) memory_budget: Option<accum_core::estimate::ByteSize>,
+
+    /// Parameters per device, for --memory-budget (default: the built-in model's).
+    #[arg(long, value_name = "N", requires = "memory_budget")]
+    pub(crate) params: Option<u64>,
+
+    /// Activation memory of one example, for --memory-budget (default: the built-in model's).
+    #[arg(long, value_name = "SIZE", requires = "memory_budget")]
+    pub(crate) activation_per_example: Option<accum_core::estimate::ByteSize>,
+
+    /// Write the new configuration to this file (atomically).
+    #[arg(short, long, value_name = "FILE", conflicts_with = "in_place")]
+    pub(crate) output: Option<std::path::PathBuf>,
+
+    /// Replace FILE, keeping the old one as FILE.bak.
+    #[arg(long)]
+    pub(crate) in_place: bool,
+
+    /// Format of the summary (the new configuration keeps the file's format).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+/// Arguments of `completions`.
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+/// Precision of weights and gradients, for memory estimates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Precision {
+    /// 4-byte weights and gradients.
+    #[default]
+    Fp32,
+    /// 2-byte weights and gradients plus an fp32 master copy.
+    Bf16,
+    /// 2-byte weights and gradients plus an fp32 master copy.
+    Fp16,
+}
+
+/// The optimizer, for the optimizer-state part of a memory estimate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Optimizer {
+    /// Two fp32 moments per parameter.
+    #[default]
+    Adamw,
+    /// One fp32 momentum buffer per parameter.
+    SgdMomentum,
+    /// No state.
+    Sgd,
+}
+
+/// Arguments of `calc`.
+#[derive(Debug, Args)]
+pub(crate) struct CalcArgs {
+    /// Examples per microbatch on one data-parallel replica (m).
+    #[arg(short = 'm', long, value_name = "M")]
+    pub(crate) micro_batch: Option<u64>,
+
+    /// Accumulation steps: microbatches per optimizer update, per replica (A).
+    #[arg(short = 'a', long = "accum-steps", value_name = "A")]
+    pub(crate) accum_steps: Option<u64>,
+
+    /// Data-parallel replicas (D): model copies that see different examples.
+    #[arg(short = 'd', long, value_name = "D", conflicts_with = "world_size")]
+    pub(crate) data_parallel: Option<u64>,
+
+    /// All devices of the job; D = world-size / (tensor·pipeline·context).
+    #[arg(long, value_name = "N")]
+    pub(crate) world_size: Option<u64>,
+
+    /// Tensor-parallel degree (devices sharing one model copy; not replicas).
+    #[arg(long, value_name = "TP", default_value_t = 1, requires = "world_size")]
+    pub(crate) tensor: u64,
+
+    /// Pipeline-parallel degree (devices sharing one model copy; not replicas).
+    #[arg(long, value_name = "PP", default_value_t = 1, requires = "world_size")]
+    pub(crate) pipeline: u64,
+
+    /// Context/sequence-parallel degree (devices sharing one model copy; not replicas).
+    #[arg(long, value_name = "CP", default_value_t = 1, requires = "world_size")]
+    pub(crate) context: u64,
+
+    /// Tokens per example, when lengths are fixed (L); enables tokens per update.
+    #[arg(short = 'L', long, value_name = "L")]
+    pub(crate) seq_len: Option<u64>,
+
+    /// A target effective batch: solves the missing -a (or -m) exactly, or checks it.
+    #[arg(short = 'B', long, value_name = "B")]
+    pub(crate) global_batch: Option<u64>,
+
+    /// Parameters per device, for the memory estimate e.g. 1.3e9.
+    #[arg(long, value_name = "N", value_parser = parse_count, requires = "activation_per_example")]
+    pub(crate) params: Option<u64>,
+
+    /// Activation memory of one example (forward + backward), e.g. 1.5GiB.
+    #[arg(long, value_name = "SIZE", requires = "params")]
+    pub(crate) activation_per_example: Option<accum_core::estimate::ByteSize>,
+
+    /// Weight and gradient precision, for the memory estimate.
+    #[arg(long, value_enum, default_value_t = Precision::Fp32)]
+    pub(crate) precision: Precision,
+
+    /// Optimizer, for the optimizer-state part of the memory estimate.
+    #[arg(long, value_enum, default_value_t = Optimizer::Adamw)]
+    pub(crate) optimizer: Optimizer,
+
+    /// Examples per second one device processes at micro-batch m, for the scaling estimate.
+    #[arg(long, value_name = "EX_PER_SEC", requires = "bandwidth")]
+    pub(crate) device_throughput: Option<f64>,
+
+    /// All-reduce bandwidth per second, e.g. 50GB, for the scaling estimate.
+    #[arg(long, value_name = "SIZE", requires = "device_throughput")]
+    pub(crate) bandwidth: Option<accum_core::estimate::ByteSize>,
+
+    /// Gradient bytes reduced per update (default: params × gradient precision).
+    #[arg(long, value_name = "SIZE", requires = "device_throughput")]
+    pub(crate) grad_bytes: Option<accum_core::estimate::ByteSize>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+/// Parses a count written as an integer or in scientific notation (`1.3e9`).
+fn parse_count(text: &str) -> Result<u64, String> {
+    if let Ok(value) = text.parse::<u64>() {
+        return Ok(value);
+    }
+    match text.parse::<f64>() {
+        Ok(value)
+            if value.is_finite()
+                && value >= 0.0
+                && value.fract() == 0.0
+                && value < u64::MAX as f64 =>
+        {
+            Ok(value as u64)
+        }
+        _ => Err(format!(
+            "`{text}` is not a whole non-negative count (e.g. 1300000000 or 1.3e9)"
+        )),
+    }
+}

@@ -1,0 +1,159 @@
+//! The command-line interface: every command, flag and example in `--help`.
+//!
+//! `common` holds the commands every configuration type gets, `accum` the
+//! ones only the `accum` binary has, `examples` the examples under each
+//! `--help`, written for the binary that shows them.
+
+mod accum;
+mod common;
+mod examples;
+
+use std::sync::OnceLock;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+pub(crate) use accum::{Backend, ExportArgs, ImportArgs, InitArgs, RunArgs, VerifyArgs};
+pub(crate) use common::{
+    CalcArgs, CommonCommand, CompletionsArgs, ExplainArgs, Optimizer, Precision, ReplanArgs,
+    SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,
+};
+use examples::{Binary, examples};
+
+/// The name of the running binary: `accum`, or a user's own binary built
+/// with `accum_cli::run::<MyConfig>()`. Messages that name a command
+/// (`accum schema lists every key`) use it.
+static BIN_NAME: OnceLock<String> = OnceLock::new();
+
+/// Sets the binary's name, once, before any command runs.
+pub(crate) fn set_bin_name(name: &str) {
+    let _ = BIN_NAME.set(name.to_owned());
+}
+
+/// The binary's name (`accum` until set).
+pub(crate) fn bin_name() -> &'static str {
+    BIN_NAME.get().map_or("accum", String::as_str)
+}
+
+/// Gradient-accumulation plans that cannot be miscounted.
+///
+/// accum keeps examples, microbatches, updates and tokens apart: the
+/// effective batch is B = m·A·D (micro-batch × accumulation steps ×
+/// data-parallel replicas), and tensor/pipeline/context-parallel devices are
+/// not replicas.
+#[derive(Debug, Parser)]
+#[command(name = "accum", version, propagate_version = true)]
+pub(crate) struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The commands of `accum`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Commands that work on any derived configuration.
+    #[command(flatten)]
+    Common(CommonCommand),
+    /// Write a starter configuration with comments and a schema directive
+    /// for editors, and the schema beside it; never overwrites a file.
+    Init(InitArgs),
+    /// Run the accumulation engine on the built-in model and synthetic data,
+    /// with a progress bar in updates; writes the run report atomically.
+    Run(RunArgs),
+    /// The pre-flight check: one update as A microbatches × D replicas and
+    /// as one large batch on the same examples, compared; exit 1 on failure.
+    Verify(VerifyArgs),
+    /// Read a framework's batch settings (DeepSpeed, Megatron-LM, Hugging Face,
+    /// Lightning/NeMo, axolotl) into an accum config, with findings: what does
+    /// not divide, what the framework would round or refuse, "steps" that are
+    /// microbatches, …
+    Import(ImportArgs),
+    /// Write a framework's file (or arguments) from an accum config, consistent
+    /// by construction; schedule lengths are converted to the framework's unit.
+    Export(ExportArgs),
+    /// Check a framework's batch settings: `import` without the output.
+    Lint(ImportArgs),
+}
+
+/// Sets the examples under the help of `command` and of its subcommands.
+fn with_examples(command: clap::Command, binary: Binary<'_>) -> clap::Command {
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_owned())
+        .collect();
+    let mut command = match examples(binary, "") {
+        Some(text) => command.after_help(text),
+        None => command,
+    };
+    for name in names {
+        if let Some(text) = examples(binary, &name) {
+            command = command.mut_subcommand(name, |sub| sub.after_help(text));
+        }
+    }
+    command
+}
+
+/// The `accum` command line, with its examples.
+pub(crate) fn accum_command() -> clap::Command {
+    with_examples(Cli::command(), Binary::Accum)
+}
+
+/// Parses `accum`'s arguments.
+pub(crate) fn parse_accum() -> Result<Cli, clap::Error> {
+    let matches = accum_command().try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// The command line of a user's binary named `bin`: the common commands,
+/// with examples in its own name.
+pub(crate) fn user_command(bin: &str) -> clap::Command {
+    let command = CommonCommand::augment_subcommands(
+        clap::Command::new(bin.to_owned())
+            .version(env!("CARGO_PKG_VERSION"))
+            .propagate_version(true)
+            .subcommand_required(true)
+            .arg_required_else_help(true),
+    )
+    .about("Check and plan this program's training configs (B = m·A·D, with units)")
+    .mut_subcommand("sheet", |sheet| {
+        sheet.mut_arg("report", |report| {
+            report.help(
+                "A run report (JSON) of this configuration's run, as the accum engine writes it",
+            )
+        })
+    })
+    // A user's config has no built-in model to take the memory model from.
+    .mut_subcommand("replan", |replan| {
+        replan
+            .mut_arg("params", |arg| {
+                arg.help("Parameters per device, for --memory-budget")
+            })
+            .mut_arg("activation_per_example", |arg| {
+                arg.help("Activation memory of one example, for --memory-budget")
+            })
+    });
+    with_examples(command, Binary::User(bin))
+}
+
+/// Output format of diagnostics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DiagnosticFormat {
+    /// For people: each finding with its source line and the fix.
+    #[default]
+    #[value(alias = "text")]
+    Human,
+    /// One line per finding, `file:line:col: code: message`, for editors and grep.
+    Short,
+    /// JSON with stable keys, for tools.
+    Json,
+}
+
+/// Output format of a command.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// Text for people.
+    #[default]
+    Text,
+    /// JSON with stable keys, for tools.
+    Json,
+}

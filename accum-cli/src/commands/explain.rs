@@ -1,0 +1,45 @@
+//! `explain CODE`: the rule behind a diagnostic code, from the project's
+//! rules (`docs/rules.md`), like `rustc --explain`.
+
+use crate::cli::{ExplainArgs, bin_name};
+use crate::error::{CliError, Exit};
+use crate::output::print_text;
+use crate::rules;
+
+pub(crate) fn run(args: &ExplainArgs) -> Result<Exit, CliError> {
+    let Some(code) = &args.code else {
+        let entries = rules::entries();
+        let width = entries.iter().map(|e| e.code.len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for entry in entries {
+            let summary = entry
+                .summary
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            out.push_str(&format!("{:width$}  {summary}\n", entry.code));
+        }
+        out.push_str(&format!(
+            "\n`{} explain CODE` prints a code's entry.\n",
+            bin_name()
+        ));
+        print_text(&out)?;
+        return Ok(Exit::Ok);
+    };
+    match rules::find(code) {
+        Some(entry) => {
+            print_text(&format!("{}\n\n{}\n", entry.code, entry.text))?;
+            Ok(Exit::Ok)
+        }
+        None => {
+            let hint = match rules::nearest(code) {
+                Some(near) => format!("did you mean `{near}`? "),
+                None => String::new(),
+            };
+            Err(CliError::usage(format!(
+                "no rule has the code `{code}`; {hint}`{} explain` lists every code",
+                bin_name()
+            )))
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! What every importer shares: the [`Dialect`] trait each framework
+//! implements, and the tail of every import (the batch and parallel
+//! sections from the framework's plan, the loss normalization, the partial
+//! last group, the `[run]` section), so that each dialect only reads its own
+//! files and reproduces its own arithmetic.
+
+use std::ops::Range;
+
+use accum_core::config::RunSection;
+use accum_core::config::partial::{PartialBatch, PartialConfig};
+use accum_core::settings::Normalization;
+use accum_core::{LastGroup, Plan, PlanError};
+
+use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported, codes};
+use crate::diagnostic::{Diagnostic, Severity};
+
+/// A framework's way of writing a training run.
+pub(crate) trait Dialect {
+    /// The framework.
+    const FRAMEWORK: Framework;
+
+    /// Reads the file (and the files it names) as the framework does: its
+    /// batch arithmetic and refusals, and the other keys the file states.
+    fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError>;
+}
+
+/// What a dialect read.
+pub(crate) struct Reading {
+    /// The files read, the imported one first; findings pushed so far.
+    pub(crate) files: Vec<FileReport>,
+    /// The batch the framework trains with, or `None` when there is none
+    /// (the framework refuses, or a value the batch needs is unknown: the
+    /// findings say which).
+    pub(crate) batch: Option<Batch>,
+}
+
+/// The batch a framework trains with, and what else its files state.
+pub(crate) struct Batch {
+    /// The plan: `m`, `A`, `D` (with the layout when there is one), `L`.
+    pub(crate) plan: Plan,
+    /// `[parallel]` as the files state it, when `D` comes from a layout.
+    pub(crate) parallel: Option<accum_core::config::ParallelSection>,
+    /// The other sections, only the keys the files set (`batch`,
+    /// `parallel`, `run`, `loss.normalization`, `data.examples` and
+    /// `data.last_group` are filled here).
+    pub(crate) settings: PartialConfig,
+    /// A batch that changes during the run.
+    pub(crate) schedule: Option<BatchSchedule>,
+    /// How the framework normalizes the loss of a group.
+    pub(crate) loss: LossRule,
+    /// What the framework does with a partial last group.
+    pub(crate) last_group: LastGroupRule,
+}
+
+/// How a framework normalizes the loss of a group.
+pub(crate) enum LossRule {
+    /// By the supervised tokens of the whole group, on all replicas.
+    PerToken,
+    /// As a mean of microbatch means (each microbatch averaged, then divided
+    /// by `A`): the per-example mean of equal microbatches, a mean of means
+    /// when lengths vary. The finding says so for `--variable-lengths`.
+    MicrobatchMean(Diagnostic),
+    /// Per token, but only if a setting whose default changed is on: the
+    /// finding (a warning) says so for `--variable-lengths`.
+    PerTokenIfDefault(Diagnostic),
+}
+
+/// What a framework does with a partial last group.
+pub(crate) struct LastGroupRule {
+    /// The policy it amounts to.
+    pub(crate) policy: LastGroup,
+    /// Whether the partial group is an error (the update is scaled wrong) or
+    /// a warning (it is dropped or run as is).
+    pub(crate) severity: Severity,
+    /// What the framework does with it.
+    pub(crate) behaviour: String,
+    /// The fix.
+    pub(crate) help: String,
+    /// Where to point in the imported file.
+    pub(crate) span: Range<usize>,
+}
+
+/// Reads `text` with the framework's dialect and finishes the import.
+pub(crate) fn import(
+    framework: Framework,
+    name: &str,
+    text: &str,
+    opts: &ImportOptions,
+) -> Result<Imported, ImportError> {
+    match framework {
+        Framework::DeepSpeed => run::<super::deepspeed::DeepSpeed>(name, text, opts),
+        Framework::Megatron => run::<super::megatron::Megatron>(name, text, opts),
+        Framework::HuggingFace => run::<super::huggingface::HuggingFace>(name, text, opts),
+        Framework::Lightning => run::<super::lightning::Lightning>(name, text, opts),
+        Framework::NeMo => run::<super::lightning::NeMo>(name, text, opts),
+        Framework::Axolotl => run::<super::axolotl::Axolotl>(name, text, opts),
+    }
+}
+
+/// One dialect's reading, and the shared tail.
+fn run<D: Dialect>(name: &str, text: &str, opts: &ImportOptions) -> Result<Imported, ImportError> {
+    let reading = D::read(name, text, opts)?;
+    finish(D::FRAMEWORK, name, opts, reading)
+}
+
+/// The tail every import shares.
+fn finish(
+    framework: Framework,
+    name: &str,
+    opts: &ImportOptions,
+    mut reading: Reading,
+) -> Result<Imported, ImportError> {
+    let Some(batch) = reading.batch else {
+        debug_assert!(
+            reading
+                .files
+                .iter()
+                .flat_map(|f| &f.findings)
+                .any(|f| f.severity == Severity::Error),
+            "a refused import says why"
+        );
+        return Err(ImportError::Invalid {
+            files: reading.files,
+        });
+    };
+    let plan = batch.plan;
+    let mut config = batch.settings;
+    config.run = Some(run_section(framework, name));
+    config.batch = PartialBatch {
+        micro_batch: Some(plan.micro_batch()),
+        accumulation: Some(plan.accumulation()),
+        replicas: batch.parallel.is_none().then_some(plan.replicas()),
+        global_batch: Some(plan.effective_batch().get()),
+        seq_len: plan.seq_len(),
+    };
+    config.parallel = batch.parallel;
+
+    let main = reading
+        .files
+        .first_mut()
+        .expect("every reading has the imported file");
+    // R4: the group's loss, as the framework normalizes it.
+    config.loss.normalization = Some(match batch.loss {
+        LossRule::PerToken => Normalization::PerToken,
+        LossRule::MicrobatchMean(finding) => {
+            if opts.variable_lengths {
+                main.findings.push(finding);
+                Normalization::PerToken
+            } else {
+                Normalization::PerExample
+            }
+        }
+        LossRule::PerTokenIfDefault(finding) => {
+            if opts.variable_lengths {
+                main.findings.push(finding);
+            }
+            Normalization::PerToken
+        }
+    });
+    // R6: the last partial group.
+    let rule = batch.last_group;
+    config.data.last_group = Some(rule.policy);
+    if let Some(examples) = opts.examples {
+        config.data.examples = Some(examples);
+        if let Some(f) = partial_group_finding(
+            &plan,
+            examples,
+            rule.severity,
+            &rule.behaviour,
+            &rule.help,
+            rule.span,
+        ) {
+            main.findings.push(f);
+        }
+    }
+    Ok(Imported {
+        config,
+        batch_schedule: batch.schedule,
+        files: reading.files,
+    })
+}
+
+/// The `[run]` of an imported file: named after the file (without
+/// directories and extension), with a note saying where it came from.
+pub(crate) fn run_section(framework: Framework, name: &str) -> RunSection {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let stem = base.split('.').next().unwrap_or(base);
+    RunSection {
+        name: Some(if stem.is_empty() { "imported" } else { stem }.to_owned()),
+        notes: Some(format!("imported from {framework} file {name} by accum")),
+    }
+}
+
+/// A plan error as a finding at `span`: its message, label and fix.
+pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize>) -> Diagnostic {
+    let code = match err {
+        PlanError::LayoutNotDivisible { .. } => codes::LAYOUT,
+        PlanError::Missing { .. } => codes::MISSING,
+        PlanError::Zero { .. } | PlanError::Overflow { .. } => codes::VALUE,
+        _ => codes::NOT_DIVISIBLE,
+    };
+    Diagnostic::error(code, path, err.message())
+        .help(err.fix().text)
+        .at(span, err.label())
+}
+
+/// The partial last group, with what the framework does with it. Returns the
+/// finding when the data does not fill whole groups.
+pub(crate) fn partial_group_finding(
+    plan: &Plan,
+    examples: u64,
+    severity: Severity,
+    behaviour: &str,
+    help: &str,
+    span: Range<usize>,
+) -> Option<Diagnostic> {
+    let b = plan.effective_batch().get();
+    let rest = examples % b;
+    if rest == 0 {
+        return None;
+    }
+    let full = examples / b;
+    let mut f = Diagnostic::error(
+        codes::PARTIAL_GROUP,
+        vec!["data".into(), "examples".into()],
+        format!(
+            "{examples} examples = {full} updates of B = {b} examples + a partial group of {rest} examples \
+             ({} of {} microbatches per replica); {behaviour}",
+            rest.div_ceil(plan.micro_batch().saturating_mul(plan.replicas()).max(1)),
+            plan.accumulation()
+        ),
+    )
+    .help(format!(
+        "{help}; or use {} or {} examples so that every group is whole",
+        full * b,
+        (full + 1).saturating_mul(b)
+    ))
+    .at(span, format!("groups of {} microbatches", plan.accumulation()));
+    if severity == Severity::Warning {
+        f = f.warning();
+    }
+    Some(f)
+}
+
+/// The world size the options give (`--world-size` or `--num-processes`).
+pub(crate) fn world_from_options(opts: &ImportOptions) -> Option<u64> {
+    opts.world_size.or(opts.num_processes)
+}

@@ -1,0 +1,170 @@
+//! What every export shares: the plan of the config, the checks of values a
+//! framework's file cannot hold, spans converted into the framework's unit,
+//! and the notes about keys that are not written.
+
+use accum_core::config::partial::PartialConfig;
+use accum_core::{LastGroup, Plan, Rounding, Span, UnitKind};
+
+use super::{ExportError, Exported, Framework};
+
+/// Writes the framework's file for a config.
+pub(crate) fn export(
+    framework: Framework,
+    config: &PartialConfig,
+) -> Result<Exported, ExportError> {
+    check_finite(framework, config)?;
+    let plan = config.plan()?;
+    let mut out = Out {
+        framework,
+        plan,
+        notes: Vec::new(),
+    };
+    let text = match framework {
+        Framework::DeepSpeed => super::deepspeed::export(config, &mut out)?,
+        Framework::Megatron => super::megatron::export(config, &mut out)?,
+        Framework::HuggingFace => super::huggingface::export(config, &mut out)?,
+        Framework::Lightning => super::lightning::export(config, &mut out)?,
+        Framework::NeMo => super::lightning::export_nemo(config, &mut out)?,
+        Framework::Axolotl => super::axolotl::export(config, &mut out)?,
+    };
+    Ok(Exported {
+        text,
+        notes: out.notes,
+    })
+}
+
+/// The state of one export: the plan, and the notes so far.
+pub(crate) struct Out {
+    pub(crate) framework: Framework,
+    pub(crate) plan: Plan,
+    pub(crate) notes: Vec<String>,
+}
+
+impl Out {
+    /// A key of the config the file does not carry, and why.
+    pub(crate) fn note(&mut self, note: impl Into<String>) {
+        self.notes.push(note.into());
+    }
+
+    /// A span in `unit`, exactly, or the plan's error with the nearest values.
+    pub(crate) fn span_in(
+        &self,
+        key: &'static str,
+        framework_key: &'static str,
+        span: Span,
+        unit: UnitKind,
+    ) -> Result<u64, ExportError> {
+        self.plan
+            .convert(span.value(), span.unit(), unit, Rounding::Exact)
+            .map_err(|source| ExportError::NotWhole {
+                framework: self.framework,
+                key,
+                framework_key,
+                span,
+                source,
+            })
+    }
+
+    /// The data's partial last group against what the framework does with it.
+    pub(crate) fn check_last_group(
+        &self,
+        config: &PartialConfig,
+        accepted: &[LastGroup],
+        behaviour: &'static str,
+    ) -> Result<(), ExportError> {
+        let Some(examples) = config.data.examples else {
+            return Ok(());
+        };
+        let policy = config.data.last_group.unwrap_or_default();
+        let b = self.plan.effective_batch().get();
+        if examples % b == 0 || accepted.contains(&policy) {
+            return Ok(());
+        }
+        Err(ExportError::LastGroup {
+            framework: self.framework,
+            policy,
+            examples,
+            effective_batch: b,
+            behaviour,
+        })
+    }
+
+    /// Refuses a model-parallel layout for a framework that counts every
+    /// device as a replica (`counts` says how it counts).
+    pub(crate) fn require_data_parallel(&self, counts: &str) -> Result<(), ExportError> {
+        match self.plan.layout() {
+            Some(l) if l.world_size != self.plan.replicas() => Err(ExportError::Unsupported {
+                framework: self.framework,
+                key: "parallel",
+                reason: format!(
+                    "{counts}, so tensor {} × pipeline {} × context {} devices per model copy would count as replicas; \
+                     export a data-parallel layout (world_size = replicas {})",
+                    l.tensor,
+                    l.pipeline,
+                    l.context,
+                    self.plan.replicas()
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Notes for the keys of a section that no key of the file carries.
+    pub(crate) fn not_written(&mut self, keys: &[(&str, bool)], why: &str) {
+        let set: Vec<&str> = keys.iter().filter(|(_, on)| *on).map(|(k, _)| *k).collect();
+        if !set.is_empty() {
+            let fw = self.framework;
+            self.note(format!("{} not written: {fw} {why}", set.join(", ")));
+        }
+    }
+}
+
+/// Every float of the config must be a finite number ≥ 0: a framework's
+/// file cannot say `nan` (JSON would write `null`).
+fn check_finite(framework: Framework, c: &PartialConfig) -> Result<(), ExportError> {
+    let scale = c.precision.loss_scale.unwrap_or_default();
+    let betas = c.optimizer.betas.unwrap_or([0.0, 0.0]);
+    let values = [
+        ("optimizer.clip_norm", c.optimizer.clip_norm),
+        ("optimizer.lr", c.optimizer.lr),
+        ("optimizer.eps", c.optimizer.eps),
+        ("optimizer.weight_decay", c.optimizer.weight_decay),
+        ("optimizer.momentum", c.optimizer.momentum),
+        ("optimizer.betas", Some(betas[0])),
+        ("optimizer.betas", Some(betas[1])),
+        ("precision.loss_scale.init", scale.init),
+        ("precision.loss_scale.growth_factor", scale.growth_factor),
+        ("precision.loss_scale.backoff_factor", scale.backoff_factor),
+    ];
+    for (key, value) in values {
+        if let Some(v) = value
+            && !(v.is_finite() && v >= 0.0)
+        {
+            return Err(ExportError::Unsupported {
+                framework,
+                key,
+                reason: format!("{v} is not a finite number ≥ 0; write a finite value"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Formats a float the way JSON and Python write it (`1.0`, `0.0003`).
+pub(crate) fn json_float(value: f64) -> String {
+    serde_json::Number::from_f64(value).map_or_else(|| "null".to_owned(), |n| n.to_string())
+}
+
+/// A JSON object as pretty text with a final newline.
+pub(crate) fn pretty(value: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(value)
+        .expect("a JSON value of strings, numbers and objects always serializes");
+    text.push('\n');
+    text
+}
+
+/// A JSON value as YAML, with serde-saphyr.
+pub(crate) fn yaml(value: &serde_json::Value) -> String {
+    serde_saphyr::to_string(value)
+        .expect("a JSON value of strings, numbers and objects always serializes")
+}

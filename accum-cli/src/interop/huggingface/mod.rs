@@ -1,0 +1,535 @@
+//! Hugging Face `TrainingArguments`, as JSON (`to_json_string()`) or as the
+//! YAML recipes of TRL, alignment-handbook and LLaMA-Factory (read by
+//! `HfArgumentParser.parse_yaml_file`), with the DeepSpeed file they name
+//! (`deepspeed: ds_z3.json`) and the Accelerate config the run is launched
+//! with (`--accelerate-config`).
+//!
+//! The effective batch is `per_device_train_batch_size ×
+//! gradient_accumulation_steps × processes`; the Trainer's `max_steps`,
+//! `warmup_steps` and `logging_steps` count optimizer updates
+//! (`state.global_step` advances once per accumulation group). With
+//! DeepSpeed, `"auto"` values are filled from the arguments and numbers must
+//! match them (`transformers/integrations/deepspeed.py`,
+//! `HfTrainerDeepSpeedConfig.trainer_config_process`, `fill_match`).
+
+mod accelerate;
+mod export;
+
+use accum_core::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
+use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
+
+pub(crate) use export::export;
+
+use self::accelerate::Launch;
+use super::deepspeed::{self, TrainerFill};
+use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
+use super::reader::{Reader, owned};
+use super::{FileReport, Framework, ImportError, ImportOptions, codes, files};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::NodeKind;
+
+pub(crate) const MICRO: &str = "per_device_train_batch_size";
+pub(crate) const GAS: &str = "gradient_accumulation_steps";
+pub(crate) const AVG: &str = "average_tokens_across_devices";
+
+/// `TrainingArguments.per_device_train_batch_size`'s default.
+const DEFAULT_MICRO: u64 = 8;
+
+/// The Hugging Face Trainer dialect.
+pub(crate) struct HuggingFace;
+
+impl Dialect for HuggingFace {
+    const FRAMEWORK: Framework = Framework::HuggingFace;
+
+    fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
+        let mut r = Reader::parse(name, text, true)?;
+        r.strings_are_numbers = true;
+        let root = r.span(&[]);
+        let mut extra: Vec<FileReport> = Vec::new();
+
+        // Files of other tools, read as TrainingArguments, would give a
+        // wrong batch: refuse them by name.
+        if r.has(&["micro_batch_size"]) && !r.has(&[MICRO]) {
+            let span = r.key_span(&["micro_batch_size"]);
+            r.push(
+                Diagnostic::error(
+                    codes::DIALECT,
+                    owned(&["micro_batch_size"]),
+                    "this is an axolotl config (micro_batch_size): the Trainer's arguments would take per_device_train_batch_size's default of 8 instead",
+                )
+                .help("import it with `accum import axolotl FILE`")
+                .at(span, "axolotl's key"),
+            );
+            return Ok(refused(r, extra));
+        }
+        if r.has(&["distributed_type"]) || r.has(&["compute_environment"]) {
+            r.push(
+                Diagnostic::error(
+                    codes::DIALECT,
+                    vec![],
+                    "this is an Accelerate config: it gives the processes, not the Trainer's batch",
+                )
+                .help(
+                    "give the TrainingArguments file as FILE and this one with --accelerate-config",
+                )
+                .at(root, "Accelerate config"),
+            );
+            return Ok(refused(r, extra));
+        }
+
+        let Some(m) = count(&mut r, MICRO, DEFAULT_MICRO) else {
+            return Ok(refused(r, extra));
+        };
+        let Some(a) = count(&mut r, GAS, 1) else {
+            return Ok(refused(r, extra));
+        };
+
+        // Processes: the options, or the Accelerate config.
+        let launch = match &opts.accelerate_config {
+            Some(path) => match accelerate::read(path) {
+                Ok(launch) => Some(launch),
+                Err(report) => {
+                    extra.push(*report);
+                    return Ok(refused(r, extra));
+                }
+            },
+            None => None,
+        };
+        let given = super::dialect::world_from_options(opts);
+        let world = match (given, launch.as_ref().and_then(|l| l.processes)) {
+            (Some(g), Some(l)) if g != l => {
+                r.push(
+                    Diagnostic::error(
+                        codes::WORLD_SIZE,
+                        vec![],
+                        format!("the world size given is {g}, but the Accelerate config launches {l} processes"),
+                    )
+                    .help("make them agree; accum uses the Accelerate config")
+                    .at(root.clone(), "process count"),
+                );
+                l
+            }
+            (_, Some(l)) => l,
+            (Some(g), None) => g,
+            (None, None) => {
+                r.push(
+                    Diagnostic::error(
+                        codes::MISSING,
+                        vec![],
+                        "the number of processes is not in TrainingArguments: the launcher (Accelerate's num_processes, torchrun) decides it",
+                    )
+                    .help("give --num-processes N, or the Accelerate config with --accelerate-config FILE")
+                    .at(root, "process count needed"),
+                );
+                if let Some(l) = launch {
+                    extra.push(l.report);
+                }
+                return Ok(refused(r, extra));
+            }
+        };
+        let (tp, pp, cp) = (
+            opts.tensor.unwrap_or(1),
+            opts.pipeline.unwrap_or(1),
+            opts.context.unwrap_or(1),
+        );
+        let layout = Layout::new(world, tp, pp, cp);
+        let replicas = match layout.replicas() {
+            Ok(d) => d,
+            Err(err) => {
+                r.push(plan_finding(&err, vec![], root));
+                return Ok(refused(r, extra));
+            }
+        };
+        let model_parallel = tp * pp * cp > 1;
+        if model_parallel {
+            r.push(
+                Diagnostic::error(
+                    codes::MODEL_PARALLEL,
+                    owned(&[MICRO]),
+                    format!(
+                        "the Trainer's batch arithmetic {MICRO} {m} × {GAS} {a} × processes {world} = {} counts the tensor {tp} × pipeline {pp} × context {cp} devices of each model copy as replicas; the data-parallel replicas are D = {world} / {} = {replicas}, so B = {}",
+                        m.saturating_mul(a).saturating_mul(world),
+                        tp * pp * cp,
+                        m.saturating_mul(a).saturating_mul(replicas)
+                    ),
+                )
+                .warning()
+                .help("check that the sampler shards by data-parallel rank, and use B = m·A·D for the schedule and learning rate")
+                .at(r.span(&[MICRO]), "per device, not per replica"),
+            );
+        }
+        let plan = match (PlanInput {
+            micro_batch: Some(m),
+            accumulation: Some(a),
+            replicas: None,
+            layout: Some(layout),
+            seq_len: opts.seq_len,
+            global_batch: None,
+        })
+        .resolve()
+        {
+            Ok(plan) => plan,
+            Err(err) => {
+                let span = r.span(&[MICRO]);
+                r.push(plan_finding(&err, owned(&[MICRO]), span));
+                return Ok(refused(r, extra));
+            }
+        };
+
+        let mut settings = settings(&mut r);
+        let total = settings.schedule.total.map(|t| t.value());
+        let fill = TrainerFill {
+            micro: m,
+            gas: a,
+            world,
+            max_grad_norm: settings.optimizer.clip_norm.unwrap_or(1.0),
+            lr: settings.optimizer.lr.unwrap_or(5e-5),
+            fp16: settings.precision.mode == Some(PrecisionMode::Fp16),
+            bf16: settings.precision.mode == Some(PrecisionMode::Bf16),
+            total_steps: total,
+            warmup_steps: settings.schedule.warmup.map(|w| w.value()),
+            auto_find_batch_size: r.truthy(&["auto_find_batch_size"]),
+        };
+        if let Some(l) = &launch {
+            accelerate::check_gas(&mut r, l, a);
+        }
+        // The DeepSpeed file: the option, `deepspeed:`, or the Accelerate config's.
+        if let Some(ds) = deepspeed_file(&mut r, opts, launch.as_ref()) {
+            let mut dr = ds;
+            dr.strings_are_numbers = false;
+            if let Some(c) = deepspeed::read_config(&mut dr, world, opts, Some(&fill)) {
+                // DeepSpeed's scheduler and optimizer run the training when
+                // the file has them.
+                if c.settings.schedule.kind.is_some() {
+                    settings.schedule = c.settings.schedule;
+                }
+                if c.settings.optimizer.kind.is_some() {
+                    settings.optimizer = c.settings.optimizer;
+                }
+            }
+            extra.push(dr.into_report());
+        }
+        if let Some(l) = launch {
+            extra.push(l.report);
+        }
+
+        // R4: per-token normalization across devices.
+        let avg = r.bool(&[AVG]);
+        let loss = match &avg {
+            Some(v) if !v.value => LossRule::MicrobatchMean(
+                Diagnostic::error(
+                    codes::PER_TOKEN,
+                    owned(&[AVG]),
+                    format!(
+                        "{AVG} is false: each of the {replicas} replicas divides its loss by its own token count and the gradients are then averaged, a mean of means when lengths vary"
+                    ),
+                )
+                .help(format!("set {AVG} to true so that the loss is divided by the tokens of the whole group on all devices"))
+                .at(v.span.clone(), "local token count"),
+            ),
+            Some(_) => LossRule::PerToken,
+            None => LossRule::PerTokenIfDefault(
+                Diagnostic::error(
+                    codes::PER_TOKEN,
+                    owned(&[AVG]),
+                    format!("{AVG} is not set and its default differs between transformers versions; with variable lengths the loss must be divided by the tokens of the whole group on all devices"),
+                )
+                .warning()
+                .help(format!("set {AVG} to true"))
+                .at(r.span(&[]), "not set"),
+            ),
+        };
+        // R6: the Trainer runs the partial last group as one more update.
+        let drop_last = r.truthy(&["dataloader_drop_last"]);
+        let span = r.span(&[GAS]);
+        let last_group = LastGroupRule {
+            policy: LastGroup::Process,
+            severity: Severity::Warning,
+            behaviour: format!(
+                "the Trainer runs it as one more update with the microbatches that remain, normalized by the items really in it when the model takes num_items_in_batch{}",
+                if drop_last {
+                    "; dataloader_drop_last drops the last incomplete microbatch first"
+                } else {
+                    ""
+                }
+            ),
+            help: "this matches last_group \"process\"".to_owned(),
+            span,
+        };
+        let parallel = model_parallel.then(|| accum_core::config::ParallelSection {
+            world_size: world,
+            tensor: (tp > 1).then_some(tp),
+            pipeline: (pp > 1).then_some(pp),
+            context: (cp > 1).then_some(cp),
+        });
+        let mut files = vec![r.into_report()];
+        files.extend(extra);
+        Ok(Reading {
+            files,
+            batch: Some(Batch {
+                plan,
+                parallel,
+                settings,
+                schedule: None,
+                loss,
+                last_group,
+            }),
+        })
+    }
+}
+
+fn refused(r: Reader, extra: Vec<FileReport>) -> Reading {
+    let mut files = vec![r.into_report()];
+    files.extend(extra);
+    Reading { files, batch: None }
+}
+
+/// A count ≥ 1 with the Trainer's default when absent; `None` when unreadable.
+fn count(r: &mut Reader, key: &str, default: u64) -> Option<u64> {
+    if !r.has(&[key]) {
+        return Some(default);
+    }
+    r.uint(&[key], 1).map(|v| v.value)
+}
+
+/// The DeepSpeed file the run uses, parsed; a finding when it is named but
+/// cannot be read.
+fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>) -> Option<Reader> {
+    let (named, span) = if let Some(path) = &opts.deepspeed_config {
+        (path.display().to_string(), r.span(&[]))
+    } else if let Some(s) = r.str(&["deepspeed"]) {
+        (s.value, s.span)
+    } else if let Some(path) = launch.and_then(|l| l.deepspeed_file.clone()) {
+        (path, r.span(&[]))
+    } else {
+        if matches!(
+            r.node(&["deepspeed"]).map(|n| &n.kind),
+            Some(NodeKind::Table(_))
+        ) {
+            let span = r.key_span(&["deepspeed"]);
+            r.push(
+                Diagnostic::error(
+                    codes::NOT_CONVERTED,
+                    owned(&["deepspeed"]),
+                    "a DeepSpeed config written inline is not checked against the Trainer's arguments",
+                )
+                .warning()
+                .help("save it as a file and name it, or give it with --deepspeed-config")
+                .at(span, "inline DeepSpeed config"),
+            );
+        }
+        return None;
+    };
+    let path = match files::find(&named, &opts.search_dirs) {
+        Ok(path) => path,
+        Err(tried) => {
+            r.push(
+                Diagnostic::error(
+                    codes::FILE,
+                    owned(&["deepspeed"]),
+                    format!(
+                        "the DeepSpeed file `{named}` is not found (looked in {}), so its values are not checked against the Trainer's",
+                        tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                    ),
+                )
+                .warning()
+                .help("give it with --deepspeed-config FILE")
+                .at(span, "file not found"),
+            );
+            return None;
+        }
+    };
+    let shown = path.display().to_string();
+    let text = match files::read(&path) {
+        Ok(text) => text,
+        Err(reason) => {
+            r.push(
+                Diagnostic::error(
+                    codes::FILE,
+                    owned(&["deepspeed"]),
+                    format!("the DeepSpeed file {shown} cannot be read: {reason}"),
+                )
+                .warning()
+                .help("give a readable file with --deepspeed-config FILE")
+                .at(span, "file not read"),
+            );
+            return None;
+        }
+    };
+    match Reader::parse(&shown, &text, false) {
+        Ok(ds) => Some(ds),
+        Err(err) => {
+            r.push(
+                Diagnostic::error(
+                    codes::ENGINE_ASSERT,
+                    owned(&["deepspeed"]),
+                    format!("DeepSpeed would stop at start-up: it cannot read {err}"),
+                )
+                .help("fix the DeepSpeed file")
+                .at(span, "unreadable DeepSpeed file"),
+            );
+            None
+        }
+    }
+}
+
+/// Lengths, logging, precision, clipping and the optimizer, as the Trainer
+/// reads them; only the keys the file sets.
+fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
+    let mut c = accum_core::config::partial::PartialConfig::default();
+    let max_steps = r
+        .int(&["max_steps"])
+        .filter(|v| v.value > 0)
+        .and_then(|v| u64::try_from(v.value).ok());
+    c.schedule.total = max_steps.map(|v| Span::new(v, UnitKind::Update));
+    // warmup_steps: updates; a float below 1 is a ratio (transformers v5).
+    let ratio_steps = match r.node(&["warmup_steps"]).map(|n| &n.kind) {
+        Some(NodeKind::Float(f)) if *f > 0.0 && *f < 1.0 => r.float(&["warmup_steps"]),
+        _ => {
+            c.schedule.warmup = r
+                .uint(&["warmup_steps"], 0)
+                .filter(|v| v.value > 0)
+                .map(|v| Span::new(v.value, UnitKind::Update));
+            None
+        }
+    };
+    let ratio = ratio_steps.or_else(|| r.float(&["warmup_ratio"]).filter(|v| v.value > 0.0));
+    if c.schedule.warmup.is_none()
+        && let (Some(ratio), Some(total)) = (ratio, max_steps)
+    {
+        // TrainingArguments.get_warmup_steps: math.ceil(num_training_steps * warmup_ratio),
+        // in floating point; the exact product comes from the text.
+        let engine = (ratio.value * total as f64).ceil();
+        if (0.0..9.0e15).contains(&engine) {
+            let steps = engine as u64;
+            let written = r
+                .doc
+                .text
+                .get(ratio.span.clone())
+                .unwrap_or("")
+                .trim()
+                .trim_matches('"')
+                .to_owned();
+            if let Some((whole, exact)) = exact_product(total, &written)
+                && whole != Some(steps)
+            {
+                r.push(
+                    Diagnostic::error(
+                        codes::ROUNDS,
+                        ratio.path.clone(),
+                        format!(
+                            "the Trainer computes the warmup as ceil(max_steps {total} × warmup_ratio {written}) in floating point = ceil({}) = {steps} updates; the exact product is {exact}",
+                            ratio.value * total as f64
+                        ),
+                    )
+                    .warning()
+                    .help(format!("write warmup_steps {steps} to state it"))
+                    .at(ratio.span.clone(), "rounded up"),
+                );
+            }
+            c.schedule.warmup = Some(Span::new(steps, UnitKind::Update));
+        }
+    }
+    c.schedule.kind = r
+        .str(&["lr_scheduler_type"])
+        .and_then(|s| match s.value.as_str() {
+            "linear" => Some(ScheduleKind::Linear),
+            "cosine" => Some(ScheduleKind::Cosine),
+            "constant_with_warmup" => Some(ScheduleKind::Constant),
+            _ => None,
+        });
+    if matches!(
+        r.node(&["logging_steps"]).map(|n| &n.kind),
+        Some(NodeKind::Integer(_))
+    ) {
+        c.log.every = r
+            .uint(&["logging_steps"], 1)
+            .map(|v| Span::new(v.value, UnitKind::Update));
+    }
+    // Precision (R7): the Trainer refuses both.
+    let fp16 = r.truthy(&["fp16"]);
+    let bf16 = r.truthy(&["bf16"]);
+    if fp16 && bf16 {
+        let span = r.span(&["bf16"]);
+        r.push(
+            Diagnostic::error(
+                codes::ENGINE_ASSERT,
+                owned(&["bf16"]),
+                "the Trainer would stop at start-up: fp16 and bf16 are both true (TrainingArguments allows at most one)",
+            )
+            .help("set one of them")
+            .at(span, "second precision"),
+        );
+    }
+    c.precision.mode = if fp16 {
+        Some(PrecisionMode::Fp16)
+    } else if bf16 {
+        Some(PrecisionMode::Bf16)
+    } else {
+        None
+    };
+    // max_grad_norm 0 disables clipping: kept as 0.
+    c.optimizer.clip_norm = r.float(&["max_grad_norm"]).map(|v| v.value);
+    c.optimizer.lr = r.float(&["learning_rate"]).map(|v| v.value);
+    c.optimizer.weight_decay = r.float(&["weight_decay"]).map(|v| v.value);
+    c.optimizer.eps = r.float(&["adam_epsilon"]).map(|v| v.value);
+    if let (Some(b1), Some(b2)) = (r.float(&["adam_beta1"]), r.float(&["adam_beta2"])) {
+        c.optimizer.betas = Some([b1.value, b2.value]);
+    }
+    c.optimizer.kind = r.str(&["optim"]).and_then(|o| {
+        let o = o.value.to_ascii_lowercase();
+        if o.starts_with("adamw") || o.starts_with("paged_adamw") {
+            Some(OptimizerKind::AdamW)
+        } else if o == "sgd" {
+            Some(OptimizerKind::Sgd)
+        } else {
+            None
+        }
+    });
+    c
+}
+
+/// `count × decimal` computed exactly from the decimal's text ("0.03"):
+/// the whole result when it is whole, and its decimal rendering. `None`
+/// when the text is not a plain decimal (an exponent, a sign).
+pub(crate) fn exact_product(count: u64, decimal: &str) -> Option<(Option<u64>, String)> {
+    let (int, frac) = decimal.split_once('.').unwrap_or((decimal, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 18
+    {
+        return None;
+    }
+    let digits: u128 = format!("{int}{frac}").parse().ok()?;
+    let scale = 10u128.checked_pow(u32::try_from(frac.len()).ok()?)?;
+    let product = digits.checked_mul(u128::from(count))?;
+    let (whole, rest) = (product / scale, product % scale);
+    let text = if rest == 0 {
+        whole.to_string()
+    } else {
+        let frac_text = format!("{rest:0width$}", width = frac.len());
+        format!("{whole}.{}", frac_text.trim_end_matches('0'))
+    };
+    Some((
+        (rest == 0).then(|| u64::try_from(whole).ok()).flatten(),
+        text,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exact_product;
+
+    #[test]
+    fn exact_products_from_decimal_text() {
+        assert_eq!(
+            exact_product(1234, "0.03"),
+            Some((None, "37.02".to_owned()))
+        );
+        assert_eq!(exact_product(100, "0.07"), Some((Some(7), "7".to_owned())));
+        assert_eq!(exact_product(3, "1e-2"), None);
+        // Python: math.ceil(100 * 0.07) == 8, one more than the exact 7.
+        assert_eq!((0.07f64 * 100.0).ceil(), 8.0);
+    }
+}

@@ -1,0 +1,412 @@
+//! Lightning `Trainer` arguments as JSON or YAML: flat, under `trainer:`
+//! (LightningCLI, NeMo), or under `lightning: trainer:` (the latent-diffusion
+//! family), with the micro-batch in the data or model section. NeMo's
+//! Megatron models set `model.micro_batch_size` and `model.global_batch_size`
+//! and compute the accumulation from them.
+//!
+//! `accumulate_grad_batches` is an int, or (Lightning 1.x, or the
+//! `GradientAccumulationScheduler` callback) a schedule `{epoch: factor}`.
+//! `max_steps` and `log_every_n_steps` count optimizer steps; an integer
+//! `val_check_interval` counts training batches, i.e. microbatches.
+//! Lightning steps the optimizer on the last batch of an epoch even when
+//! fewer than `accumulate_grad_batches` batches were accumulated, and
+//! divides every batch's loss by `accumulate_grad_batches`.
+
+mod devices;
+mod export;
+mod nemo;
+
+use accum_core::config::ParallelSection;
+use accum_core::config::partial::PartialConfig;
+use accum_core::settings::PrecisionMode;
+use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
+
+pub(crate) use export::{export, export_nemo};
+
+use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
+use super::reader::{At, Reader, owned};
+use super::{AccumulationStep, BatchSchedule, Framework, ImportError, ImportOptions, codes};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::NodeKind;
+
+pub(crate) const ACC: &str = "accumulate_grad_batches";
+
+/// The Lightning dialect (it reads NeMo's Megatron models too, as NeMo does).
+pub(crate) struct Lightning;
+
+/// NeMo's Megatron models.
+pub(crate) struct NeMo;
+
+impl Dialect for NeMo {
+    const FRAMEWORK: Framework = Framework::NeMo;
+
+    fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
+        let mut r = Reader::parse(name, text, true)?;
+        r.strings_are_numbers = true;
+        let batch = if r.has(&["model", "global_batch_size"])
+            || r.has(&["model", "micro_batch_size"])
+        {
+            let t = trainer(&r);
+            nemo::read(&mut r, opts, &t)
+        } else {
+            let span = r.span(&[]);
+            r.push(
+                Diagnostic::error(
+                    codes::DIALECT,
+                    owned(&["model", "micro_batch_size"]),
+                    "no model.micro_batch_size or model.global_batch_size: this NeMo model is trained with Lightning's own accumulation",
+                )
+                .help("import it with `accum import lightning FILE`")
+                .at(span, "not a NeMo Megatron model"),
+            );
+            None
+        };
+        Ok(Reading {
+            files: vec![r.into_report()],
+            batch,
+        })
+    }
+}
+
+/// Where the trainer's arguments are: under `lightning: trainer:`, under
+/// `trainer:`, or at the top.
+fn trainer(r: &Reader) -> Trainer {
+    Trainer {
+        prefix: if r.is_table(&["lightning", "trainer"]) {
+            vec!["lightning", "trainer"]
+        } else if r.is_table(&["trainer"]) {
+            vec!["trainer"]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// Where the trainer's arguments are.
+pub(crate) struct Trainer {
+    prefix: Vec<&'static str>,
+}
+
+impl Trainer {
+    pub(crate) fn path(&self, key: &'static str) -> Vec<&'static str> {
+        let mut p = self.prefix.clone();
+        p.push(key);
+        p
+    }
+}
+
+impl Dialect for Lightning {
+    const FRAMEWORK: Framework = Framework::Lightning;
+
+    fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
+        let mut r = Reader::parse(name, text, true)?;
+        r.strings_are_numbers = true;
+        let batch = read(&mut r, opts);
+        Ok(Reading {
+            files: vec![r.into_report()],
+            batch,
+        })
+    }
+}
+
+fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
+    let root = r.span(&[]);
+    let t = trainer(r);
+    // NeMo's Megatron models: the model section sets the batch.
+    if r.has(&["model", "global_batch_size"]) || r.has(&["model", "micro_batch_size"]) {
+        return nemo::read(r, opts, &t);
+    }
+
+    // The micro-batch lives in the DataLoader, not in the Trainer.
+    let mut micro: Option<At<u64>> = None;
+    for path in [
+        &["data", "batch_size"][..],
+        &["data", "init_args", "batch_size"],
+        &["data", "params", "batch_size"],
+        &["data", "train_batch_size"],
+        &["batch_size"],
+        &["model", "batch_size"],
+        &["model", "init_args", "batch_size"],
+        &["model", "train_ds", "batch_size"],
+    ] {
+        if r.has(path) {
+            micro = Some(r.uint(path, 1)?);
+            break;
+        }
+    }
+    let m = match (micro.as_ref().map(|v| v.value), opts.micro_batch) {
+        (Some(f), Some(o)) if f != o => {
+            let span = micro.as_ref().map_or(root.clone(), |v| v.span.clone());
+            r.push(
+                Diagnostic::error(
+                    codes::VALUE,
+                    micro.as_ref().map_or_else(Vec::new, |v| v.path.clone()),
+                    format!("the file's batch_size {f} disagrees with the micro-batch {o} given"),
+                )
+                .help("make them agree; accum uses the file's value")
+                .at(span, "micro-batch"),
+            );
+            f
+        }
+        (Some(v), _) | (None, Some(v)) => v,
+        (None, None) => {
+            r.push(
+                Diagnostic::error(
+                    codes::MISSING,
+                    vec!["data".into(), "batch_size".into()],
+                    "the micro-batch is not in the file: it is the DataLoader's batch_size",
+                )
+                .help("give it (--micro-batch N), or add data.batch_size to the file")
+                .at(root.clone(), "micro-batch needed"),
+            );
+            return None;
+        }
+    };
+
+    let (a, schedule) = accumulation(r, &t)?;
+    let world = devices::world(r, opts, &t)?;
+    let (tp, pp, cp) = (
+        opts.tensor.unwrap_or(1),
+        opts.pipeline.unwrap_or(1),
+        opts.context.unwrap_or(1),
+    );
+    let layout = Layout::new(world, tp, pp, cp);
+    let replicas = match layout.replicas() {
+        Ok(d) => d,
+        Err(err) => {
+            r.push(plan_finding(&err, vec![], root));
+            return None;
+        }
+    };
+    let model_parallel = tp * pp * cp > 1;
+    if model_parallel {
+        let span = r.span(&t.path("devices"));
+        r.push(
+            Diagnostic::error(
+                codes::MODEL_PARALLEL,
+                owned(&t.path("devices")),
+                format!(
+                    "devices × num_nodes = {world} counts the tensor {tp} × pipeline {pp} × context {cp} devices of each model copy as replicas; the data-parallel replicas are D = {world} / {} = {replicas}, so B = {m} × {a} × {replicas} = {}",
+                    tp * pp * cp,
+                    m.saturating_mul(a).saturating_mul(replicas)
+                ),
+            )
+            .warning()
+            .help("check that the sampler shards by data-parallel rank, and use B = m·A·D for the schedule and learning rate")
+            .at(span, "devices, not replicas"),
+        );
+    }
+    let plan = match (PlanInput {
+        micro_batch: Some(m),
+        accumulation: Some(a),
+        replicas: None,
+        layout: Some(layout),
+        seq_len: opts.seq_len,
+        global_batch: None,
+    })
+    .resolve()
+    {
+        Ok(plan) => plan,
+        Err(err) => {
+            r.push(plan_finding(&err, owned(&t.path(ACC)), root));
+            return None;
+        }
+    };
+    let settings = settings(r, &t, a);
+    let acc_span = r.span(&t.path(ACC));
+    Some(Batch {
+        loss: divides_by_a(a, owned(&t.path(ACC)), acc_span.clone()),
+        last_group: LastGroupRule {
+            policy: LastGroup::Process,
+            severity: Severity::Error,
+            behaviour: format!(
+                "Lightning steps the optimizer on the last batch of the epoch with only those microbatches, but still divides each loss by {ACC} = {a}, so that update is scaled down instead of normalized by what it contains"
+            ),
+            help: "drop the partial group (drop_last in the sampler), or rescale its loss by A / microbatches in it".to_owned(),
+            span: acc_span,
+        },
+        plan,
+        parallel: model_parallel.then(|| ParallelSection {
+            world_size: world,
+            tensor: (tp > 1).then_some(tp),
+            pipeline: (pp > 1).then_some(pp),
+            context: (cp > 1).then_some(cp),
+        }),
+        settings,
+        schedule,
+    })
+}
+
+/// R4: Lightning divides each batch's loss by `accumulate_grad_batches`.
+pub(crate) fn divides_by_a(a: u64, path: Vec<String>, span: std::ops::Range<usize>) -> LossRule {
+    LossRule::MicrobatchMean(
+        Diagnostic::error(
+            codes::PER_TOKEN,
+            path,
+            format!(
+                "Lightning divides each microbatch's loss by {ACC} = {a}; with variable lengths a per-token mean per microbatch, averaged this way, is a mean of means, not the group's per-token mean"
+            ),
+        )
+        .help("return the summed token loss divided by the supervised tokens of the whole group, times accumulate_grad_batches to undo Lightning's division, or use manual optimization")
+        .at(span, "divides by A, not by tokens"),
+    )
+}
+
+/// `accumulate_grad_batches`: an int, or a schedule by epoch (the first
+/// phase is the plan, the rest is kept).
+fn accumulation(r: &mut Reader, t: &Trainer) -> Option<(u64, Option<BatchSchedule>)> {
+    let path = t.path(ACC);
+    let node = r.node(&path).cloned();
+    match node.as_ref().map(|n| &n.kind) {
+        None | Some(NodeKind::Null) => Some((1, None)),
+        Some(NodeKind::Table(entries)) => {
+            let mut steps: Vec<AccumulationStep> = Vec::new();
+            for e in entries {
+                let epoch = e.key.trim().parse::<u64>().ok();
+                let factor = match &e.value.kind {
+                    NodeKind::Integer(i) => u64::try_from(*i).ok().filter(|&f| f >= 1),
+                    _ => None,
+                };
+                match (epoch, factor) {
+                    (Some(from_epoch), Some(accumulation)) => steps.push(AccumulationStep {
+                        from_epoch,
+                        accumulation,
+                    }),
+                    _ => r.push(
+                        Diagnostic::error(
+                            codes::VALUE,
+                            path.iter().map(|s| (*s).to_owned()).chain([e.key.clone()]).collect(),
+                            format!("`{}: …` in {ACC} is not `epoch: factor` with whole numbers (factor ≥ 1)", e.key),
+                        )
+                        .help("write the schedule as {0: 8, 4: 4}")
+                        .at(e.key_span.start..e.value.span.end, "not epoch: factor"),
+                    ),
+                }
+            }
+            steps.sort_by_key(|s| s.from_epoch);
+            // Before the first listed epoch the factor is 1.
+            let first = match steps.first() {
+                Some(s) if s.from_epoch == 0 => s.accumulation,
+                _ => 1,
+            };
+            let changes = steps.iter().any(|s| s.accumulation != first)
+                || steps
+                    .first()
+                    .is_some_and(|s| s.from_epoch > 0 && s.accumulation != 1);
+            if changes {
+                let span = node.as_ref().map_or(0..0, |n| n.span.clone());
+                let shown = steps
+                    .iter()
+                    .map(|s| format!("epoch {}: {}", s.from_epoch, s.accumulation))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                r.push(
+                    Diagnostic::error(
+                        codes::SCHEDULE_SHIFT,
+                        owned(&path),
+                        format!(
+                            "{ACC} changes during the run ({shown}): B = m·A·D changes with it, so max_steps, warmup and log_every_n_steps (optimizer steps) cover a different number of examples in each phase, and the learning rate meets a different batch"
+                        ),
+                    )
+                    .help(format!(
+                        "use one accumulation for the run (accum's plan uses the first phase, A = {first}), or count the schedule in examples; Lightning 2.x takes only an int here, a schedule goes in the GradientAccumulationScheduler callback"
+                    ))
+                    .at(span, "accumulation schedule"),
+                );
+            }
+            Some((first, changes.then_some(BatchSchedule::Epochs(steps))))
+        }
+        Some(_) => r.uint(&path, 1).map(|v| (v.value, None)),
+    }
+}
+
+/// Lengths, logging, precision and clipping.
+pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
+    let mut c = PartialConfig::default();
+    c.schedule.total = r
+        .int(&t.path("max_steps"))
+        .filter(|v| v.value > 0)
+        .and_then(|v| u64::try_from(v.value).ok())
+        .map(|v| Span::new(v, UnitKind::Update));
+    c.log.every = r
+        .uint(&t.path("log_every_n_steps"), 1)
+        .map(|v| Span::new(v.value, UnitKind::Update));
+    if let Some(NodeKind::Integer(n)) = r
+        .node(&t.path("val_check_interval"))
+        .map(|n| n.kind.clone())
+        && n > 0
+        && a > 1
+    {
+        let n = u64::try_from(n).unwrap_or(u64::MAX);
+        let rest = n % a;
+        if rest != 0 {
+            let span = r.span(&t.path("val_check_interval"));
+            r.push(
+                Diagnostic::error(
+                    codes::STEP_UNIT,
+                    owned(&t.path("val_check_interval")),
+                    format!(
+                        "an integer val_check_interval counts training batches (microbatches), not optimizer steps: {n} batches = {n}/{a} updates at {ACC} {a}, so validation runs in the middle of a group"
+                    ),
+                )
+                .warning()
+                .help(format!("use a multiple of {a}, e.g. {}, and think of it as {} updates", (n / a).max(1) * a, (n / a).max(1)))
+                .at(span, "microbatches"),
+            );
+        }
+    }
+    // Precision (R7).
+    let prec_path = t.path("precision");
+    let text = match r.node(&prec_path).map(|n| n.kind.clone()) {
+        None | Some(NodeKind::Null) => None,
+        Some(NodeKind::Integer(i)) => Some(i.to_string()),
+        Some(NodeKind::String(s)) => Some(s),
+        Some(_) => Some(String::new()),
+    };
+    c.precision.mode = match text.as_deref() {
+        None => None,
+        Some("32" | "32-true" | "64" | "64-true") => Some(PrecisionMode::Fp32),
+        Some("16" | "16-mixed") => Some(PrecisionMode::Fp16),
+        Some("bf16" | "bf16-mixed" | "bf16-true") => Some(PrecisionMode::Bf16),
+        Some("16-true") => {
+            let span = r.span(&prec_path);
+            r.push(
+                Diagnostic::error(
+                    codes::VALUE,
+                    owned(&prec_path),
+                    "precision \"16-true\" trains in float16 without a loss scaler: small gradients underflow to zero",
+                )
+                .warning()
+                .help("use \"16-mixed\" (with loss scaling) or \"bf16-mixed\"")
+                .at(span, "no loss scaling"),
+            );
+            Some(PrecisionMode::Fp16)
+        }
+        Some(_) => None,
+    };
+    // Clipping: only by norm has an accum key; 0 disables it.
+    let clip = r.float(&t.path("gradient_clip_val"));
+    let algorithm = r
+        .str(&t.path("gradient_clip_algorithm"))
+        .map_or_else(|| "norm".to_owned(), |s| s.value);
+    c.optimizer.clip_norm = match (clip, algorithm.as_str()) {
+        (Some(c), "norm") => Some(c.value),
+        (Some(c), other) if c.value > 0.0 => {
+            let span = r.span(&t.path("gradient_clip_algorithm"));
+            r.push(
+                Diagnostic::error(
+                    codes::NOT_CONVERTED,
+                    owned(&t.path("gradient_clip_algorithm")),
+                    format!("gradient_clip_algorithm `{other}` clips each value at {}, not the global norm; optimizer.clip_norm is left out", c.value),
+                )
+                .warning()
+                .help("use gradient_clip_algorithm \"norm\" to clip the group's full gradient")
+                .at(span, "not a norm"),
+            );
+            None
+        }
+        (Some(c), _) => Some(c.value),
+        (None, _) => None,
+    };
+    c
+}

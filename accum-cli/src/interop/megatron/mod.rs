@@ -1,0 +1,587 @@
+//! Megatron-LM's arguments, as in the launch scripts people use.
+//!
+//! Megatron computes `D = world / (tp·pp·cp)`, asserting the division is
+//! exact (`megatron/training/arguments.py`, `validate_args`), defaults the
+//! global batch to `micro × D`, and takes `A = global / (micro·D)`, asserting
+//! that too (`megatron/core/num_microbatches_calculator.py`,
+//! `ConstantNumMicroBatchesCalculator`). `--train-iters`, `--lr-warmup-iters`
+//! and `--log-interval` count iterations, one optimizer update each;
+//! `--train-samples` and `--lr-warmup-samples` count examples.
+
+mod args;
+mod export;
+mod schedules;
+mod settings;
+mod shell;
+
+use std::ops::Range;
+
+use accum_core::config::ParallelSection;
+use accum_core::{LastGroup, Layout, PlanInput};
+
+pub(crate) use export::export;
+
+use self::args::{Arg, Invocation, NNODES, NPROC};
+use self::shell::Field;
+use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
+use super::reader::python_number;
+use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, codes};
+use crate::diagnostic::{Diagnostic, Severity};
+
+/// The Megatron-LM dialect.
+pub(crate) struct Megatron;
+
+impl Dialect for Megatron {
+    const FRAMEWORK: Framework = Framework::Megatron;
+
+    fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
+        let top = 0..text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+        let invocation = if args::is_yaml(name, text) {
+            args::from_yaml(name, text, &opts.env).map_err(|(message, span)| {
+                let (line, column) =
+                    span.map_or((1, 1), |s| crate::source::line_col(text, s.start));
+                ImportError::Syntax {
+                    name: name.to_owned(),
+                    line,
+                    column,
+                    message: format!("invalid YAML: {message}"),
+                }
+            })?
+        } else {
+            match args::from_script(text, &opts.env) {
+                Some(inv) => inv,
+                None => {
+                    let finding = Diagnostic::error(
+                        codes::MISSING,
+                        vec!["--micro-batch-size".into()],
+                        "no command here passes --micro-batch-size or --global-batch-size, so there is no Megatron-LM run to read",
+                    )
+                    .help("give the launch script or the argument list of the run (the command that runs pretrain_*.py)")
+                    .at(top, "no Megatron-LM run");
+                    return Ok(Reading {
+                        files: vec![report(name, text, vec![finding])],
+                        batch: None,
+                    });
+                }
+            }
+        };
+        let mut a = Args {
+            inv: invocation,
+            findings: Vec::new(),
+        };
+        let batch = read(&mut a, opts);
+        Ok(Reading {
+            files: vec![report(name, text, a.findings)],
+            batch,
+        })
+    }
+}
+
+fn report(name: &str, text: &str, findings: Vec<Diagnostic>) -> FileReport {
+    FileReport {
+        name: name.to_owned(),
+        text: text.to_owned(),
+        findings,
+    }
+}
+
+struct Args {
+    inv: Invocation,
+    findings: Vec<Diagnostic>,
+}
+
+/// What a value is: known, unknown (and why), or not a number.
+enum Got<T> {
+    Absent,
+    Value(T, Range<usize>),
+    /// The finding was pushed.
+    Bad,
+}
+
+impl Args {
+    fn get(&self, name: &str) -> Option<&Arg> {
+        self.inv.megatron.iter().rev().find(|a| a.name == name)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    fn path(name: &str) -> Vec<String> {
+        vec![name.to_owned()]
+    }
+
+    /// A value that depends on something the script does not set.
+    fn unknown(&mut self, name: &str, field: &Field) {
+        let what = field.unknown.join(", ");
+        let vars: Vec<&str> = field
+            .unknown
+            .iter()
+            .filter_map(|u| u.strip_prefix("`$").and_then(|u| u.strip_suffix('`')))
+            .map(|u| u.trim_start_matches('{').trim_end_matches('}'))
+            .collect();
+        let help = if vars.is_empty() {
+            format!("write {name} as a number in the script")
+        } else {
+            format!(
+                "set it in the script, or give it: {}",
+                vars.iter()
+                    .map(|v| format!("--env {v}=N"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        };
+        self.findings.push(
+            Diagnostic::error(
+                codes::MISSING,
+                Args::path(name),
+                format!(
+                    "{name} is `{}`, which depends on {what}: the script does not say its value",
+                    field.text
+                ),
+            )
+            .help(help)
+            .at(field.span(), "value unknown"),
+        );
+    }
+
+    fn bad(&mut self, name: &str, field: &Field, what: &str) {
+        self.findings.push(
+            Diagnostic::error(
+                codes::VALUE,
+                Args::path(name),
+                format!("{name} is given `{}`, not {what}", field.text),
+            )
+            .help(format!("write {name} with {what}"))
+            .at(field.span(), format!("expected {what}")),
+        );
+    }
+
+    /// A whole number ≥ `min`, as Python's `int()` reads it (`220_000_000`).
+    fn uint(&mut self, name: &str, min: u64) -> Got<u64> {
+        let Some(arg) = self.get(name).cloned() else {
+            return Got::Absent;
+        };
+        let Some(field) = arg.value() else {
+            self.findings.push(
+                Diagnostic::error(
+                    codes::VALUE,
+                    Args::path(name),
+                    format!("{name} has no value"),
+                )
+                .help(format!("write {name} N"))
+                .at(arg.span.clone(), "value missing"),
+            );
+            return Got::Bad;
+        };
+        if !field.unknown.is_empty() {
+            self.unknown(name, field);
+            return Got::Bad;
+        }
+        match python_number(&field.text).and_then(|n| match n {
+            super::reader::Number::Int(i) => u64::try_from(i).ok(),
+            super::reader::Number::Float(_) => None,
+        }) {
+            Some(v) if v >= min => Got::Value(v, field.span()),
+            _ => {
+                self.bad(name, field, &format!("a whole number ≥ {min}"));
+                Got::Bad
+            }
+        }
+    }
+
+    /// `uint` for values that do not matter for the batch: unknown is absent.
+    fn soft_uint(&mut self, name: &str, min: u64) -> Option<(u64, Range<usize>)> {
+        if self
+            .get(name)
+            .and_then(Arg::value)
+            .is_some_and(|f| !f.unknown.is_empty())
+        {
+            return None;
+        }
+        match self.uint(name, min) {
+            Got::Value(v, s) => Some((v, s)),
+            _ => None,
+        }
+    }
+
+    fn float(&mut self, name: &str) -> Option<(f64, Range<usize>)> {
+        let arg = self.get(name).cloned()?;
+        let field = arg.value()?;
+        if !field.unknown.is_empty() {
+            return None;
+        }
+        match python_number(&field.text).map(super::reader::Number::as_f64) {
+            Some(v) if v.is_finite() && v >= 0.0 => Some((v, field.span())),
+            _ => {
+                self.bad(name, field, "a finite number ≥ 0");
+                None
+            }
+        }
+    }
+
+    fn launcher(&self, names: &[&str]) -> Option<&Arg> {
+        self.inv
+            .launcher
+            .iter()
+            .rev()
+            .find(|a| names.contains(&a.name.as_str()))
+    }
+}
+
+/// Megatron's reading of the arguments; `None` when it has no batch.
+fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
+    let top = a.inv.span.clone();
+    duplicates(a);
+
+    // The world size: the options, or the launcher in front of the script.
+    let world = world_size(a, opts, &top)?;
+
+    // arguments.py, validate_args: `assert args.micro_batch_size is not None`.
+    let m = match a.uint("--micro-batch-size", 1) {
+        Got::Value(m, _) => m,
+        Got::Bad => return None,
+        Got::Absent => {
+            a.findings.push(
+                Diagnostic::error(
+                    codes::ENGINE_ASSERT,
+                    Args::path("--micro-batch-size"),
+                    "Megatron would stop at start-up: --micro-batch-size is required (validate_args asserts it is set)",
+                )
+                .help("add --micro-batch-size N (examples per forward pass per replica)")
+                .at(top.clone(), "no micro-batch size"),
+            );
+            return None;
+        }
+    };
+    let degree = |a: &mut Args, name: &str| match a.uint(name, 1) {
+        Got::Value(v, _) => Some(Some(v)),
+        Got::Absent => Some(None),
+        Got::Bad => None,
+    };
+    let tp_given = degree(a, "--tensor-model-parallel-size")?;
+    let pp_given = degree(a, "--pipeline-model-parallel-size")?;
+    let cp_given = degree(a, "--context-parallel-size")?;
+    let ep = degree(a, "--expert-model-parallel-size")?.unwrap_or(1);
+    let etp_given = degree(a, "--expert-tensor-parallel-size")?;
+    let (tp, pp, cp) = (
+        tp_given.unwrap_or(1),
+        pp_given.unwrap_or(1),
+        cp_given.unwrap_or(1),
+    );
+    let layout = Layout::new(world, tp, pp, cp);
+    let replicas = match layout.replicas() {
+        Ok(d) => d,
+        Err(err) => {
+            let span = a
+                .get("--tensor-model-parallel-size")
+                .or(a.get("--pipeline-model-parallel-size"))
+                .map_or(top.clone(), |x| x.span.clone());
+            a.findings.push(
+                plan_finding(&err, Args::path("--tensor-model-parallel-size"), span).help(
+                    "Megatron asserts \"world size is not divisible by total_model_size\" (validate_args); change the degrees or the world size",
+                ),
+            );
+            return None;
+        }
+    };
+    // megatron/core/parallel_state.py, initialize_model_parallel: the expert
+    // grid needs world % (etp × ep × pp) == 0 (etp defaults to tp).
+    let etp = etp_given.unwrap_or(tp);
+    let expert = etp.saturating_mul(ep).saturating_mul(pp);
+    if ep > 1 && world % expert != 0 {
+        let span = a
+            .get("--expert-model-parallel-size")
+            .map_or(top.clone(), |x| x.span.clone());
+        a.findings.push(
+            Diagnostic::error(
+                codes::ENGINE_ASSERT,
+                Args::path("--expert-model-parallel-size"),
+                format!(
+                    "Megatron would stop at start-up: \"world_size ({world}) is not divisible by expert_tensor_model_pipeline_parallel size ({expert})\" (expert tensor {etp} × expert {ep} × pipeline {pp})"
+                ),
+            )
+            .help(format!(
+                "use a world size that is a multiple of {expert}, or smaller expert, expert-tensor or pipeline degrees"
+            ))
+            .at(span, "expert grid does not fit"),
+        );
+        return None;
+    }
+
+    // The global batch: given, a step schedule, or micro × D.
+    let global = match a.uint("--global-batch-size", 1) {
+        Got::Value(g, s) => Some((g, s)),
+        Got::Absent => None,
+        Got::Bad => return None,
+    };
+    let steps = schedules::step_schedule(a, opts, m, replicas)?;
+    if let (Some(_), Some((g, span))) = (&steps, &global) {
+        a.findings.push(
+            Diagnostic::error(
+                codes::ENGINE_ASSERT,
+                Args::path("--global-batch-size"),
+                format!("Megatron would stop at start-up: \"Cannot specify both --step-batch-size-schedule and --global-batch-size\" (--global-batch-size {g})"),
+            )
+            .help("remove --global-batch-size: the schedule's last batch is the global batch")
+            .at(span.clone(), "given with a step schedule"),
+        );
+    }
+    let final_global = steps
+        .as_ref()
+        .and_then(|s| s.last().map(|x| x.global_batch))
+        .or(global.as_ref().map(|g| g.0));
+    let b_span = global
+        .as_ref()
+        .map(|g| g.1.clone())
+        .or_else(|| a.get("--step-batch-size-schedule").map(|x| x.span.clone()))
+        .or_else(|| a.get("--micro-batch-size").map(|x| x.span.clone()))
+        .unwrap_or_else(|| top.clone());
+    let step = m.saturating_mul(replicas);
+    let decrease = a.has("--decrease-batch-size-if-needed");
+    let mut running = final_global;
+    if let Some(g) = final_global
+        && g % step != 0
+    {
+        if decrease && steps.is_none() {
+            let rounded = g / step * step;
+            a.findings.push(
+                Diagnostic::error(
+                    codes::ROUNDS,
+                    Args::path("--global-batch-size"),
+                    format!(
+                        "with --decrease-batch-size-if-needed Megatron trains with global batch {rounded}, not {g}: {g} is not a multiple of micro {m} × D {replicas} = {step}"
+                    ),
+                )
+                .warning()
+                .help(format!("write --global-batch-size {rounded} (or {}) to state the batch", rounded + step))
+                .at(b_span.clone(), "decreased by Megatron"),
+            );
+            running = Some(rounded).filter(|&r| r > 0);
+        } else if steps.is_none() {
+            a.findings.push(
+                Diagnostic::error(
+                    codes::ENGINE_ASSERT,
+                    Args::path("--global-batch-size"),
+                    format!(
+                        "Megatron would stop at start-up: \"global batch size ({g}) is not divisible by micro batch size ({m}) times data parallel size ({replicas})\" (D = {world} / (tp {tp} × pp {pp} × cp {cp}))"
+                    ),
+                )
+                .help("see accum's nearest valid values below")
+                .at(b_span.clone(), "not a multiple of micro × D"),
+            );
+        }
+    } else if let Some((g, _)) = &global
+        && *g == m.saturating_mul(world)
+        && tp * pp * cp > 1
+    {
+        a.findings.push(
+            Diagnostic::error(
+                codes::MODEL_PARALLEL,
+                Args::path("--global-batch-size"),
+                format!(
+                    "--global-batch-size {g} = micro {m} × all {world} devices, as if every device were a replica; Megatron uses D = {world} / (tp {tp} × pp {pp} × cp {cp}) = {replicas} and so runs A = {g} / ({m} × {replicas}) = {} microbatches per update",
+                    g / step
+                ),
+            )
+            .warning()
+            .help(format!("if one microbatch per update was meant, use --global-batch-size {step}"))
+            .at(b_span.clone(), "counts model-parallel devices"),
+        );
+    }
+
+    let seq_len = a
+        .soft_uint("--seq-length", 1)
+        .or_else(|| a.soft_uint("--encoder-seq-length", 1))
+        .map(|v| v.0)
+        .or(opts.seq_len);
+    let plan = match (PlanInput {
+        micro_batch: Some(m),
+        accumulation: if running.is_none() { Some(1) } else { None },
+        replicas: None,
+        layout: Some(layout),
+        seq_len,
+        global_batch: running,
+    })
+    .resolve()
+    {
+        Ok(plan) => plan,
+        Err(err) => {
+            a.findings.push(plan_finding(
+                &err,
+                Args::path("--global-batch-size"),
+                b_span,
+            ));
+            return None;
+        }
+    };
+    let b = plan.effective_batch().get();
+
+    let ramp = schedules::rampup(a, m, replicas, b)?;
+    let schedule = match (ramp, steps) {
+        (Some(r), _) => Some(r),
+        (None, Some(s)) => Some(BatchSchedule::Steps(s)),
+        (None, None) => None,
+    };
+    let settings = settings::settings(a, b, schedule.as_ref(), &top);
+
+    let per_token = a.has("--calculate-per-token-loss");
+    let loss = if per_token {
+        LossRule::PerToken
+    } else {
+        LossRule::MicrobatchMean(
+            Diagnostic::error(
+                codes::PER_TOKEN,
+                Args::path("--calculate-per-token-loss"),
+                format!(
+                    "without --calculate-per-token-loss Megatron averages each microbatch over its own tokens and then averages the {} microbatches and {replicas} replicas: with variable lengths that is a mean of means, not the per-token mean of the group",
+                    plan.accumulation()
+                ),
+            )
+            .help("add --calculate-per-token-loss so that the loss is divided by the tokens of the whole global batch")
+            .at(top.clone(), "per-token loss off"),
+        )
+    };
+    let parallel = Some(ParallelSection {
+        world_size: world,
+        tensor: tp_given,
+        pipeline: pp_given,
+        context: cp_given,
+    });
+    Some(Batch {
+        plan,
+        parallel,
+        settings,
+        schedule,
+        loss,
+        last_group: LastGroupRule {
+            policy: LastGroup::Drop,
+            severity: Severity::Warning,
+            behaviour: "Megatron only runs whole global batches over a sample index that runs on across epochs, so no partial group is run: the leftover examples of the last pass are not used".to_owned(),
+            help: "accept the drop, or size --train-samples to whole global batches".to_owned(),
+            span: b_span,
+        },
+    })
+}
+
+/// argparse keeps the last of a repeated option: a warning when the values
+/// differ (the same value twice changes nothing).
+fn duplicates(a: &mut Args) {
+    let mut dups = Vec::new();
+    for (i, arg) in a.inv.megatron.iter().enumerate() {
+        let later = a.inv.megatron[i + 1..].iter().find(|x| x.name == arg.name);
+        if let Some(later) = later {
+            let texts = |x: &Arg| x.values.iter().map(|v| v.text.clone()).collect::<Vec<_>>();
+            if texts(arg) != texts(later) {
+                dups.push((arg.clone(), texts(later).join(" ")));
+            }
+        }
+    }
+    for (d, kept) in dups {
+        a.findings.push(
+            Diagnostic::error(
+                codes::VALUE,
+                Args::path(&d.name),
+                format!(
+                    "{} is given more than once with different values; argparse keeps the last one ({kept})",
+                    d.name
+                ),
+            )
+            .warning()
+            .help("remove the occurrence that is not meant")
+            .at(d.span.clone(), "overridden later"),
+        );
+    }
+}
+
+/// The world size: the options, or the launcher's `nproc × nnodes`.
+fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<u64> {
+    let given = super::dialect::world_from_options(opts);
+    let read = |arg: Option<&Arg>| -> Result<Option<(u64, Range<usize>)>, Field> {
+        let Some(field) = arg.and_then(Arg::value) else {
+            return Ok(None);
+        };
+        if !field.unknown.is_empty() {
+            return Err(field.clone());
+        }
+        match python_number(&field.text).and_then(|n| match n {
+            super::reader::Number::Int(i) => u64::try_from(i).ok().filter(|&v| v >= 1),
+            super::reader::Number::Float(_) => None,
+        }) {
+            Some(v) => Ok(Some((v, field.span()))),
+            None => Err(field.clone()),
+        }
+    };
+    let nproc = read(a.launcher(NPROC));
+    let nnodes = read(a.launcher(NNODES));
+    let launched = match (&nproc, &nnodes) {
+        (Ok(Some((n, s))), Ok(k)) => Ok(Some((
+            n.saturating_mul(k.as_ref().map_or(1, |k| k.0)),
+            s.clone(),
+        ))),
+        (Ok(None), _) => Ok(None),
+        (Err(f), _) | (_, Err(f)) => Err(f.clone()),
+    };
+    match (given, launched) {
+        (Some(w), Ok(Some((l, span)))) if w != l => {
+            a.findings.push(
+                Diagnostic::error(
+                    codes::WORLD_SIZE,
+                    Args::path("--nproc-per-node"),
+                    format!("the world size given is {w}, but the launcher here starts {l} processes (processes per node × nodes)"),
+                )
+                .help("make the launcher and --world-size agree; accum uses the launcher's count")
+                .at(span, "launcher's count"),
+            );
+            Some(l)
+        }
+        (_, Ok(Some((l, _)))) => Some(l),
+        // The launcher's values do not matter when the world size is given.
+        (Some(w), _) => Some(w),
+        (None, Err(field)) => {
+            let vars: Vec<String> = field
+                .unknown
+                .iter()
+                .filter_map(|u| u.strip_prefix("`$").and_then(|u| u.strip_suffix('`')))
+                .map(|u| {
+                    format!(
+                        "--env {}=N",
+                        u.trim_start_matches('{').trim_end_matches('}')
+                    )
+                })
+                .collect();
+            a.findings.push(
+                Diagnostic::error(
+                    codes::MISSING,
+                    vec![],
+                    format!(
+                        "the world size depends on the launcher's `{}`, which the script does not set ({})",
+                        field.text,
+                        if field.unknown.is_empty() { "not a whole number".to_owned() } else { field.unknown.join(", ") }
+                    ),
+                )
+                .help(if vars.is_empty() {
+                    "give the launcher's world size (--world-size N)".to_owned()
+                } else {
+                    format!("give the launcher's world size (--world-size N), or {}", vars.join(" "))
+                })
+                .at(field.span(), "world size unknown"),
+            );
+            None
+        }
+        (None, Ok(None)) => {
+            a.findings.push(
+                Diagnostic::error(
+                    codes::MISSING,
+                    vec![],
+                    "the world size is not in Megatron's arguments: it comes from the launcher",
+                )
+                .help(
+                    "give the launcher's world size (--world-size N), or include the torchrun line",
+                )
+                .at(top.clone(), "world size needed"),
+            );
+            None
+        }
+    }
+}

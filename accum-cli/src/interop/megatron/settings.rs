@@ -1,0 +1,192 @@
+//! Megatron's lengths, logging, precision, clipping and learning rate, and
+//! the checks on them (iterations and samples do not mix; a batch schedule
+//! shifts lengths counted in iterations).
+
+use std::ops::Range;
+
+use accum_core::config::partial::{PartialConfig, PartialLossScale};
+use accum_core::settings::{PrecisionMode, ScheduleKind};
+use accum_core::{Span, UnitKind};
+
+use super::Args;
+use super::args::Arg;
+use crate::diagnostic::Diagnostic;
+use crate::interop::{BatchSchedule, codes};
+
+/// Lengths, logging, precision, clipping and the learning rate; the
+/// schedule-shift and iteration/sample findings.
+pub(super) fn settings(
+    a: &mut Args,
+    b: u64,
+    schedule: Option<&BatchSchedule>,
+    top: &Range<usize>,
+) -> PartialConfig {
+    let mut c = PartialConfig::default();
+    let iters = a.soft_uint("--train-iters", 1);
+    let samples = a.soft_uint("--train-samples", 1);
+    let warm_iters = a.soft_uint("--lr-warmup-iters", 0).map(|v| v.0);
+    let warm_samples = a.soft_uint("--lr-warmup-samples", 0).map(|v| v.0);
+    let decay_iters = a.soft_uint("--lr-decay-iters", 1).map(|v| v.0);
+    let decay_samples = a.soft_uint("--lr-decay-samples", 1).map(|v| v.0);
+
+    // arguments.py, validate_args: iteration- and sample-based options do not mix.
+    let mixed: Vec<(&str, &str)> = if iters.is_some() {
+        [
+            ("--train-samples", samples.is_some()),
+            ("--lr-decay-samples", decay_samples.is_some()),
+            ("--lr-warmup-samples", warm_samples.is_some_and(|w| w > 0)),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| (n, "--train-iters"))
+        .collect()
+    } else if samples.is_some() {
+        [
+            ("--lr-decay-iters", decay_iters.is_some()),
+            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w > 0)),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| (n, "--train-samples"))
+        .collect()
+    } else {
+        Vec::new()
+    };
+    for (name, with) in mixed {
+        let span = a.get(name).map_or(top.clone(), |x| x.span.clone());
+        let kind = if with == "--train-iters" {
+            "iteration"
+        } else {
+            "sample"
+        };
+        a.findings.push(
+            Diagnostic::error(
+                codes::ENGINE_ASSERT,
+                Args::path(name),
+                format!("Megatron would stop at start-up: with {with} it expects {kind}-based options only, and {name} is the other kind (validate_args)"),
+            )
+            .help(format!("count every length in the same unit as {with}"))
+            .at(span, "mixes iterations and samples"),
+        );
+    }
+
+    let mut total = iters.as_ref().map(|v| Span::new(v.0, UnitKind::Update));
+    if let Some((s, span)) = &samples {
+        // training.py, update_train_iters: train_iters = train_samples // global_batch_size.
+        if schedule.is_none() && s % b != 0 {
+            a.findings.push(
+                Diagnostic::error(
+                    codes::ROUNDS,
+                    Args::path("--train-samples"),
+                    format!(
+                        "Megatron sets train_iters = train_samples // global_batch_size = {s} // {b} = {}, so the last {} samples are not trained",
+                        s / b,
+                        s % b
+                    ),
+                )
+                .warning()
+                .help(format!("use --train-samples {} or {}", s / b * b, (s / b + 1).saturating_mul(b)))
+                .at(span.clone(), "not a multiple of the global batch"),
+            );
+        }
+        total = total.or(Some(Span::new(*s, UnitKind::Example)));
+    }
+    let warmup = warm_iters
+        .filter(|&w| w > 0 || warm_samples.is_none())
+        .map(|v| Span::new(v, UnitKind::Update))
+        .or(warm_samples.map(|v| Span::new(v, UnitKind::Example)));
+    if let Some(frac) = a.get("--lr-warmup-fraction").cloned() {
+        a.findings.push(
+            Diagnostic::error(
+                codes::NOT_CONVERTED,
+                Args::path("--lr-warmup-fraction"),
+                "--lr-warmup-fraction is a fraction of the decay length and is not carried into schedule.warmup",
+            )
+            .warning()
+            .help("give --lr-warmup-iters (updates) or --lr-warmup-samples (examples) instead")
+            .at(frac.span.clone(), "not converted"),
+        );
+    }
+    // The batch changes: spans in iterations cover different examples in
+    // each phase. Lengths already in samples keep their meaning.
+    if let Some(sched) = schedule {
+        let in_iters: Vec<&str> = [
+            ("--train-iters", iters.is_some()),
+            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w > 0)),
+            ("--lr-decay-iters", decay_iters.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| n)
+        .collect();
+        if !in_iters.is_empty() {
+            let (what, arg) = match sched {
+                BatchSchedule::Ramp { start, end, .. } => (
+                    format!("--rampup-batch-size ramps the global batch from {start} to {end}"),
+                    "--rampup-batch-size",
+                ),
+                _ => (
+                    "--step-batch-size-schedule changes the global batch".to_owned(),
+                    "--step-batch-size-schedule",
+                ),
+            };
+            let span = a.get(arg).map_or(top.clone(), |x| x.span.clone());
+            a.findings.push(
+                Diagnostic::error(
+                    codes::SCHEDULE_SHIFT,
+                    Args::path(arg),
+                    format!(
+                        "{what}, so {} count iterations of different sizes: early iterations hold fewer examples than at B = {b}",
+                        in_iters.join(", ")
+                    ),
+                )
+                .help("count the schedule in samples (--train-samples, --lr-warmup-samples, --lr-decay-samples); accum's plan uses the final global batch")
+                .at(span, "batch size changes"),
+            );
+        }
+    }
+    c.schedule.total = total;
+    c.schedule.warmup = warmup;
+    c.schedule.kind = a
+        .get("--lr-decay-style")
+        .and_then(Arg::value)
+        .and_then(|v| match v.text.as_str() {
+            "linear" => Some(ScheduleKind::Linear),
+            "cosine" => Some(ScheduleKind::Cosine),
+            "constant" => Some(ScheduleKind::Constant),
+            _ => None,
+        });
+    c.log.every = a
+        .soft_uint("--log-interval", 1)
+        .map(|v| Span::new(v.0, UnitKind::Update));
+
+    // Precision (R7).
+    if a.has("--fp16") {
+        c.precision.mode = Some(PrecisionMode::Fp16);
+        let scale = if let Some((s, _)) = a.float("--loss-scale").filter(|(s, _)| *s > 0.0) {
+            PartialLossScale {
+                init: Some(s),
+                growth_factor: Some(1.0),
+                ..PartialLossScale::default()
+            }
+        } else {
+            PartialLossScale {
+                init: a.float("--initial-loss-scale").map(|v| v.0),
+                growth_interval: a.soft_uint("--loss-scale-window", 1).map(|v| v.0),
+                ..PartialLossScale::default()
+            }
+        };
+        c.precision.loss_scale = (scale != PartialLossScale::default()).then_some(scale);
+    } else if a.has("--bf16") {
+        c.precision.mode = Some(PrecisionMode::Bf16);
+    }
+    // --clip-grad 0 disables clipping (kept as 0: "off", not "not set").
+    c.optimizer.clip_norm = a.float("--clip-grad").map(|v| v.0);
+    c.optimizer.lr = a.float("--lr").map(|v| v.0);
+    c.optimizer.weight_decay = a.float("--weight-decay").map(|v| v.0);
+    c.optimizer.eps = a.float("--adam-eps").map(|v| v.0);
+    if let (Some(b1), Some(b2)) = (a.float("--adam-beta1"), a.float("--adam-beta2")) {
+        c.optimizer.betas = Some([b1.0, b2.0]);
+    }
+    c
+}

@@ -1,0 +1,458 @@
+//! Enough of the shell to read a launch script as bash would run it:
+//! words with quotes, escapes and `\` continuations, `#` comments,
+//! variables (`MBS=1`, `export TP=2`, arrays `ARGS=( … )`, `+=`), their
+//! expansion (`$X`, `${X}`, `${X:-1}`, `${X:=1}`, `${ARR[@]}`, word
+//! splitting of unquoted values), arithmetic `$((A*B))`, `if`/`elif`/`else`
+//! with the `test` conditions scripts use, and here-documents. What cannot
+//! be known (a command's output, a variable from the environment) stays
+//! unknown and is named when a value the batch needs depends on it.
+//!
+//! The result is every command the script runs, expanded, with the source
+//! span of each word (or of the value it came from).
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+mod arith;
+mod expand;
+mod lex;
+mod parse;
+#[cfg(test)]
+mod tests;
+
+use self::expand::assignment;
+use self::lex::{Lexer, Tok, Word};
+use self::parse::{Node, literal, parse_block, simple_commands};
+
+/// A word after expansion, with where its text came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Field {
+    pub(crate) text: String,
+    /// Source offset of each byte of `text`, where it comes from the source.
+    offs: Vec<Option<usize>>,
+    /// The variables (or `$(…)`) whose value is unknown and that the text
+    /// depends on.
+    pub(crate) unknown: Vec<String>,
+    /// Where in `text` each unknown's stand-in starts.
+    unknown_at: Vec<usize>,
+    /// The span of the word in the command, for when the text has no source.
+    word_span: Range<usize>,
+}
+
+impl Field {
+    /// A value read from elsewhere (a YAML file), located at `span`.
+    pub(crate) fn at(text: String, span: Range<usize>, unknown: Vec<String>) -> Field {
+        Field {
+            offs: vec![None; text.len()],
+            unknown_at: vec![0; unknown.len()],
+            text,
+            unknown,
+            word_span: span,
+        }
+    }
+
+    fn empty(span: Range<usize>) -> Field {
+        Field {
+            text: String::new(),
+            offs: Vec::new(),
+            unknown: Vec::new(),
+            unknown_at: Vec::new(),
+            word_span: span,
+        }
+    }
+
+    /// Appends a stand-in `shown` for something unknown (`what`).
+    fn mark(&mut self, what: String, shown: &str) {
+        self.unknown.push(what);
+        self.unknown_at.push(self.text.len());
+        self.text.push_str(shown);
+        self.offs.extend(std::iter::repeat_n(None, shown.len()));
+    }
+
+    /// Appends another field's text, unknowns and sources.
+    fn extend(&mut self, f: &Field) {
+        let shift = self.text.len();
+        self.text.push_str(&f.text);
+        self.offs.extend(f.offs.iter().copied());
+        self.unknown.extend(f.unknown.iter().cloned());
+        self.unknown_at
+            .extend(f.unknown_at.iter().map(|p| p + shift));
+    }
+
+    /// The best span for the text: its source if all of it has one, else the
+    /// word in the command.
+    pub(crate) fn span(&self) -> Range<usize> {
+        self.span_of(0, self.text.len())
+    }
+
+    /// The span of `text[a..b]`.
+    pub(crate) fn span_of(&self, a: usize, b: usize) -> Range<usize> {
+        if a < b
+            && let (Some(Some(s)), Some(Some(e))) = (self.offs.get(a), self.offs.get(b - 1))
+            && s <= e
+        {
+            return *s..*e + 1;
+        }
+        self.word_span.clone()
+    }
+
+    /// A part of the field (`--key=value` split at `=`).
+    pub(crate) fn slice(&self, a: usize, b: usize) -> Field {
+        let keep: Vec<usize> = (0..self.unknown.len())
+            .filter(|&i| (a..b.max(a + 1)).contains(&self.unknown_at[i]))
+            .collect();
+        Field {
+            text: self.text.get(a..b).unwrap_or("").to_owned(),
+            offs: self.offs.get(a..b).map(<[_]>::to_vec).unwrap_or_default(),
+            unknown: keep.iter().map(|&i| self.unknown[i].clone()).collect(),
+            unknown_at: keep.iter().map(|&i| self.unknown_at[i] - a).collect(),
+            word_span: self.word_span.clone(),
+        }
+    }
+}
+
+/// One command the script runs, expanded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Command {
+    pub(crate) words: Vec<Field>,
+    /// The span of the whole command in the script.
+    pub(crate) span: Range<usize>,
+}
+
+/// A value the shell knows a variable by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Value {
+    Str(Field),
+    Array(Vec<Field>),
+    /// Why it is not known.
+    Unknown(String),
+}
+
+/// A script read as the shell runs it.
+pub(crate) struct Script {
+    env: HashMap<String, Value>,
+    /// In a `test` condition an unset variable is the empty string, as in
+    /// the shell (`[ -z "$X" ]`); in a command it is a value to name.
+    unset_is_empty: bool,
+    /// Every command run, expanded, in order; those in `if` branches that
+    /// cannot be decided are all kept, marked with the branch.
+    pub(crate) commands: Vec<Command>,
+}
+
+/// Runs `text` in a shell that starts with `env` (name, value).
+pub(crate) fn run(text: &str, env: &[(String, String)]) -> Script {
+    let tokens = Lexer {
+        text,
+        pos: 0,
+        heredocs: Vec::new(),
+    }
+    .tokens();
+    let mut cmds = simple_commands(tokens).into_iter().peekable();
+    let tree = parse_block(&mut cmds, &[]);
+    let mut script = Script {
+        env: env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    Value::Str(Field::at(v.clone(), 0..0, Vec::new())),
+                )
+            })
+            .collect(),
+        commands: Vec::new(),
+        unset_is_empty: false,
+    };
+    script.block(&tree, 0);
+    script
+}
+
+impl Script {
+    /// The value of a variable after the script ran, as text.
+    #[cfg(test)]
+    pub(crate) fn var(&self, name: &str) -> Option<String> {
+        match self.env.get(name)? {
+            Value::Str(f) if f.unknown.is_empty() => Some(f.text.clone()),
+            _ => None,
+        }
+    }
+
+    fn block(&mut self, nodes: &[Node], depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        for node in nodes {
+            match node {
+                Node::Cmd(tokens) => self.command(tokens),
+                Node::If(branches) => self.branches(branches, depth),
+                Node::Loop(body) => self.block(body, depth + 1),
+                Node::Case(subject, arms) => self.case(subject.as_ref(), arms, depth),
+            }
+        }
+    }
+
+    /// Runs the arm whose pattern matches the subject; when the subject is
+    /// unknown, every arm, and what they set differently is unknown.
+    fn case(&mut self, subject: Option<&Word>, arms: &[(Vec<Word>, Vec<Node>)], depth: usize) {
+        self.unset_is_empty = true;
+        let subject = subject.map(|w| self.expand_one(w));
+        let patterns: Vec<Vec<Field>> = arms
+            .iter()
+            .map(|(p, _)| p.iter().map(|w| self.expand_one(w)).collect())
+            .collect();
+        self.unset_is_empty = false;
+        match subject.filter(|s| s.unknown.is_empty()) {
+            Some(s) => {
+                for ((_, body), pats) in arms.iter().zip(&patterns) {
+                    if pats.iter().any(|p| glob(&p.text, &s.text)) {
+                        self.block(body, depth + 1);
+                        return;
+                    }
+                }
+            }
+            None => {
+                let bodies: Vec<&Vec<Node>> = arms.iter().map(|(_, b)| b).collect();
+                self.merge(
+                    &bodies,
+                    true,
+                    depth,
+                    "is set in a `case` arm that cannot be chosen",
+                );
+            }
+        }
+    }
+
+    fn branches(&mut self, branches: &[(Option<Vec<Tok>>, Vec<Node>)], depth: usize) {
+        // Take the first branch whose condition is known to hold; stop at
+        // one that cannot be decided.
+        let mut open: Vec<&Vec<Node>> = Vec::new();
+        let mut has_else = false;
+        for (cond, body) in branches {
+            match cond {
+                None => {
+                    has_else = true;
+                    if open.is_empty() {
+                        self.block(body, depth + 1);
+                        return;
+                    }
+                    open.push(body);
+                }
+                Some(c) => match self.test(c) {
+                    Some(true) if open.is_empty() => {
+                        self.block(body, depth + 1);
+                        return;
+                    }
+                    Some(true) => {
+                        open.push(body);
+                        has_else = true;
+                        break;
+                    }
+                    Some(false) => {}
+                    None => open.push(body),
+                },
+            }
+        }
+        if open.is_empty() {
+            return;
+        }
+        self.merge(
+            &open,
+            !has_else,
+            depth,
+            "depends on which branch of an `if` runs",
+        );
+    }
+
+    /// Undecided: runs each body from the same state; a variable the bodies
+    /// leave different is unknown (`why`), and every body's commands are kept.
+    fn merge(&mut self, open: &[&Vec<Node>], keep_before: bool, depth: usize, why: &str) {
+        let before = self.env.clone();
+        let mut after: Vec<HashMap<String, Value>> = Vec::new();
+        for body in open {
+            self.env = before.clone();
+            self.block(body, depth + 1);
+            after.push(std::mem::take(&mut self.env));
+        }
+        if keep_before {
+            after.push(before.clone());
+        }
+        let mut names: Vec<&String> = after.iter().flat_map(|e| e.keys()).collect();
+        names.sort();
+        names.dedup();
+        let mut merged = HashMap::new();
+        for name in names {
+            let values: Vec<Option<&Value>> = after.iter().map(|e| e.get(name)).collect();
+            let first = values[0];
+            let value = if values.iter().all(|v| same(*v, first)) {
+                match first {
+                    Some(v) => v.clone(),
+                    None => continue,
+                }
+            } else {
+                Value::Unknown(format!("`{name}` {why}"))
+            };
+            merged.insert(name.clone(), value);
+        }
+        self.env = merged;
+    }
+
+    /// The truth of a `test`/`[`/`[[` condition, when it can be known.
+    fn test(&mut self, tokens: &[Tok]) -> Option<bool> {
+        self.unset_is_empty = true;
+        let words = self.expand_all(tokens);
+        self.unset_is_empty = false;
+        if words.iter().any(|w| !w.unknown.is_empty()) {
+            return None;
+        }
+        let mut args: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        let mut negate = false;
+        if args.first() == Some(&"!") {
+            negate = true;
+            args.remove(0);
+        }
+        match args.first().copied() {
+            Some("[") if args.last() == Some(&"]") => {
+                args = args[1..args.len() - 1].to_vec();
+            }
+            Some("[[") if args.last() == Some(&"]]") => {
+                args = args[1..args.len() - 1].to_vec();
+            }
+            Some("test") => {
+                args.remove(0);
+            }
+            _ => return None,
+        }
+        if args.first() == Some(&"!") {
+            negate = !negate;
+            args.remove(0);
+        }
+        let truth = match args.as_slice() {
+            [] => false,
+            [s] => !s.is_empty(),
+            ["-z", s] => s.is_empty(),
+            ["-n", s] => !s.is_empty(),
+            [a, "=" | "==", b] => a == b,
+            [a, "!=", b] => a != b,
+            [a, op, b] => {
+                let a: i64 = a.trim().parse().ok()?;
+                let b: i64 = b.trim().parse().ok()?;
+                match *op {
+                    "-eq" => a == b,
+                    "-ne" => a != b,
+                    "-lt" => a < b,
+                    "-le" => a <= b,
+                    "-gt" => a > b,
+                    "-ge" => a >= b,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        Some(truth != negate)
+    }
+
+    fn expand_all(&mut self, tokens: &[Tok]) -> Vec<Field> {
+        let mut out = Vec::new();
+        for t in tokens {
+            if let Tok::Word(w) = t {
+                out.extend(self.expand(w, true));
+            }
+        }
+        out
+    }
+
+    fn command(&mut self, tokens: &[Tok]) {
+        let mut i = 0;
+        // `export`, `declare -a`, `local`, `readonly` before assignments.
+        let mut decl = false;
+        while let Some(Tok::Word(w)) = tokens.get(i) {
+            let lit = literal(w);
+            match lit.as_deref() {
+                Some("export" | "declare" | "local" | "readonly" | "typeset") => {
+                    decl = true;
+                    i += 1;
+                }
+                Some(flag) if decl && flag.starts_with('-') => i += 1,
+                _ => break,
+            }
+        }
+        let mut assigned = false;
+        while let Some(Tok::Word(w)) = tokens.get(i) {
+            let Some((name, append, rest)) = assignment(w) else {
+                break;
+            };
+            i += 1;
+            assigned = true;
+            if rest.parts.is_empty() && tokens.get(i) == Some(&Tok::Open) {
+                // NAME=( … )
+                let mut items = Vec::new();
+                i += 1;
+                while let Some(t) = tokens.get(i) {
+                    i += 1;
+                    match t {
+                        Tok::Close => break,
+                        Tok::Word(w) => items.extend(self.expand(w, true)),
+                        _ => {}
+                    }
+                }
+                let value = match (append, self.env.get(&name)) {
+                    (true, Some(Value::Array(old))) => {
+                        let mut all = old.clone();
+                        all.extend(items);
+                        Value::Array(all)
+                    }
+                    _ => Value::Array(items),
+                };
+                self.env.insert(name, value);
+                continue;
+            }
+            let mut value = self.expand_one(&rest);
+            if append && let Some(Value::Str(old)) = self.env.get(&name) {
+                let mut joined = old.clone();
+                joined.extend(&value);
+                value = joined;
+            }
+            self.env.insert(name, Value::Str(value));
+        }
+        if i >= tokens.len() {
+            return;
+        }
+        let _ = assigned;
+        let words = self.expand_all(&tokens[i..]);
+        if words.is_empty() {
+            return;
+        }
+        let span = match (tokens.get(i), tokens.last()) {
+            (Some(Tok::Word(a)), Some(Tok::Word(b))) => a.span.start..b.span.end,
+            _ => words[0].word_span.clone(),
+        };
+        self.commands.push(Command { words, span });
+    }
+}
+
+/// A `case` pattern with `*` and `?` against a text.
+fn glob(pattern: &str, text: &str) -> bool {
+    fn go(p: &[char], t: &[char]) -> bool {
+        match (p.first(), t.first()) {
+            (None, None) => true,
+            (Some('*'), _) => go(&p[1..], t) || (!t.is_empty() && go(p, &t[1..])),
+            (Some('?'), Some(_)) => go(&p[1..], &t[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &t[1..]),
+            _ => false,
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    p.len() + t.len() < 2_000 && go(&p, &t)
+}
+
+/// Whether two values read the same (where they were written may differ).
+fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
+    let text = |f: &Field| (f.text.clone(), f.unknown.clone());
+    match (a, b) {
+        (Some(Value::Str(x)), Some(Value::Str(y))) => text(x) == text(y),
+        (Some(Value::Array(x)), Some(Value::Array(y))) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| text(p) == text(q))
+        }
+        (x, y) => x == y,
+    }
+}

@@ -1,0 +1,133 @@
+//! The shell reader on the forms launch scripts use.
+
+use super::*;
+
+fn texts(script: &Script, n: usize) -> Vec<String> {
+    script.commands[n]
+        .words
+        .iter()
+        .map(|w| w.text.clone())
+        .collect()
+}
+
+#[test]
+fn variables_quotes_and_arithmetic_expand() {
+    let text = "MBS=1\nTP_SIZE=2  # comment\nGPUS=${GPUS:-8}\nNODES=2\nWORLD=$((GPUS*$NODES))\n\
+                ARGS=\"--micro-batch-size $MBS --tensor-model-parallel-size ${TP_SIZE}\"\n\
+                python pretrain_gpt.py $ARGS --world $WORLD \"--x y\"\n";
+    let s = run(text, &[]);
+    assert_eq!(s.var("GPUS").as_deref(), Some("8"));
+    assert_eq!(s.var("WORLD").as_deref(), Some("16"));
+    assert_eq!(
+        texts(&s, 0),
+        [
+            "python",
+            "pretrain_gpt.py",
+            "--micro-batch-size",
+            "1",
+            "--tensor-model-parallel-size",
+            "2",
+            "--world",
+            "16",
+            "--x y"
+        ]
+    );
+    // The value's span is where the script wrote it.
+    let one = &s.commands[0].words[3];
+    assert_eq!(&text[one.span()], "1");
+    assert_eq!(one.span(), 4..5);
+}
+
+#[test]
+fn arrays_continuations_and_heredocs() {
+    let text = "A=(\n  --micro-batch-size 4 \\\n  --fp16 # half\n)\nA+=(--bf16)\ncat <<EOF\n--global-batch-size 9\nEOF\ntorchrun ${A[@]} \"${A[@]}\"\n";
+    let s = run(text, &[]);
+    let cmds: Vec<Vec<String>> = (0..s.commands.len()).map(|i| texts(&s, i)).collect();
+    assert_eq!(cmds.len(), 2, "{cmds:?}");
+    assert_eq!(cmds[0], ["cat"]);
+    assert_eq!(
+        cmds[1],
+        [
+            "torchrun",
+            "--micro-batch-size",
+            "4",
+            "--fp16",
+            "--bf16",
+            "--micro-batch-size",
+            "4",
+            "--fp16",
+            "--bf16"
+        ]
+    );
+}
+
+#[test]
+fn branches_are_decided_or_marked_unknown() {
+    let text = "PREC=bf16\nif [ \"$PREC\" = \"fp16\" ]; then\n  P=--fp16\nelse\n  P=--bf16\nfi\n\
+                if [ -z \"$X\" ]; then X=3; fi\n\
+                if [ $1 == a ]; then Y=1; else Y=2; fi\n\
+                if [ $2 == a ]; then Z=1; else Z=1; fi\n";
+    let s = run(text, &[]);
+    assert_eq!(s.var("P").as_deref(), Some("--bf16"));
+    assert_eq!(s.var("X").as_deref(), Some("3"));
+    assert_eq!(s.var("Y"), None);
+    assert!(matches!(s.env.get("Y"), Some(Value::Unknown(r)) if r.contains("branch")));
+    assert_eq!(s.var("Z").as_deref(), Some("1"));
+}
+
+#[test]
+fn case_arms_are_chosen_by_their_pattern() {
+    let text = "MODEL_SCALE=\"800M\"\ncase \"${MODEL_SCALE}\" in\n  \"800M\")\n    TP=1\n    GBS=32\n    ;;\n  \"8B\") TP=4 ;;\n  *) TP=9;;\nesac\ncase $UNSET_X in a) Q=1;; b) Q=2;; esac\n";
+    let s = run(text, &[]);
+    assert_eq!(s.var("TP").as_deref(), Some("1"));
+    assert_eq!(s.var("GBS").as_deref(), Some("32"));
+    assert_eq!(s.var("Q"), None);
+    let s = run("case x8B in *8B) Z=big;; esac\n", &[]);
+    assert_eq!(s.var("Z").as_deref(), Some("big"));
+}
+
+#[test]
+fn unknown_values_are_named() {
+    let s = run(
+        "torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $(hostname) x.py\n",
+        &[],
+    );
+    let w = &s.commands[0].words;
+    assert_eq!(w[2].unknown, ["`$GPUS_PER_NODE`"]);
+    assert_eq!(w[4].unknown, ["the output of a command"]);
+    let s = run(
+        "torchrun --nproc_per_node $GPUS\n",
+        &[("GPUS".into(), "4".into())],
+    );
+    assert_eq!(s.commands[0].words[2].text, "4");
+}
+
+#[test]
+fn odd_text_never_panics() {
+    for text in [
+        "\\",
+        "'",
+        "\"abc",
+        "$",
+        "${",
+        "${X:-",
+        "$((",
+        "$((1+",
+        "$(",
+        "`",
+        "A=(",
+        "if",
+        "fi",
+        "then else",
+        "case x in a) A=1;; esac",
+        "<<",
+        "<<EOF\n",
+        "é=1 $é",
+        "$((1/0))",
+        "$((99999999999999999999999999999999999999*99999999999999999))",
+        "x=${y[",
+        "${#x}",
+    ] {
+        let _ = run(text, &[]);
+    }
+}

@@ -1,0 +1,359 @@
+//! Reading values out of a framework's JSON or YAML file: typed getters that
+//! keep the span and path of what they read, and push a `value` finding for
+//! what has the wrong type.
+
+use std::ops::Range;
+
+use super::codes;
+use super::{FileReport, ImportError};
+use crate::diagnostic::Diagnostic;
+use crate::source::{Document, Node, NodeKind, SourceFormat, line_col};
+
+/// A value read from a file, with where it was.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct At<T> {
+    pub(crate) value: T,
+    pub(crate) span: Range<usize>,
+    pub(crate) path: Vec<String>,
+}
+
+/// A key path as owned strings.
+pub(crate) fn owned(path: &[&str]) -> Vec<String> {
+    path.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// A parsed file and the findings about it.
+pub(crate) struct Reader {
+    pub(crate) doc: Document,
+    pub(crate) findings: Vec<Diagnostic>,
+    /// Whether numbers written as strings count (argument parsers convert
+    /// them: `"1e-5"` from a YAML 1.1 reader is a float to the Trainer).
+    pub(crate) strings_are_numbers: bool,
+}
+
+/// Whether a text looks like YAML rather than JSON (JSON is also YAML, but
+/// the JSON reader keeps JSON's errors for JSON files).
+pub(crate) fn looks_like_json(name: &str, text: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        return false;
+    }
+    if lower.ends_with(".json") || lower.ends_with(".jsonc") {
+        return true;
+    }
+    // The first character that is not blank or in a comment.
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("//") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(after) = rest.strip_prefix('#') {
+            rest = after.split_once('\n').map_or("", |(_, r)| r);
+        } else {
+            break;
+        }
+    }
+    rest.starts_with('{')
+}
+
+impl Reader {
+    /// Parses JSON, or YAML when `yaml` is allowed and the text is not JSON.
+    pub(crate) fn parse(name: &str, text: &str, yaml: bool) -> Result<Reader, ImportError> {
+        let format = if !yaml || looks_like_json(name, text) {
+            SourceFormat::Json
+        } else {
+            SourceFormat::Yaml
+        };
+        Document::parse(name.to_owned(), text.to_owned(), format)
+            .map(|doc| Reader {
+                doc,
+                findings: Vec::new(),
+                strings_are_numbers: false,
+            })
+            .map_err(|err| {
+                let (line, column) = err
+                    .span
+                    .as_ref()
+                    .map_or((1, 1), |s| line_col(&err.text, s.start));
+                ImportError::Syntax {
+                    name: name.to_owned(),
+                    line,
+                    column,
+                    message: format!("invalid {}: {}", format.name(), err.message),
+                }
+            })
+    }
+
+    /// The file and its findings.
+    pub(crate) fn into_report(self) -> FileReport {
+        FileReport {
+            name: self.doc.name,
+            text: self.doc.text,
+            findings: self.findings,
+        }
+    }
+
+    pub(crate) fn node(&self, path: &[&str]) -> Option<&Node> {
+        self.doc.node(&owned(path))
+    }
+
+    /// Whether a key is present with a value other than `null`.
+    pub(crate) fn has(&self, path: &[&str]) -> bool {
+        self.node(path)
+            .is_some_and(|n| !matches!(n.kind, NodeKind::Null))
+    }
+
+    /// Whether the value at `path` is a table.
+    pub(crate) fn is_table(&self, path: &[&str]) -> bool {
+        matches!(self.node(path).map(|n| &n.kind), Some(NodeKind::Table(_)))
+    }
+
+    /// The span to underline for a path (the value, or the nearest parent).
+    pub(crate) fn span(&self, path: &[&str]) -> Range<usize> {
+        self.doc.span_for(&owned(path))
+    }
+
+    /// The span of the key itself, or of the value.
+    pub(crate) fn key_span(&self, path: &[&str]) -> Range<usize> {
+        self.doc
+            .key_span(&owned(path))
+            .unwrap_or_else(|| self.span(path))
+    }
+
+    pub(crate) fn push(&mut self, finding: Diagnostic) {
+        self.findings.push(finding);
+    }
+
+    fn bad(&mut self, path: &[&str], what: &str, node: &Node) {
+        let shown = node_text(&self.doc.text, node);
+        let finding = Diagnostic::error(
+            codes::VALUE,
+            owned(path),
+            format!("`{}` is {shown}, not {what}", path.join(".")),
+        )
+        .help(format!("write {what}"))
+        .at(node.span.clone(), format!("expected {what}"));
+        self.findings.push(finding);
+    }
+
+    /// Whether the value at `path` is the string `"auto"`.
+    pub(crate) fn is_auto(&self, path: &[&str]) -> bool {
+        matches!(self.node(path).map(|n| &n.kind), Some(NodeKind::String(s)) if s == "auto")
+    }
+
+    /// A string value.
+    pub(crate) fn str(&self, path: &[&str]) -> Option<At<String>> {
+        let node = self.node(path)?;
+        match &node.kind {
+            NodeKind::String(s) => Some(At {
+                value: s.clone(),
+                span: node.span.clone(),
+                path: owned(path),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The number a node holds: integers, floats, and (when allowed)
+    /// strings that Python's `int()`/`float()` would read.
+    fn number(&self, node: &Node) -> Option<Number> {
+        match &node.kind {
+            NodeKind::Integer(i) => Some(Number::Int(*i)),
+            NodeKind::Float(f) => Some(Number::Float(*f)),
+            NodeKind::String(s) if self.strings_are_numbers => python_number(s),
+            _ => None,
+        }
+    }
+
+    /// A whole number ≥ `min`; a float with no fraction is accepted (Python
+    /// frameworks accept `32.0`). Anything else is a `value` finding and `None`.
+    pub(crate) fn uint(&mut self, path: &[&str], min: u64) -> Option<At<u64>> {
+        let node = self.node(path)?.clone();
+        if matches!(node.kind, NodeKind::Null) {
+            return None;
+        }
+        let value = self.number(&node).and_then(Number::whole);
+        match value.and_then(|v| u64::try_from(v).ok()) {
+            Some(v) if v >= min => Some(At {
+                value: v,
+                span: node.span.clone(),
+                path: owned(path),
+            }),
+            _ => {
+                self.bad(path, &format!("a whole number ≥ {min}"), &node);
+                None
+            }
+        }
+    }
+
+    /// A signed whole number (for `-1` sentinels).
+    pub(crate) fn int(&mut self, path: &[&str]) -> Option<At<i128>> {
+        let node = self.node(path)?.clone();
+        if matches!(node.kind, NodeKind::Null) {
+            return None;
+        }
+        match self.number(&node).and_then(Number::whole) {
+            Some(value) => Some(At {
+                value,
+                span: node.span.clone(),
+                path: owned(path),
+            }),
+            None => {
+                self.bad(path, "a whole number", &node);
+                None
+            }
+        }
+    }
+
+    /// A finite number ≥ 0.
+    pub(crate) fn float(&mut self, path: &[&str]) -> Option<At<f64>> {
+        let node = self.node(path)?.clone();
+        if matches!(node.kind, NodeKind::Null) {
+            return None;
+        }
+        match self.number(&node).map(Number::as_f64) {
+            Some(v) if v.is_finite() && v >= 0.0 => Some(At {
+                value: v,
+                span: node.span.clone(),
+                path: owned(path),
+            }),
+            _ => {
+                self.bad(path, "a finite number ≥ 0", &node);
+                None
+            }
+        }
+    }
+
+    /// A boolean (the strings `"true"`/`"false"` are accepted, as argument
+    /// parsers do).
+    pub(crate) fn bool(&mut self, path: &[&str]) -> Option<At<bool>> {
+        let node = self.node(path)?.clone();
+        let value = match &node.kind {
+            NodeKind::Null => return None,
+            NodeKind::Bool(b) => Some(*b),
+            NodeKind::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
+            NodeKind::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
+            _ => None,
+        };
+        match value {
+            Some(v) => Some(At {
+                value: v,
+                span: node.span.clone(),
+                path: owned(path),
+            }),
+            None => {
+                self.bad(path, "true or false", &node);
+                None
+            }
+        }
+    }
+
+    /// Whether a boolean key is true (absent, null or unreadable: false).
+    pub(crate) fn truthy(&mut self, path: &[&str]) -> bool {
+        self.bool(path).is_some_and(|b| b.value)
+    }
+}
+
+/// A number as read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Number {
+    Int(i128),
+    Float(f64),
+}
+
+impl Number {
+    /// The whole number it is, if it is one.
+    pub(crate) fn whole(self) -> Option<i128> {
+        match self {
+            Number::Int(i) => Some(i),
+            // Exact for every integer below 2^53; larger floats are not counts.
+            Number::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                Some(f as i128)
+            }
+            Number::Float(_) => None,
+        }
+    }
+
+    pub(crate) fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(f) => f,
+        }
+    }
+}
+
+/// A number as Python's `int()` or `float()` reads a string: surrounding
+/// blanks, a sign, and `_` between digits (`int("220_000_000")`).
+pub(crate) fn python_number(text: &str) -> Option<Number> {
+    let t = text.trim();
+    let (sign, digits) = match t.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", t.strip_prefix('+').unwrap_or(t)),
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return None;
+    }
+    // An underscore must sit between two digits.
+    let bytes = digits.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'_'
+            && !(bytes.get(i.wrapping_sub(1)).is_some_and(u8::is_ascii_digit)
+                && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            return None;
+        }
+    }
+    let plain: String = digits.chars().filter(|&c| c != '_').collect();
+    if plain.bytes().all(|b| b.is_ascii_digit()) {
+        return format!("{sign}{plain}").parse().ok().map(Number::Int);
+    }
+    let lower = plain.to_ascii_lowercase();
+    if lower.contains("inf") || lower.contains("nan") {
+        return None;
+    }
+    if !lower
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'-' | b'+'))
+    {
+        return None;
+    }
+    format!("{sign}{plain}").parse().ok().map(Number::Float)
+}
+
+/// A short rendering of a value for messages.
+fn node_text(text: &str, node: &Node) -> String {
+    let raw = text.get(node.span.clone()).unwrap_or("").trim();
+    if raw.is_empty() || raw.len() > 40 {
+        format!("a {}", node.kind.type_name())
+    } else {
+        format!("`{raw}`")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_reads_underscores_between_digits_only() {
+        assert_eq!(python_number("220_000_000"), Some(Number::Int(220_000_000)));
+        assert_eq!(python_number(" -3 "), Some(Number::Int(-3)));
+        assert_eq!(python_number("1e-4"), Some(Number::Float(1e-4)));
+        assert_eq!(python_number("6.0e-5"), Some(Number::Float(6.0e-5)));
+        for bad in ["_1", "1_", "1__0", "1_.5", "abc", "", "inf", "nan", "0x10"] {
+            assert_eq!(python_number(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn yaml_is_told_from_json_by_name_then_by_text() {
+        assert!(looks_like_json("a.txt", "// c\n# d\n  {\"a\": 1}"));
+        assert!(!looks_like_json("a.txt", "a: 1"));
+        assert!(!looks_like_json("a.yaml", "{\"a\": 1}"));
+        assert!(looks_like_json("a.json", "a: 1"));
+    }
+}

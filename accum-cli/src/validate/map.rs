@@ -1,0 +1,310 @@
+//! Reading a JSON Schema: where the plan roles and spans are
+//! (`x-accum-role`, `x-accum-unit = "span"`), and what the schema expects
+//! at a place of the document (types, allowed values, known keys), so that
+//! diagnostics can say it in words.
+
+use accum_core::Role;
+use serde_json::Value;
+
+/// How deep `$ref`s and nesting are followed: a schema that refers to
+/// itself must not loop.
+pub(super) const MAX_SCHEMA_DEPTH: usize = 32;
+
+/// Where the schema puts plan roles and spans.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SchemaMap {
+    /// Each role with the path of its field.
+    pub(crate) roles: Vec<(Role, Vec<String>)>,
+    /// Paths of span fields.
+    pub(crate) spans: Vec<Vec<String>>,
+}
+
+impl SchemaMap {
+    /// Reads roles and spans from a schema (following `$ref`s into `$defs`).
+    pub(crate) fn from_schema(schema: &Value) -> SchemaMap {
+        let mut map = SchemaMap::default();
+        walk(schema, schema, &mut Vec::new(), &mut map, 0);
+        map.roles.sort();
+        map.roles.dedup();
+        map.spans.sort();
+        map.spans.dedup();
+        map
+    }
+
+    /// The path of a role's field.
+    pub(crate) fn path_of(&self, role: Role) -> Option<&[String]> {
+        self.roles
+            .iter()
+            .find(|(r, _)| *r == role)
+            .map(|(_, p)| p.as_slice())
+    }
+}
+
+fn walk(node: &Value, root: &Value, path: &mut Vec<String>, map: &mut SchemaMap, depth: usize) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let Some(object) = node.as_object() else {
+        return;
+    };
+    if let Some(role) = object
+        .get("x-accum-role")
+        .and_then(Value::as_str)
+        .and_then(Role::from_key)
+    {
+        map.roles.push((role, path.clone()));
+    }
+    if object.get("x-accum-unit").and_then(Value::as_str) == Some("span") {
+        map.spans.push(path.clone());
+    }
+    if let Some(target) = object
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve_ref(root, r))
+    {
+        walk(target, root, path, map, depth + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(alternatives) = object.get(key).and_then(Value::as_array) {
+            for alternative in alternatives {
+                walk(alternative, root, path, map, depth + 1);
+            }
+        }
+    }
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            path.push(name.clone());
+            walk(property, root, path, map, depth + 1);
+            path.pop();
+        }
+    }
+}
+
+fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    root.pointer(pointer)
+}
+
+/// The schemas `node` must match: itself, its `$ref` target and its
+/// `anyOf`/`oneOf`/`allOf` alternatives.
+pub(super) fn alternatives<'a>(
+    node: &'a Value,
+    root: &'a Value,
+    out: &mut Vec<&'a Value>,
+    depth: usize,
+) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    out.push(node);
+    let Some(object) = node.as_object() else {
+        return;
+    };
+    if let Some(target) = object
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve_ref(root, r))
+    {
+        alternatives(target, root, out, depth + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for alternative in object
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            alternatives(alternative, root, out, depth + 1);
+        }
+    }
+}
+
+/// Whether `schema` declares `kind` among its types.
+pub(super) fn allows(schema: &Value, kind: &str) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == kind,
+        Some(Value::Array(types)) => types.iter().any(|t| t == kind),
+        _ => false,
+    }
+}
+
+/// The schemas that apply at `path` of an instance: the properties and
+/// items on the way, with every alternative.
+pub(super) fn schemas_at<'a>(root: &'a Value, path: &[String]) -> Vec<&'a Value> {
+    let mut here = Vec::new();
+    alternatives(root, root, &mut here, 0);
+    for segment in path {
+        let mut next = Vec::new();
+        for schema in &here {
+            let child = schema
+                .get("properties")
+                .and_then(|p| p.get(segment))
+                .or_else(|| {
+                    segment
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|_| schema.get("items"))
+                });
+            if let Some(child) = child {
+                alternatives(child, root, &mut next, 0);
+            }
+        }
+        here = next;
+    }
+    here
+}
+
+/// What the schema accepts at one place, in words.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Expected {
+    /// The allowed values, when the place is a choice (`const`, `enum`).
+    pub(super) values: Vec<Value>,
+    /// The allowed types, besides `null` (TOML has no null: absent is fine).
+    pub(super) types: Vec<&'static str>,
+    /// The keys of a table.
+    pub(super) keys: Vec<String>,
+}
+
+impl Expected {
+    /// Reads what the schemas at one place expect.
+    pub(super) fn of(schemas: &[&Value]) -> Expected {
+        let mut expected = Expected::default();
+        for schema in schemas {
+            if let Some(value) = schema.get("const") {
+                push_unique(&mut expected.values, value.clone());
+            }
+            for value in schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                push_unique(&mut expected.values, value.clone());
+            }
+            for kind in TYPES {
+                if allows(schema, kind) && !expected.types.contains(&kind) {
+                    expected.types.push(kind);
+                }
+            }
+            for key in schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|p| p.keys())
+            {
+                if !expected.keys.contains(key) {
+                    expected.keys.push(key.clone());
+                }
+            }
+        }
+        expected
+    }
+
+    /// The allowed values as written in a file: `per_token, per_example, sum`.
+    pub(super) fn values_words(&self) -> Vec<String> {
+        self.values.iter().map(value_words).collect()
+    }
+
+    /// The allowed types in words: `an integer or a table`.
+    pub(super) fn types_words(&self) -> Vec<String> {
+        // "integer" is also a "number": say the wider one only.
+        let number = self.types.contains(&"number");
+        self.types
+            .iter()
+            .filter(|t| !(number && **t == "integer"))
+            .map(|t| type_words(t).to_owned())
+            .collect()
+    }
+}
+
+const TYPES: [&str; 6] = ["integer", "number", "string", "boolean", "object", "array"];
+
+fn push_unique(values: &mut Vec<Value>, value: Value) {
+    if !values.contains(&value) {
+        values.push(value);
+    }
+}
+
+/// A JSON Schema type in words, as a config file has it.
+pub(super) fn type_words(kind: &str) -> &'static str {
+    match kind {
+        "integer" => "an integer",
+        "number" => "a number",
+        "string" => "a string",
+        "boolean" => "true or false",
+        "object" => "a table",
+        "array" => "an array",
+        _ => "absent",
+    }
+}
+
+/// A value as a config file writes it: strings bare (`per_token`), others
+/// as JSON.
+pub(super) fn value_words(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A found value in words: `string "per_tokens"`, `3`, `a table`.
+pub(super) fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "nothing".into(),
+        Value::Bool(b) => format!("{b}"),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => {
+            let shown: String = s.chars().take(40).collect();
+            if shown.len() < s.len() {
+                format!("string \"{shown}…\"")
+            } else {
+                format!("string \"{shown}\"")
+            }
+        }
+        Value::Array(items) if items.is_empty() => "an empty array".into(),
+        Value::Array(items) if items.len() == 1 => "an array of 1 item".into(),
+        Value::Array(items) => format!("an array of {} items", items.len()),
+        Value::Object(_) => "a table".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "loss": { "$ref": "#/$defs/Loss" },
+                "parallel": { "anyOf": [{ "$ref": "#/$defs/Parallel" }, { "type": "null" }] },
+                "list": { "type": "array", "items": { "enum": ["a", "b"] } }
+            },
+            "$defs": {
+                "Loss": { "type": "object", "properties": { "normalization": { "$ref": "#/$defs/Norm" } } },
+                "Norm": { "oneOf": [
+                    { "const": "per_token", "type": "string" },
+                    { "const": "sum", "type": "string" }
+                ] },
+                "Parallel": { "type": "object", "properties": { "world_size": { "type": "integer" } } }
+            }
+        })
+    }
+
+    #[test]
+    fn expectations_follow_refs_alternatives_and_items() {
+        let schema = schema();
+        let at = |path: &[&str]| {
+            let path: Vec<String> = path.iter().map(|s| (*s).to_owned()).collect();
+            Expected::of(&schemas_at(&schema, &path))
+        };
+        let norm = at(&["loss", "normalization"]);
+        assert_eq!(norm.values_words(), vec!["per_token", "sum"]);
+        assert_eq!(norm.types_words(), vec!["a string"]);
+        let parallel = at(&["parallel"]);
+        assert_eq!(parallel.types_words(), vec!["a table"]);
+        assert_eq!(parallel.keys, vec!["world_size"]);
+        assert_eq!(at(&["list", "0"]).values_words(), vec!["a", "b"]);
+        assert_eq!(at(&["nowhere"]), Expected::default());
+    }
+}

@@ -1,0 +1,354 @@
+//! Validation of a configuration file against a JSON Schema and the plan
+//! rules, for the canonical config or *any* derived config: plan roles are
+//! found through `x-accum-role`, spans through `x-accum-unit = "span"`.
+//!
+//! Every finding is reported, not just the first, each with its location.
+
+mod map;
+mod plan;
+mod span;
+mod structure;
+
+use serde_json::Value;
+
+pub(crate) use map::SchemaMap;
+pub(crate) use plan::finding_diagnostic;
+
+use crate::diagnostic::Diagnostic;
+use crate::source::Document;
+
+/// A required key written with a typo is both missing and unknown; the
+/// unknown key's "did you mean" already says both, so the missing-key
+/// finding goes.
+fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
+    let misspelt: Vec<Vec<String>> = findings
+        .iter()
+        .filter(|f| f.code == "accum::schema::unknown-key")
+        .filter_map(|unknown| {
+            let (key, section) = unknown.path.split_last()?;
+            let missing = findings.iter().find(|f| {
+                f.code == "accum::schema::missing-key"
+                    && f.path.split_last().is_some_and(|(name, parent)| {
+                        parent == section
+                            && crate::suggest::did_you_mean(key, [name.as_str()]).is_some()
+                    })
+            })?;
+            Some(missing.path.clone())
+        })
+        .collect();
+    findings.retain(|f| !(f.code == "accum::schema::missing-key" && misspelt.contains(&f.path)));
+}
+
+/// The key editors read a JSON file's schema from (`"$schema": "…"`): a
+/// directive for tools, not part of the configuration.
+pub(crate) const SCHEMA_KEY: &str = "$schema";
+
+/// The document as the JSON instance the schema and the type see, without
+/// the editors' `"$schema"` directive.
+pub(crate) fn instance(doc: &Document) -> Value {
+    let mut value = doc.to_json();
+    if let Some(root) = value.as_object_mut()
+        && root.get(SCHEMA_KEY).is_some_and(Value::is_string)
+    {
+        root.remove(SCHEMA_KEY);
+    }
+    value
+}
+
+/// Splits a JSON pointer (`/batch/micro_batch`) into unescaped segments.
+pub(crate) fn pointer_segments(pointer: &str) -> Vec<String> {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
+/// Validates a document: structure against the schema, then spans, then the
+/// plan. Returns every finding, in document order.
+/// With `plan_check`, the plan rules run on the role values found through the
+/// schema; a typed caller runs the config's own validation instead, except
+/// when structural findings keep the file from being typed.
+pub(crate) fn validate(
+    doc: &Document,
+    schema: &Value,
+    map: &SchemaMap,
+    plan_check: bool,
+) -> Result<Vec<Diagnostic>, String> {
+    let instance = instance(doc);
+    let validator = jsonschema::validator_for(schema).map_err(|err| {
+        format!(
+            "the schema is not a valid JSON Schema (2020-12): the value at `{}` breaks the meta-schema",
+            err.instance_path().as_str()
+        )
+    })?;
+    let mut findings = Vec::new();
+
+    // Spans first: their messages name the ambiguity, which a pattern
+    // mismatch from the schema cannot.
+    let mut span_paths_with_errors = Vec::new();
+    for path in &map.spans {
+        if let Some(node) = doc.node(path)
+            && let Some(finding) = span::check_span(path, &node.kind, node.span.clone())
+        {
+            span_paths_with_errors.push(path.clone());
+            findings.push(finding);
+        }
+    }
+
+    for error in validator.iter_errors(&instance) {
+        // A zero plan factor is below the schema's `minimum: 1`: the plan
+        // rules report it (accum::plan::zero), with its fix.
+        let path = pointer_segments(error.instance_path().as_str());
+        if matches!(
+            error.kind(),
+            jsonschema::error::ValidationErrorKind::Minimum { .. }
+        ) && error.instance().as_u64() == Some(0)
+            && map.roles.iter().any(|(_, p)| *p == path)
+        {
+            continue;
+        }
+        for diagnostic in structure::schema_diagnostics(doc, schema, &error) {
+            let known = findings.iter().any(|f: &Diagnostic| {
+                f.path == diagnostic.path && f.code == diagnostic.code
+                    || span_paths_with_errors
+                        .iter()
+                        .any(|p| diagnostic.path.starts_with(p))
+            });
+            if !known {
+                findings.push(diagnostic);
+            }
+        }
+    }
+
+    fold_misspelt_keys(&mut findings);
+
+    let mut path = Vec::new();
+    structure::floats_for_integers(&doc.root, schema, schema, &mut path, &mut findings, 0);
+
+    if (plan_check || !findings.is_empty()) && !map.roles.is_empty() {
+        let broken: Vec<Vec<String>> = findings.iter().map(|f| f.path.clone()).collect();
+        findings.extend(plan::plan_findings(doc, &instance, map, &broken));
+    }
+
+    findings.sort_by_key(|f| f.primary.as_ref().map_or(usize::MAX, |(s, _)| s.start));
+    Ok(findings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceFormat;
+    use accum_core::Role;
+
+    fn schema() -> Value {
+        serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["batch"],
+            "properties": {
+                "batch": { "$ref": "#/$defs/Batch" },
+                "parallel": { "anyOf": [{ "$ref": "#/$defs/Parallel" }, { "type": "null" }] },
+                "schedule": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": { "warmup": { "$ref": "#/$defs/Span" } }
+                }
+            },
+            "$defs": {
+                "Batch": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["micro_batch", "accumulation"],
+                    "properties": {
+                        "micro_batch": { "type": "integer", "minimum": 0, "x-accum-role": "micro_batch" },
+                        "accumulation": { "type": "integer", "minimum": 0, "x-accum-role": "accumulation" },
+                        "replicas": { "type": ["integer", "null"], "minimum": 0, "x-accum-role": "replicas" },
+                        "global_batch": { "type": ["integer", "null"], "minimum": 0, "x-accum-role": "global_batch" }
+                    }
+                },
+                "Parallel": {
+                    "type": "object",
+                    "properties": {
+                        "world_size": { "type": "integer", "x-accum-role": "world_size" },
+                        "tensor": { "type": "integer", "x-accum-role": "tensor_parallel" }
+                    }
+                },
+                "Span": { "x-accum-unit": "span", "type": ["string", "object"] }
+            }
+        })
+    }
+
+    fn check(text: &str) -> Vec<Diagnostic> {
+        check_with(&schema(), text, true)
+    }
+
+    /// The findings of a TOML `text` against `schema`.
+    fn check_with(schema: &Value, text: &str, plan_check: bool) -> Vec<Diagnostic> {
+        let doc =
+            Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
+        validate(&doc, schema, &SchemaMap::from_schema(schema), plan_check).expect("a schema")
+    }
+
+    #[test]
+    fn finds_roles_and_spans_through_refs() {
+        let map = SchemaMap::from_schema(&schema());
+        assert_eq!(
+            map.path_of(Role::MicroBatch),
+            Some(&["batch".to_owned(), "micro_batch".to_owned()][..])
+        );
+        assert_eq!(
+            map.path_of(Role::WorldSize),
+            Some(&["parallel".to_owned(), "world_size".to_owned()][..])
+        );
+        assert_eq!(
+            map.spans,
+            vec![vec!["schedule".to_owned(), "warmup".to_owned()]]
+        );
+    }
+
+    #[test]
+    fn a_good_file_has_no_findings() {
+        assert_eq!(
+            check("[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\nglobal_batch = 32\n"),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn every_mistake_is_reported_with_its_place() {
+        let findings = check(
+            "[batch]\nmicro_batch = \"8\"\naccumulation = 8\nreplicas = 2\nbogus = 1\n[schedule]\nwarmup = \"100 steps\"\n",
+        );
+        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(
+            codes,
+            vec![
+                "accum::schema::type",
+                "accum::schema::unknown-key",
+                "accum::span"
+            ],
+            "{findings:#?}"
+        );
+        assert!(
+            findings[0]
+                .message
+                .contains("`batch.micro_batch` must be an integer, found string \"8\"")
+        );
+        assert!(findings[2].message.contains("is ambiguous"));
+    }
+
+    #[test]
+    fn plan_mismatch_names_the_equation_and_the_factors() {
+        let findings =
+            check("[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\nglobal_batch = 30\n");
+        assert_eq!(findings.len(), 1, "{findings:#?}");
+        let f = &findings[0];
+        assert_eq!(f.code, "accum::plan::global-batch");
+        assert_eq!(
+            f.message,
+            "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4"
+        );
+        assert_eq!(
+            f.help.as_deref(),
+            Some("use global_batch 28 (accumulation 7) or 32 (accumulation 8)")
+        );
+        assert_eq!(f.secondary.len(), 3);
+    }
+
+    #[test]
+    fn missing_replicas_and_layouts() {
+        let findings = check("[batch]\nmicro_batch = 2\naccumulation = 8\n");
+        assert_eq!(findings[0].code, "accum::plan::missing");
+        let findings = check(
+            "[batch]\nmicro_batch = 2\naccumulation = 8\n[parallel]\nworld_size = 10\ntensor = 4\n",
+        );
+        assert_eq!(findings[0].code, "accum::plan::layout");
+        assert_eq!(
+            findings[0].path,
+            vec!["parallel".to_owned(), "world_size".to_owned()]
+        );
+    }
+
+    #[test]
+    fn zero_is_a_plan_finding_at_the_value() {
+        let findings = check("[batch]\nmicro_batch = 0\naccumulation = 8\nreplicas = 1\n");
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].code, "accum::plan::zero");
+        assert_eq!(
+            findings[0].primary.as_ref().map(|p| p.0.clone()),
+            Some(22..23)
+        );
+    }
+
+    #[test]
+    fn validator_errors_are_said_in_our_words() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "mode": { "enum": ["fp32", "bf16", "fp16"] },
+                "lr": { "type": "number", "exclusiveMaximum": 1 },
+                "betas": { "type": "array", "minItems": 2, "uniqueItems": true },
+                "tag": { "type": "string", "pattern": "^[a-z]+$" },
+                "seed": { "not": { "const": 13 } }
+            }
+        });
+        let findings = check_with(
+            &schema,
+            "mode = \"fp61\"\nlr = 2.0\nbetas = [0.9]\ntag = \"A\"\nseed = 13\n",
+            false,
+        );
+        let said: Vec<(&str, &str)> = findings
+            .iter()
+            .map(|f| (f.code, f.message.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                (
+                    "accum::schema::enum",
+                    "`mode` must be one of fp32, bf16, fp16, found string \"fp61\""
+                ),
+                (
+                    "accum::schema::range",
+                    "`lr` must be less than 1, found 2.0"
+                ),
+                (
+                    "accum::schema::range",
+                    "`betas` must have at least 2 items, found an array of 1 item"
+                ),
+                (
+                    "accum::schema",
+                    "`tag` must match the pattern `^[a-z]+$`, found string \"A\""
+                ),
+                (
+                    "accum::schema",
+                    "`seed` does not have the form the schema describes"
+                ),
+            ]
+        );
+        assert_eq!(findings[0].help.as_deref(), Some("did you mean \"fp16\"?"));
+        assert_eq!(
+            findings[4].help.as_deref(),
+            Some("`accum schema` describes `seed`")
+        );
+    }
+
+    #[test]
+    fn a_zero_factor_below_the_schemas_minimum_is_the_plan_rules_finding() {
+        let mut schema = schema();
+        schema["$defs"]["Batch"]["properties"]["accumulation"]["minimum"] = 1.into();
+        let findings = check_with(
+            &schema,
+            "[batch]\nmicro_batch = 2\naccumulation = 0\nreplicas = 1\n",
+            true,
+        );
+        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec!["accum::plan::zero"], "{findings:#?}");
+        assert_eq!(
+            findings[0].help.as_deref(),
+            Some("set `batch.accumulation` to 1 or more")
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! Span fields (`x-accum-unit = "span"`): a length with its unit, such as
+//! "500 updates" or `{ updates = 500 }`. A bare number, "steps" or "iters"
+//! is refused with the reason, which a schema pattern could not give
+//! (`accum::span`).
+
+use std::ops::Range;
+
+use accum_core::{Code, Span, SpanError, UnitKind};
+
+use super::map::describe;
+use crate::diagnostic::{Diagnostic, dotted};
+use crate::source::NodeKind;
+
+/// The diagnostic of the span at `path`, if it is not one.
+pub(super) fn check_span(
+    path: &[String],
+    kind: &NodeKind,
+    span: Range<usize>,
+) -> Option<Diagnostic> {
+    let err = match kind {
+        NodeKind::Null => return None,
+        NodeKind::String(text) => text.parse::<Span>().err()?,
+        NodeKind::Integer(i) => SpanError::BareNumber {
+            number: i.to_string(),
+        },
+        NodeKind::Float(f) => SpanError::BareNumber {
+            number: f.to_string(),
+        },
+        NodeKind::Table(entries) => {
+            let whole =
+                |kind: &NodeKind| matches!(kind, NodeKind::Integer(i) if u64::try_from(*i).is_ok());
+            match entries.as_slice() {
+                [entry]
+                    if UnitKind::from_name(&entry.key).is_some() && whole(&entry.value.kind) =>
+                {
+                    return None;
+                }
+                [entry] if UnitKind::from_name(&entry.key).is_some() => {
+                    let message = format!(
+                        "`{}.{}` must be a whole count of {}, found {}",
+                        dotted(path),
+                        entry.key,
+                        entry.key,
+                        describe(&entry.value.to_json())
+                    );
+                    return not_a_span(path, entry.value.span.clone(), message);
+                }
+                _ => SpanError::TableKeys {
+                    found: entries.iter().map(|e| e.key.clone()).collect(),
+                },
+            }
+        }
+        NodeKind::Bool(_) | NodeKind::Array(_) => {
+            let message = format!(
+                "`{}` must be a span such as \"500 updates\", found {}",
+                dotted(path),
+                kind.type_name()
+            );
+            return not_a_span(path, span, message);
+        }
+    };
+    Some(
+        Diagnostic::error(err.code().as_str(), path.to_vec(), err.message())
+            .at(span, err.label())
+            .help(err.fix()),
+    )
+}
+
+/// A value at a span's place that is no span at all.
+fn not_a_span(path: &[String], at: Range<usize>, message: String) -> Option<Diagnostic> {
+    Some(Diagnostic::error(Code::Span.as_str(), path.to_vec(), message).at(at, ""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{Document, SourceFormat};
+
+    fn check(text: &str) -> Option<Diagnostic> {
+        let doc =
+            Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
+        let path = vec!["warmup".to_owned()];
+        let node = doc.node(&path).expect("a warmup");
+        check_span(&path, &node.kind, node.span.clone())
+    }
+
+    #[test]
+    fn spans_with_units_pass() {
+        assert_eq!(check("warmup = \"500 updates\""), None);
+        assert_eq!(check("warmup = { tokens = 2000 }"), None);
+    }
+
+    #[test]
+    fn ambiguous_and_bare_spans_say_why_and_how() {
+        let d = check("warmup = \"100 steps\"").expect("ambiguous");
+        assert!(d.message.contains("ambiguous"), "{}", d.message);
+        assert_eq!(
+            d.help.as_deref(),
+            Some(
+                "write it with one of `updates`, `microbatches`, `examples` or `tokens`, e.g. \"100 updates\""
+            )
+        );
+        let d = check("warmup = 40").expect("bare");
+        assert!(
+            d.help
+                .as_deref()
+                .is_some_and(|h| h.contains("\"40 updates\""))
+        );
+        let d = check("warmup = { steps = 4 }").expect("keys");
+        assert_eq!(d.code, Code::Span.as_str());
+        let d = check("warmup = { updates = -4 }").expect("negative");
+        assert_eq!(
+            d.message,
+            "`warmup.updates` must be a whole count of updates, found -4"
+        );
+    }
+}

@@ -1,0 +1,301 @@
+//! Structural diagnostics: what the JSON Schema validator found, said in
+//! the project's words — the allowed values with a did-you-mean, the types
+//! a place takes, the known keys of a table — never the validator's own.
+
+use jsonschema::ValidationError;
+use jsonschema::error::{TypeKind, ValidationErrorKind as Kind};
+use serde_json::Value;
+
+use super::map::{
+    Expected, MAX_SCHEMA_DEPTH, allows, alternatives, describe, schemas_at, type_words, value_words,
+};
+use crate::cli::bin_name;
+use crate::diagnostic::{Diagnostic, dotted};
+use crate::source::{Document, Node, NodeKind};
+use crate::suggest::{did_you_mean, or_list, section_name, unknown_key_help};
+
+/// The diagnostics of one validator error (an unknown-keys error gives one
+/// per key, each with its own suggestion).
+pub(super) fn schema_diagnostics(
+    doc: &Document,
+    schema: &Value,
+    error: &ValidationError<'_>,
+) -> Vec<Diagnostic> {
+    let path = super::pointer_segments(error.instance_path().as_str());
+    let kind = error.kind();
+    let instance: &Value = error.instance();
+    if let Kind::AnyOf { context } | Kind::OneOfNotValid { context } = kind
+        && let Some(errors) = matching_alternative(context, error.instance_path().as_str())
+    {
+        // The value has the type of one alternative (a table where a table
+        // or nothing goes): what is wrong is inside it.
+        return errors
+            .iter()
+            .flat_map(|inner| schema_diagnostics(doc, schema, inner))
+            .collect();
+    }
+    let at = dotted(&path);
+    let span = doc.span_for(&path);
+    let expected = Expected::of(&schemas_at(schema, &path));
+    let found = describe(instance);
+    let choice_or_types = |types: Vec<String>| {
+        if expected.values.is_empty() {
+            (
+                "accum::schema::type",
+                format!("`{at}` must be {}, found {found}", or_list(&types)),
+                None,
+            )
+        } else {
+            choice(&at, instance, &expected)
+        }
+    };
+    let (code, message, help) = match kind {
+        Kind::AdditionalProperties { unexpected } | Kind::UnevaluatedProperties { unexpected } => {
+            return unexpected
+                .iter()
+                .map(|key| unknown_key(doc, &path, key, &expected.keys))
+                .collect();
+        }
+        Kind::Required { property } => {
+            let key = value_words(property);
+            let section = section_name(&path);
+            let mut key_path = path;
+            key_path.push(key.clone());
+            return vec![
+                Diagnostic::error(
+                    "accum::schema::missing-key",
+                    key_path,
+                    format!("missing key `{key}` in {section}"),
+                )
+                .at(span, "")
+                .help(format!(
+                    "add `{key}` to {section}; `{} schema` describes it",
+                    bin_name()
+                )),
+            ];
+        }
+        Kind::Type { kind } if expected.types.is_empty() => choice_or_types(type_kind_words(kind)),
+        // A schema this reader does not follow to the place: the error's own values.
+        Kind::Enum { .. } | Kind::Constant { .. } if expected.values.is_empty() => {
+            let values = match kind {
+                Kind::Enum { options } => options.as_array().cloned().unwrap_or_default(),
+                Kind::Constant { expected_value } => vec![Value::clone(expected_value)],
+                _ => Vec::new(),
+            };
+            let own = Expected {
+                values,
+                ..Expected::default()
+            };
+            choice(&at, instance, &own)
+        }
+        Kind::Type { .. } | Kind::Enum { .. } | Kind::Constant { .. } => {
+            choice_or_types(expected.types_words())
+        }
+        Kind::OneOfNotValid { .. } | Kind::AnyOf { .. }
+            if !expected.values.is_empty() || !expected.types.is_empty() =>
+        {
+            choice_or_types(expected.types_words())
+        }
+        Kind::Minimum { limit } => range(&at, &format!("at least {limit}"), &found),
+        Kind::ExclusiveMinimum { limit } => match limit.as_u64() {
+            Some(l) => range(&at, &format!("at least {}", l + 1), &found),
+            None => range(&at, &format!("more than {limit}"), &found),
+        },
+        Kind::Maximum { limit } => range(&at, &format!("at most {limit}"), &found),
+        Kind::ExclusiveMaximum { limit } => range(&at, &format!("less than {limit}"), &found),
+        Kind::MinLength { limit } => size(&at, &counted("at least", *limit, "character"), &found),
+        Kind::MaxLength { limit } => size(&at, &counted("at most", *limit, "character"), &found),
+        Kind::MinItems { limit } => size(&at, &counted("at least", *limit, "item"), &found),
+        Kind::MaxItems { limit } => size(&at, &counted("at most", *limit, "item"), &found),
+        Kind::MinProperties { limit } => size(&at, &counted("at least", *limit, "key"), &found),
+        Kind::MaxProperties { limit } => size(&at, &counted("at most", *limit, "key"), &found),
+        Kind::MultipleOf { multiple_of } => {
+            range(&at, &format!("a multiple of {multiple_of}"), &found)
+        }
+        Kind::Pattern { pattern } => (
+            "accum::schema",
+            format!("`{at}` must match the pattern `{pattern}`, found {found}"),
+            None,
+        ),
+        Kind::Format { format } => (
+            "accum::schema",
+            format!("`{at}` must be in the format `{format}`, found {found}"),
+            None,
+        ),
+        Kind::UniqueItems => (
+            "accum::schema",
+            format!("`{at}` must not repeat an item"),
+            None,
+        ),
+        _ => (
+            "accum::schema",
+            format!("`{at}` does not have the form the schema describes"),
+            Some(format!("`{} schema` describes `{at}`", bin_name())),
+        ),
+    };
+    let diagnostic = Diagnostic::error(code, path, message).at(span, "");
+    vec![match help {
+        Some(help) => diagnostic.help(help),
+        None => diagnostic,
+    }]
+}
+
+/// A value outside its range: `` `at` must be {bound}, found {found} ``.
+fn range(at: &str, bound: &str, found: &str) -> Said {
+    (
+        "accum::schema::range",
+        format!("`{at}` must be {bound}, found {found}"),
+        None,
+    )
+}
+
+/// A value of the wrong size: `` `at` must have {bound}, found {found} ``.
+fn size(at: &str, bound: &str, found: &str) -> Said {
+    (
+        "accum::schema::range",
+        format!("`{at}` must have {bound}, found {found}"),
+        None,
+    )
+}
+
+/// `at least 2 items`.
+fn counted(bound: &str, limit: u64, noun: &str) -> String {
+    format!(
+        "{bound} {limit} {noun}{}",
+        if limit == 1 { "" } else { "s" }
+    )
+}
+
+/// A diagnostic's code, message and help, before it is placed.
+type Said = (&'static str, String, Option<String>);
+
+/// The errors of the alternative of an `anyOf`/`oneOf` whose type the
+/// value has (no type error at the value itself), when there is one.
+fn matching_alternative<'e>(
+    context: &'e [Vec<ValidationError<'static>>],
+    at: &str,
+) -> Option<&'e [ValidationError<'static>]> {
+    context
+        .iter()
+        .filter(|errors| {
+            !errors.is_empty()
+                && !errors.iter().any(|e| {
+                    e.instance_path().as_str() == at
+                        && matches!(
+                            e.kind(),
+                            Kind::Type { .. } | Kind::Constant { .. } | Kind::Enum { .. }
+                        )
+                })
+        })
+        .min_by_key(|errors| errors.len())
+        .map(Vec::as_slice)
+}
+
+/// An unknown key, with the known key it most likely means.
+fn unknown_key(doc: &Document, path: &[String], key: &str, known: &[String]) -> Diagnostic {
+    let mut key_path = path.to_vec();
+    key_path.push(key.to_owned());
+    let span = doc
+        .key_span(&key_path)
+        .unwrap_or_else(|| doc.span_for(path));
+    let section = section_name(path);
+    let help = unknown_key_help(key, known.iter().map(String::as_str), &section);
+    Diagnostic::error(
+        "accum::schema::unknown-key",
+        key_path,
+        format!("unknown key `{key}` in {section}"),
+    )
+    .at(span, "")
+    .help(help)
+}
+
+/// A value outside a choice: the allowed values, and the nearest one.
+fn choice(at: &str, instance: &Value, expected: &Expected) -> Said {
+    let values = expected.values_words();
+    let help = instance
+        .as_str()
+        .and_then(|found| did_you_mean(found, values.iter().map(String::as_str)))
+        .map(|near| format!("did you mean \"{near}\"?"));
+    (
+        "accum::schema::enum",
+        format!(
+            "`{at}` must be one of {}, found {}",
+            values.join(", "),
+            describe(instance)
+        ),
+        help,
+    )
+}
+
+/// The types of a validator's type error, in words, without `null`.
+fn type_kind_words(kind: &TypeKind) -> Vec<String> {
+    let names: Vec<String> = match kind {
+        TypeKind::Single(t) => vec![t.to_string()],
+        TypeKind::Multiple(ts) => ts.iter().map(|t| t.to_string()).collect(),
+    };
+    names
+        .iter()
+        .filter(|t| *t != "null")
+        .map(|t| type_words(t).to_owned())
+        .collect()
+}
+
+/// Finds floats where the schema wants an integer (and not a number):
+/// JSON Schema's "integer" accepts a number without a fraction (4.0, 1e30),
+/// the typed config does not. Reported here, where the location is known.
+pub(super) fn floats_for_integers(
+    node: &Node,
+    schema: &Value,
+    root: &Value,
+    path: &mut Vec<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+    depth: usize,
+) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let mut schemas = Vec::new();
+    alternatives(schema, root, &mut schemas, 0);
+    match &node.kind {
+        NodeKind::Float(value) => {
+            let integer = schemas.iter().any(|s| allows(s, "integer"));
+            let number = schemas.iter().any(|s| allows(s, "number"));
+            if integer && !number && !diagnostics.iter().any(|d| path.starts_with(&d.path)) {
+                diagnostics.push(
+                    Diagnostic::error(
+                        "accum::schema::type",
+                        path.clone(),
+                        format!(
+                            "`{}` must be an integer, found number {value:?}",
+                            dotted(path)
+                        ),
+                    )
+                    .at(node.span.clone(), "")
+                    .help("write a whole number without a decimal point or exponent"),
+                );
+            }
+        }
+        NodeKind::Table(entries) => {
+            for entry in entries {
+                if let Some(property) = schemas
+                    .iter()
+                    .find_map(|s| s.get("properties").and_then(|p| p.get(&entry.key)))
+                {
+                    path.push(entry.key.clone());
+                    floats_for_integers(&entry.value, property, root, path, diagnostics, depth + 1);
+                    path.pop();
+                }
+            }
+        }
+        NodeKind::Array(items) => {
+            if let Some(item_schema) = schemas.iter().find_map(|s| s.get("items")) {
+                for (i, item) in items.iter().enumerate() {
+                    path.push(i.to_string());
+                    floats_for_integers(item, item_schema, root, path, diagnostics, depth + 1);
+                    path.pop();
+                }
+            }
+        }
+        _ => {}
+    }
+}
