@@ -40,7 +40,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Plan, PlanError, Rounding};
+use super::{Edit, Fix, Plan, PlanError, Role, Rounding};
+use crate::code::Code;
+use crate::finding::{FieldPath, Finding};
 use crate::span::Span;
 use crate::units::{Examples, Tokens, UnitKind, Updates, group_digits};
 
@@ -48,11 +50,10 @@ use crate::units::{Examples, Tokens, UnitKind, Updates, group_digits};
 /// before anything is allocated.
 pub const MAX_STAGES: usize = 100_000;
 
-/// One declared stage of a batch ramp-up: its batch and where it ends.
+/// One stage of a batch ramp-up: its batch and where it ends.
 ///
-/// Give exactly one of `global_batch` and `accumulation`. Every stage but
-/// the last has `until`: the length of the run, counted from its start, at
-/// which the stage ends.
+/// Give exactly one of `global_batch` and `accumulation`, and `until`: the
+/// length of the run, counted from its start, at which the stage ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StageSpec {
@@ -65,8 +66,8 @@ pub struct StageSpec {
     #[schemars(range(min = 1))]
     pub accumulation: Option<u64>,
     /// Where the stage ends, counted from the start of the run (`"2B tokens"`,
-    /// `"100k examples"`, `"500 updates"`). Absent on the last stage, which
-    /// lasts to the end of the run.
+    /// `"100k examples"`, `"500 updates"`). After the last stage, the run
+    /// trains at the full batch to its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<Span>,
 }
@@ -178,6 +179,11 @@ pub enum StageError {
         /// How many of that unit one update of this stage is.
         per_update: u64,
     },
+    /// A ramp's start or increment is zero.
+    RampZero {
+        /// `start` or `increment`.
+        what: &'static str,
+    },
     /// A ramp whose start is above its final batch.
     RampShrinks {
         /// The ramp's start.
@@ -217,19 +223,68 @@ pub enum StageError {
     },
 }
 
-impl fmt::Display for StageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl StageError {
+    /// The stable code of the rule (`accum::stages::batch`, …).
+    pub fn code(&self) -> Code {
+        match self {
+            StageError::BatchNotGiven { .. }
+            | StageError::ZeroBatch { .. }
+            | StageError::NotMultiple { stage: 1.., .. } => Code::StageBatch,
+            StageError::MissingUntil { .. }
+            | StageError::LastUntil { .. }
+            | StageError::NotOrdered { .. }
+            | StageError::TooMany { .. }
+            | StageError::Empty => Code::StageOrder,
+            StageError::NotExact { .. } => Code::StageBoundary,
+            StageError::NotMultiple { stage: 0, .. }
+            | StageError::RampZero { .. }
+            | StageError::RampShrinks { .. }
+            | StageError::RampEmpty { .. }
+            | StageError::RampIncrement { .. }
+            | StageError::RampZeroLength => Code::Ramp,
+            StageError::Plan { error, .. } => error.code(),
+        }
+    }
+
+    /// Where the value to change is, below `at`: the field that holds the
+    /// stages list (`batch.stages`) or the ramp (`batch.ramp`).
+    pub fn path(&self, at: &FieldPath) -> FieldPath {
+        let item = |stage: usize, field: &str| {
+            at.child(&(stage.saturating_sub(1)).to_string())
+                .child(field)
+        };
         match *self {
-            StageError::BatchNotGiven { stage, both: true } => write!(
-                f,
-                "stage {stage} gives both global_batch and accumulation; give one of them"
-            ),
-            StageError::BatchNotGiven { stage, both: false } => write!(
-                f,
-                "stage {stage} gives neither global_batch nor accumulation; give one of them"
-            ),
-            StageError::ZeroBatch { stage } => write!(
-                f,
+            StageError::BatchNotGiven { stage, .. } => at.child(&(stage - 1).to_string()),
+            StageError::ZeroBatch { stage } => at.child(&(stage - 1).to_string()),
+            StageError::NotMultiple { stage: 0, what, .. } | StageError::RampZero { what } => {
+                at.child(what)
+            }
+            StageError::NotMultiple { stage, what, .. } => item(stage, what),
+            StageError::MissingUntil { stage } => at.child(&(stage - 1).to_string()),
+            StageError::LastUntil { stage }
+            | StageError::NotOrdered { stage, .. }
+            | StageError::NotExact { stage, .. } => item(stage, "until"),
+            StageError::RampShrinks { .. }
+            | StageError::RampEmpty { .. }
+            | StageError::RampIncrement { .. } => at.child("start"),
+            StageError::RampZeroLength => at.child("over"),
+            StageError::TooMany { .. } | StageError::Empty | StageError::Plan { stage: 0, .. } => {
+                at.clone()
+            }
+            StageError::Plan { stage, .. } => at.child(&(stage - 1).to_string()),
+        }
+    }
+
+    /// What is wrong, with the numbers.
+    pub fn message(&self) -> String {
+        match *self {
+            StageError::BatchNotGiven { stage, both: true } => {
+                format!("stage {stage} gives both global_batch and accumulation")
+            }
+            StageError::BatchNotGiven { stage, both: false } => {
+                format!("stage {stage} gives neither global_batch nor accumulation")
+            }
+            StageError::ZeroBatch { stage } => format!(
                 "stage {stage} has a batch of 0; every stage trains at least m·D examples per update"
             ),
             StageError::NotMultiple {
@@ -240,44 +295,30 @@ impl fmt::Display for StageError {
                 replicas,
             } => {
                 let step = micro_batch.saturating_mul(replicas);
-                if stage == 0 {
-                    write!(f, "ramp {what} {}", group_digits(value))?;
+                let subject = if stage == 0 {
+                    format!("the ramp's {what} {}", group_digits(value))
                 } else {
-                    write!(f, "stage {stage}: {what} {}", group_digits(value))?;
-                }
-                write!(
-                    f,
-                    " is not a multiple of micro_batch {micro_batch} × replicas {replicas} = {}",
+                    format!("stage {stage}: {what} {}", group_digits(value))
+                };
+                format!(
+                    "{subject} is not a multiple of micro_batch {micro_batch} × replicas {replicas} = {}",
                     group_digits(step)
-                )?;
-                let below = value / step.max(1) * step;
-                let above = below.saturating_add(step);
-                if below > 0 {
-                    write!(
-                        f,
-                        "; use {} or {}",
-                        group_digits(below),
-                        group_digits(above)
-                    )
-                } else {
-                    write!(f, "; use {}", group_digits(above))
-                }
+                )
             }
-            StageError::MissingUntil { stage } => write!(
-                f,
-                "stage {stage} has no `until`; every stage but the last says where it ends (\"until = \\\"2B tokens\\\"\")"
-            ),
-            StageError::LastUntil { stage } => write!(
-                f,
-                "the last stage ({stage}) has `until`, but it lasts to the end of the run; remove `until`, or add the stage that follows"
+            StageError::MissingUntil { stage } => {
+                format!(
+                    "stage {stage} has no `until`, and only the last stage lasts to the end of the run"
+                )
+            }
+            StageError::LastUntil { stage } => format!(
+                "the last stage ({stage}) has `until`, but the last stage lasts to the end of the run"
             ),
             StageError::NotOrdered {
                 stage,
                 until,
                 previous,
-            } => write!(
-                f,
-                "stage {stage} ends at {until}, which is not after the previous stage's end at {} {}; stages are listed in order, each `until` counted from the start of the run",
+            } => format!(
+                "stage {stage} ends at {until}, which is not after the previous stage's end at {} {}",
                 group_digits(previous),
                 until.unit().plural()
             ),
@@ -288,37 +329,144 @@ impl fmt::Display for StageError {
                 per_update,
             } => {
                 let unit = until.unit().plural();
-                let length = until.value().saturating_sub(start);
-                let below = start.saturating_add(length / per_update.max(1) * per_update);
-                let above = below.saturating_add(per_update);
-                write!(
-                    f,
+                format!(
                     "stage {stage} ends at {until}, which is not a whole number of its updates: it starts at {} {unit} and one update is {} {unit}",
                     group_digits(start),
                     group_digits(per_update)
-                )?;
-                if below > start {
-                    write!(
-                        f,
-                        "; use until {} or {} {unit}",
-                        group_digits(below),
-                        group_digits(above)
-                    )
-                } else {
-                    write!(f, "; use until {} {unit}", group_digits(above))
-                }
+                )
             }
-            StageError::RampShrinks { start, end } => write!(
-                f,
-                "the ramp starts at global batch {} above its final global batch {}; a ramp grows the batch: lower start",
+            StageError::RampShrinks { start, end } => format!(
+                "the ramp starts at global batch {}, above its final global batch {}",
                 group_digits(start),
                 group_digits(end)
             ),
-            StageError::RampEmpty { batch } => write!(
-                f,
-                "the ramp starts at the final global batch {}: there is nothing to ramp; remove the ramp or lower start",
+            StageError::RampEmpty { batch } => format!(
+                "the ramp starts at the final global batch {}: there is nothing to ramp",
                 group_digits(batch)
             ),
+            StageError::RampIncrement {
+                start,
+                end,
+                increment,
+            } => format!(
+                "final global batch {} − start {} = {} is not a multiple of the increment {}",
+                group_digits(end),
+                group_digits(start),
+                group_digits(end - start),
+                group_digits(increment)
+            ),
+            StageError::RampZero { what } => format!("the ramp's {what} is 0"),
+            StageError::RampZeroLength => "the ramp is over a length of 0".to_owned(),
+            StageError::TooMany { stages } => format!(
+                "{} stages is more than the {} a plan may have",
+                group_digits(stages),
+                group_digits(MAX_STAGES as u64)
+            ),
+            StageError::Empty => "no stage is given".to_owned(),
+            StageError::Plan {
+                stage: 0,
+                ref error,
+            } => format!("ramp: {}", error.message()),
+            StageError::Plan { stage, ref error } => {
+                format!("stage {stage}: {}", error.message())
+            }
+        }
+    }
+
+    /// A short label for the value itself.
+    pub fn label(&self) -> String {
+        match self {
+            StageError::BatchNotGiven { both: true, .. } => "give one of the two".to_owned(),
+            StageError::BatchNotGiven { both: false, .. } => "no batch".to_owned(),
+            StageError::ZeroBatch { .. } => "must be at least m·D".to_owned(),
+            StageError::NotMultiple {
+                micro_batch,
+                replicas,
+                ..
+            } => format!(
+                "not a multiple of m·D = {}",
+                group_digits(micro_batch.saturating_mul(*replicas))
+            ),
+            StageError::MissingUntil { .. } => "no `until`".to_owned(),
+            StageError::LastUntil { .. } => "the last stage has no end".to_owned(),
+            StageError::NotOrdered { .. } => "not after the previous stage".to_owned(),
+            StageError::NotExact { .. } => "not a whole update of this stage".to_owned(),
+            StageError::RampShrinks { .. } => "above the final batch".to_owned(),
+            StageError::RampEmpty { .. } => "equals the final batch".to_owned(),
+            StageError::RampIncrement { .. } => "not whole increments".to_owned(),
+            StageError::RampZero { .. } | StageError::RampZeroLength => {
+                "must be more than 0".to_owned()
+            }
+            StageError::TooMany { .. } => "too many stages".to_owned(),
+            StageError::Empty => "no stage".to_owned(),
+            StageError::Plan { error, .. } => error.label(),
+        }
+    }
+
+    /// The way out, with the values that pass where there are some.
+    pub fn fix(&self) -> Fix {
+        match *self {
+            StageError::BatchNotGiven { .. } => {
+                Fix::text("give global_batch (B) or accumulation (A), not both")
+            }
+            StageError::ZeroBatch { .. } => Fix::text("give a batch of at least m·D"),
+            StageError::NotMultiple {
+                value,
+                micro_batch,
+                replicas,
+                ..
+            } => {
+                let step = micro_batch.saturating_mul(replicas).max(1);
+                let below = value / step * step;
+                let above = below.saturating_add(step);
+                let choices: Vec<u64> = [below, above].into_iter().filter(|&v| v > 0).collect();
+                let shown: Vec<String> = choices
+                    .iter()
+                    .map(|&v| format!("{} (accumulation {})", group_digits(v), v / step))
+                    .collect();
+                Fix::with_options(
+                    format!("use {}", shown.join(" or ")),
+                    choices
+                        .iter()
+                        .map(|&v| vec![Edit::new(Role::GlobalBatch, v)])
+                        .collect(),
+                )
+            }
+            StageError::MissingUntil { .. } => Fix::text(
+                "say where the stage ends, counted from the start of the run: until = \"2B tokens\"",
+            ),
+            StageError::LastUntil { .. } => {
+                Fix::text("remove `until` from the last stage, or add the stage that follows it")
+            }
+            StageError::NotOrdered { .. } => Fix::text(
+                "list the stages in order; each `until` is counted from the start of the run, not from the stage's start",
+            ),
+            StageError::NotExact {
+                until,
+                start,
+                per_update,
+                ..
+            } => {
+                let unit = until.unit().plural();
+                let length = until.value().saturating_sub(start);
+                let below = start.saturating_add(length / per_update.max(1) * per_update);
+                let above = below.saturating_add(per_update);
+                // Plain digits: the fix is written back as a span.
+                if below > start {
+                    Fix::text(format!(
+                        "use until = \"{below} {unit}\" or \"{above} {unit}\""
+                    ))
+                } else {
+                    Fix::text(format!("use until = \"{above} {unit}\""))
+                }
+            }
+            StageError::RampZero { what } => Fix::text(format!(
+                "give the ramp's {what} as a multiple of m·D, at least 1"
+            )),
+            StageError::RampShrinks { .. } => Fix::text("lower start below the final global batch"),
+            StageError::RampEmpty { .. } => {
+                Fix::text("remove the ramp, or lower start below the final global batch")
+            }
             StageError::RampIncrement {
                 start,
                 end,
@@ -326,41 +474,37 @@ impl fmt::Display for StageError {
             } => {
                 let diff = end - start;
                 let below = diff / increment.max(1) * increment;
-                write!(
-                    f,
-                    "final global batch {} − start {} = {} is not a multiple of the increment {}",
-                    group_digits(end),
-                    group_digits(start),
-                    group_digits(diff),
-                    group_digits(increment)
-                )?;
+                let mut starts = Vec::new();
                 if below > 0 {
-                    write!(
-                        f,
-                        "; use start {} or {}",
-                        group_digits(end - below),
-                        group_digits(end.saturating_sub(below + increment))
-                    )
+                    starts.push(end - below);
+                }
+                if let Some(s) = end.checked_sub(below + increment).filter(|&s| s > 0) {
+                    starts.push(s);
+                }
+                let shown: Vec<String> = starts.iter().map(|&s| group_digits(s)).collect();
+                if shown.is_empty() {
+                    Fix::text(format!(
+                        "use an increment that divides {}",
+                        group_digits(diff)
+                    ))
                 } else {
-                    write!(f, "; use an increment that divides {}", group_digits(diff))
+                    Fix::text(format!("use start {}", shown.join(" or ")))
                 }
             }
-            StageError::RampZeroLength => f.write_str(
-                "the ramp is over a length of 0; give its length, e.g. \"300k examples\"",
-            ),
-            StageError::TooMany { stages } => write!(
-                f,
-                "{} stages is more than the {} a plan may have; use a larger increment",
-                group_digits(stages),
-                group_digits(MAX_STAGES as u64)
-            ),
-            StageError::Empty => f.write_str("no stage is given; give at least one"),
-            StageError::Plan {
-                stage: 0,
-                ref error,
-            } => write!(f, "ramp: {error}"),
-            StageError::Plan { stage, ref error } => write!(f, "stage {stage}: {error}"),
+            StageError::RampZeroLength => {
+                Fix::text("give the ramp's length, e.g. over = \"300k examples\"")
+            }
+            StageError::TooMany { .. } => Fix::text("use a larger increment, or fewer stages"),
+            StageError::Empty => Fix::text("give at least one stage"),
+            StageError::Plan { ref error, .. } => error.fix(),
         }
+    }
+}
+
+impl fmt::Display for StageError {
+    /// `message; fix`, for logs; front ends render the parts.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}; {}", self.message(), self.fix().text)
     }
 }
 
@@ -369,6 +513,19 @@ impl std::error::Error for StageError {
         match self {
             StageError::Plan { error, .. } => Some(error),
             _ => None,
+        }
+    }
+}
+
+impl Finding {
+    /// A stage error as a finding, below `at` (the field that holds the
+    /// stages list or the ramp).
+    pub fn from_stage_error(err: &StageError, at: &FieldPath) -> Finding {
+        let finding =
+            Finding::new(err.code(), err.path(at), err.message(), err.label()).with_fix(err.fix());
+        match err {
+            StageError::NotMultiple { stage: 1.., .. } => finding.with_role(Role::GlobalBatch),
+            _ => finding,
         }
     }
 }
@@ -533,6 +690,19 @@ impl StagedPlan {
         Ok(builder.finish())
     }
 
+    /// The stages of a ramp-up that ends at `base`'s own batch: every stage
+    /// in `before` has its `until`, and after the last one the run trains at
+    /// `base`'s `A` to its end. This is how a config writes it: `[batch]`
+    /// holds the full batch, `[[batch.stages]]` the smaller ones before it.
+    pub fn ramp_to(base: &Plan, before: &[StageSpec]) -> Result<StagedPlan, StageError> {
+        if let Some(i) = before.iter().position(|spec| spec.until.is_none()) {
+            return Err(StageError::MissingUntil { stage: i + 1 });
+        }
+        let mut specs = before.to_vec();
+        specs.push(StageSpec::accumulation(base.accumulation()));
+        StagedPlan::from_specs(base, &specs)
+    }
+
     /// A linear ramp from `ramp.start` to `base`'s global batch, stepped the
     /// way Megatron-LM's ramp-up calculator steps it.
     ///
@@ -551,16 +721,10 @@ impl StagedPlan {
         let end = base.effective_batch().get();
         let step = base.micro_batch() * base.replicas();
         if ramp.start == 0 {
-            return Err(StageError::ZeroBatch { stage: 1 });
+            return Err(StageError::RampZero { what: "start" });
         }
         if ramp.increment == 0 {
-            return Err(StageError::NotMultiple {
-                stage: 0,
-                what: "increment",
-                value: 0,
-                micro_batch: base.micro_batch(),
-                replicas: base.replicas(),
-            });
+            return Err(StageError::RampZero { what: "increment" });
         }
         if ramp.start > end {
             return Err(StageError::RampShrinks {

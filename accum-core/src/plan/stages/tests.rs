@@ -224,12 +224,12 @@ fn errors_name_the_nearest_exact_values() {
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "stage 1 ends at 1k examples, which is not a whole number of its updates: it starts at 0 examples and one update is 32 examples; use until 992 or 1,024 examples"
+        "stage 1 ends at 1k examples, which is not a whole number of its updates: it starts at 0 examples and one update is 32 examples; use until = \"992 examples\" or \"1024 examples\""
     );
     let err = StagedPlan::from_specs(&base, &[StageSpec::global_batch(36)]).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "stage 1: global_batch 36 is not a multiple of micro_batch 4 × replicas 2 = 8; use 32 or 40"
+        "stage 1: global_batch 36 is not a multiple of micro_batch 4 × replicas 2 = 8; use 32 (accumulation 4) or 40 (accumulation 5)"
     );
     let tokens = StagedPlan::from_specs(
         &base,
