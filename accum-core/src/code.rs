@@ -100,6 +100,21 @@ codes! {
     /// An interval is longer than the run.
     Every = "accum::span::every",
         "an interval such as \"every 500 updates\" is not longer than the run";
+    /// A stage's batch is not given once, or is not a multiple of `m·D`.
+    StageBatch = "accum::stages::batch",
+        "every stage gives one of global_batch or accumulation, and its B is a multiple of m·D";
+    /// Stages out of order, or without the ends they need.
+    StageOrder = "accum::stages::order",
+        "stages are listed in order; each but the last ends with `until`, and the last lasts to the end of the run";
+    /// A stage ends inside one of its updates.
+    StageBoundary = "accum::stages::boundary",
+        "a stage ends on a whole update of its own batch";
+    /// A linear ramp that cannot reach its final batch in whole increments.
+    Ramp = "accum::stages::ramp",
+        "a linear ramp grows from start to the final batch in whole increments, each a multiple of m·D";
+    /// A length in updates under a batch that changes.
+    StageShift = "accum::stages::shift",
+        "under a ramp, a length written in updates covers a number of tokens that depends on the stages";
     /// An engine setting out of its range.
     Settings = "accum::settings",
         "engine settings (loss, precision, optimizer, data, model, log) are in their ranges";

@@ -57,6 +57,7 @@ use serde::{Deserialize, Serialize};
 pub mod partial;
 
 use crate::engine::EngineConfig;
+use crate::plan::{Fix, LinearRamp, Plan, StageSpec, StagedPlan};
 use crate::settings::{
     DataSection, LogSection, LossSection, ModelSection, OptimizerSection, PrecisionSection,
     ScheduleSection,
@@ -127,11 +128,29 @@ impl TrainingConfig {
         }
     }
 
-    /// Every problem of the config: the plan's findings (with field paths)
-    /// and the engine sections' (ranges, `min_len ≤ max_len`, …).
+    /// The plan with its batch ramp-up: the stages of `[batch]`, or one
+    /// stage for the whole run. Stops at the plan's first problem; use
+    /// [`check`](Self::check) to see all of them.
+    pub fn staged_plan(&self) -> Result<StagedPlan, Findings> {
+        let plan = self.plan().map_err(|err| {
+            let mut findings = Findings::default();
+            findings.push(Finding::from_error(&err, FieldPath::parse("batch")));
+            findings
+        })?;
+        self.batch.staged_plan(&plan)
+    }
+
+    /// Every problem of the config: the plan's findings (with field paths),
+    /// its stages', and the engine sections' (ranges, `min_len ≤ max_len`, …).
     pub fn check(&self) -> Result<(), Findings> {
         let mut findings = match AccumConfig::validate(self) {
-            Ok(()) => Findings::default(),
+            Ok(()) => match self.plan() {
+                Ok(plan) => match self.batch.staged_plan(&plan) {
+                    Ok(_) => Findings::default(),
+                    Err(stages) => stages,
+                },
+                Err(_) => Findings::default(),
+            },
             Err(findings) => findings,
         };
         // A setting's message says what is wrong and what to use, in one
@@ -197,6 +216,58 @@ pub struct BatchSection {
     #[accum(seq_len)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_len: Option<u64>,
+    /// A batch ramp-up in stages: the smaller batches the run trains at
+    /// before it reaches the one above, each with its global batch (or
+    /// accumulation) and where it ends (`until = "2B tokens"`), in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<StageSpec>>,
+    /// A linear batch ramp-up to the batch above, as Megatron-LM's
+    /// `--rampup-batch-size`: `start`, `increment` and the length `over`
+    /// which it grows. Give this or `stages`, not both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<LinearRamp>,
+}
+
+impl BatchSection {
+    /// The staged plan on `plan` (the batch above, after the ramp), with the
+    /// problems of the stages as findings at their fields.
+    pub fn staged_plan(&self, plan: &Plan) -> Result<StagedPlan, Findings> {
+        let at = FieldPath::parse("batch");
+        let resolved = match (&self.stages, &self.ramp) {
+            (Some(_), Some(_)) => {
+                let mut findings = Findings::default();
+                findings.push(
+                    Finding::new(
+                        Code::StageOrder,
+                        at.child("ramp"),
+                        "both `stages` and `ramp` are given".to_owned(),
+                        "give one of the two".to_owned(),
+                    )
+                    .with_fix(Fix::text(
+                        "describe the ramp-up once: as stages, or as a linear ramp",
+                    ))
+                    .with_related(
+                        at.child("stages"),
+                        None,
+                        "also a ramp-up".to_owned(),
+                    ),
+                );
+                return Err(findings);
+            }
+            (Some(stages), None) => {
+                StagedPlan::ramp_to(plan, stages).map_err(|err| (err, at.child("stages")))
+            }
+            (None, Some(ramp)) => {
+                StagedPlan::linear(plan, ramp).map_err(|err| (err, at.child("ramp")))
+            }
+            (None, None) => Ok(StagedPlan::constant(*plan)),
+        };
+        resolved.map_err(|(err, at)| {
+            let mut findings = Findings::default();
+            findings.push(Finding::from_stage_error(&err, &at));
+            findings
+        })
+    }
 }
 
 /// `[parallel]`: all devices and the degrees that split one model copy;
@@ -220,4 +291,100 @@ pub struct ParallelSection {
     #[accum(context_parallel)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Rounding;
+    use crate::units::{UnitKind, Updates};
+
+    fn config(batch: &str) -> TrainingConfig {
+        toml::from_str(&format!("[batch]\n{batch}")).expect("valid TOML")
+    }
+
+    const BASE: &str = "micro_batch = 4\naccumulation = 16\nreplicas = 2\nseq_len = 1000\n";
+
+    #[test]
+    fn stages_ramp_up_to_the_batch_of_the_section() {
+        let c = config(&format!(
+            "{BASE}[[batch.stages]]\nglobal_batch = 32\nuntil = \"1.6M tokens\"\n\
+             [[batch.stages]]\nglobal_batch = 64\nuntil = \"4.8M tokens\"\n"
+        ));
+        assert_eq!(c.check(), Ok(()));
+        let staged = c.staged_plan().expect("valid stages");
+        let batches: Vec<u64> = staged
+            .stages()
+            .iter()
+            .map(|s| s.plan().effective_batch().get())
+            .collect();
+        assert_eq!(batches, [32, 64, 128]);
+        assert_eq!(staged.stages()[2].start(), Updates::new(100));
+        assert_eq!(
+            staged.to_updates(6_080_000, UnitKind::Token, Rounding::Exact),
+            Ok(Updates::new(110))
+        );
+    }
+
+    #[test]
+    fn a_linear_ramp_ends_at_the_batch_of_the_section() {
+        let c = config(&format!(
+            "{BASE}[batch.ramp]\nstart = 32\nincrement = 32\nover = \"9600 examples\"\n"
+        ));
+        let staged = c.staged_plan().expect("valid ramp");
+        assert_eq!(staged.final_plan().effective_batch().get(), 128);
+        assert_eq!(staged.first_plan().effective_batch().get(), 32);
+    }
+
+    #[test]
+    fn stage_problems_are_findings_at_their_fields() {
+        let c = config(&format!(
+            "{BASE}[[batch.stages]]\nglobal_batch = 36\nuntil = \"10 updates\"\n"
+        ));
+        let findings = c.check().expect_err("36 is not a multiple of m·D = 8");
+        assert_eq!(findings.codes(), [Code::StageBatch]);
+        assert_eq!(findings.paths(), ["batch.stages[0].global_batch"]);
+
+        let c = config(&format!(
+            "{BASE}[[batch.stages]]\nglobal_batch = 32\nuntil = \"1000 examples\"\n"
+        ));
+        let findings = c
+            .check()
+            .expect_err("1,000 examples is not whole updates of 32");
+        assert_eq!(findings.codes(), [Code::StageBoundary]);
+        assert_eq!(findings.paths(), ["batch.stages[0].until"]);
+        let fix = findings
+            .iter()
+            .next()
+            .and_then(|f| f.fix.clone())
+            .expect("a fix");
+        assert_eq!(
+            fix.text,
+            "use until = \"992 examples\" or \"1024 examples\""
+        );
+
+        let c = config(&format!(
+            "{BASE}[[batch.stages]]\nglobal_batch = 32\n[batch.ramp]\nstart = 32\nincrement = 32\nover = \"1k examples\"\n"
+        ));
+        let findings = c.check().expect_err("both forms");
+        assert_eq!(findings.codes(), [Code::StageOrder]);
+        assert_eq!(findings.paths(), ["batch.ramp"]);
+
+        let c = config(&format!(
+            "{BASE}[batch.ramp]\nstart = 36\nincrement = 4\nover = \"1k examples\"\n"
+        ));
+        let findings = c
+            .check()
+            .expect_err("128 − 36 is a multiple of 4, but 36 is not of m·D = 8");
+        assert_eq!(findings.codes(), [Code::Ramp]);
+        assert_eq!(findings.paths(), ["batch.ramp.start"]);
+    }
+
+    #[test]
+    fn a_stage_without_its_end_is_named() {
+        let c = config(&format!("{BASE}[[batch.stages]]\nglobal_batch = 32\n"));
+        let findings = c.check().expect_err("no until");
+        assert_eq!(findings.codes(), [Code::StageOrder]);
+        assert_eq!(findings.paths(), ["batch.stages[0]"]);
+    }
 }

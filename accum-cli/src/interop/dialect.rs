@@ -132,6 +132,7 @@ fn finish(
         replicas: batch.parallel.is_none().then_some(plan.replicas()),
         global_batch: Some(plan.effective_batch().get()),
         seq_len: plan.seq_len(),
+        ..PartialBatch::default()
     };
     config.parallel = batch.parallel;
 

@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ParallelSection, RunSection};
-use crate::plan::{LastGroup, Layout, Plan, PlanError, PlanInput};
+use crate::plan::{LastGroup, Layout, LinearRamp, Plan, PlanError, PlanInput, StageSpec};
 use crate::settings::{LogAxis, Normalization, OptimizerKind, PrecisionMode, ScheduleKind};
 use crate::span::Span;
 
@@ -63,7 +63,7 @@ pub struct PartialConfig {
 }
 
 /// `[batch]`, each key optional.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PartialBatch {
     /// `m`.
@@ -81,6 +81,12 @@ pub struct PartialBatch {
     /// `L`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_len: Option<u64>,
+    /// The stages of a batch ramp-up before the batch above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<StageSpec>>,
+    /// A linear batch ramp-up to the batch above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<LinearRamp>,
 }
 
 /// `[loss]`, each key optional.
@@ -277,6 +283,10 @@ accumulation = 4
 replicas = 2
 global_batch = 16
 seq_len = 128
+
+[[batch.stages]]
+accumulation = 2
+until = "100 updates"
 
 [loss]
 normalization = "per_example"

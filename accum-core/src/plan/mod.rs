@@ -27,6 +27,7 @@ mod error;
 mod input;
 mod layout;
 mod replan;
+mod stages;
 
 use std::fmt;
 
@@ -38,6 +39,7 @@ pub use error::{Edit, Fix, PlanError};
 pub use input::PlanInput;
 pub use layout::Layout;
 pub use replan::Replan;
+pub use stages::{LinearRamp, MAX_STAGES, Stage, StageError, StageSpec, StagedPlan};
 
 use crate::units::{Examples, Microbatches, Tokens, group_digits};
 
