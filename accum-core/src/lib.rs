@@ -46,9 +46,10 @@ pub use derive::{
     AccumConfig, ConstPlan, FieldInfo, Finding, Findings, NestedConfig, RoleField, RoleType,
     RoleValue, Source, schema_for,
 };
-pub use engine::{Engine, EngineConfig, EngineError, Observer, RunOptions, run};
+pub use engine::{Engine, EngineError, Observer, RunOptions, run};
 pub use plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
 pub use report::RunReport;
+pub use settings::EngineConfig;
 pub use span::{Span, SpanError};
 pub use units::{
     Count, Example, Examples, Microbatch, Microbatches, Token, Tokens, Unit, UnitKind, Update,

@@ -5,6 +5,23 @@
 use super::tests::FailsOn;
 use super::*;
 use crate::data::Example;
+#[allow(unused_imports)]
+use crate::data::{Batch, Dataset};
+#[allow(unused_imports)]
+use crate::dump::DumpWriter;
+#[allow(unused_imports)]
+use crate::model::{GradScale, LossSums, MlpWorkspace};
+#[allow(unused_imports)]
+use crate::plan::LastGroup;
+#[allow(unused_imports)]
+use crate::report::{Counters, CurvePoint};
+#[allow(unused_imports)]
+use crate::settings::{
+    DataSection, LogAxis, LogSection, ModelSection, Normalization, OptimizerSection,
+    ScheduleSection,
+};
+#[allow(unused_imports)]
+use crate::units::{Microbatches, Tokens};
 
 /// A small, fast config: V=16, H=8, F=16, lengths 2..=9.
 fn small(examples: u64) -> EngineConfig {
@@ -80,7 +97,7 @@ fn a_replica_failing_mid_group_names_replica_and_microbatch_and_applies_nothing(
     // Find the example replica 1 sees in its third microbatch of the first group.
     let mut probe = Engine::new(&p, &config).expect("engine");
     probe.step(&mut RunOptions::default()).expect("step");
-    let id = probe.replicas[1].batches[2].ids[0];
+    let id = probe.groups.batches[1][2].ids[0];
 
     let model = FailsOn {
         inner: TokenMlp::new(16, 8, 16, config.data.seed),

@@ -4,8 +4,25 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::data::Example;
+#[allow(unused_imports)]
+use crate::data::{Batch, Dataset};
+#[allow(unused_imports)]
+use crate::dump::DumpWriter;
 use crate::model::TOKEN_MLP_PARAMS;
+#[allow(unused_imports)]
+use crate::model::{GradScale, LossSums, MlpWorkspace};
+#[allow(unused_imports)]
+use crate::plan::LastGroup;
+#[allow(unused_imports)]
+use crate::report::{Counters, CurvePoint};
+#[allow(unused_imports)]
+use crate::settings::{
+    DataSection, LogAxis, LogSection, ModelSection, Normalization, OptimizerSection,
+    ScheduleSection,
+};
 use crate::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
+#[allow(unused_imports)]
+use crate::units::{Microbatches, Tokens};
 use crate::verify::{Tolerance, compare, verify};
 
 /// A small, fast config: V=16, H=8, F=16, lengths 2..=9.
@@ -542,7 +559,7 @@ fn observer_logs_in_the_declared_axis() {
     let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
     let report = engine
         .run(&mut RunOptions {
-            observer: Some(&mut recorder),
+            observers: vec![&mut recorder],
             ..RunOptions::default()
         })
         .unwrap();
@@ -678,7 +695,7 @@ fn dump_files_are_readable() {
     let mut dump = DumpWriter::create(&dir, &engine).unwrap();
     engine
         .run(&mut RunOptions {
-            dump: Some(&mut dump),
+            observers: vec![&mut dump],
             ..RunOptions::default()
         })
         .unwrap();

@@ -1,0 +1,839 @@
+//! The reference model [`TokenMlp`]: token embedding, one tanh layer,
+//! output projection, cross-entropy, with a hand-written backward pass.
+//!
+//! With a [`Team`] of `T` threads, every phase of a microbatch is split in
+//! `T` parts that write disjoint outputs and never change the order of a
+//! sum: rows of the activations (forward pass, softmax with cross-entropy,
+//! `dh`), columns of the weight gradients (`dW2`, `dW1`, each over all rows
+//! in row order) and columns of `dx` with its scatter into `dEmbed`. Each
+//! element is therefore computed by the same operations in the same order
+//! whatever `T` is, and the gradients are identical across thread counts
+//! (`gradients_are_identical_across_thread_counts`).
+//!
+//! Element-wise work is fused per row and runs with the widest vector unit
+//! the processor has (detected at run time, `pulp`): the bias, `tanh`, the
+//! softmax with the cross-entropy and its gradient in three passes over a
+//! row that stays in the L1 cache, and the tanh backward in one pass.
+
+use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, Axis, Ix2, IxDyn};
+
+use super::{GradScale, LossSums, Model, Team};
+use crate::data::{Batch, Rng};
+use crate::tensor::{Tensors, accumulate, fast_exp, fast_tanh, flat_mut, gemm, max_of};
+
+/// The reference model: token embedding, one tanh layer, output projection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenMlp {
+    vocab: usize,
+    hidden: usize,
+    ffn: usize,
+    params: Tensors,
+}
+
+/// Parameter names of [`TokenMlp`], in order.
+pub const TOKEN_MLP_PARAMS: [&str; 5] = ["embed", "w1", "b1", "w2", "b2"];
+
+impl TokenMlp {
+    /// A model with `V = vocab`, `H = hidden`, `F = ffn`, initialized from
+    /// `seed` like PyTorch's defaults: `embed ~ N(0, 1)`, linear weights and
+    /// biases uniform in `±1/√fan_in`.
+    pub fn new(vocab: usize, hidden: usize, ffn: usize, seed: u64) -> TokenMlp {
+        let mut rng = Rng::new(seed, 7);
+        let mut normal = |shape: &[usize]| {
+            let n: usize = shape.iter().product();
+            ArrayD::from_shape_vec(IxDyn(shape), (0..n).map(|_| rng.normal() as f32).collect())
+                .expect("shape matches element count")
+        };
+        let embed = normal(&[vocab, hidden]);
+        let mut rng = Rng::new(seed, 8);
+        let mut uniform = |shape: &[usize], fan_in: usize| {
+            let n: usize = shape.iter().product();
+            let bound = 1.0 / (fan_in.max(1) as f64).sqrt();
+            ArrayD::from_shape_vec(
+                IxDyn(shape),
+                (0..n)
+                    .map(|_| ((rng.next_f64() * 2.0 - 1.0) * bound) as f32)
+                    .collect(),
+            )
+            .expect("shape matches element count")
+        };
+        let w1 = uniform(&[hidden, ffn], hidden);
+        let b1 = uniform(&[ffn], hidden);
+        let w2 = uniform(&[ffn, vocab], ffn);
+        let b2 = uniform(&[vocab], ffn);
+        let params = Tensors::new(
+            TOKEN_MLP_PARAMS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .zip([embed, w1, b1, w2, b2])
+                .collect(),
+        );
+        TokenMlp {
+            vocab,
+            hidden,
+            ffn,
+            params,
+        }
+    }
+
+    /// `V`.
+    pub fn vocab(&self) -> usize {
+        self.vocab
+    }
+
+    /// `H`.
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    /// `F`.
+    pub fn ffn(&self) -> usize {
+        self.ffn
+    }
+}
+
+/// Activation buffers of [`TokenMlp`] for up to `capacity` packed positions.
+#[derive(Clone, Debug)]
+pub struct MlpWorkspace {
+    capacity: usize,
+    /// `[n, H]`: gathered embeddings; later reused for `dx`.
+    x: Vec<f32>,
+    /// `[n, F]`: `tanh(x·w1 + b1)`.
+    h: Vec<f32>,
+    /// `[n, F]`: each row's token loss in its first element (between the
+    /// forward pass and the sums), then `dh`, then `dz`.
+    dh: Vec<f32>,
+    /// `[n, V]`: logits, then `dlogits`.
+    logits: Vec<f32>,
+    /// Packed input tokens, labels and weights.
+    tok: Vec<usize>,
+    lab: Vec<usize>,
+    wt: Vec<f32>,
+    /// Supervised positions of each packed example, in order.
+    counts: Vec<usize>,
+}
+
+impl MlpWorkspace {
+    fn new(capacity: usize, hidden: usize, ffn: usize, vocab: usize) -> MlpWorkspace {
+        MlpWorkspace {
+            capacity,
+            x: vec![0.0; capacity * hidden],
+            h: vec![0.0; capacity * ffn],
+            dh: vec![0.0; capacity * ffn],
+            logits: vec![0.0; capacity * vocab],
+            tok: Vec::with_capacity(capacity),
+            lab: Vec::with_capacity(capacity),
+            wt: Vec::with_capacity(capacity),
+            counts: Vec::with_capacity(capacity),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        (self.x.capacity() + self.h.capacity() + self.dh.capacity() + self.logits.capacity())
+            * std::mem::size_of::<f32>()
+            + (self.tok.capacity() + self.lab.capacity()) * std::mem::size_of::<usize>()
+            + self.wt.capacity() * std::mem::size_of::<f32>()
+            + self.counts.capacity() * std::mem::size_of::<usize>()
+    }
+}
+
+fn view2(array: &ArrayD<f32>) -> ArrayView2<'_, f32> {
+    array
+        .view()
+        .into_dimensionality::<Ix2>()
+        .expect("TokenMlp weight matrices are 2-D")
+}
+
+fn view2_mut(array: &mut ArrayD<f32>) -> ArrayViewMut2<'_, f32> {
+    array
+        .view_mut()
+        .into_dimensionality::<Ix2>()
+        .expect("TokenMlp weight matrices are 2-D")
+}
+
+fn mat(buf: &[f32], rows: usize, cols: usize) -> ArrayView2<'_, f32> {
+    ArrayView2::from_shape((rows, cols), &buf[..rows * cols]).expect("buffer holds rows × cols")
+}
+
+fn mat_mut(buf: &mut [f32], rows: usize, cols: usize) -> ArrayViewMut2<'_, f32> {
+    ArrayViewMut2::from_shape((rows, cols), &mut buf[..rows * cols])
+        .expect("buffer holds rows × cols")
+}
+
+/// The split point of `len` items when `parts` parts are divided into
+/// `half` and `parts − half`.
+fn split_point(len: usize, half: usize, parts: usize) -> usize {
+    len * half / parts
+}
+
+/// One block of rows of the packed activations.
+struct Rows<'a> {
+    x: &'a mut [f32],
+    h: &'a mut [f32],
+    logits: &'a mut [f32],
+    dh: &'a mut [f32],
+    tok: &'a [usize],
+    lab: &'a [usize],
+    wt: &'a [f32],
+}
+
+impl<'a> Rows<'a> {
+    fn len(&self) -> usize {
+        self.tok.len()
+    }
+
+    fn split(self, at: usize, (hd, fd, vd): (usize, usize, usize)) -> (Rows<'a>, Rows<'a>) {
+        let (x0, x1) = self.x.split_at_mut(at * hd);
+        let (h0, h1) = self.h.split_at_mut(at * fd);
+        let (l0, l1) = self.logits.split_at_mut(at * vd);
+        let (d0, d1) = self.dh.split_at_mut(at * fd);
+        let (t0, t1) = self.tok.split_at(at);
+        let (b0, b1) = self.lab.split_at(at);
+        let (w0, w1) = self.wt.split_at(at);
+        (
+            Rows {
+                x: x0,
+                h: h0,
+                logits: l0,
+                dh: d0,
+                tok: t0,
+                lab: b0,
+                wt: w0,
+            },
+            Rows {
+                x: x1,
+                h: h1,
+                logits: l1,
+                dh: d1,
+                tok: t1,
+                lab: b1,
+                wt: w1,
+            },
+        )
+    }
+}
+
+/// Runs `f` on `parts` contiguous row blocks, in parallel on `team`.
+fn par_rows<F>(team: &Team, rows: Rows<'_>, parts: usize, dims: (usize, usize, usize), f: &F)
+where
+    F: Fn(Rows<'_>) + Sync,
+{
+    if parts <= 1 || rows.len() < 2 {
+        f(rows);
+        return;
+    }
+    let half = parts / 2;
+    let at = split_point(rows.len(), half, parts);
+    let (a, b) = rows.split(at, dims);
+    team.join(
+        || par_rows(team, a, half, dims, f),
+        || par_rows(team, b, parts - half, dims, f),
+    );
+}
+
+/// Runs `f(first column, block, bias block)` on `parts` column blocks of
+/// `view` and the matching blocks of `bias`, in parallel on `team`.
+fn par_cols<F>(
+    team: &Team,
+    first: usize,
+    view: ArrayViewMut2<'_, f32>,
+    bias: &mut [f32],
+    parts: usize,
+    f: &F,
+) where
+    F: Fn(usize, ArrayViewMut2<'_, f32>, &mut [f32]) + Sync,
+{
+    let cols = view.ncols();
+    if parts <= 1 || cols < 2 {
+        f(first, view, bias);
+        return;
+    }
+    let half = parts / 2;
+    let mid = split_point(cols, half, parts);
+    let (left, right) = view.split_at(Axis(1), mid);
+    let (b0, b1) = if bias.is_empty() {
+        (&mut [][..], &mut [][..])
+    } else {
+        bias.split_at_mut(mid)
+    };
+    team.join(
+        || par_cols(team, first, left, b0, half, f),
+        || par_cols(team, first + mid, right, b1, parts - half, f),
+    );
+}
+
+/// Adds the column sums of the rows of `src` (row-major, `cols` wide),
+/// restricted to columns `first..first + dst.len()`, to `dst`, in row order.
+fn add_column_sums(dst: &mut [f32], src: &[f32], cols: usize, first: usize) {
+    let width = dst.len();
+    for row in src.chunks_exact(cols) {
+        accumulate(dst, &row[first..first + width]);
+    }
+}
+
+/// `e^(v − max)` in place, and their sum (eight partial sums).
+#[inline]
+fn exp_sum(row: &mut [f32], max: f32) -> f32 {
+    const LANES: usize = 8;
+    let mut acc = [0.0f32; LANES];
+    let mut chunks = row.chunks_exact_mut(LANES);
+    for c in &mut chunks {
+        for i in 0..LANES {
+            let e = fast_exp(c[i] - max);
+            c[i] = e;
+            acc[i] += e;
+        }
+    }
+    let mut rest = 0.0f32;
+    for v in chunks.into_remainder() {
+        let e = fast_exp(*v - max);
+        *v = e;
+        rest += e;
+    }
+    acc.iter().sum::<f32>() + rest
+}
+
+impl TokenMlp {
+    /// The forward pass and the loss gradient of one block of rows:
+    /// `h = tanh(x·w1 + b1)`, `logits = h·w2 + b2`, then per row the
+    /// cross-entropy (kept in the row's first `dh` element) and
+    /// `dlogits = w·(softmax − onehot)` in place of the logits.
+    fn forward_rows(&self, rows: Rows<'_>) {
+        let (hd, fd, vd) = (self.hidden, self.ffn, self.vocab);
+        let n = rows.len();
+        if n == 0 {
+            return;
+        }
+        let embed = self.params.value(0).as_slice().expect("contiguous");
+        let b1 = self.params.value(2).as_slice().expect("contiguous");
+        let b2 = self.params.value(4).as_slice().expect("contiguous");
+        for (row, &t) in rows.x.chunks_exact_mut(hd).zip(rows.tok) {
+            row.copy_from_slice(&embed[t * hd..(t + 1) * hd]);
+        }
+        for row in rows.h.chunks_exact_mut(fd) {
+            row.copy_from_slice(b1);
+        }
+        gemm(
+            1.0,
+            &mat(rows.x, n, hd),
+            &view2(self.params.value(1)),
+            1.0,
+            &mut mat_mut(rows.h, n, fd),
+        );
+        pulp::Arch::new().dispatch(|| {
+            for v in rows.h.iter_mut() {
+                *v = fast_tanh(*v);
+            }
+        });
+        for row in rows.logits.chunks_exact_mut(vd) {
+            row.copy_from_slice(b2);
+        }
+        gemm(
+            1.0,
+            &mat(rows.h, n, fd),
+            &view2(self.params.value(3)),
+            1.0,
+            &mut mat_mut(rows.logits, n, vd),
+        );
+        let (lab, wt) = (rows.lab, rows.wt);
+        let losses = rows.dh.chunks_exact_mut(fd);
+        pulp::Arch::new().dispatch(|| {
+            for (k, (row, loss)) in rows.logits.chunks_exact_mut(vd).zip(losses).enumerate() {
+                let (label, w) = (lab[k], wt[k]);
+                let max = max_of(row);
+                let target = row[label];
+                let sum = exp_sum(row, max);
+                loss[0] = max + sum.ln() - target;
+                let coef = w / sum;
+                for v in row.iter_mut() {
+                    *v *= coef;
+                }
+                row[label] -= w;
+            }
+        });
+    }
+}
+
+impl Model for TokenMlp {
+    type Workspace = MlpWorkspace;
+
+    fn kind(&self) -> &'static str {
+        "token_mlp"
+    }
+
+    fn params(&self) -> &Tensors {
+        &self.params
+    }
+
+    fn params_mut(&mut self) -> &mut Tensors {
+        &mut self.params
+    }
+
+    fn workspace(&self, max_positions: usize) -> MlpWorkspace {
+        MlpWorkspace::new(max_positions, self.hidden, self.ffn, self.vocab)
+    }
+
+    fn workspace_bytes(&self, workspace: &MlpWorkspace) -> usize {
+        workspace.bytes()
+    }
+
+    fn workspace_bytes_per_position(&self) -> usize {
+        (2 * self.hidden + 2 * self.ffn + self.vocab) * std::mem::size_of::<f32>()
+            + 3 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<f32>()
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": self.kind(),
+            "vocab": self.vocab,
+            "hidden": self.hidden,
+            "ffn": self.ffn,
+        })
+    }
+
+    fn flops_per_token(&self) -> Option<u64> {
+        // Forward 2HF + 2FV; backward twice that (input and weight gradients).
+        let (h, f, v) = (self.hidden as u64, self.ffn as u64, self.vocab as u64);
+        Some(6 * h * f + 6 * f * v)
+    }
+
+    /// # Panics
+    /// When a token id or a supervised label is not below `V`, or when the
+    /// gradient layout differs from the parameters'.
+    fn forward_backward(
+        &self,
+        batch: &Batch,
+        scale: &GradScale,
+        grads: &mut Tensors,
+        ws: &mut MlpWorkspace,
+    ) -> LossSums {
+        self.forward_backward_team(batch, scale, grads, ws, &Team::single())
+    }
+
+    /// # Panics
+    /// As [`TokenMlp::forward_backward`].
+    fn forward_backward_team(
+        &self,
+        batch: &Batch,
+        scale: &GradScale,
+        grads: &mut Tensors,
+        ws: &mut MlpWorkspace,
+        team: &Team,
+    ) -> LossSums {
+        let (hd, fd, vd) = (self.hidden, self.ffn, self.vocab);
+        assert!(
+            grads.same_layout(&self.params),
+            "gradient buffers have the parameters' layout"
+        );
+
+        // Pack supervised positions only: padding and ignored labels are not work.
+        ws.tok.clear();
+        ws.lab.clear();
+        ws.wt.clear();
+        ws.counts.clear();
+        let mut examples = 0u64;
+        for i in 0..batch.examples() {
+            let span = batch.span(i);
+            let supervised = batch.labels[span.clone()]
+                .iter()
+                .filter(|&&l| l != scale.ignore_index)
+                .count();
+            if supervised == 0 {
+                continue;
+            }
+            examples += 1;
+            ws.counts.push(supervised);
+            let w = scale.token_weight(supervised);
+            for p in span {
+                let label = batch.labels[p];
+                if label == scale.ignore_index {
+                    continue;
+                }
+                let tok = batch.tokens[p] as usize;
+                let lab = usize::try_from(label).unwrap_or(usize::MAX);
+                assert!(
+                    tok < vd && lab < vd,
+                    "token {tok} and label {label} must be below the vocabulary size {vd}"
+                );
+                ws.tok.push(tok);
+                ws.lab.push(lab);
+                ws.wt.push(w);
+            }
+        }
+        let n = ws.tok.len();
+        if n == 0 {
+            return LossSums::default();
+        }
+        if n > ws.capacity {
+            // Sized by the engine for the largest microbatch; grow if a caller did not.
+            *ws = MlpWorkspace::new(n, hd, fd, vd);
+            return self.forward_backward_team(batch, scale, grads, ws, team);
+        }
+        let parts = team.threads().min(n);
+        let dims = (hd, fd, vd);
+
+        // Forward, loss and dlogits, by blocks of rows.
+        let rows = Rows {
+            x: &mut ws.x[..n * hd],
+            h: &mut ws.h[..n * fd],
+            logits: &mut ws.logits[..n * vd],
+            dh: &mut ws.dh[..n * fd],
+            tok: &ws.tok,
+            lab: &ws.lab,
+            wt: &ws.wt,
+        };
+        par_rows(team, rows, parts, dims, &|rows| self.forward_rows(rows));
+
+        // The sums, in row order whatever the split.
+        let inv_scale = 1.0 / f64::from(scale.loss_scale);
+        let mut sums = LossSums {
+            tokens: n as u64,
+            examples,
+            activation_bytes: n * (2 * hd + 2 * fd + vd) * std::mem::size_of::<f32>(),
+            ..LossSums::default()
+        };
+        let mut example_loss = 0.0f64;
+        let mut example_tokens = 0usize;
+        let mut example = 0usize;
+        for (k, row) in ws.dh[..n * fd].chunks_exact(fd).enumerate() {
+            let loss = f64::from(row[0]);
+            let w = f64::from(ws.wt[k]);
+            sums.token_loss += loss;
+            sums.objective += w * inv_scale * loss;
+            sums.weight += w * inv_scale;
+            // Per-example means: the packed positions of one example are consecutive.
+            example_loss += loss;
+            example_tokens += 1;
+            if example_tokens == ws.counts[example] {
+                sums.example_mean_loss += example_loss / example_tokens as f64;
+                example_loss = 0.0;
+                example_tokens = 0;
+                example += 1;
+            }
+        }
+
+        let [g_embed, g_w1, g_b1, g_w2, g_b2] = grads.arrays_mut() else {
+            unreachable!("the gradient layout was checked to be the model's five tensors")
+        };
+        let w1 = view2(self.params.value(1));
+        let w2 = view2(self.params.value(3));
+        let h = mat(&ws.h, n, fd);
+        let dlogits = mat(&ws.logits, n, vd);
+        // dW2 += hᵀ·dlogits, db2 += Σ dlogits (by columns), while
+        // dz = dlogits·w2ᵀ ⊙ (1 − h²) (by rows).
+        let dh_rows = &mut ws.dh[..n * fd];
+        team.join(
+            || {
+                par_cols(
+                    team,
+                    0,
+                    view2_mut(g_w2),
+                    flat_mut(g_b2),
+                    parts,
+                    &|first, mut block, bias| {
+                        let cols = first..first + block.ncols();
+                        gemm(
+                            1.0,
+                            &h.t(),
+                            &dlogits.slice_axis(Axis(1), cols.into()),
+                            1.0,
+                            &mut block,
+                        );
+                        add_column_sums(bias, &ws.logits[..n * vd], vd, first);
+                    },
+                );
+            },
+            || {
+                par_dz(
+                    team,
+                    dh_rows,
+                    parts,
+                    &ws.h[..n * fd],
+                    &ws.logits[..n * vd],
+                    w2,
+                    dims,
+                )
+            },
+        );
+        let x = mat(&ws.x, n, hd);
+        let dz = mat(&ws.dh, n, fd);
+        // dW1 += xᵀ·dz, db1 += Σ dz (by columns).
+        par_cols(
+            team,
+            0,
+            view2_mut(g_w1),
+            flat_mut(g_b1),
+            parts,
+            &|first, mut block, bias| {
+                let cols = first..first + block.ncols();
+                gemm(
+                    1.0,
+                    &x.t(),
+                    &dz.slice_axis(Axis(1), cols.into()),
+                    1.0,
+                    &mut block,
+                );
+                add_column_sums(bias, &ws.dh[..n * fd], fd, first);
+            },
+        );
+        // dx = dz·w1ᵀ (into x's buffer, by columns), each block scattered
+        // into the same columns of dEmbed in row order.
+        let tok = &ws.tok;
+        let dx = mat_mut(&mut ws.x, n, hd);
+        par_cols_pair(
+            team,
+            0,
+            dx,
+            view2_mut(g_embed),
+            parts,
+            &|first, mut dx, mut demb| {
+                let cols = first..first + dx.ncols();
+                gemm(
+                    1.0,
+                    &dz,
+                    &w1.slice_axis(Axis(0), cols.into()).t(),
+                    0.0,
+                    &mut dx,
+                );
+                for (row, &t) in dx.rows().into_iter().zip(tok) {
+                    demb.row_mut(t).zip_mut_with(&row, |d, &g| *d += g);
+                }
+            },
+        );
+        sums
+    }
+}
+
+/// `dz = dlogits·w2ᵀ ⊙ (1 − h²)` on `parts` row blocks of `dh` (`[n, F]`).
+fn par_dz(
+    team: &Team,
+    dh: &mut [f32],
+    parts: usize,
+    h: &[f32],
+    dlogits: &[f32],
+    w2: ArrayView2<'_, f32>,
+    dims: (usize, usize, usize),
+) {
+    let (_, fd, vd) = dims;
+    let n = dh.len() / fd;
+    if parts <= 1 || n < 2 {
+        gemm(
+            1.0,
+            &mat(dlogits, n, vd),
+            &w2.t(),
+            0.0,
+            &mut mat_mut(dh, n, fd),
+        );
+        pulp::Arch::new().dispatch(|| {
+            for (d, &h) in dh.iter_mut().zip(h) {
+                *d *= 1.0 - h * h;
+            }
+        });
+        return;
+    }
+    let half = parts / 2;
+    let at = split_point(n, half, parts);
+    let (d0, d1) = dh.split_at_mut(at * fd);
+    let (h0, h1) = h.split_at(at * fd);
+    let (l0, l1) = dlogits.split_at(at * vd);
+    team.join(
+        || par_dz(team, d0, half, h0, l0, w2, dims),
+        || par_dz(team, d1, parts - half, h1, l1, w2, dims),
+    );
+}
+
+/// Runs `f(first column, a block, b block)` on `parts` matching column
+/// blocks of `a` and `b` (same number of columns), in parallel on `team`.
+fn par_cols_pair<F>(
+    team: &Team,
+    first: usize,
+    a: ArrayViewMut2<'_, f32>,
+    b: ArrayViewMut2<'_, f32>,
+    parts: usize,
+    f: &F,
+) where
+    F: Fn(usize, ArrayViewMut2<'_, f32>, ArrayViewMut2<'_, f32>) + Sync,
+{
+    let cols = a.ncols();
+    if parts <= 1 || cols < 2 {
+        f(first, a, b);
+        return;
+    }
+    let half = parts / 2;
+    let mid = split_point(cols, half, parts);
+    let (a0, a1) = a.split_at(Axis(1), mid);
+    let (b0, b1) = b.split_at(Axis(1), mid);
+    team.join(
+        || par_cols_pair(team, first, a0, b0, half, f),
+        || par_cols_pair(team, first + mid, a1, b1, parts - half, f),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Example;
+    use crate::settings::Normalization;
+
+    fn tiny_batch() -> Batch {
+        Batch::of(&[
+            Example {
+                id: 0,
+                tokens: vec![1, 4, 2],
+                labels: vec![4, -100, 6],
+            },
+            Example {
+                id: 1,
+                tokens: vec![3, 0, 5, 5, 6],
+                labels: vec![0, 5, 5, 6, 2],
+            },
+            Example {
+                id: 2,
+                tokens: vec![2],
+                labels: vec![-100],
+            },
+        ])
+    }
+
+    fn scale(normalization: Normalization, denominator: f64) -> GradScale {
+        GradScale {
+            normalization,
+            denominator,
+            loss_scale: 1.0,
+            ignore_index: -100,
+        }
+    }
+
+    fn objective(model: &TokenMlp, batch: &Batch, s: &GradScale) -> f64 {
+        let mut grads = model.params().zeros_like();
+        let mut ws = model.workspace(16);
+        model
+            .forward_backward(batch, s, &mut grads, &mut ws)
+            .objective
+    }
+
+    #[test]
+    fn backward_matches_finite_differences() {
+        let batch = tiny_batch();
+        for s in [
+            scale(Normalization::PerToken, 7.0),
+            scale(Normalization::PerExample, 2.0),
+            scale(Normalization::Sum, 1.0),
+        ] {
+            let model = TokenMlp::new(7, 3, 5, 11);
+            let mut grads = model.params().zeros_like();
+            let mut ws = model.workspace(16);
+            let sums = model.forward_backward(&batch, &s, &mut grads, &mut ws);
+            assert_eq!(sums.tokens, 7);
+            assert_eq!(sums.examples, 2);
+            let eps = 1e-2f32;
+            let mut checked = 0;
+            for (pi, name) in TOKEN_MLP_PARAMS.iter().enumerate() {
+                let numel = model.params().value(pi).len();
+                for k in 0..numel {
+                    let mut plus = model.clone();
+                    flat_mut(plus.params_mut().value_mut(pi))[k] += eps;
+                    let mut minus = model.clone();
+                    flat_mut(minus.params_mut().value_mut(pi))[k] -= eps;
+                    let fd = (objective(&plus, &batch, &s) - objective(&minus, &batch, &s))
+                        / (2.0 * f64::from(eps));
+                    let an = f64::from(grads.value(pi).as_slice().unwrap()[k]);
+                    assert!(
+                        (an - fd).abs() <= 2e-3 + 2e-2 * fd.abs(),
+                        "{:?} {name}[{k}]: analytic {an} vs finite difference {fd}",
+                        s.normalization
+                    );
+                    checked += 1;
+                }
+            }
+            assert_eq!(checked, 7 * 3 + 3 * 5 + 5 + 5 * 7 + 7);
+        }
+    }
+
+    #[test]
+    fn weights_sum_to_one_for_means() {
+        let model = TokenMlp::new(7, 3, 5, 1);
+        let batch = tiny_batch();
+        let mut grads = model.params().zeros_like();
+        let mut ws = model.workspace(2); // too small: grows
+        let t = model.forward_backward(
+            &batch,
+            &scale(Normalization::PerToken, 7.0),
+            &mut grads,
+            &mut ws,
+        );
+        assert!((t.weight - 1.0).abs() < 1e-6, "{t:?}");
+        assert!((t.objective - t.token_loss / 7.0).abs() < 1e-6);
+        let e = model.forward_backward(
+            &batch,
+            &scale(Normalization::PerExample, 2.0),
+            &mut grads,
+            &mut ws,
+        );
+        assert!((e.weight - 1.0).abs() < 1e-6, "{e:?}");
+        assert!((e.objective - e.example_mean_loss / 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn adds_into_existing_gradients() {
+        let model = TokenMlp::new(7, 3, 5, 2);
+        let batch = tiny_batch();
+        let s = scale(Normalization::Sum, 1.0);
+        let mut once = model.params().zeros_like();
+        let mut ws = model.workspace(16);
+        model.forward_backward(&batch, &s, &mut once, &mut ws);
+        let mut twice = model.params().zeros_like();
+        model.forward_backward(&batch, &s, &mut twice, &mut ws);
+        model.forward_backward(&batch, &s, &mut twice, &mut ws);
+        once.scale(2.0);
+        assert!(once.max_abs_diff(&twice) < 1e-5);
+        assert!(twice.sq_norm() > 0.0);
+    }
+
+    #[test]
+    fn loss_scale_scales_gradients_not_the_objective() {
+        let model = TokenMlp::new(7, 3, 5, 3);
+        let batch = tiny_batch();
+        let mut s = scale(Normalization::PerToken, 7.0);
+        let mut g1 = model.params().zeros_like();
+        let mut ws = model.workspace(16);
+        let a = model.forward_backward(&batch, &s, &mut g1, &mut ws);
+        s.loss_scale = 1024.0;
+        let mut g2 = model.params().zeros_like();
+        let b = model.forward_backward(&batch, &s, &mut g2, &mut ws);
+        assert!((a.objective - b.objective).abs() < 1e-9);
+        g1.scale(1024.0);
+        assert!(g1.max_abs_diff(&g2) < 1e-3);
+    }
+
+    #[test]
+    fn gradients_are_identical_across_thread_counts() {
+        let config = crate::settings::DataSection {
+            examples: 12,
+            min_len: 3,
+            max_len: 40,
+            vocab: 32,
+            seed: 4,
+            ..crate::settings::DataSection::default()
+        };
+        let data = crate::data::Dataset::synthetic(&config);
+        let batch = Batch::of(data.examples());
+        let model = TokenMlp::new(32, 24, 40, 9);
+        let s = scale(Normalization::PerExample, 12.0);
+        let run = |threads: usize| {
+            let mut grads = model.params().zeros_like();
+            let mut ws = model.workspace(batch.positions());
+            let sums =
+                model.forward_backward_team(&batch, &s, &mut grads, &mut ws, &Team::new(threads));
+            (grads, sums)
+        };
+        let (one, sums) = run(1);
+        assert!(one.sq_norm() > 0.0);
+        for threads in [2, 3, 4] {
+            let (many, many_sums) = run(threads);
+            assert_eq!(many, one, "{threads} threads");
+            assert_eq!(many_sums, sums, "{threads} threads");
+        }
+    }
+}
