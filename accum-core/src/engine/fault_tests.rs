@@ -204,3 +204,65 @@ fn fewer_examples_than_one_microbatch_follow_the_last_group_policy() {
     assert!(matches!(err, EngineError::Plan(_)), "{err}");
     assert!(err.to_string().contains('3'), "{err}");
 }
+
+/// A user model that computes its gradients but does not report the sum of
+/// its token weights.
+struct NoWeights(TokenMlp);
+
+impl Model for NoWeights {
+    type Workspace = MlpWorkspace;
+    fn kind(&self) -> &'static str {
+        "no_weights"
+    }
+    fn params(&self) -> &Tensors {
+        self.0.params()
+    }
+    fn params_mut(&mut self) -> &mut Tensors {
+        self.0.params_mut()
+    }
+    fn workspace(&self, max_positions: usize) -> MlpWorkspace {
+        self.0.workspace(max_positions)
+    }
+    fn workspace_bytes(&self, workspace: &MlpWorkspace) -> usize {
+        self.0.workspace_bytes(workspace)
+    }
+    fn forward_backward(
+        &self,
+        batch: &Batch,
+        scale: &GradScale,
+        grads: &mut Tensors,
+        workspace: &mut MlpWorkspace,
+    ) -> LossSums {
+        LossSums {
+            weight: 0.0,
+            ..self.0.forward_backward(batch, scale, grads, workspace)
+        }
+    }
+    fn describe(&self) -> serde_json::Value {
+        self.0.describe()
+    }
+}
+
+#[test]
+fn a_model_without_loss_weights_is_told_so() {
+    let config = small(16);
+    let model = NoWeights(TokenMlp::new(16, 8, 16, 1));
+    let data = Dataset::synthetic(&config.data);
+    let mut engine = Engine::with_model(&plan(2, 2, 1), &config, model, data).unwrap();
+    let err = engine.step(&mut RunOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::LossWeightsMissing {
+                attempt: 1,
+                model: "no_weights",
+                tokens,
+            } if tokens > 0
+        ),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("reported no loss weights"), "{text}");
+    assert!(text.contains("`LossSums::weight` is 0"), "{text}");
+    assert!(!text.contains("more than once"), "{text}");
+}

@@ -323,3 +323,85 @@ pub fn read_updates(path: &Path) -> Result<Vec<UpdateStats>, StatsError> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Engine, RunOptions};
+    use crate::plan::Plan;
+    use crate::settings::{DataSection, EngineConfig, ModelSection};
+
+    fn small_report() -> RunReport {
+        let config = EngineConfig {
+            data: DataSection {
+                examples: 8,
+                min_len: 2,
+                max_len: 4,
+                vocab: 8,
+                ..DataSection::default()
+            },
+            model: ModelSection { hidden: 4, ffn: 4 },
+            ..EngineConfig::default()
+        };
+        let mut config = config;
+        config.schedule.total = "5 updates".parse().expect("a span");
+        Engine::new(&Plan::new(2, 2, 1).expect("a plan"), &config)
+            .expect("an engine")
+            .with_threads(1)
+            .run(&mut RunOptions::default())
+            .expect("a run")
+    }
+
+    #[test]
+    fn logged_points_come_from_the_stream_or_the_report() {
+        let dir = std::env::temp_dir().join(format!("accum-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut report = small_report();
+        let report_path = dir.join("run.json");
+        // Without a stream: the report's own curve.
+        let from_report: Vec<CurvePoint> = logged_points(&report, &report_path)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(from_report, report.loss_curve.points);
+        assert_eq!(from_report.len(), 5);
+
+        // With a stream: its log lines, every one, in order.
+        let mut stream = StatsStream::create(&dir.join("run.stats.jsonl")).unwrap();
+        for (i, u) in report.updates.iter().enumerate() {
+            stream.update(u).unwrap();
+            let point = CurvePoint {
+                x: i as u64 * 10,
+                loss: u.loss,
+            };
+            stream.log(&point, LogAxis::Tokens).unwrap();
+        }
+        stream.finish().unwrap();
+        report.stats_stream = Some("run.stats.jsonl".into());
+        let points = logged_points(&report, &report_path).unwrap();
+        assert!(points.from_stream());
+        let xs: Vec<u64> = points.map(|p| p.unwrap().x).collect();
+        assert_eq!(xs, vec![0, 10, 20, 30, 40]);
+        let updates = read_updates(&dir.join("run.stats.jsonl")).unwrap();
+        assert_eq!(updates.len(), report.updates.len());
+        for (read, kept) in updates.iter().zip(&report.updates) {
+            assert_eq!((read.attempt, read.tokens), (kept.attempt, kept.tokens));
+            // serde_json reads floats to within one unit in the last place.
+            assert!((read.loss - kept.loss).abs() <= 1e-15 * kept.loss.abs());
+        }
+
+        // A malformed line names its file and line.
+        std::fs::write(
+            dir.join("run.stats.jsonl"),
+            "{\"log\":{\"axis\":\"updates\",\"x\":1,\"loss\":2.0}}\nnot json\n",
+        )
+        .unwrap();
+        let mut points = logged_points(&report, &report_path).unwrap();
+        assert_eq!(points.next().unwrap().unwrap().x, 1);
+        let err = points.next().unwrap().unwrap_err();
+        assert_eq!(err.line, Some(2));
+        assert!(err.to_string().contains("run.stats.jsonl:2"), "{err}");
+        assert!(points.next().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
