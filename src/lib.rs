@@ -5,6 +5,8 @@
 //! (`B = m·A·D`, SPEC R3) and the typed counts in [`units`].
 
 pub use accum_core::*;
+/// The tensor crate of the engine's `Model` trait, at the version accum uses.
+pub use accum_core::ndarray;
 pub use accum_macros::AccumConfig;
 
 /// The README's Rust examples compile and pass.

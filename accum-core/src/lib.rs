@@ -42,6 +42,10 @@ pub mod units;
 pub mod verify;
 
 pub use accum_macros::AccumConfig;
+/// The tensor crate of the engine's [`Model`](model::Model) trait
+/// ([`Tensors`](tensor::Tensors) hold `ndarray` arrays), re-exported so that
+/// a model can be written against the same version.
+pub use ndarray;
 pub use derive::{
     AccumConfig, ConstPlan, FieldInfo, Finding, Findings, NestedConfig, RoleField, RoleType,
     RoleValue, Source, schema_for,
