@@ -129,6 +129,19 @@ fn sgemm_seconds(n: usize, reps: u32) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// CPU seconds this process has used (user + system, all threads), from
+/// `/proc/self/stat` (Linux; clock ticks assumed at 100 Hz). `None` elsewhere.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (in parentheses): utime is field 14,
+    // stime field 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
 /// Records the time and allocations of each update of a run, and stops it
 /// after `updates` updates.
 struct Clock<'a> {
@@ -143,6 +156,7 @@ struct Clock<'a> {
     gemms: u64,
     allocations: usize,
     gemm_calls: u64,
+    cpu: Option<f64>,
 }
 
 impl Observer for Clock<'_> {
@@ -158,12 +172,14 @@ impl Observer for Clock<'_> {
         if self.seen == self.warmup {
             self.region = Some(Region::new(GLOBAL));
             self.gemms = gemm_calls();
+            self.cpu = cpu_seconds();
         }
         if self.seen == self.warmup + self.updates {
             if let Some(region) = &self.region {
                 self.allocations = region.change().allocations;
             }
             self.gemm_calls = gemm_calls() - self.gemms;
+            self.cpu = cpu_seconds().zip(self.cpu).map(|(end, start)| end - start);
             self.stop.store(true, Ordering::Relaxed);
         }
         self.last = Some(Instant::now());
@@ -172,6 +188,8 @@ impl Observer for Clock<'_> {
 
 struct Measured {
     ms: f64,
+    /// CPU milliseconds per update over all threads (a 10 ms clock).
+    cpu_ms: Option<f64>,
     tokens_per_s: f64,
     mfu: f64,
     allocations: f64,
@@ -194,6 +212,7 @@ fn measure(plan: (u64, u64, u64), threads: usize, updates: usize, peak_gflops: f
         gemms: 0,
         allocations: 0,
         gemm_calls: 0,
+        cpu: None,
     };
     let report = {
         let mut options = RunOptions {
@@ -211,6 +230,7 @@ fn measure(plan: (u64, u64, u64), threads: usize, updates: usize, peak_gflops: f
     let cores = plan.2 as f64 * threads as f64;
     Measured {
         ms: secs * 1e3,
+        cpu_ms: clock.cpu.map(|c| c * 1e3 / updates as f64),
         tokens_per_s: rate,
         mfu: flops / cores / (peak_gflops * 1e9),
         allocations: clock.allocations as f64 / updates as f64,
@@ -333,9 +353,7 @@ fn profile(update_ms: f64) {
     row(
         "reduction",
         0.0,
-        &format!(
-            "none at D=1; summing a second replica's gradient costs {reduction_ms:.3} ms"
-        ),
+        &format!("none at D=1; summing a second replica's gradient costs {reduction_ms:.3} ms"),
     );
     row(
         "loop",
@@ -362,10 +380,11 @@ fn summary() {
         sgemm * 1e3
     );
     println!(
-        "{:<12} {:>3} {:>10} {:>11} {:>7} {:>12} {:>10} {:>12} {:>12}",
+        "{:<12} {:>3} {:>10} {:>8} {:>11} {:>7} {:>12} {:>10} {:>12} {:>12}",
         "plan",
         "thr",
         "ms/update",
+        "cpu ms",
         "tokens/s",
         "MFU",
         "allocs/upd",
@@ -379,19 +398,18 @@ fn summary() {
             let r = measure(plan, threads, updates, peak);
             let torch_ms = torch.as_ref().and_then(|t| pytorch(t, plan, threads));
             println!(
-                "{:<12} {:>3} {:>10.1} {:>11.0} {:>6.1}% {:>12.1} {:>10.1} {:>12} {:>12}",
+                "{:<12} {:>3} {:>10.1} {:>8} {:>11.0} {:>6.1}% {:>12.1} {:>10.1} {:>12} {:>12}",
                 label(plan),
                 threads,
                 r.ms,
+                r.cpu_ms
+                    .map_or_else(|| "?".to_owned(), |c| format!("{c:.0}")),
                 r.tokens_per_s,
                 r.mfu * 100.0,
                 r.allocations,
                 r.own_allocations,
                 r.peak_bytes,
-                torch_ms.map_or_else(
-                    || "-".to_owned(),
-                    |t| format!("{t:.1} ({:.2}×)", r.ms / t)
-                ),
+                torch_ms.map_or_else(|| "-".to_owned(), |t| format!("{t:.1} ({:.2}×)", r.ms / t)),
             );
             match (plan, threads) {
                 ((32, 8, 1), 1) => m32[0] = r.tokens_per_s,
@@ -437,7 +455,15 @@ fn sgemm_512(bencher: Bencher<'_, '_>) {
     let mut c = Array2::<f32>::zeros((n, n));
     bencher
         .counter(ItemsCount::new(2 * n * n * n))
-        .bench_local(|| gemm(1.0, &a.view(), &b.view(), 0.0, &mut black_box(&mut c).view_mut()));
+        .bench_local(|| {
+            gemm(
+                1.0,
+                &a.view(),
+                &b.view(),
+                0.0,
+                &mut black_box(&mut c).view_mut(),
+            )
+        });
 }
 
 /// Elements: the benchmark model's gradient (98,816) and a 16 MiB buffer.

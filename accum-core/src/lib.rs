@@ -42,15 +42,15 @@ pub mod units;
 pub mod verify;
 
 pub use accum_macros::AccumConfig;
-/// The tensor crate of the engine's [`Model`](model::Model) trait
-/// ([`Tensors`](tensor::Tensors) hold `ndarray` arrays), re-exported so that
-/// a model can be written against the same version.
-pub use ndarray;
 pub use derive::{
     AccumConfig, ConstPlan, FieldInfo, Finding, Findings, NestedConfig, RoleField, RoleType,
     RoleValue, Source, schema_for,
 };
 pub use engine::{Engine, EngineError, Observer, RunOptions, run};
+/// The tensor crate of the engine's [`Model`](model::Model) trait
+/// ([`Tensors`](tensor::Tensors) hold `ndarray` arrays), re-exported so that
+/// a model can be written against the same version.
+pub use ndarray;
 pub use plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
 pub use report::RunReport;
 pub use settings::EngineConfig;

@@ -1038,6 +1038,30 @@ fn long_runs_keep_a_bounded_report() {
     let bound = crate::report::KEPT_UPDATES * 330 + crate::report::CURVE_CAPACITY * 40 + 20_000;
     for report in [&short, &long] {
         let len = report.to_json().len();
-        assert!(len <= bound, "{len} bytes > {bound} after {:?}", report.counters.applied_updates);
+        assert!(
+            len <= bound,
+            "{len} bytes > {bound} after {:?}",
+            report.counters.applied_updates
+        );
+    }
+}
+
+#[test]
+fn runs_are_identical_for_any_number_of_threads() {
+    let mut config = small(40);
+    config.data.max_len = 30;
+    config.schedule.total = "6 updates".parse().unwrap();
+    for p in [plan(4, 3, 1), plan(3, 2, 2)] {
+        let run = |threads: usize| {
+            let mut engine = Engine::new(&p, &config).unwrap().with_threads(threads);
+            let report = engine.run(&mut RunOptions::default()).unwrap();
+            (report, engine.model().params().clone())
+        };
+        let (one, params) = run(1);
+        for threads in [2, 3] {
+            let (many, many_params) = run(threads);
+            assert_eq!(many_params, params, "{p:?} on {threads} threads");
+            assert_eq!(many.updates, one.updates, "{p:?} on {threads} threads");
+        }
     }
 }
