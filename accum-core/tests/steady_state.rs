@@ -44,7 +44,11 @@ fn updates_after_the_first_group_allocate_nothing_of_their_own() {
             let region = Region::new(GLOBAL);
             engine.step(&mut options).expect("an update");
             let stats = region.change();
-            per_step.push((stats.allocations as u64, stats.reallocations, gemm_calls() - gemms));
+            per_step.push((
+                stats.allocations as u64,
+                stats.reallocations,
+                gemm_calls() - gemms,
+            ));
         }
         for (allocations, reallocations, gemms) in per_step {
             assert_eq!(
