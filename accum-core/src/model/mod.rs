@@ -23,6 +23,7 @@ use crate::settings::Normalization;
 use crate::tensor::Tensors;
 
 mod mlp;
+mod split;
 
 pub use mlp::{MlpWorkspace, TOKEN_MLP_PARAMS, TokenMlp};
 
