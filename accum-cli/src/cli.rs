@@ -227,7 +227,7 @@ pub struct RunArgs {
 /// Where `accum run` runs the data-parallel replicas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
-    /// One thread per replica in this process.
+    /// Every replica in this process, on one thread pool (see --threads).
     Threads,
     /// One MPI process per replica (rank r is replica r).
     Mpi,
