@@ -36,8 +36,7 @@ impl<M: Model> Engine<M> {
         let a = self.plan.accumulation() as usize;
         let rank = self.own_rank();
         let mut mine = vec![0u64; m * a];
-        let state = &self.replicas[rank];
-        for (i, batch) in state.batches[..state.used].iter().enumerate() {
+        for (i, batch) in self.groups.microbatches(rank).iter().enumerate() {
             for (j, &id) in batch.ids.iter().enumerate().take(m) {
                 mine[i * m + j] = id.saturating_add(1);
             }
@@ -46,9 +45,9 @@ impl<M: Model> Engine<M> {
             .reducer
             .all_gather(rank, &mine)
             .map_err(EngineError::Reduce)?;
-        for (replica, (state, slot)) in self.replicas.iter().zip(all.chunks(m * a)).enumerate() {
+        for (replica, slot) in all.chunks(m * a).enumerate() {
             for (microbatch, got) in slot.chunks(m).enumerate() {
-                let planned: &[u64] = match state.batches[..state.used].get(microbatch) {
+                let planned: &[u64] = match self.groups.microbatches(replica).get(microbatch) {
                     Some(b) => &b.ids,
                     None => &[],
                 };
