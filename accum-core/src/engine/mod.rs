@@ -27,6 +27,11 @@
 //! [`Engine::with_threads`] sets the threads of each replica. Hooks and
 //! options are in `hooks.rs`, errors in `error.rs`.
 //!
+//! Groups come from the loop driver's walk ([`crate::driver`]), the one a
+//! training loop of one's own draws from: the same epoch order, last-group
+//! policy and split into replicas and microbatches, each group under its
+//! own plan. `group.rs` packs them into the replicas' batches.
+//!
 //! Threads: the replicas this process runs work side by side on one thread
 //! pool of `D_local × T` threads, each replica splitting its microbatches
 //! over a [`Team`] of `T` threads (by default all cores ÷ `D_local`). The
@@ -49,6 +54,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crate::data::Dataset;
+use crate::driver::{DriverError, Walk};
 use crate::memory::{MemoryBreakdown, MemoryTracker};
 use crate::model::{Model, TokenMlp};
 use crate::optim::Optimizer;
@@ -178,20 +184,20 @@ impl<M: Model> Engine<M> {
         dataset: Dataset,
     ) -> Result<Engine<M>, EngineError> {
         let n = dataset.len() as u64;
-        if n == 0 {
-            return Err(EngineError::NotEnoughData {
-                examples: 0,
-                effective_batch: plan.effective_batch().get(),
-            });
-        }
-        // R6: an "error" policy refuses a partial group before any work.
-        let epoch = plan.epoch(Examples::new(n), config.data.last_group)?;
-        if epoch.updates.is_zero() {
-            return Err(EngineError::NotEnoughData {
+        // R6: the walk refuses data the policy cannot run, before any work.
+        let walk = Walk::new(
+            *plan,
+            dataset.len(),
+            config.data.seed,
+            config.data.last_group,
+        )
+        .map_err(|e| match e {
+            DriverError::Plan(e) => EngineError::Plan(e),
+            _ => EngineError::NotEnoughData {
                 examples: n,
                 effective_batch: plan.effective_batch().get(),
-            });
-        }
+            },
+        })?;
         let data_tokens = dataset.supervised_tokens(config.loss.ignore_index);
         // Tokens per update measured on the data, for token spans without a
         // fixed seq_len (R15).
@@ -240,7 +246,7 @@ impl<M: Model> Engine<M> {
             schedule,
             reducer: Box::new(InProcess::new(d)),
             replicas,
-            groups: Groups::new(&dataset, plan, config.data.seed, config.data.last_group),
+            groups: Groups::new(walk, &dataset, plan),
             outcomes: Vec::with_capacity(d),
             counters: Counters {
                 epochs: 1,
@@ -504,9 +510,9 @@ impl<M: Model> Engine<M> {
             self.groups.same_shard = self.mistakes.same_shard;
         }
         self.groups
-            .next(&self.dataset, &self.plan)
+            .next(&self.dataset)
             .map_err(EngineError::Overlap)?;
-        self.counters.epochs = self.groups.epochs;
+        self.counters.epochs = self.groups.epochs();
         self.counters.dropped_examples = Examples::new(self.groups.dropped_examples);
         if self.distributed() {
             // R9 across processes: the ids each replica really loaded.

@@ -32,8 +32,8 @@ impl<M: Model> Engine<M> {
     /// checks them against this process's plan of the group, whose ids the
     /// shard check has already recorded.
     pub(super) fn check_remote_shards(&mut self, attempt: u64) -> Result<(), EngineError> {
-        let m = self.plan.micro_batch() as usize;
-        let a = self.plan.accumulation() as usize;
+        let plan = self.groups.plan();
+        let (m, a) = (plan.micro_batch() as usize, plan.accumulation() as usize);
         let rank = self.own_rank();
         let mut mine = vec![0u64; m * a];
         for (i, batch) in self.groups.microbatches(rank).iter().enumerate() {
@@ -77,7 +77,7 @@ impl<M: Model> Engine<M> {
         attempt: u64,
         local: Vec<ReplicaOutcome>,
     ) -> Result<Vec<ReplicaOutcome>, EngineError> {
-        let a = self.plan.accumulation() as usize;
+        let a = self.groups.plan().accumulation() as usize;
         let rank = self.own_rank();
         let len = OUTCOME_FIELDS + EVENT_FIELDS * a;
         let own = local

@@ -88,7 +88,7 @@ impl<M: Model> Engine<M> {
         if self.mistakes.scheduler_per_microbatch {
             // The mistake: one step per microbatch (the correct step above
             // counts as the first).
-            for _ in 1..self.plan.accumulation() {
+            for _ in 1..self.groups.plan().accumulation() {
                 self.schedule.step();
             }
         }
@@ -124,14 +124,14 @@ impl<M: Model> Engine<M> {
         self.counters.grad_zeroings += 1;
         self.memory.end_group();
 
-        let examples = Examples::new(self.groups.examples as u64);
+        let examples = Examples::new(self.groups.examples() as u64);
         self.counters.microbatches += Microbatches::new(reduced.microbatches);
         self.counters.backward_passes += reduced.microbatches;
         self.counters.examples += examples;
         self.counters.supervised_tokens += Tokens::new(sums.tokens);
         let stats = UpdateStats {
             attempt,
-            epoch: self.groups.epoch,
+            epoch: self.groups.epoch(),
             applied: finite,
             updates: self.counters.applied_updates,
             loss: sums.objective,
@@ -139,7 +139,7 @@ impl<M: Model> Engine<M> {
             examples,
             tokens: Tokens::new(sums.tokens),
             microbatches: Microbatches::new(reduced.microbatches),
-            partial: self.groups.partial,
+            partial: self.groups.partial(),
             lr,
             grad_norm,
             clipped,
