@@ -343,6 +343,12 @@ impl<M: Model> Engine<M> {
                 .build()
                 .ok()
                 .map(Arc::new);
+            if let Some(pool) = &self.pool {
+                // Every thread runs once now, so that a thread's start-up
+                // (its thread-local state) happens here and not inside a
+                // later group.
+                pool.broadcast(|_| ());
+            }
         }
         self.pool.clone()
     }
