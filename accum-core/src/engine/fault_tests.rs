@@ -4,24 +4,11 @@
 
 use super::tests::FailsOn;
 use super::*;
-use crate::data::Example;
-#[allow(unused_imports)]
-use crate::data::{Batch, Dataset};
-#[allow(unused_imports)]
-use crate::dump::DumpWriter;
-#[allow(unused_imports)]
+use crate::data::{Batch, Dataset, Example};
 use crate::model::{GradScale, LossSums, MlpWorkspace};
-#[allow(unused_imports)]
 use crate::plan::LastGroup;
-#[allow(unused_imports)]
-use crate::report::{Counters, CurvePoint};
-#[allow(unused_imports)]
-use crate::settings::{
-    DataSection, LogAxis, LogSection, ModelSection, Normalization, OptimizerSection,
-    ScheduleSection,
-};
-#[allow(unused_imports)]
-use crate::units::{Microbatches, Tokens};
+use crate::settings::{DataSection, ModelSection, ScheduleSection};
+use crate::units::Microbatches;
 
 /// A small, fast config: V=16, H=8, F=16, lengths 2..=9.
 fn small(examples: u64) -> EngineConfig {

@@ -3,25 +3,15 @@ use std::sync::atomic::AtomicBool;
 use proptest::prelude::*;
 
 use super::*;
-use crate::data::Example;
-#[allow(unused_imports)]
-use crate::data::{Batch, Dataset};
-#[allow(unused_imports)]
+use crate::data::{Batch, Dataset, Example};
 use crate::dump::DumpWriter;
-use crate::model::TOKEN_MLP_PARAMS;
-#[allow(unused_imports)]
-use crate::model::{GradScale, LossSums, MlpWorkspace};
-#[allow(unused_imports)]
+use crate::model::{GradScale, LossSums, TOKEN_MLP_PARAMS};
 use crate::plan::LastGroup;
-#[allow(unused_imports)]
 use crate::report::{Counters, CurvePoint};
-#[allow(unused_imports)]
 use crate::settings::{
-    DataSection, LogAxis, LogSection, ModelSection, Normalization, OptimizerSection,
-    ScheduleSection,
+    DataSection, LogAxis, LogSection, ModelSection, Normalization, OptimizerKind, OptimizerSection,
+    PrecisionMode, ScheduleKind, ScheduleSection,
 };
-use crate::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
-#[allow(unused_imports)]
 use crate::units::{Microbatches, Tokens};
 use crate::verify::{Tolerance, compare, verify};
 
