@@ -1,7 +1,7 @@
 //! Building a [`Sheet`] from a checked configuration, its plan and an
 //! optional run report.
 
-use accum_core::report::RunReport;
+use accum_core::report::{CURVE_CAPACITY, CurvePoint, Decimated, RunReport, logged_points};
 use accum_core::units::group_digits;
 use accum_core::{Plan, Rounding, Span, UnitKind};
 
@@ -312,14 +312,33 @@ fn observed(source: String, report: &RunReport, plan: &Plan) -> Observed {
         title: "Memory peaks per replica (R11)".into(),
         rows: memory_rows,
     };
+    // The logged points, from the stats stream beside the report when it
+    // names one, else from the report; at most CURVE_CAPACITY, evenly spread.
+    let mut curve = Decimated::<CurvePoint>::new(CURVE_CAPACITY);
+    match logged_points(report, std::path::Path::new(&source)) {
+        Ok(points) => {
+            for point in points {
+                match point {
+                    Ok(p) => curve.push(p),
+                    Err(err) => {
+                        warnings.push(format!("the loss curve stops early: {err}"));
+                        break;
+                    }
+                }
+            }
+        }
+        Err(err) => {
+            warnings.push(format!("the loss curve is the report's own: {err}"));
+            report.loss_curve.points.iter().for_each(|p| curve.push(*p));
+        }
+    }
     Observed {
         source,
         tables: vec![counters, memory],
         curve: Curve {
             axis: report.loss_curve.axis.to_string(),
-            points: report
-                .loss_curve
-                .points
+            points: curve
+                .items()
                 .iter()
                 .map(|p| Point {
                     x: p.x as f64,
