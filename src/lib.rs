@@ -4,6 +4,8 @@
 //! `serde` re-exports `serde_derive`. Start with [`Plan`] for the arithmetic
 //! (`B = m·A·D`, SPEC R3) and the typed counts in [`units`].
 
+/// The tensor crate of the engine's `Model` trait, at the version accum uses.
+pub use accum_core::ndarray;
 pub use accum_core::*;
 pub use accum_macros::AccumConfig;
 

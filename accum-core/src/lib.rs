@@ -54,10 +54,15 @@ pub use derive::{
     AccumConfig, ConstPlan, FieldInfo, Given, NestedConfig, RoleField, RoleType, RoleValue,
     SCHEMA_VERSION, Source, SpanField, SpanUse, SpanValue, check_roles, check_spans, schema_for,
 };
-pub use engine::{Engine, EngineConfig, EngineError, Observer, RunOptions, run};
+pub use engine::{Engine, EngineError, Observer, RunOptions, run};
 pub use finding::{FieldPath, Finding, Findings, Related};
+/// The tensor crate of the engine's [`Model`](model::Model) trait
+/// ([`Tensors`](tensor::Tensors) hold `ndarray` arrays), re-exported so that
+/// a model can be written against the same version.
+pub use ndarray;
 pub use plan::{Edit, Fix, LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
 pub use report::RunReport;
+pub use settings::EngineConfig;
 pub use span::{Span, SpanError};
 pub use units::{
     Count, Example, Examples, Microbatch, Microbatches, Token, Tokens, Unit, UnitKind, Update,

@@ -4,6 +4,8 @@
 //! type gets its plan and its lengths ([`AccumConfig::span_values`]), and a
 //! type's sheet hook adds the rest.
 
+use std::path::Path;
+
 use accum_core::plan::Epoch;
 use accum_core::report::RunReport;
 use accum_core::schedule::Schedule;
@@ -14,7 +16,7 @@ use accum_core::{AccumConfig, FieldPath, Plan, Rounding, Span, UnitKind};
 use super::chart::{Axis, Chart, Scale, Series, Style, Tone};
 use super::summary::summary;
 use super::trial::trial;
-use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table};
+use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series};
 
 /// What a configuration type adds to the generic sheet (its sheet hook).
 #[derive(Clone, Debug, Default)]
@@ -96,14 +98,20 @@ pub(crate) fn build<T: AccumConfig>(
         Some(Ok((_, resolved))) => Some(resolved.total().get()),
         _ => None,
     };
+    // The report's series, read once (from its stats stream when it names one).
+    let run = report
+        .as_ref()
+        .map(|(source, report)| series::read(report, Path::new(source)));
     let trial = report
         .as_ref()
-        .map(|(source, report)| trial(source.clone(), report, plan, &extras));
+        .zip(run.as_ref())
+        .map(|((source, report), run)| trial(source.clone(), report, run, plan, &extras));
     let summary = summary(
         plan,
         &extras,
         planned_updates,
         report.as_ref().map(|(_, r)| *r),
+        run.as_ref(),
     );
     Sheet {
         format: SHEET_FORMAT,

@@ -7,13 +7,15 @@ use accum_core::report::RunReport;
 use accum_core::units::group_digits;
 
 use super::build::Extras;
-use super::{Card, Summary, series};
+use super::series::RunSeries;
+use super::{Card, Summary};
 
 pub(super) fn summary(
     plan: &Plan,
     extras: &Extras,
     planned_updates: Option<u64>,
     report: Option<&RunReport>,
+    run: Option<&RunSeries>,
 ) -> Summary {
     let n = group_digits;
     let b = plan.effective_batch().get();
@@ -102,7 +104,7 @@ pub(super) fn summary(
                     alert: false,
                 });
             }
-            let last = series::final_loss(r);
+            let last = run.and_then(RunSeries::final_loss);
             if let Some((x, loss)) = last {
                 cards.push(Card {
                     label: "final loss".into(),
@@ -110,7 +112,7 @@ pub(super) fn summary(
                     detail: format!(
                         "the last logged point, at {} {}",
                         n(x as u64),
-                        series::axis(r).key()
+                        r.loss_curve.axis.key()
                     ),
                     alert: false,
                 });

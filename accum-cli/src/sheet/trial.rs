@@ -9,16 +9,23 @@ use accum_core::units::group_digits;
 
 use super::build::Extras;
 use super::chart::{Axis, Chart, LogBase, Series, Style, Tone};
-use super::series::Attempt;
-use super::{Row, Table, Trial, series, without_rule_ids};
+use super::series::{Attempt, RunSeries};
+use super::{Row, Table, Trial, without_rule_ids};
 
-pub(super) fn trial(source: String, report: &RunReport, plan: &Plan, extras: &Extras) -> Trial {
+pub(super) fn trial(
+    source: String,
+    report: &RunReport,
+    run: &RunSeries,
+    plan: &Plan,
+    extras: &Extras,
+) -> Trial {
     let n = group_digits;
     let c = &report.counters;
     let mut warnings: Vec<String> = report
         .warnings
         .iter()
         .map(|w| without_rule_ids(w))
+        .chain(run.problems.iter().cloned())
         .collect();
     let p = &report.plan;
     if (p.micro_batch, p.accumulation, p.replicas)
@@ -135,27 +142,32 @@ pub(super) fn trial(source: String, report: &RunReport, plan: &Plan, extras: &Ex
     Trial {
         source,
         tables: vec![counters, memory],
-        charts: trial_charts(report, extras),
+        charts: trial_charts(report, run, extras),
         warnings,
     }
 }
 
 /// Loss, gradient norm and (with fp16) loss scale, all against the axis the
 /// run logged against, with the skipped updates marked on each.
-fn trial_charts(report: &RunReport, extras: &Extras) -> Vec<Chart> {
+fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Chart> {
     let n = group_digits;
-    let axis = series::axis(report);
-    let attempts = series::attempts(report);
+    let axis = run.axis;
+    let attempts = &run.attempts;
     let skipped: Vec<_> = attempts.iter().filter(|a| !a.applied).collect();
-    let skipped_name = format!("skipped update ({})", n(skipped.len() as u64));
+    let skipped_total = report.counters.skipped_updates;
+    let skipped_name = format!("skipped update ({})", n(skipped_total));
     let x = Axis::count(axis.key());
-    let where_skips = if skipped.is_empty() {
-        "No update was skipped.".to_owned()
-    } else {
-        format!(
+    let where_skips = match (skipped_total, run.every_attempt) {
+        (0, _) => "No update was skipped.".to_owned(),
+        (_, true) => format!(
             "Crosses mark the {} skipped update attempts: their gradients overflowed, the parameters and the schedule did not move.",
-            n(skipped.len() as u64)
-        )
+            n(skipped_total)
+        ),
+        (_, false) => format!(
+            "Crosses mark the skipped ones among the {} attempts the report keeps, evenly spread over the run ({} skipped in all): their gradients overflowed, the parameters and the schedule did not move.",
+            n(attempts.len() as u64),
+            n(skipped_total)
+        ),
     };
 
     // The skipped attempts, as crosses at one of their values.
@@ -170,20 +182,34 @@ fn trial_charts(report: &RunReport, extras: &Extras) -> Vec<Chart> {
         })
     };
 
-    let logged = series::logged_loss(report);
+    let logged = &run.logged;
+    let every_point = run.logged_total == logged.len() as u64;
     let mut loss_series = vec![Series::new(
-        "loss (every logged point)",
+        if every_point {
+            "loss (every logged point)"
+        } else {
+            "loss (logged points, evenly spread)"
+        },
         Style::LineWithPoints,
         Tone::Primary,
         logged.iter().copied(),
     )];
     loss_series.extend(skip_marks(|a| a.loss));
+    let which = if every_point {
+        format!("every logged point ({} points", n(logged.len() as u64))
+    } else {
+        format!(
+            "{} of the {} logged points, evenly spread over the run (",
+            n(logged.len() as u64),
+            n(run.logged_total)
+        )
+    };
     let mut charts = vec![Chart {
         id: "loss".into(),
         title: format!("Loss against {}", axis.key()),
         caption: format!(
-            "The group's normalized loss at every logged point ({} points, against {}). {where_skips}",
-            n(logged.len() as u64),
+            "The group's normalized loss at {which}{}against {}). {where_skips}",
+            if every_point { ", " } else { "" },
             axis_meaning(axis)
         ),
         x: x.clone(),

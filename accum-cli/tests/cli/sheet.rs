@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
+use accum::units::group_digits;
 use serde_json::Value;
 
 use crate::{fixtures, run_in, scratch};
@@ -207,6 +208,78 @@ fn sheets_of_an_fp16_run_that_skipped_updates() {
     assert_eq!(loss[1]["style"], "crosses");
     redact(&mut value);
     insta::assert_json_snapshot!("sheet_fp16_json", value);
+}
+
+/// A run longer than the report keeps attempts for: with its stats stream
+/// the sheet marks every skipped attempt; without it, those the report kept.
+#[test]
+fn a_long_run_reads_its_stats_stream() {
+    let dir = scratch("sheet-stream");
+    let config = std::fs::read_to_string(fixtures().join("fp16.toml"))
+        .expect("fixture")
+        .replace("total = \"60 updates\"", "total = \"1500 updates\"");
+    std::fs::write(dir.join("fp16.toml"), config).expect("write");
+    let out = run_in(
+        &dir,
+        &[
+            "run",
+            "fp16.toml",
+            "--report",
+            "run.json",
+            "--stream-stats",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("report"))
+            .expect("json");
+    let attempts = report["counters"]["update_attempts"]
+        .as_u64()
+        .expect("count");
+    let kept = report["updates"].as_array().expect("updates").len() as u64;
+    assert!(
+        kept < attempts,
+        "the report keeps {kept} of {attempts} attempts"
+    );
+    let skipped = report["counters"]["skipped_updates"]
+        .as_u64()
+        .expect("count");
+    let caption = |dir: &Path| {
+        let sheet = run_in(
+            dir,
+            &[
+                "sheet",
+                "fp16.toml",
+                "--report",
+                "run.json",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(sheet.code, 0, "{}", sheet.stderr);
+        let value: Value = serde_json::from_str(&sheet.stdout).expect("json");
+        value["trial"]["charts"][1]["caption"]
+            .as_str()
+            .expect("caption")
+            .to_owned()
+    };
+    let streamed = caption(&dir);
+    assert!(
+        streamed.contains(&format!(
+            "Crosses mark the {skipped} skipped update attempts"
+        )),
+        "{streamed}"
+    );
+    std::fs::remove_file(dir.join("run.stats.jsonl")).expect("remove");
+    let bounded = caption(&dir);
+    assert!(
+        bounded.contains(&format!(
+            "among the {} attempts the report keeps",
+            group_digits(kept)
+        )),
+        "{bounded}"
+    );
 }
 
 #[test]
