@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use super::chart::Chart;
+use super::stages::StageTable;
 use super::{Sheet, Table, escape_html, plot};
 
 const STYLE: &str = "\
@@ -43,6 +44,12 @@ td.n{color:var(--muted);font-size:13px}\
 .warnings{background:#fffbeb;border:1px solid #fcd34d;border-radius:10px;padding:10px 16px;margin:0 0 16px}\
 .warnings h3{margin:0;font-size:14px;color:#92400e}.warnings ul{margin:4px 0 0;padding-left:20px}\
 .empty{color:var(--muted)}\
+.stages{margin-bottom:16px}.stages .lead{margin:0 0 8px;color:var(--soft);font-size:13.5px;max-width:70rem}\
+.stages .scroll{overflow-x:auto}.stages table{min-width:720px}\
+.stages th{width:auto;font-size:12.5px;color:var(--muted);vertical-align:bottom;border-bottom:2px solid var(--line);white-space:nowrap;padding-right:14px}.stages th.group{text-align:center;border-bottom:1px solid var(--line)}.stages thead tr:first-child>*{border-top:none}\
+.stages td{font-variant-numeric:tabular-nums;white-space:nowrap;padding-right:14px}.stages .num{text-align:right}\
+.stages tbody tr:first-child>*{border-top:none}.stages thead tr+tr>th{border-top:none}.stages tr.gap td{color:var(--muted);text-align:center}.stages tr.unreached td{color:var(--muted)}\
+.stages .note{margin:8px 0 0;color:var(--alert);font-size:13.5px}\
 footer{margin-top:36px;color:var(--muted);font-size:12px}\
 @media (max-width:700px){main{padding:16px 12px}.card .value{font-size:21px}td.v{white-space:normal}th{width:auto}}\
 @media print{body{background:#fff}.panel,.card,figure{break-inside:avoid}}";
@@ -96,8 +103,22 @@ pub(crate) fn render(sheet: &Sheet) -> String {
         "<section id=\"preparation\">\n<h2>Preparation <small>what the configuration says, before any run</small></h2>\n",
     );
     // The schedule beside the plan; the other tables below, two abreast.
-    // Without a plot, every table goes into the columns.
+    // Without a plot, every table goes into the columns. With a ramp-up,
+    // its two plots side by side, then its stages across the page.
     let rest = match prep.tables.split_first() {
+        _ if prep.stages.is_some() => {
+            if !prep.charts.is_empty() {
+                out.push_str("<div class=\"grid\">\n");
+                for chart in &prep.charts {
+                    figure(&mut out, chart);
+                }
+                out.push_str("</div>\n");
+            }
+            if let Some(stages) = &prep.stages {
+                stages_panel(&mut out, stages);
+            }
+            &prep.tables[..]
+        }
         Some((first, rest)) if !prep.charts.is_empty() => {
             out.push_str("<div class=\"grid\">\n");
             for chart in &prep.charts {
@@ -209,6 +230,78 @@ fn wide_figure(out: &mut String, chart: &Chart) {
         plot::render(chart),
         escape_html(&chart.caption)
     );
+}
+
+/// The stages of a ramp-up across the page: a column per quantity.
+fn stages_panel(out: &mut String, table: &StageTable) {
+    let _ = writeln!(
+        out,
+        "<div class=\"panel stages\" id=\"stages\">\n<h3>{}</h3>\n<p class=\"lead\">{}</p>\n<div class=\"scroll\"><table>\n<thead><tr>",
+        escape_html(&table.title),
+        escape_html(&table.declared)
+    );
+    let header = table.header();
+    let class = |numeric: bool| if numeric { " class=\"num\"" } else { "" };
+    // Two header rows: what each stage lasts is grouped under one title.
+    let lasts = header.iter().filter(|c| c.lasts).count();
+    let mut grouped = false;
+    for column in &header {
+        if column.lasts {
+            if !grouped {
+                let _ = write!(
+                    out,
+                    "<th scope=\"colgroup\" colspan=\"{lasts}\" class=\"group\">lasts</th>"
+                );
+                grouped = true;
+            }
+        } else {
+            let _ = write!(
+                out,
+                "<th scope=\"col\" rowspan=\"2\"{}>{}</th>",
+                class(column.numeric),
+                escape_html(&column.title)
+            );
+        }
+    }
+    out.push_str("</tr>\n<tr>");
+    for column in header.iter().filter(|c| c.lasts) {
+        let _ = write!(
+            out,
+            "<th scope=\"col\"{}>{}</th>",
+            class(column.numeric),
+            escape_html(&column.title)
+        );
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for (i, stage) in table.rows.iter().enumerate() {
+        if table.gap_at() == Some(i) {
+            let _ = writeln!(
+                out,
+                "<tr class=\"gap\"><td colspan=\"{}\">… {} more stages …</td></tr>",
+                header.len(),
+                super::group(table.omitted as u64)
+            );
+        }
+        out.push_str(if stage.reached {
+            "<tr>"
+        } else {
+            "<tr class=\"unreached\">"
+        });
+        for (column, cell) in header.iter().zip(table.cells(stage)) {
+            let _ = write!(
+                out,
+                "<td{}>{}</td>",
+                class(column.numeric),
+                escape_html(&cell)
+            );
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    for note in &table.notes {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape_html(note));
+    }
+    out.push_str("</div>\n");
 }
 
 fn panel(out: &mut String, table: &Table) {

@@ -1,9 +1,10 @@
 //! The run's data sheet: m, A, D, B, supervised tokens, precision,
 //! normalization, last-group handling, every length in every unit and the
-//! learning-rate schedule over the whole run; with a run report, what the
-//! trial observed — counters, skipped updates, memory peaks, the loss, the
-//! gradient norm and the loss scale. Preparation, trial and accepted results
-//! are kept apart.
+//! learning-rate schedule over the whole run; with a batch ramp-up, its
+//! stages and the batch and learning rate against updates and against
+//! tokens; with a run report, what the trial observed — counters, skipped
+//! updates, memory peaks, the loss, the gradient norm and the loss scale.
+//! Preparation, trial and accepted results are kept apart.
 //!
 //! The [`Sheet`] model is built once, from the typed configuration and the
 //! run report only ([`build`]); [`markdown`], [`html`] and JSON render it and
@@ -17,7 +18,9 @@ pub(crate) mod html;
 pub(crate) mod markdown;
 pub(crate) mod output;
 pub(crate) mod plot;
+mod schedule;
 pub(crate) mod series;
+pub(crate) mod stages;
 mod summary;
 pub(crate) mod ticks;
 mod trial;
@@ -86,10 +89,17 @@ pub(crate) struct Summary {
     pub(crate) accumulation: u64,
     /// `D`.
     pub(crate) replicas: u64,
-    /// `B = m·A·D`.
+    /// `B = m·A·D`; with a batch ramp-up, the full batch of the last stage.
     pub(crate) effective_batch: u64,
-    /// Supervised tokens per update: exact with a fixed sequence length,
-    /// measured with a report, otherwise expected.
+    /// How many stages a batch ramp-up has; absent when `B` does not change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stages: Option<usize>,
+    /// `B` of the first stage of a batch ramp-up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) first_effective_batch: Option<u64>,
+    /// Supervised tokens per update (of the full batch, with a ramp-up):
+    /// exact with a fixed sequence length, measured with a report (the mean
+    /// over every group), otherwise expected.
     pub(crate) tokens_per_update: Option<f64>,
     /// Updates the schedule runs for.
     pub(crate) planned_updates: Option<u64>,
@@ -112,7 +122,11 @@ pub(crate) struct Summary {
 pub(crate) struct Preparation {
     /// Plan, lengths and the settings of the config type.
     pub(crate) tables: Vec<Table>,
-    /// The learning-rate schedule over the whole run.
+    /// The stages of a batch ramp-up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stages: Option<stages::StageTable>,
+    /// The learning-rate schedule over the whole run; with a ramp-up, the
+    /// batch and the learning rate against updates and against tokens.
     pub(crate) charts: Vec<Chart>,
 }
 

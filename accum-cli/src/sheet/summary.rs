@@ -1,30 +1,58 @@
-//! The figures at the top of a sheet: `B = m·A·D` with the numbers, tokens
-//! per update, updates, epochs and the final loss — planned, or observed
-//! when a run report is given.
+//! The figures at the top of a sheet: `B = m·A·D` with the numbers (a
+//! ramp-up as `16 → 32 → 64 in 3 stages`), tokens per update, updates,
+//! epochs and the final loss — planned, or observed when a run report is
+//! given.
 
-use accum_core::Plan;
 use accum_core::report::RunReport;
 use accum_core::units::group_digits;
+use accum_core::UnitKind;
 
 use super::build::Extras;
 use super::series::RunSeries;
+use super::stages::{Axes, steps};
 use super::{Card, Summary};
 
 pub(super) fn summary(
-    plan: &Plan,
+    axes: &Axes,
     extras: &Extras,
     planned_updates: Option<u64>,
     report: Option<&RunReport>,
     run: Option<&RunSeries>,
 ) -> Summary {
     let n = group_digits;
+    let staged = axes.staged();
+    let plan = staged.final_plan();
     let b = plan.effective_batch().get();
-    let mut cards = vec![Card {
-        label: "effective batch B".into(),
-        value: format!("{} examples", n(b)),
-        detail: plan.batch_formula(),
-        alert: false,
+    let batches: Vec<u64> = staged
+        .stages()
+        .iter()
+        .map(|s| s.plan().effective_batch().get())
+        .collect();
+    let ramped = batches.len() > 1;
+    let mut cards = vec![if ramped {
+        Card {
+            label: "effective batch B".into(),
+            value: steps(&batches),
+            detail: format!(
+                "in {} stages, up to {}",
+                n(batches.len() as u64),
+                plan.batch_formula()
+            ),
+            alert: false,
+        }
+    } else {
+        Card {
+            label: "effective batch B".into(),
+            value: format!("{} examples", n(b)),
+            detail: plan.batch_formula(),
+            alert: false,
+        }
     }];
+    // Tokens per update of each stage, when they are known without a run.
+    let stage_tokens: Option<Vec<u64>> = batches
+        .iter()
+        .map(|b| axes.tokens_per_update(*b))
+        .collect();
 
     // Tokens: exact with a fixed length, else what the trial counted, else
     // what the data's lengths lead to expect.
@@ -39,8 +67,17 @@ pub(super) fn summary(
         (Some(exact), _, _) => {
             cards.push(Card {
                 label: "tokens per update T".into(),
-                value: n(exact.get()),
-                detail: plan.token_formula().unwrap_or_default(),
+                value: match &stage_tokens {
+                    Some(tokens) if ramped => first_to_last(tokens),
+                    _ => n(exact.get()),
+                },
+                detail: match plan.seq_len() {
+                    Some(len) if ramped => format!(
+                        "T = B·L with L = {}, from the first stage to the last",
+                        n(len)
+                    ),
+                    _ => plan.token_formula().unwrap_or_default(),
+                },
                 alert: false,
             });
             Some(exact.get() as f64)
@@ -50,8 +87,9 @@ pub(super) fn summary(
                 label: "tokens per update".into(),
                 value: format!("≈ {}", n(mean.round() as u64)),
                 detail: format!(
-                    "measured: the mean over {} groups; lengths vary",
-                    n(report.map_or(0, |r| r.counters.update_attempts))
+                    "measured: the mean over {} groups{}; lengths vary",
+                    n(report.map_or(0, |r| r.counters.update_attempts)),
+                    if ramped { " of all stages" } else { "" }
                 ),
                 alert: false,
             });
@@ -60,8 +98,16 @@ pub(super) fn summary(
         (None, None, Some(expected)) => {
             cards.push(Card {
                 label: "tokens per update".into(),
-                value: format!("≈ {}", n(expected)),
-                detail: "expected from the data's lengths; the engine counts the real ones".into(),
+                value: match &stage_tokens {
+                    Some(tokens) if ramped => format!("≈ {}", first_to_last(tokens)),
+                    _ => format!("≈ {}", n(expected)),
+                },
+                detail: if ramped {
+                    "expected from the data's lengths, from the first stage to the last; the engine counts the real ones"
+                        .into()
+                } else {
+                    "expected from the data's lengths; the engine counts the real ones".into()
+                },
                 alert: false,
             });
             Some(expected as f64)
@@ -69,10 +115,19 @@ pub(super) fn summary(
         (None, None, None) => None,
     };
 
+    // With a ramp-up, an epoch is not a fixed number of updates: the
+    // planned epochs are the examples the stages consume over the data's.
     let per_epoch = extras.epoch.map(|e| e.updates.get()).filter(|u| *u > 0);
-    let planned_epochs = planned_updates
-        .zip(per_epoch)
-        .map(|(total, per)| total as f64 / per as f64);
+    let consumed = planned_updates.and_then(|u| axes.at(u, UnitKind::Example).ok());
+    let planned_epochs = if ramped {
+        consumed
+            .zip(extras.epoch.map(|e| e.examples.get()).filter(|e| *e > 0))
+            .map(|(seen, data)| seen as f64 / data as f64)
+    } else {
+        planned_updates
+            .zip(per_epoch)
+            .map(|(total, per)| total as f64 / per as f64)
+    };
     let (applied_updates, skipped_updates, epochs, final_loss) = match report {
         Some(r) => {
             let c = &r.counters;
@@ -128,8 +183,18 @@ pub(super) fn summary(
                     alert: false,
                 });
             }
-            if let (Some(epochs), Some(epoch)) = (planned_epochs, extras.epoch) {
-                cards.push(Card {
+            match (planned_epochs, extras.epoch, consumed) {
+                (Some(epochs), Some(epoch), Some(seen)) if ramped => cards.push(Card {
+                    label: "epochs".into(),
+                    value: format!("{epochs:.2}"),
+                    detail: format!(
+                        "planned: {} examples through the stages, {} per epoch",
+                        n(seen),
+                        n(epoch.examples.get())
+                    ),
+                    alert: false,
+                }),
+                (Some(epochs), Some(epoch), _) => cards.push(Card {
                     label: "epochs".into(),
                     value: format!("{epochs:.2}"),
                     detail: format!(
@@ -138,7 +203,8 @@ pub(super) fn summary(
                         n(epoch.examples.get())
                     ),
                     alert: false,
-                });
+                }),
+                _ => {}
             }
             (None, None, None, None)
         }
@@ -148,6 +214,8 @@ pub(super) fn summary(
         accumulation: plan.accumulation(),
         replicas: plan.replicas(),
         effective_batch: b,
+        stages: ramped.then_some(batches.len()),
+        first_effective_batch: ramped.then(|| staged.first_plan().effective_batch().get()),
         tokens_per_update,
         planned_updates,
         planned_epochs,
@@ -156,5 +224,15 @@ pub(super) fn summary(
         epochs,
         final_loss,
         cards,
+    }
+}
+
+/// `"512 → 2,048"`: the first and the last of a quantity that grows over
+/// the stages.
+fn first_to_last(values: &[u64]) -> String {
+    match values {
+        [first, .., last] => format!("{} → {}", group_digits(*first), group_digits(*last)),
+        [only] => group_digits(*only),
+        [] => String::new(),
     }
 }

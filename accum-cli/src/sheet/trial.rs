@@ -216,6 +216,8 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         x_scales: vec![],
         y: Axis::linear("loss"),
         series: loss_series,
+        above: vec![],
+        marks: None,
     }];
 
     let applied: Vec<_> = attempts.iter().filter(|a| a.applied).collect();
@@ -256,6 +258,8 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         x_scales: vec![],
         y,
         series: norm_series,
+        above: vec![],
+        marks: None,
     });
 
     if report.loss_scaling {
@@ -274,6 +278,8 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
             x_scales: vec![],
             y: Axis::log("loss scale", LogBase::Two),
             series: scale_series,
+            above: vec![],
+            marks: None,
         });
     }
     charts

@@ -1,0 +1,524 @@
+//! A batch ramp-up on the sheet: the run's units through its stages
+//! ([`Axes`]: how many examples and tokens any number of updates consumes,
+//! which is no longer `B × updates` once `B` changes), the stages table
+//! ([`StageTable`]) and the compact `16 → 32 → 64` of the summary.
+//!
+//! Every conversion goes through the staged plan of `accum_core`
+//! (`StagedPlan::consumed`, `to_updates`); with variable lengths, tokens are
+//! the examples consumed times the expected tokens per example.
+
+use accum_core::plan::{LinearRamp, StagedPlan};
+use accum_core::units::group_digits;
+use accum_core::{PlanError, Rounding, Span, UnitKind};
+use serde::Serialize;
+
+/// Stage rows a sheet lists at most; a longer ramp keeps its first
+/// [`HEAD_ROWS`] and its last [`MAX_ROWS`]` − HEAD_ROWS` stages.
+const MAX_ROWS: usize = 100;
+const HEAD_ROWS: usize = 80;
+
+/// How a configuration declared its ramp-up, so that the sheet can say so.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Declared {
+    /// A list of stages, each ending where its `until` says.
+    Stages {
+        /// The field that holds the list (`batch.stages`).
+        field: String,
+        /// Each listed stage's end, as written, in order.
+        until: Vec<Span>,
+    },
+    /// A linear ramp in the style of Megatron-LM's `--rampup-batch-size`.
+    Linear {
+        /// The field that holds it (`batch.ramp`).
+        field: String,
+        /// Its start, increment and length.
+        ramp: LinearRamp,
+    },
+}
+
+/// A plan whose batch changes during the run, and how it was declared: what
+/// a configuration type's sheet hook gives for a ramp-up.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Ramp {
+    /// The stages, the last one being the full batch.
+    pub(crate) staged: StagedPlan,
+    /// How the configuration wrote them.
+    pub(crate) declared: Declared,
+}
+
+/// Whether token counts are exact (a fixed sequence length) or expected
+/// (variable lengths: the engine counts the real ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum TokenCount {
+    /// `B·L` per update.
+    Exact,
+    /// Expected from the data's lengths.
+    Expected,
+}
+
+/// The run's position in every unit after any number of updates, through
+/// the stages of its plan (one stage when the batch does not change).
+#[derive(Clone, Debug)]
+pub(crate) struct Axes {
+    staged: StagedPlan,
+    /// With variable lengths: the expected tokens of one update of the
+    /// final plan, and that plan's `B`, so that the tokens of `e` examples
+    /// are `e × tokens ÷ B`.
+    expected: Option<(u64, u64)>,
+}
+
+impl Axes {
+    /// The axes of `staged`; `expected_tokens_per_update` is what one update
+    /// of its final plan is expected to hold when lengths vary.
+    pub(crate) fn new(staged: StagedPlan, expected_tokens_per_update: Option<u64>) -> Axes {
+        let b = staged.final_plan().effective_batch().get();
+        let expected = match staged.final_plan().seq_len() {
+            Some(_) => None,
+            None => expected_tokens_per_update
+                .filter(|t| *t > 0 && b > 0)
+                .map(|t| (t, b)),
+        };
+        Axes { staged, expected }
+    }
+
+    /// The staged plan.
+    pub(crate) fn staged(&self) -> &StagedPlan {
+        &self.staged
+    }
+
+    /// Whether the batch changes during the run.
+    pub(crate) fn is_staged(&self) -> bool {
+        !self.staged.is_constant()
+    }
+
+    /// How tokens are known, if at all.
+    pub(crate) fn tokens(&self) -> Option<TokenCount> {
+        match (self.staged.final_plan().seq_len(), self.expected) {
+            (Some(_), _) => Some(TokenCount::Exact),
+            (None, Some(_)) => Some(TokenCount::Expected),
+            (None, None) => None,
+        }
+    }
+
+    /// The tokens of `examples` examples: exact with a fixed length, else
+    /// expected (rounded to the nearest token).
+    fn tokens_of(&self, examples: u64) -> Option<u64> {
+        match (self.staged.final_plan().seq_len(), self.expected) {
+            (Some(len), _) => examples.checked_mul(len),
+            (None, Some((tokens, b))) => {
+                let scaled = (u128::from(examples) * u128::from(tokens) + u128::from(b / 2))
+                    / u128::from(b);
+                u64::try_from(scaled).ok()
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// Tokens per update of a stage whose batch is `effective_batch`.
+    pub(crate) fn tokens_per_update(&self, effective_batch: u64) -> Option<u64> {
+        self.tokens_of(effective_batch)
+    }
+
+    /// How much of `unit` the first `updates` updates consume: microbatches
+    /// per replica, examples, tokens (exact or expected), or the updates.
+    pub(crate) fn at(&self, updates: u64, unit: UnitKind) -> Result<u64, PlanError> {
+        let updates = accum_core::Updates::new(updates);
+        match unit {
+            UnitKind::Token if self.expected.is_some() => {
+                let examples = self.staged.consumed(updates, UnitKind::Example)?;
+                self.tokens_of(examples).ok_or_else(|| PlanError::Overflow {
+                    equation: format!("{examples} examples in tokens"),
+                })
+            }
+            _ => self.staged.consumed(updates, unit),
+        }
+    }
+
+    /// The updates after which `value` of `unit` has been consumed, and
+    /// whether that is exact (else rounded up: a partial update still runs).
+    pub(crate) fn updates_for(&self, value: u64, unit: UnitKind) -> Result<(u64, bool), String> {
+        if let (UnitKind::Token, Some((tokens, b))) = (unit, self.expected) {
+            // The examples that hold `value` expected tokens, then updates.
+            let examples = (u128::from(value) * u128::from(b)).div_ceil(u128::from(tokens));
+            let examples = u64::try_from(examples).map_err(|_| {
+                format!("{} tokens are more examples than can be counted", group_digits(value))
+            })?;
+            return self
+                .staged
+                .to_updates(examples, UnitKind::Example, Rounding::Up)
+                .map(|u| (u.get(), false))
+                .map_err(|err| err.to_string());
+        }
+        if unit == UnitKind::Token && self.tokens().is_none() {
+            return Err("tokens need a fixed seq_len or data to count".into());
+        }
+        match self.staged.to_updates(value, unit, Rounding::Exact) {
+            Ok(u) => Ok((u.get(), true)),
+            Err(_) => self
+                .staged
+                .to_updates(value, unit, Rounding::Up)
+                .map(|u| (u.get(), false))
+                .map_err(|err| err.to_string()),
+        }
+    }
+
+    /// Knots of the scale that reads `unit` under an axis of updates up to
+    /// `end`: one per stage start, so that the scale bends where the batch
+    /// changes. A constant plan needs two.
+    pub(crate) fn knots(&self, unit: UnitKind, end: u64) -> Vec<[f64; 2]> {
+        self.knots_at(&self.breaks(end), unit)
+            .into_iter()
+            .map(|(u, v)| [u as f64, v as f64])
+            .collect()
+    }
+
+    /// The knots of [`knots`](Self::knots) with the two columns swapped:
+    /// updates read under an axis of `unit`.
+    pub(crate) fn inverse_knots(&self, unit: UnitKind, end: u64) -> Vec<[f64; 2]> {
+        self.knots_at(&self.breaks(end), unit)
+            .into_iter()
+            .map(|(u, v)| [v as f64, u as f64])
+            .collect()
+    }
+
+    fn knots_at(&self, breaks: &[u64], unit: UnitKind) -> Vec<(u64, u64)> {
+        breaks
+            .iter()
+            .filter_map(|&u| self.at(u, unit).ok().map(|v| (u, v)))
+            .collect()
+    }
+
+    /// `0`, every stage start before `end`, and `end` (at least 1): where a
+    /// count against updates bends. A constant plan gives `[0, 1]`, one
+    /// update's worth, which extends linearly; a ramp
+    /// of more stages than a drawing can show keeps evenly spread ones.
+    pub(crate) fn breaks(&self, end: u64) -> Vec<u64> {
+        if !self.is_staged() {
+            return vec![0, 1];
+        }
+        let end = end.max(1);
+        let mut at: Vec<u64> = std::iter::once(0)
+            .chain(
+                self.staged
+                    .stages()
+                    .iter()
+                    .map(|s| s.start().get())
+                    .filter(|s| *s > 0 && *s < end),
+            )
+            .chain(std::iter::once(end))
+            .collect();
+        let max = super::chart::MAX_LINE_POINTS;
+        if at.len() > max {
+            let step = at.len().div_ceil(max);
+            let last = at[at.len() - 1];
+            at = at.into_iter().step_by(step).collect();
+            if at.last() != Some(&last) {
+                at.push(last);
+            }
+        }
+        at
+    }
+}
+
+/// Where a stage starts, or what it lasts, in three units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct Position {
+    /// Applied updates.
+    pub(crate) updates: u64,
+    /// Examples.
+    pub(crate) examples: u64,
+    /// Supervised tokens, exact or expected (see [`StageTable::tokens`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tokens: Option<u64>,
+}
+
+/// A column of the stages table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Column {
+    /// Its title.
+    pub(crate) title: String,
+    /// Whether it is one of what a stage lasts (updates, examples, tokens).
+    pub(crate) lasts: bool,
+    /// Whether it holds counts, aligned on the right.
+    pub(crate) numeric: bool,
+}
+
+/// One stage of the table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct StageRow {
+    /// The stage, counted from 1.
+    pub(crate) stage: usize,
+    /// `m`, the same in every stage.
+    pub(crate) micro_batch: u64,
+    /// `A` of the stage.
+    pub(crate) accumulation: u64,
+    /// `D`, the same in every stage.
+    pub(crate) replicas: u64,
+    /// `B` of the stage.
+    pub(crate) effective_batch: u64,
+    /// `B = m·A·D` with the numbers.
+    pub(crate) formula: String,
+    /// Supervised tokens per update, exact or expected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tokens_per_update: Option<u64>,
+    /// Where the stage starts: what the stages before it consumed.
+    pub(crate) start: Position,
+    /// What the stage lasts; for the last stage, what it lasts within the
+    /// run. Absent when the run's length is unknown or the run ends before
+    /// the stage starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) lasts: Option<Position>,
+    /// Where the stage ends as declared: the `until` as written, or the
+    /// computed end of a linear ramp's step; absent for the last stage,
+    /// which lasts to the end of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) until: Option<String>,
+    /// Whether the run reaches this stage.
+    pub(crate) reached: bool,
+}
+
+/// The stages of a batch ramp-up.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct StageTable {
+    /// The table's title.
+    pub(crate) title: String,
+    /// How the ramp was declared, in a sentence.
+    pub(crate) declared: String,
+    /// How many stages the plan has.
+    pub(crate) stages: usize,
+    /// Updates of the whole run, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) run_updates: Option<u64>,
+    /// Whether token counts are exact or expected; absent without tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tokens: Option<TokenCount>,
+    /// The stages, or the first and last ones of a long ramp.
+    pub(crate) rows: Vec<StageRow>,
+    /// Stages left out between the first and the last rows of a long ramp.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) omitted: usize,
+    /// What a reader must know about the run and its stages.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) notes: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl StageTable {
+    /// The row before which the stages left out of a long ramp belong.
+    pub(crate) fn gap_at(&self) -> Option<usize> {
+        (self.omitted > 0).then_some(HEAD_ROWS)
+    }
+
+    /// The columns of [`cells`](Self::cells).
+    pub(crate) fn header(&self) -> Vec<Column> {
+        let column = |title: &str, lasts: bool, numeric: bool| Column {
+            title: title.to_owned(),
+            lasts,
+            numeric,
+        };
+        let mut header = vec![
+            column("stage", false, true),
+            column("B = m·A·D", false, false),
+            column("A", false, true),
+        ];
+        if self.tokens.is_some() {
+            header.push(column("tokens per update", false, true));
+        }
+        header.push(column("starts after", false, false));
+        header.push(column("updates", true, true));
+        header.push(column("examples", true, true));
+        match self.tokens {
+            Some(TokenCount::Expected) => header.push(column("tokens (expected)", true, true)),
+            Some(TokenCount::Exact) => header.push(column("tokens", true, true)),
+            None => {}
+        }
+        header.push(column("until", false, false));
+        header
+    }
+
+    /// The cells of a row, formatted, in the order of [`header`](Self::header).
+    pub(crate) fn cells(&self, row: &StageRow) -> Vec<String> {
+        let n = group_digits;
+        let approx = if self.tokens == Some(TokenCount::Expected) {
+            "≈ "
+        } else {
+            ""
+        };
+        let mut cells = vec![
+            n(row.stage as u64),
+            format!(
+                "{} = {} × {} × {}",
+                n(row.effective_batch),
+                n(row.micro_batch),
+                n(row.accumulation),
+                n(row.replicas)
+            ),
+            n(row.accumulation),
+        ];
+        if self.tokens.is_some() {
+            cells.push(
+                row.tokens_per_update
+                    .map_or_else(|| "—".to_owned(), |t| format!("{approx}{}", n(t))),
+            );
+        }
+        cells.push(if row.start.updates == 0 {
+            "the start".to_owned()
+        } else {
+            count(row.start.updates, "update")
+        });
+        let lasts = |value: Option<u64>, sign: &str| match (row.reached, value) {
+            (false, _) => "not reached".to_owned(),
+            (true, Some(v)) => format!("{sign}{}", n(v)),
+            (true, None) => "—".to_owned(),
+        };
+        cells.push(lasts(row.lasts.map(|l| l.updates), ""));
+        cells.push(lasts(row.lasts.map(|l| l.examples), ""));
+        if self.tokens.is_some() {
+            cells.push(lasts(row.lasts.and_then(|l| l.tokens), approx));
+        }
+        cells.push(match (&row.until, self.run_updates) {
+            (Some(until), _) => until.clone(),
+            (None, Some(total)) => format!("the end of the run ({})", count(total, "update")),
+            (None, None) => "the end of the run".to_owned(),
+        });
+        cells
+    }
+}
+
+/// `"1 update"`, `"2,048 examples"`.
+fn count(n: u64, unit: &str) -> String {
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{} {unit}s", group_digits(n))
+    }
+}
+
+/// The stages table of `ramp`, for a run of `run_updates` updates when known.
+pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> StageTable {
+    let n = group_digits;
+    let stages = ramp.staged.stages();
+    let last = stages.len() - 1;
+    let position = |updates: u64| Position {
+        updates,
+        examples: axes.at(updates, UnitKind::Example).unwrap_or(u64::MAX),
+        tokens: axes
+            .tokens()
+            .and_then(|_| axes.at(updates, UnitKind::Token).ok()),
+    };
+    let difference = |from: &Position, to: &Position| Position {
+        updates: to.updates - from.updates,
+        examples: to.examples.saturating_sub(from.examples),
+        tokens: from
+            .tokens
+            .zip(to.tokens)
+            .map(|(a, b)| b.saturating_sub(a)),
+    };
+    let shown: Vec<usize> = if stages.len() > MAX_ROWS {
+        (0..HEAD_ROWS)
+            .chain(stages.len() - (MAX_ROWS - HEAD_ROWS)..stages.len())
+            .collect()
+    } else {
+        (0..stages.len()).collect()
+    };
+    let rows = shown
+        .iter()
+        .map(|&i| {
+            let stage = &stages[i];
+            let plan = stage.plan();
+            let start = position(stage.start().get());
+            let reached = run_updates.is_none_or(|total| start.updates < total);
+            let end = match (stage.end(), run_updates) {
+                (Some(end), _) => Some(end.get()),
+                (None, total) => total,
+            };
+            let lasts = end
+                .filter(|_| reached)
+                .map(|end| difference(&start, &position(end)));
+            let until = (i < last).then(|| match &ramp.declared {
+                Declared::Stages { until, .. } => until
+                    .get(i)
+                    .map_or_else(String::new, ToString::to_string),
+                Declared::Linear { ramp: linear, .. } => {
+                    let unit = linear.over.unit();
+                    let end = stage.end().map_or(0, |e| e.get());
+                    match axes.at(end, unit) {
+                        Ok(v) => format!("{} {}", n(v), unit.plural()),
+                        Err(err) => err.to_string(),
+                    }
+                }
+            });
+            StageRow {
+                stage: i + 1,
+                micro_batch: plan.micro_batch(),
+                accumulation: plan.accumulation(),
+                replicas: plan.replicas(),
+                effective_batch: plan.effective_batch().get(),
+                formula: plan.batch_formula(),
+                tokens_per_update: axes.tokens_per_update(plan.effective_batch().get()),
+                start,
+                lasts,
+                until,
+                reached,
+            }
+        })
+        .collect();
+    let final_b = n(ramp.staged.final_plan().effective_batch().get());
+    let declared = match &ramp.declared {
+        Declared::Stages { field, .. } => format!(
+            "Declared in {field}: each stage runs until a length counted from the start of the run, written in the until column; then the full batch of {final_b} to the end of the run."
+        ),
+        Declared::Linear { field, ramp } => {
+            let parts = stages.len() - 1;
+            format!(
+                "Declared in {field} as a linear ramp: B starts at {} and grows by {} in {} equal parts of {}, up to the full batch of {final_b}; a stage ends at the first whole update that completes its part (as Megatron-LM's ramp-up steps it), so the until column is computed.",
+                n(ramp.start),
+                n(ramp.increment),
+                n(parts as u64),
+                ramp.over
+            )
+        }
+    };
+    let mut notes = Vec::new();
+    if let Some(total) = run_updates {
+        let inside = ramp.staged.stage_index_at(accum_core::Updates::new(total.saturating_sub(1)));
+        if inside < last {
+            notes.push(format!(
+                "The run ends after {}, in stage {} of {}: it never reaches the full batch.",
+                count(total, "update"),
+                inside + 1,
+                stages.len()
+            ));
+        }
+    }
+    StageTable {
+        title: format!("Batch ramp-up in {} stages", n(stages.len() as u64)),
+        declared,
+        stages: stages.len(),
+        run_updates,
+        tokens: axes.tokens(),
+        rows,
+        omitted: stages.len() - shown.len(),
+        notes,
+    }
+}
+
+/// The batches of the stages, `"16 → 32 → 64"`, or the first two and the
+/// last of a long ramp, `"16 → 32 → … → 1,536"`.
+pub(crate) fn steps(values: &[u64]) -> String {
+    let shown: Vec<String> = if values.len() > 4 {
+        vec![
+            group_digits(values[0]),
+            group_digits(values[1]),
+            "…".to_owned(),
+            group_digits(values[values.len() - 1]),
+        ]
+    } else {
+        values.iter().map(|v| group_digits(*v)).collect()
+    };
+    shown.join(" → ")
+}
