@@ -68,15 +68,13 @@ pub(crate) fn build<T: AccumConfig>(
     let expected = extras.expected_tokens_per_update;
     // Every position in examples and tokens goes through the stages (one
     // stage when the batch does not change).
-    let ramp = extras
-        .ramp
-        .as_ref()
-        .filter(|r| !r.staged.is_constant());
+    let ramp = extras.ramp.as_ref().filter(|r| !r.staged.is_constant());
     let staged = ramp.map_or_else(|| StagedPlan::constant(*plan), |r| r.staged.clone());
     let axes = Axes::new(staged, expected);
-    let schedule = extras.schedule.as_ref().map(|s| {
-        resolve_schedule(s, plan, expected).map(|resolved| (s, resolved))
-    });
+    let schedule = extras
+        .schedule
+        .as_ref()
+        .map(|s| resolve_schedule(s, plan, expected).map(|resolved| (s, resolved)));
     let planned_updates = match &schedule {
         Some(Ok((_, resolved))) => Some(resolved.total().get()),
         _ => None,
@@ -85,16 +83,27 @@ pub(crate) fn build<T: AccumConfig>(
     let mut spans = Vec::new();
     config.span_values(&FieldPath::root(), &mut spans);
     if !spans.is_empty() {
+        // With a ramp-up, a length counted from the start of the run goes
+        // through the stages; as an interval late in the run, it is what
+        // the full batch makes of it. Both are shown where they differ.
+        let full = ramp.map(|_| Axes::new(StagedPlan::constant(*plan), expected));
         tables.push(Table {
-            title: "Lengths in every unit".into(),
+            title: if ramp.is_some() {
+                "Lengths in every unit, through the stages".into()
+            } else {
+                "Lengths in every unit".into()
+            },
             rows: spans
                 .iter()
                 .map(|v| {
-                    Row::new(
-                        v.path.to_string(),
-                        v.span.to_string(),
-                        in_every_unit(&v.span, &axes),
-                    )
+                    let staged = in_every_unit(&v.span, &axes);
+                    let note = match full.as_ref().map(|f| in_every_unit(&v.span, f)) {
+                        Some(at_full) if at_full != staged => format!(
+                            "from the start of the run {staged}; at the full batch {at_full}"
+                        ),
+                        _ => staged,
+                    };
+                    Row::new(v.path.to_string(), v.span.to_string(), note)
                 })
                 .collect(),
         });
@@ -151,7 +160,12 @@ fn resolve_schedule(
     plan: &Plan,
     expected_tokens: Option<u64>,
 ) -> Result<Schedule, PlanError> {
-    Schedule::resolve(&configured.section, configured.peak_lr, plan, expected_tokens)
+    Schedule::resolve(
+        &configured.section,
+        configured.peak_lr,
+        plan,
+        expected_tokens,
+    )
 }
 
 /// The plan's numbers with their formulas; with a ramp-up, the plan is the
@@ -448,11 +462,14 @@ mod tests {
                 .warnings
                 .push(without_rule_ids("shifted (R8, R14) and skipped (R7)"));
         }
-        let json = serde_json::to_string(&sheet).expect("json");
-        let html = crate::sheet::html::render(&sheet);
-        let md = crate::sheet::markdown::render(&sheet, &|c| Some(format!("{}.svg", c.id)));
-        for (format, text) in [("json", &json), ("html", &html), ("md", &md)] {
-            assert!(!has_rule_id(text), "{format}: {text}");
+        let ramp = crate::sheet::tests::sheet_of(crate::sheet::tests::RAMPUP);
+        for sheet in [&sheet, &ramp] {
+            let json = serde_json::to_string(sheet).expect("json");
+            let html = crate::sheet::html::render(sheet);
+            let md = crate::sheet::markdown::render(sheet, &|c| Some(format!("{}.svg", c.id)));
+            for (format, text) in [("json", &json), ("html", &html), ("md", &md)] {
+                assert!(!has_rule_id(text), "{format}: {text}");
+            }
         }
         assert!(has_rule_id("a (R13) here") && has_rule_id("(R8, R14)"));
     }

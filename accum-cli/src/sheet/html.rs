@@ -371,4 +371,29 @@ mod tests {
         assert!(html.contains("No run report given"));
         assert_eq!(html.matches("<svg ").count(), 1, "the schedule only");
     }
+
+    #[test]
+    fn a_ramp_up_puts_its_plots_abreast_and_its_stages_across() {
+        let sheet = crate::sheet::tests::sheet_of(crate::sheet::tests::RAMPUP);
+        let html = render(&sheet);
+        assert_eq!(html.matches("<svg ").count(), 2);
+        let order: Vec<usize> = [
+            "id=\"schedule\"",
+            "id=\"schedule-tokens\"",
+            "id=\"stages\"",
+            "<h3>Plan after the ramp-up</h3>",
+        ]
+        .iter()
+        .map(|needle| html.find(needle).unwrap_or_else(|| panic!("{needle}")))
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+        assert!(html.contains("<th scope=\"colgroup\" colspan=\"3\" class=\"group\">lasts</th>"));
+        assert!(
+            html.contains(
+                "<tr><td class=\"num\">3</td><td>64 = 4 × 8 × 2</td><td class=\"num\">8</td>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<td>the end of the run (200 updates)</td>"));
+    }
 }

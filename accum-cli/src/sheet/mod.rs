@@ -310,6 +310,21 @@ pub(crate) mod tests {
         (sheet, report)
     }
 
+    /// A batch ramp-up in three stages on a fixed length (the CLI tests'
+    /// fixture).
+    pub(crate) const RAMPUP: &str = include_str!("../../tests/fixtures/rampup.toml");
+
+    /// The sheet of a `TrainingConfig` in TOML, without a report.
+    pub(crate) fn sheet_of(text: &str) -> Sheet {
+        use accum_core::AccumConfig;
+        let config: accum_core::config::TrainingConfig =
+            toml::from_str(text).expect("the config parses");
+        config.check().expect("the config is valid");
+        let plan = config.plan().expect("the config has a plan");
+        let extras = crate::training::sheet_extras(&config, &plan);
+        build::build(&config, &plan, "rampup.toml", extras, None)
+    }
+
     /// Whether `text` cites a rule by a bare id such as `(R7)` or `(R8, R14`.
     pub(crate) fn has_rule_id(text: &str) -> bool {
         text.match_indices("(R")

@@ -620,4 +620,97 @@ mod tests {
             assert!(svg.contains(&format!(">\n{tick}\n<")), "{tick} in {svg}");
         }
     }
+
+    /// The batch above the learning rate, with two stage starts: both
+    /// panels, their axis titles, the marks' labels and the legend entry.
+    #[test]
+    fn panels_above_and_marks_across() {
+        use crate::sheet::chart::{Mark, Marks, Panel};
+        let mut c = chart(
+            vec![Series::new(
+                "learning rate",
+                Style::Line,
+                Tone::Primary,
+                [(0.0, 0.0), (30.0, 3e-3), (200.0, 0.0)],
+            )],
+            Axis {
+                from_zero: true,
+                ..Axis::linear("learning rate")
+            },
+        );
+        c.above = vec![Panel {
+            y: Axis::count("batch B"),
+            series: vec![Series::new(
+                "batch B",
+                Style::Step,
+                Tone::Secondary,
+                [(0.0, 16.0), (20.0, 32.0), (60.0, 64.0), (200.0, 64.0)],
+            )],
+        }];
+        c.marks = Some(Marks {
+            name: "stage start".into(),
+            at: vec![
+                Mark {
+                    x: 20.0,
+                    label: "B 32".into(),
+                },
+                Mark {
+                    x: 60.0,
+                    label: "B 64".into(),
+                },
+            ],
+        });
+        let svg = render(&c);
+        let height = drawing_height(&c, NORMAL.1);
+        assert_eq!(height, NORMAL.1 + ABOVE_PANEL + MARK_ROW);
+        assert!(svg.contains(&format!("height=\"{height}\"")), "{svg}");
+        for text in ["batch B", "learning rate", "B 32", "B 64", "stage start"] {
+            assert!(svg.contains(&format!(">\n{text}\n<")), "{text} in {svg}");
+        }
+        // Each mark is a dashed vertical line in its own colour, down
+        // through both panels.
+        let mut columns: std::collections::BTreeMap<i32, (i32, i32)> = Default::default();
+        for line in svg.lines().filter(|l| l.contains("stroke=\"#7C3AED\"")) {
+            let points = line.split("points=\"").nth(1).expect("points");
+            let xy: Vec<i32> = points
+                .split([',', ' ', '"'])
+                .filter_map(|v| v.parse().ok())
+                .collect();
+            if let [x1, y1, x2, y2] = xy[..]
+                && x1 == x2
+            {
+                let span = columns.entry(x1).or_insert((y1, y2));
+                *span = (span.0.min(y1), span.1.max(y2));
+            }
+        }
+        assert_eq!(columns.len(), 2, "{columns:?}");
+        for (top, bottom) in columns.values() {
+            assert!(bottom - top > ABOVE_PANEL as i32 + 100, "{top}..{bottom}");
+        }
+    }
+
+    /// A scale that bends keeps its ticks but drops labels that would run
+    /// into the previous one.
+    #[test]
+    fn crowded_scale_labels_are_left_out() {
+        let mut c = chart(
+            vec![Series::new(
+                "learning rate",
+                Style::Line,
+                Tone::Primary,
+                [(0.0, 1.0), (400_000.0, 1.0)],
+            )],
+            Axis::linear("learning rate"),
+        );
+        // 200 updates in the first 1% of the axis, 100 in the rest.
+        c.x_scales = vec![Scale {
+            label: "updates".into(),
+            knots: vec![[0.0, 0.0], [4_000.0, 200.0], [400_000.0, 300.0]],
+            approximate: false,
+        }];
+        let svg = render(&c);
+        let labels = |t: &str| svg.contains(&format!(">\n{t}\n<"));
+        assert!(labels("0") && labels("300"), "{svg}");
+        assert!(!labels("100"), "100 sits on 0: {svg}");
+    }
 }

@@ -31,11 +31,7 @@ pub(super) fn charts(
         (true, schedule) => {
             // Without a length, the last stage is drawn for a third of the
             // ramp: it lasts to the end of the run, wherever that is.
-            let last_start = axes
-                .staged()
-                .stages()
-                .last()
-                .map_or(0, |s| s.start().get());
+            let last_start = axes.staged().stages().last().map_or(0, |s| s.start().get());
             let end = run_updates
                 .unwrap_or_else(|| last_start.saturating_add((last_start / 3).max(1)))
                 .max(1);
@@ -190,7 +186,12 @@ fn ramp_chart(
     let batch_points = stages
         .iter()
         .filter(|s| s.start().get() < end)
-        .map(|s| (x_of(s.start().get()), s.plan().effective_batch().get() as f64))
+        .map(|s| {
+            (
+                x_of(s.start().get()),
+                s.plan().effective_batch().get() as f64,
+            )
+        })
         .chain(std::iter::once((
             x_of(end),
             axes.staged()
@@ -240,7 +241,8 @@ fn ramp_chart(
         ),
         Some(unit) => {
             let label = match (unit, axes.tokens()) {
-                (UnitKind::Token, Some(TokenCount::Expected)) => "tokens (expected)",
+                // Expected, not counted: the axis says so in the room it has.
+                (UnitKind::Token, Some(TokenCount::Expected)) => "≈ tokens",
                 (unit, _) => unit.plural(),
             };
             (
@@ -276,7 +278,10 @@ fn ramp_chart(
         )
     };
     let how_read = match unit {
-        None => "The scales below read the same updates in examples and tokens, through the stages.".to_owned(),
+        None => {
+            "The scales below read the same updates in examples and tokens, through the stages."
+                .to_owned()
+        }
         Some(unit) => format!(
             "Against {}, a stage of a small batch is short: it takes many updates but few {}, so a length written in updates means fewer {} early in the run. The scale below reads the same {} in updates, through the stages.",
             unit.plural(),
@@ -369,5 +374,4 @@ mod tests {
         assert_eq!(points.last().map(|p| p[0]), Some(1_000_000.0));
         assert_eq!(chart.x_scales.len(), 1, "no tokens without a length");
     }
-
 }

@@ -107,8 +107,8 @@ impl Axes {
         match (self.staged.final_plan().seq_len(), self.expected) {
             (Some(len), _) => examples.checked_mul(len),
             (None, Some((tokens, b))) => {
-                let scaled = (u128::from(examples) * u128::from(tokens) + u128::from(b / 2))
-                    / u128::from(b);
+                let scaled =
+                    (u128::from(examples) * u128::from(tokens) + u128::from(b / 2)) / u128::from(b);
                 u64::try_from(scaled).ok()
             }
             (None, None) => None,
@@ -142,7 +142,10 @@ impl Axes {
             // The examples that hold `value` expected tokens, then updates.
             let examples = (u128::from(value) * u128::from(b)).div_ceil(u128::from(tokens));
             let examples = u64::try_from(examples).map_err(|_| {
-                format!("{} tokens are more examples than can be counted", group_digits(value))
+                format!(
+                    "{} tokens are more examples than can be counted",
+                    group_digits(value)
+                )
             })?;
             return self
                 .staged
@@ -413,10 +416,7 @@ pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> Stage
     let difference = |from: &Position, to: &Position| Position {
         updates: to.updates - from.updates,
         examples: to.examples.saturating_sub(from.examples),
-        tokens: from
-            .tokens
-            .zip(to.tokens)
-            .map(|(a, b)| b.saturating_sub(a)),
+        tokens: from.tokens.zip(to.tokens).map(|(a, b)| b.saturating_sub(a)),
     };
     let shown: Vec<usize> = if stages.len() > MAX_ROWS {
         (0..HEAD_ROWS)
@@ -440,9 +440,9 @@ pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> Stage
                 .filter(|_| reached)
                 .map(|end| difference(&start, &position(end)));
             let until = (i < last).then(|| match &ramp.declared {
-                Declared::Stages { until, .. } => until
-                    .get(i)
-                    .map_or_else(String::new, ToString::to_string),
+                Declared::Stages { until, .. } => {
+                    until.get(i).map_or_else(String::new, ToString::to_string)
+                }
                 Declared::Linear { ramp: linear, .. } => {
                     let unit = linear.over.unit();
                     let end = stage.end().map_or(0, |e| e.get());
@@ -472,20 +472,37 @@ pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> Stage
         Declared::Stages { field, .. } => format!(
             "Declared in {field}: each stage runs until a length counted from the start of the run, written in the until column; then the full batch of {final_b} to the end of the run."
         ),
-        Declared::Linear { field, ramp } => {
-            let parts = stages.len() - 1;
+        Declared::Linear {
+            field,
+            ramp: linear,
+        } => {
+            let final_batch = ramp.staged.final_plan().effective_batch().get();
+            let increments = final_batch.saturating_sub(linear.start) / linear.increment.max(1);
+            let skipped = increments.saturating_sub(stages.len() as u64 - 1);
+            let skipped = if skipped > 0 {
+                format!(
+                    " A step shorter than one update of its batch passes without one: {} of the {} steps do, so the ramp has {} stages.",
+                    n(skipped),
+                    n(increments),
+                    n(stages.len() as u64)
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "Declared in {field} as a linear ramp: B starts at {} and grows by {} in {} equal parts of {}, up to the full batch of {final_b}; a stage ends at the first whole update that completes its part (as Megatron-LM's ramp-up steps it), so the until column is computed.",
-                n(ramp.start),
-                n(ramp.increment),
-                n(parts as u64),
-                ramp.over
+                "Declared in {field} as a linear ramp: B starts at {} and grows by {} in {} equal steps over {}, up to the full batch of {final_b}; a stage ends at the first whole update that completes its step (as Megatron-LM's ramp-up steps it), so the until column is computed.{skipped}",
+                n(linear.start),
+                n(linear.increment),
+                n(increments),
+                linear.over
             )
         }
     };
     let mut notes = Vec::new();
     if let Some(total) = run_updates {
-        let inside = ramp.staged.stage_index_at(accum_core::Updates::new(total.saturating_sub(1)));
+        let inside = ramp
+            .staged
+            .stage_index_at(accum_core::Updates::new(total.saturating_sub(1)));
         if inside < last {
             notes.push(format!(
                 "The run ends after {}, in stage {} of {}: it never reaches the full batch.",
@@ -507,18 +524,316 @@ pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> Stage
     }
 }
 
-/// The batches of the stages, `"16 → 32 → 64"`, or the first two and the
-/// last of a long ramp, `"16 → 32 → … → 1,536"`.
+/// The batches of the stages, `"16 → 32 → 64"`, or the first and the last
+/// of a longer ramp, `"32 → … → 1,536"`.
 pub(crate) fn steps(values: &[u64]) -> String {
-    let shown: Vec<String> = if values.len() > 4 {
-        vec![
-            group_digits(values[0]),
-            group_digits(values[1]),
-            "…".to_owned(),
-            group_digits(values[values.len() - 1]),
-        ]
-    } else {
-        values.iter().map(|v| group_digits(*v)).collect()
+    let shown: Vec<String> = match values {
+        [first, _, _, _, .., last] => {
+            vec![group_digits(*first), "…".to_owned(), group_digits(*last)]
+        }
+        _ => values.iter().map(|v| group_digits(*v)).collect(),
     };
     shown.join(" → ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sheet::chart::{Chart, Style};
+    use crate::sheet::tests::{RAMPUP, sheet_of};
+
+    fn series<'a>(chart: &'a Chart, name: &str) -> &'a [[f64; 2]] {
+        chart
+            .above
+            .iter()
+            .flat_map(|p| p.series.iter())
+            .chain(chart.series.iter())
+            .find(|s| s.name == name)
+            .map(|s| s.points.as_slice())
+            .unwrap_or_else(|| panic!("no series {name} in {}", chart.id))
+    }
+
+    /// B = 16 for 20 updates (512 tokens each), 32 for 40 (1,024 each),
+    /// then 64 (2,048 each) to the schedule's 200 updates.
+    #[test]
+    fn the_token_axis_follows_the_stages() {
+        let sheet = sheet_of(RAMPUP);
+        let ids: Vec<&str> = sheet.charts().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["schedule", "schedule-tokens"]);
+
+        let updates = &sheet.preparation.charts[0];
+        assert_eq!(updates.title, "Batch and learning rate against updates");
+        let tokens = &updates.x_scales[1];
+        assert_eq!(
+            (tokens.label.as_str(), tokens.approximate),
+            ("tokens", false)
+        );
+        assert_eq!(
+            tokens.knots,
+            vec![
+                [0.0, 0.0],
+                [20.0, 10_240.0],
+                [60.0, 51_200.0],
+                [200.0, 337_920.0]
+            ]
+        );
+        // Inside stage 2, not B × updates at the full batch (40 × 2,048).
+        assert_eq!(tokens.value_at(40.0), 10_240.0 + 20.0 * 1_024.0);
+        assert_eq!(
+            tokens.x_at(51_200.0),
+            60.0,
+            "stage 3 starts at 51,200 tokens"
+        );
+        let examples = &updates.x_scales[0];
+        assert_eq!(examples.value_at(60.0), 1_600.0, "the until of stage 2");
+        let marks = updates.marks.as_ref().expect("stage starts are marked");
+        let at: Vec<(f64, &str)> = marks.at.iter().map(|m| (m.x, m.label.as_str())).collect();
+        assert_eq!(at, [(20.0, "B 32"), (60.0, "B 64")]);
+        assert_eq!(updates.above[0].y.label, "batch B");
+        assert_eq!(
+            series(updates, "batch B"),
+            [[0.0, 16.0], [20.0, 32.0], [60.0, 64.0], [200.0, 64.0]]
+        );
+        assert_eq!(updates.above[0].series[0].style, Style::Step);
+
+        // Against tokens: the same boundaries at their token counts.
+        let against = &sheet.preparation.charts[1];
+        assert_eq!(against.x.label, "tokens");
+        let marks = against.marks.as_ref().expect("stage starts are marked");
+        let at: Vec<f64> = marks.at.iter().map(|m| m.x).collect();
+        assert_eq!(at, [10_240.0, 51_200.0]);
+        assert_eq!(
+            series(against, "batch B"),
+            [
+                [0.0, 16.0],
+                [10_240.0, 32.0],
+                [51_200.0, 64.0],
+                [337_920.0, 64.0]
+            ]
+        );
+        let back = &against.x_scales[0];
+        assert_eq!(back.label, "updates");
+        assert_eq!(back.value_at(30_720.0), 40.0);
+        assert_eq!(back.x_at(60.0), 51_200.0);
+        // The warmup of 30 updates ends at 10,240 + 10 × 1,024 tokens, where
+        // the learning rate peaks.
+        let lr = series(against, "learning rate");
+        assert!(lr.contains(&[20_480.0, 3e-3]), "{lr:?}");
+        assert_eq!(
+            series(against, "end of warmup"),
+            [[20_480.0, 0.0], [20_480.0, 3e-3]]
+        );
+        assert_eq!(lr.last().map(|p| p[0]), Some(337_920.0));
+    }
+
+    #[test]
+    fn the_stages_table_in_every_unit() {
+        let sheet = sheet_of(RAMPUP);
+        let table = sheet.preparation.stages.as_ref().expect("a stages table");
+        assert_eq!(table.title, "Batch ramp-up in 3 stages");
+        assert_eq!((table.stages, table.run_updates), (3, Some(200)));
+        assert_eq!(table.tokens, Some(TokenCount::Exact));
+        assert!(table.declared.starts_with("Declared in batch.stages:"));
+        let rows: Vec<Vec<String>> = table.rows.iter().map(|r| table.cells(r)).collect();
+        assert_eq!(
+            rows,
+            [
+                [
+                    "1",
+                    "16 = 4 × 2 × 2",
+                    "2",
+                    "512",
+                    "the start",
+                    "20",
+                    "320",
+                    "10,240",
+                    "10240 tokens"
+                ],
+                [
+                    "2",
+                    "32 = 4 × 4 × 2",
+                    "4",
+                    "1,024",
+                    "20 updates",
+                    "40",
+                    "1,280",
+                    "40,960",
+                    "1600 examples"
+                ],
+                [
+                    "3",
+                    "64 = 4 × 8 × 2",
+                    "8",
+                    "2,048",
+                    "60 updates",
+                    "140",
+                    "8,960",
+                    "286,720",
+                    "the end of the run (200 updates)"
+                ]
+            ]
+        );
+        let header = table.header();
+        let titles: Vec<&str> = header.iter().map(|c| c.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "stage",
+                "B = m·A·D",
+                "A",
+                "tokens per update",
+                "starts after",
+                "updates",
+                "examples",
+                "tokens",
+                "until"
+            ]
+        );
+        // Σ over stages of what they last is the run.
+        let examples: u64 = table
+            .rows
+            .iter()
+            .filter_map(|r| r.lasts)
+            .map(|l| l.examples)
+            .sum();
+        assert_eq!(examples, 320 + 1_280 + 140 * 64);
+        assert!(table.notes.is_empty());
+
+        let s = &sheet.summary;
+        assert_eq!((s.stages, s.first_effective_batch), (Some(3), Some(16)));
+        assert_eq!(s.effective_batch, 64);
+        assert_eq!(
+            (s.cards[0].value.as_str(), s.cards[0].detail.as_str()),
+            (
+                "16 → 32 → 64",
+                "in 3 stages, up to B = m·A·D = 4 × 8 × 2 = 64"
+            )
+        );
+        assert_eq!(s.cards[1].value, "512 → 2,048");
+        assert_eq!(s.planned_epochs, Some(10_560.0 / 2_000.0));
+        assert_eq!(sheet.preparation.tables[0].title, "Plan after the ramp-up");
+
+        // Lengths convert through the stages: 30 updates from the start are
+        // 20 of 16 and 10 of 32 examples, and 409,600 tokens are 60 + 175
+        // updates; at the full batch, both mean something else.
+        let lengths = &sheet.preparation.tables[1];
+        assert_eq!(lengths.title, "Lengths in every unit, through the stages");
+        let notes: Vec<&str> = lengths.rows.iter().map(|r| r.note.as_str()).collect();
+        assert_eq!(
+            notes[..2],
+            [
+                "from the start of the run = 30 updates = 80 microbatches per replica = 640 examples = 20,480 tokens; \
+                 at the full batch = 30 updates = 240 microbatches per replica = 1,920 examples = 61,440 tokens",
+                "from the start of the run = 235 updates = 1,600 microbatches per replica = 12,800 examples = 409,600 tokens; \
+                 at the full batch = 200 updates = 1,600 microbatches per replica = 12,800 examples = 409,600 tokens"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_run_that_ends_inside_the_ramp_says_so() {
+        let sheet =
+            sheet_of(&RAMPUP.replace("total = \"409600 tokens\"", "total = \"50 updates\""));
+        let table = sheet.preparation.stages.as_ref().expect("a stages table");
+        assert_eq!(
+            table.notes,
+            ["The run ends after 50 updates, in stage 2 of 3: it never reaches the full batch."]
+        );
+        let last = &table.rows[2];
+        assert!(!last.reached && last.lasts.is_none());
+        assert_eq!(table.cells(last)[5], "not reached");
+        let charts = &sheet.preparation.charts;
+        let marks = charts[0].marks.as_ref().expect("marks");
+        assert_eq!(marks.at.len(), 1, "stage 3 starts after the run");
+        assert_eq!(
+            series(&charts[0], "batch B"),
+            [[0.0, 16.0], [20.0, 32.0], [50.0, 32.0]]
+        );
+    }
+
+    /// A Megatron-style ramp of more stages than a sheet lists or marks one
+    /// by one, with variable lengths: tokens are expected, per stage.
+    #[test]
+    fn a_long_linear_ramp_with_expected_tokens() {
+        let config = "[batch]\nmicro_batch = 8\naccumulation = 200\nreplicas = 2\n\
+             [batch.ramp]\nstart = 16\nincrement = 16\nover = \"400k examples\"\n\
+             [schedule]\nkind = \"linear\"\nwarmup = \"100 updates\"\ntotal = \"5M examples\"\n\
+             [data]\nexamples = 100000\nmin_len = 16\nmax_len = 64\n";
+        let sheet = sheet_of(config);
+        let table = sheet.preparation.stages.as_ref().expect("a stages table");
+        // 16 → 3,200 by 16 is 199 steps of about 2,010 examples; once an
+        // update of the stage holds more than a step, a step is skipped.
+        let parsed: accum_core::config::TrainingConfig = toml::from_str(config).expect("toml");
+        let staged = parsed.staged_plan().expect("a staged plan");
+        assert_eq!(table.stages, staged.stages().len());
+        assert!((150..200).contains(&table.stages), "{}", table.stages);
+        let omitted = table.stages - MAX_ROWS;
+        assert_eq!((table.rows.len(), table.omitted), (MAX_ROWS, omitted));
+        assert_eq!(table.gap_at(), Some(HEAD_ROWS));
+        assert_eq!(
+            table.rows[HEAD_ROWS].stage,
+            HEAD_ROWS + omitted + 1,
+            "the last stages follow the gap"
+        );
+        assert_eq!(table.rows[MAX_ROWS - 1].effective_batch, 3_200);
+        assert_eq!(table.tokens, Some(TokenCount::Expected));
+        assert!(
+            table
+                .declared
+                .contains("grows by 16 in 199 equal steps over 400k examples"),
+            "{}",
+            table.declared
+        );
+        assert!(
+            table.declared.ends_with(&format!(
+                "{} of the 199 steps do, so the ramp has {} stages.",
+                200 - table.stages,
+                table.stages
+            )),
+            "{}",
+            table.declared
+        );
+        // Mean length 40: 16 × 40 tokens per update in the first stage.
+        assert_eq!(table.rows[0].tokens_per_update, Some(640));
+        let first = &table.rows[0];
+        let lasts = first.lasts.expect("the first stage lasts");
+        assert_eq!(lasts.tokens, Some(lasts.examples * 40));
+        // Megatron's rule: a step of 400,000 / 199 examples, in whole updates.
+        assert_eq!(
+            table.cells(first)[8],
+            format!("{} examples", group_digits(lasts.examples))
+        );
+        assert!(lasts.examples >= 2_010 && lasts.examples < 2_010 + 16);
+        let cells = table.cells(first);
+        assert_eq!(cells[3], "≈ 640");
+        assert_eq!(cells[7], format!("≈ {}", group_digits(lasts.examples * 40)));
+        assert_eq!(sheet.summary.cards[0].value, "16 → … → 3,200");
+
+        let updates = &sheet.preparation.charts[0];
+        let marks = updates.marks.as_ref().expect("marks");
+        assert_eq!(marks.name, "end of the ramp");
+        assert_eq!(marks.at.len(), 1);
+        let tokens = &updates.x_scales[1];
+        assert!(tokens.approximate);
+        let against = &sheet.preparation.charts[1];
+        assert_eq!(against.x.label, "≈ tokens");
+        // The end of the ramp, at its expected tokens: 400k examples and a
+        // little more (the last step ends on a whole update) × 40.
+        let end = marks.at[0].x;
+        let end_tokens = against.marks.as_ref().expect("marks").at[0].x;
+        let examples = updates.x_scales[0].value_at(end);
+        assert_eq!(end_tokens, examples * 40.0);
+        assert!(
+            (400_000.0..400_000.0 + 3_200.0).contains(&examples),
+            "{examples}"
+        );
+    }
+
+    #[test]
+    fn steps_are_short() {
+        assert_eq!(steps(&[16, 32, 64]), "16 → 32 → 64");
+        assert_eq!(steps(&[1, 2, 3, 4]), "1 → 2 → 3 → 4");
+        assert_eq!(steps(&[32, 48, 64, 80, 1_536]), "32 → … → 1,536");
+        assert_eq!(steps(&[64]), "64");
+    }
 }

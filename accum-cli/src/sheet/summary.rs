@@ -3,9 +3,9 @@
 //! epochs and the final loss — planned, or observed when a run report is
 //! given.
 
+use accum_core::UnitKind;
 use accum_core::report::RunReport;
 use accum_core::units::group_digits;
-use accum_core::UnitKind;
 
 use super::build::Extras;
 use super::series::RunSeries;
@@ -49,10 +49,8 @@ pub(super) fn summary(
         }
     }];
     // Tokens per update of each stage, when they are known without a run.
-    let stage_tokens: Option<Vec<u64>> = batches
-        .iter()
-        .map(|b| axes.tokens_per_update(*b))
-        .collect();
+    let stage_tokens: Option<Vec<u64>> =
+        batches.iter().map(|b| axes.tokens_per_update(*b)).collect();
 
     // Tokens: exact with a fixed length, else what the trial counted, else
     // what the data's lengths lead to expect.
