@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use accum_core::derive::SpanUse;
 use accum_core::plan::{Epoch, StagedPlan};
 use accum_core::report::RunReport;
 use accum_core::schedule::Schedule;
@@ -84,9 +85,15 @@ pub(crate) fn build<T: AccumConfig>(
     config.span_values(&FieldPath::root(), &mut spans);
     if !spans.is_empty() {
         // With a ramp-up, a length counted from the start of the run goes
-        // through the stages; as an interval late in the run, it is what
-        // the full batch makes of it. Both are shown where they differ.
+        // through the stages; an interval means a different amount in each
+        // stage. Either way, the full batch makes something else of it:
+        // both are shown where they differ.
         let full = ramp.map(|_| Axes::new(StagedPlan::constant(*plan), expected));
+        let first = ramp.map(|r| {
+            let first = *r.staged.first_plan();
+            let tokens = axes.tokens_per_update(first.effective_batch().get());
+            Axes::new(StagedPlan::constant(first), tokens)
+        });
         tables.push(Table {
             title: if ramp.is_some() {
                 "Lengths in every unit, through the stages".into()
@@ -96,12 +103,21 @@ pub(crate) fn build<T: AccumConfig>(
             rows: spans
                 .iter()
                 .map(|v| {
-                    let staged = in_every_unit(&v.span, &axes);
+                    let interval = v.span_use == Some(SpanUse::Every);
+                    let (lead, here) = match (&first, interval) {
+                        (Some(first), true) => {
+                            ("in the first stage", in_every_unit(&v.span, first))
+                        }
+                        (Some(_), false) => {
+                            ("from the start of the run", in_every_unit(&v.span, &axes))
+                        }
+                        (None, _) => ("", in_every_unit(&v.span, &axes)),
+                    };
                     let note = match full.as_ref().map(|f| in_every_unit(&v.span, f)) {
-                        Some(at_full) if at_full != staged => format!(
-                            "from the start of the run {staged}; at the full batch {at_full}"
-                        ),
-                        _ => staged,
+                        Some(at_full) if at_full != here => {
+                            format!("{lead} {here}; at the full batch {at_full}")
+                        }
+                        _ => here,
                     };
                     Row::new(v.path.to_string(), v.span.to_string(), note)
                 })

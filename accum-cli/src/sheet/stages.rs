@@ -728,6 +728,13 @@ mod tests {
                  at the full batch = 200 updates = 1,600 microbatches per replica = 12,800 examples = 409,600 tokens"
             ]
         );
+        // An interval is not counted from the start: its first stage and
+        // the full batch bound what it means.
+        assert_eq!(
+            notes[2],
+            "in the first stage = 10 updates = 20 microbatches per replica = 160 examples = 5,120 tokens; \
+             at the full batch = 10 updates = 80 microbatches per replica = 640 examples = 20,480 tokens"
+        );
     }
 
     #[test]
