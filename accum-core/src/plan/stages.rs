@@ -583,6 +583,9 @@ impl Stage {
     /// How much of `unit` was consumed before the stage starts (microbatches
     /// per replica, as a replica's loop counts them).
     fn before(&self, unit: UnitKind) -> Result<u64, PlanError> {
+        if self.start.is_zero() {
+            return Ok(0);
+        }
         match unit {
             UnitKind::Update => Ok(self.start.get()),
             UnitKind::Microbatch => Ok(self.microbatches_before),
@@ -888,6 +891,20 @@ impl StagedPlan {
         self.consumed(updates, UnitKind::Token).map(Tokens::new)
     }
 
+    /// The stage in which `value` of `unit` falls: the last one that starts
+    /// at or before it (at a boundary, the stage that starts there).
+    fn stage_of(&self, value: u64, unit: UnitKind) -> Result<&Stage, PlanError> {
+        let mut found = &self.stages[0];
+        for stage in &self.stages[1..] {
+            if stage.before(unit)? <= value {
+                found = stage;
+            } else {
+                break;
+            }
+        }
+        Ok(found)
+    }
+
     /// The number of updates after which `value` of `unit` has been
     /// consumed, through the stages, with an explicit rounding.
     pub fn to_updates(
@@ -899,28 +916,13 @@ impl StagedPlan {
         if unit == UnitKind::Update {
             return Ok(Updates::new(value));
         }
-        // The stage in which `value` falls: the last one that starts at or before it.
-        let mut found = &self.stages[0];
-        for stage in &self.stages {
-            if stage.before(unit)? <= value {
-                found = stage;
-            } else {
-                break;
-            }
-        }
+        let found = self.stage_of(value, unit)?;
         let before = found.before(unit)?;
         let rest = value - before;
-        let within = found.plan.to_updates(rest, unit, rounding).map_err(|err| {
-            match err {
-                // Report the whole value, not the part inside the stage.
-                PlanError::NotWholeUpdates { per_update, .. } => PlanError::NotWholeUpdates {
-                    value,
-                    unit,
-                    per_update,
-                },
-                other => other,
-            }
-        })?;
+        let within = found
+            .plan
+            .to_updates(rest, unit, rounding)
+            .map_err(|err| whole_value(err, value, unit))?;
         within.checked_add(found.start).map_err(PlanError::from)
     }
 
@@ -929,8 +931,13 @@ impl StagedPlan {
         self.to_updates(span.value(), span.unit(), rounding)
     }
 
-    /// Converts between any two units through the stages: to updates with
-    /// `rounding`, then what those updates consume in `to`.
+    /// Converts between any two units through the stages, exactly where the
+    /// units allow it and otherwise with `rounding`. Inside a stage the
+    /// units are in fixed ratios (`A` microbatches, `B` examples, `B·L`
+    /// tokens per update), so a value converts the way the stage's plan
+    /// converts it, counted from where the stage starts: "1,000 examples"
+    /// is 1,000·L tokens whatever the stages, and "50 updates" is the
+    /// examples of those 50 updates, stage by stage.
     pub fn convert(
         &self,
         value: u64,
@@ -944,8 +951,42 @@ impl StagedPlan {
         if self.is_constant() {
             return self.stages[0].plan.convert(value, from, to, rounding);
         }
-        let updates = self.to_updates(value, from, rounding)?;
-        self.consumed(updates, to)
+        let found = self.stage_of(value, from)?;
+        let rest = value - found.before(from)?;
+        let within = found
+            .plan
+            .convert(rest, from, to, rounding)
+            .map_err(|err| whole_value(err, value, from))?;
+        let before = found.before(to)?;
+        within
+            .checked_add(before)
+            .ok_or_else(|| PlanError::Overflow {
+                equation: format!("{value} {from} in {to}"),
+            })
+    }
+
+    /// A span in another unit through the stages (see [`convert`](Self::convert)).
+    pub fn span_to_unit(
+        &self,
+        span: &Span,
+        unit: UnitKind,
+        rounding: Rounding,
+    ) -> Result<Span, PlanError> {
+        self.convert(span.value(), span.unit(), unit, rounding)
+            .map(|value| Span::new(value, unit))
+    }
+}
+
+/// A rounding error about the part of `value` inside one stage, said about
+/// the whole value.
+fn whole_value(err: PlanError, value: u64, unit: UnitKind) -> PlanError {
+    match err {
+        PlanError::NotWholeUpdates { per_update, .. } => PlanError::NotWholeUpdates {
+            value,
+            unit,
+            per_update,
+        },
+        other => other,
     }
 }
 
