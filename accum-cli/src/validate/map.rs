@@ -316,6 +316,43 @@ mod tests {
     }
 
     #[test]
+    fn ramp_ups_and_uses_are_found_by_their_marks() {
+        let schema = serde_json::json!({
+            "x-accum-variable-length": true,
+            "properties": {
+                "batch": { "$ref": "#/$defs/Batch" },
+                "warmup": { "$ref": "#/$defs/Span", "x-accum-span": "warmup" },
+                "steps": { "type": "integer", "x-accum-unit": "update", "x-accum-span": "total" }
+            },
+            "$defs": {
+                "Batch": { "properties": {
+                    "stages": { "type": ["array", "null"], "x-accum-role": "stages" },
+                    "ramp": { "anyOf": [{ "type": "object" }, { "type": "null" }], "x-accum-role": "ramp" }
+                } },
+                "Span": { "x-accum-unit": "span" }
+            }
+        });
+        let map = SchemaMap::from_schema(&schema);
+        let path = |p: &[&str]| p.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            map.ramps,
+            vec![
+                (RampRole::Stages, path(&["batch", "stages"])),
+                (RampRole::Ramp, path(&["batch", "ramp"]))
+            ]
+        );
+        assert_eq!(
+            map.uses,
+            vec![
+                (SpanUse::Total, path(&["steps"]), Some(UnitKind::Update)),
+                (SpanUse::Warmup, path(&["warmup"]), None)
+            ]
+        );
+        assert!(map.variable_length);
+        assert!(map.roles.is_empty());
+    }
+
+    #[test]
     fn expectations_follow_refs_alternatives_and_items() {
         let schema = schema();
         let at = |path: &[&str]| {

@@ -665,7 +665,7 @@ impl StagedPlan {
                 (Some(until), false) => {
                     let plan = builder.plan(stage, accumulation)?;
                     let start = builder
-                        .position(&plan, until.unit())
+                        .position(&plan, until.unit(), until.value())
                         .map_err(|error| StageError::Plan { stage, error })?;
                     if until.value() <= start {
                         return Err(StageError::NotOrdered {
@@ -1047,16 +1047,18 @@ impl<'a> Builder<'a> {
         plan.map_err(|error| StageError::Plan { stage, error })
     }
 
-    /// How much of `unit` the stages so far consume.
-    fn position(&self, plan: &Plan, unit: UnitKind) -> Result<u64, PlanError> {
+    /// How much of `unit` the stages so far consume (`until`: where the next
+    /// stage ends, in `unit`, for the error without `L`).
+    fn position(&self, plan: &Plan, unit: UnitKind, until: u64) -> Result<u64, PlanError> {
         match unit {
             UnitKind::Update => Ok(self.start.get()),
             UnitKind::Microbatch => Ok(self.microbatches),
             UnitKind::Example => Ok(self.examples),
             UnitKind::Token => {
+                // Said about the tokens the stage ends at, which need `L`.
                 let len = plan.seq_len().ok_or(PlanError::NeedsSeqLen {
-                    value: self.examples,
-                    unit: UnitKind::Example,
+                    value: until,
+                    unit: UnitKind::Token,
                 })?;
                 self.examples
                     .checked_mul(len)
