@@ -422,3 +422,78 @@ fn help_teaches_the_ramp_up() {
         assert!(help.contains(needle), "{needle}: {help}");
     }
 }
+
+/// Whether `actual` is what a page shows as `expected`: line by line, where
+/// a line `…` stands for any number of lines left out.
+fn shows(expected: &[&str], actual: &str) -> Result<(), String> {
+    let actual: Vec<&str> = actual.lines().collect();
+    let mut at = 0;
+    let mut gap = false;
+    for line in expected {
+        if *line == "…" {
+            gap = true;
+            continue;
+        }
+        let found = if gap {
+            actual[at..].iter().position(|a| a == line).map(|i| at + i)
+        } else {
+            (actual.get(at) == Some(line)).then_some(at)
+        };
+        match found {
+            Some(i) => at = i + 1,
+            None => return Err(format!("`{line}` is not where the page shows it")),
+        }
+        gap = false;
+    }
+    if !gap && at != actual.len() {
+        return Err(format!("more output after line {at}"));
+    }
+    Ok(())
+}
+
+/// `docs/rampup.md`: every `$ accum …` example prints what the page shows
+/// (run beside the ramp-up fixtures the page names), and every complete
+/// config on the page validates.
+#[test]
+fn the_rampup_guide_runs() {
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/rampup.md"),
+    )
+    .expect("docs/rampup.md");
+    let dir = crate::fixtures().join("rampup");
+    let scratch = crate::scratch("rampup-guide");
+    let (mut commands, mut configs) = (0, 0);
+    let mut lines = page.lines();
+    while let Some(line) = lines.next() {
+        let Some(lang) = line.strip_prefix("```") else {
+            continue;
+        };
+        let block: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        match lang {
+            "console" => {
+                let command = block[0].strip_prefix("$ accum ").expect("a command");
+                let args: Vec<&str> = command.split_whitespace().collect();
+                let out = crate::run_in(&dir, &args);
+                if let Err(why) = shows(&block[1..], &format!("{}{}", out.stdout, out.stderr)) {
+                    panic!("{command}: {why}\n{}{}", out.stdout, out.stderr);
+                }
+                commands += 1;
+            }
+            "toml" if block.iter().any(|l| *l == "[batch]") => {
+                let file = scratch.join(format!("config{configs}.toml"));
+                std::fs::write(&file, block.join("\n")).expect("write");
+                let out = crate::run_in(&scratch, &["validate", &file.display().to_string()]);
+                assert_eq!(out.code, 0, "{}\n{}", block.join("\n"), out.stdout);
+                configs += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        commands >= 4 && configs >= 3,
+        "{commands} commands, {configs} configs"
+    );
+}
