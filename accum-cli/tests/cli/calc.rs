@@ -482,7 +482,7 @@ fn the_rampup_guide_runs() {
                 }
                 commands += 1;
             }
-            "toml" if block.iter().any(|l| *l == "[batch]") => {
+            "toml" if block.contains(&"[batch]") => {
                 let file = scratch.join(format!("config{configs}.toml"));
                 std::fs::write(&file, block.join("\n")).expect("write");
                 let out = crate::run_in(&scratch, &["validate", &file.display().to_string()]);
