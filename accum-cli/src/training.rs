@@ -9,7 +9,6 @@ use accum_core::units::group_digits;
 use accum_core::{Examples, LastGroup, Plan};
 
 use crate::sheet::build::{Extras, LrSchedule};
-use crate::sheet::stages::{Declared, Ramp};
 use crate::sheet::{Row, Table, setting as number};
 
 /// Parameters of the built-in token MLP: `embed` V×H, `w1` H×F, `b1` F,
@@ -224,27 +223,7 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         }),
         epoch: epoch.ok(),
         clip_norm: config.optimizer.clip_norm,
-        ramp: ramp(config, plan),
     }
-}
-
-/// The batch ramp-up of `[batch]`, when it has one that resolves (a config
-/// that reaches the sheet has passed its checks).
-fn ramp(config: &TrainingConfig, plan: &Plan) -> Option<Ramp> {
-    let batch = &config.batch;
-    let declared = match (&batch.stages, &batch.ramp) {
-        (Some(stages), None) => Declared::Stages {
-            field: "batch.stages".into(),
-            until: stages.iter().filter_map(|s| s.until).collect(),
-        },
-        (None, Some(ramp)) => Declared::Linear {
-            field: "batch.ramp".into(),
-            ramp: *ramp,
-        },
-        _ => return None,
-    };
-    let staged = batch.staged_plan(plan).ok()?;
-    (!staged.is_constant()).then_some(Ramp { staged, declared })
 }
 
 /// The built-in model's memory per device (R16): f32 weights and gradients,

@@ -6,16 +6,17 @@
 
 use std::path::Path;
 
-use accum_core::derive::SpanUse;
+use accum_core::derive::{RampUp, SpanUse};
 use accum_core::plan::{Epoch, StagedPlan};
 use accum_core::report::RunReport;
 use accum_core::schedule::Schedule;
 use accum_core::settings::ScheduleSection;
+use accum_core::units::Tokens;
 use accum_core::units::group_digits;
 use accum_core::{AccumConfig, FieldPath, Plan, PlanError, Span, UnitKind};
 
 use super::schedule::{charts, count};
-use super::stages::{Axes, Ramp, TokenCount};
+use super::stages::{Axes, Declared, Ramp, TokenCount};
 use super::summary::summary;
 use super::trial::trial;
 use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series, stages};
@@ -39,9 +40,6 @@ pub(crate) struct Extras {
     pub(crate) epoch: Option<Epoch>,
     /// The gradient-clipping threshold, drawn on the gradient norm.
     pub(crate) clip_norm: Option<f64>,
-    /// A batch ramp-up: stages before the plan's own batch, which is then
-    /// the last stage's.
-    pub(crate) ramp: Option<Ramp>,
 }
 
 /// A configured learning-rate schedule: its section and peak rate.
@@ -69,13 +67,14 @@ pub(crate) fn build<T: AccumConfig>(
     let expected = extras.expected_tokens_per_update;
     // Every position in examples and tokens goes through the stages (one
     // stage when the batch does not change).
-    let ramp = extras.ramp.as_ref().filter(|r| !r.staged.is_constant());
+    let ramp = ramp_of(config);
+    let ramp = ramp.as_ref();
     let staged = ramp.map_or_else(|| StagedPlan::constant(*plan), |r| r.staged.clone());
     let axes = Axes::new(staged, expected);
     let schedule = extras
         .schedule
         .as_ref()
-        .map(|s| resolve_schedule(s, plan, expected).map(|resolved| (s, resolved)));
+        .map(|s| resolve_schedule(s, axes.staged(), expected).map(|resolved| (s, resolved)));
     let planned_updates = match &schedule {
         Some(Ok((_, resolved))) => Some(resolved.total().get()),
         _ => None,
@@ -170,18 +169,42 @@ pub(crate) fn build<T: AccumConfig>(
 }
 
 /// The schedule the engine steps through, per applied update: its warmup
-/// and total resolved to updates through the plan.
+/// and total resolved through the stages, so that a length in tokens
+/// (examples) ends at the same count whatever the stages. With variable
+/// lengths, the expected tokens per update of the final plan stand for the
+/// data's.
 fn resolve_schedule(
     configured: &LrSchedule,
-    plan: &Plan,
+    staged: &StagedPlan,
     expected_tokens: Option<u64>,
 ) -> Result<Schedule, PlanError> {
-    Schedule::resolve(
-        &configured.section,
-        configured.peak_lr,
-        plan,
-        expected_tokens,
-    )
+    let b = staged.final_plan().effective_batch();
+    let measured = expected_tokens.map(|t| (Tokens::new(t), b));
+    Schedule::resolve_staged(&configured.section, configured.peak_lr, staged, measured)
+}
+
+/// The batch ramp-up of any derived config: its one `#[accum(stages)]` or
+/// `#[accum(ramp)]` field that holds a value, and the stages it resolves to
+/// (a config that reaches the sheet has passed its checks).
+fn ramp_of<T: AccumConfig>(config: &T) -> Option<Ramp> {
+    let mut values = Vec::new();
+    config.ramp_values(&FieldPath::root(), &mut values);
+    let [value] = values.as_slice() else {
+        return None;
+    };
+    let declared = match &value.ramp {
+        RampUp::Stages(specs) => Declared::Stages {
+            field: value.path.to_string(),
+            until: specs.iter().filter_map(|s| s.until).collect(),
+        },
+        RampUp::Linear(ramp) => Declared::Linear {
+            field: value.path.to_string(),
+            ramp: *ramp,
+        },
+        RampUp::Unreadable(_) => return None,
+    };
+    let staged = config.staged_plan().ok()?;
+    (!staged.is_constant()).then_some(Ramp { staged, declared })
 }
 
 /// The plan's numbers with their formulas; with a ramp-up, the plan is the

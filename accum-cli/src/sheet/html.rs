@@ -394,6 +394,6 @@ mod tests {
             ),
             "{html}"
         );
-        assert!(html.contains("<td>the end of the run (200 updates)</td>"));
+        assert!(html.contains("<td>the end of the run (235 updates)</td>"));
     }
 }

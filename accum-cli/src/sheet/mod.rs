@@ -314,12 +314,15 @@ pub(crate) mod tests {
     /// fixture).
     pub(crate) const RAMPUP: &str = include_str!("../../tests/fixtures/rampup.toml");
 
-    /// The sheet of a `TrainingConfig` in TOML, without a report.
+    /// The sheet of a `TrainingConfig` in TOML (warnings allowed), without a
+    /// report.
     pub(crate) fn sheet_of(text: &str) -> Sheet {
         use accum_core::AccumConfig;
         let config: accum_core::config::TrainingConfig =
             toml::from_str(text).expect("the config parses");
-        config.check().expect("the config is valid");
+        if let Err(findings) = config.check() {
+            assert!(!findings.has_errors(), "the config is valid: {findings:?}");
+        }
         let plan = config.plan().expect("the config has a plan");
         let extras = crate::training::sheet_extras(&config, &plan);
         build::build(&config, &plan, "rampup.toml", extras, None)

@@ -4,10 +4,10 @@
 //! tokens, with the stage starts marked on both. Positions in examples and
 //! tokens come from the staged plan ([`Axes`]), never from `B × updates`.
 
-use accum_core::UnitKind;
 use accum_core::schedule::Schedule;
 use accum_core::settings::ScheduleKind;
 use accum_core::units::group_digits;
+use accum_core::{Span, UnitKind};
 
 use super::build::LrSchedule;
 use super::chart::{Axis, Chart, MAX_LINE_POINTS, Mark, Marks, Panel, Scale, Series, Style, Tone};
@@ -74,17 +74,27 @@ pub(super) fn count(n: u64, unit: &str) -> String {
 }
 
 /// `"0.01 after a warmup of 4 updates (64 examples), then cosine to 0 at
-/// 60 updates"`: the peak and the shape.
+/// 60 updates"`: the peak and the shape. A schedule that counts tokens
+/// (examples) through the stages of a ramp-up says where it ends in both:
+/// `"then cosine to 0 at 409,600 tokens (update 235)"`.
 fn shape(configured: &LrSchedule, schedule: &Schedule) -> String {
     let n = group_digits;
     let total = schedule.total().get();
+    let clock = schedule.clock();
+    let end = if clock == UnitKind::Update {
+        format!("{} updates", n(total))
+    } else {
+        format!("{} (update {})", amount(&schedule.total_length()), n(total))
+    };
     let shape = match configured.section.kind {
         ScheduleKind::Constant => "then constant".to_owned(),
-        ScheduleKind::Linear => format!("then linear to 0 at {} updates", n(total)),
-        ScheduleKind::Cosine => format!("then cosine to 0 at {} updates", n(total)),
+        ScheduleKind::Linear => format!("then linear to 0 at {end}"),
+        ScheduleKind::Cosine => format!("then cosine to 0 at {end}"),
     };
     let written = configured.section.warmup;
-    let as_written = if written.unit() == UnitKind::Update {
+    let as_written = if clock != UnitKind::Update {
+        format!(" ({})", amount(&schedule.warmup_length()))
+    } else if written.unit() == UnitKind::Update {
         String::new()
     } else {
         format!(" ({written})")
@@ -94,6 +104,25 @@ fn shape(configured: &LrSchedule, schedule: &Schedule) -> String {
         super::setting(configured.peak_lr),
         count(schedule.warmup().get(), "update"),
     )
+}
+
+/// `"409,600 tokens"`.
+fn amount(span: &Span) -> String {
+    let unit = span.unit();
+    count(span.value(), unit.singular())
+}
+
+/// How the schedule steps: once per applied update, by what the update
+/// consumed when it counts tokens (examples) through a ramp-up.
+fn stepping(schedule: &Schedule) -> String {
+    match schedule.clock() {
+        UnitKind::Update => "it steps once per applied update".to_owned(),
+        unit => format!(
+            "it steps once per applied update, by the {} that update consumed, so it ends at the same count of {} whatever the stages",
+            unit.plural(),
+            unit.plural()
+        ),
+    }
 }
 
 /// The learning rate a schedule gives after each applied update, with x in
@@ -314,8 +343,9 @@ fn ramp_chart(
                 id: id.into(),
                 title: format!("Batch and learning rate against {against}"),
                 caption: format!(
-                    "{ramp_sentence}. The learning rate peaks at {}; it steps once per applied update. {how_read}",
-                    shape(configured, resolved)
+                    "{ramp_sentence}. The learning rate peaks at {}; {}. {how_read}",
+                    shape(configured, resolved),
+                    stepping(resolved)
                 ),
                 x,
                 x_scales,
@@ -373,5 +403,36 @@ mod tests {
         );
         assert_eq!(points.last().map(|p| p[0]), Some(1_000_000.0));
         assert_eq!(chart.x_scales.len(), 1, "no tokens without a length");
+    }
+
+    /// A schedule written in tokens ends at the same token count with or
+    /// without the ramp-up; at the full batch throughout, it takes fewer
+    /// updates.
+    #[test]
+    fn a_schedule_in_tokens_ends_at_its_tokens_whatever_the_stages() {
+        use crate::sheet::tests::{RAMPUP, sheet_of};
+        let staged = sheet_of(RAMPUP);
+        let start = RAMPUP.find("[[batch.stages]]").expect("stages");
+        let end = RAMPUP.find("[optimizer]").expect("optimizer");
+        let constant = sheet_of(&format!("{}{}", &RAMPUP[..start], &RAMPUP[end..]));
+        let last_lr = |chart: &Chart| chart.series[0].points.last().copied();
+        let tokens_at = |chart: &Chart, x: f64| {
+            chart
+                .x_scales
+                .iter()
+                .find(|s| s.label == "tokens")
+                .expect("a tokens scale")
+                .value_at(x)
+        };
+        let flat = &constant.preparation.charts[0];
+        assert_eq!(last_lr(flat), Some([200.0, 0.0]));
+        assert_eq!(tokens_at(flat, 200.0), 409_600.0);
+        let ramp = &staged.preparation.charts[0];
+        assert_eq!(last_lr(ramp), Some([235.0, 0.0]));
+        assert_eq!(tokens_at(ramp, 235.0), 409_600.0);
+        assert_eq!(
+            last_lr(&staged.preparation.charts[1]),
+            Some([409_600.0, 0.0])
+        );
     }
 }

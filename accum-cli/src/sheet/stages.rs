@@ -36,8 +36,8 @@ pub(crate) enum Declared {
     },
 }
 
-/// A plan whose batch changes during the run, and how it was declared: what
-/// a configuration type's sheet hook gives for a ramp-up.
+/// A plan whose batch changes during the run, and how it was declared (the
+/// config's `#[accum(stages)]` or `#[accum(ramp)]` field).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Ramp {
     /// The stages, the last one being the full batch.
@@ -554,7 +554,8 @@ mod tests {
     }
 
     /// B = 16 for 20 updates (512 tokens each), 32 for 40 (1,024 each),
-    /// then 64 (2,048 each) to the schedule's 200 updates.
+    /// then 64 (2,048 each) to the schedule's total of 409,600 tokens: 175
+    /// more updates, so 235 (at the full batch throughout it would be 200).
     #[test]
     fn the_token_axis_follows_the_stages() {
         let sheet = sheet_of(RAMPUP);
@@ -574,7 +575,7 @@ mod tests {
                 [0.0, 0.0],
                 [20.0, 10_240.0],
                 [60.0, 51_200.0],
-                [200.0, 337_920.0]
+                [235.0, 409_600.0]
             ]
         );
         // Inside stage 2, not B × updates at the full batch (40 × 2,048).
@@ -592,7 +593,7 @@ mod tests {
         assert_eq!(updates.above[0].y.label, "batch B");
         assert_eq!(
             series(updates, "batch B"),
-            [[0.0, 16.0], [20.0, 32.0], [60.0, 64.0], [200.0, 64.0]]
+            [[0.0, 16.0], [20.0, 32.0], [60.0, 64.0], [235.0, 64.0]]
         );
         assert_eq!(updates.above[0].series[0].style, Style::Step);
 
@@ -608,7 +609,7 @@ mod tests {
                 [0.0, 16.0],
                 [10_240.0, 32.0],
                 [51_200.0, 64.0],
-                [337_920.0, 64.0]
+                [409_600.0, 64.0]
             ]
         );
         let back = &against.x_scales[0];
@@ -623,7 +624,8 @@ mod tests {
             series(against, "end of warmup"),
             [[20_480.0, 0.0], [20_480.0, 3e-3]]
         );
-        assert_eq!(lr.last().map(|p| p[0]), Some(337_920.0));
+        // The schedule ends where it is written to, at 409,600 tokens.
+        assert_eq!(lr.last(), Some(&[409_600.0, 0.0]));
     }
 
     #[test]
@@ -631,7 +633,7 @@ mod tests {
         let sheet = sheet_of(RAMPUP);
         let table = sheet.preparation.stages.as_ref().expect("a stages table");
         assert_eq!(table.title, "Batch ramp-up in 3 stages");
-        assert_eq!((table.stages, table.run_updates), (3, Some(200)));
+        assert_eq!((table.stages, table.run_updates), (3, Some(235)));
         assert_eq!(table.tokens, Some(TokenCount::Exact));
         assert!(table.declared.starts_with("Declared in batch.stages:"));
         let rows: Vec<Vec<String>> = table.rows.iter().map(|r| table.cells(r)).collect();
@@ -666,10 +668,10 @@ mod tests {
                     "8",
                     "2,048",
                     "60 updates",
-                    "140",
-                    "8,960",
-                    "286,720",
-                    "the end of the run (200 updates)"
+                    "175",
+                    "11,200",
+                    "358,400",
+                    "the end of the run (235 updates)"
                 ]
             ]
         );
@@ -696,7 +698,7 @@ mod tests {
             .filter_map(|r| r.lasts)
             .map(|l| l.examples)
             .sum();
-        assert_eq!(examples, 320 + 1_280 + 140 * 64);
+        assert_eq!(examples, 320 + 1_280 + 175 * 64);
         assert!(table.notes.is_empty());
 
         let s = &sheet.summary;
@@ -710,7 +712,8 @@ mod tests {
             )
         );
         assert_eq!(s.cards[1].value, "512 → 2,048");
-        assert_eq!(s.planned_epochs, Some(10_560.0 / 2_000.0));
+        assert_eq!(s.planned_updates, Some(235));
+        assert_eq!(s.planned_epochs, Some(12_800.0 / 2_000.0));
         assert_eq!(sheet.preparation.tables[0].title, "Plan after the ramp-up");
 
         // Lengths convert through the stages: 30 updates from the start are
@@ -771,7 +774,7 @@ mod tests {
         // 16 → 3,200 by 16 is 199 steps of about 2,010 examples; once an
         // update of the stage holds more than a step, a step is skipped.
         let parsed: accum_core::config::TrainingConfig = toml::from_str(config).expect("toml");
-        let staged = parsed.staged_plan().expect("a staged plan");
+        let staged = accum_core::AccumConfig::staged_plan(&parsed).expect("a staged plan");
         assert_eq!(table.stages, staged.stages().len());
         assert!((150..200).contains(&table.stages), "{}", table.stages);
         let omitted = table.stages - MAX_ROWS;
