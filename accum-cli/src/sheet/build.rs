@@ -493,6 +493,54 @@ mod tests {
         );
     }
 
+    /// A user's own config type with a ramp-up field in a nested section:
+    /// the sheet finds it through the derive, without a sheet hook.
+    #[derive(serde::Deserialize, accum_core::AccumConfig)]
+    #[accum(crate = "accum_core", section)]
+    struct OwnBatch {
+        #[accum(micro_batch)]
+        micro: u32,
+        #[accum(accumulation)]
+        accum: u32,
+        #[accum(stages)]
+        #[serde(default)]
+        ramp_up: Vec<accum_core::plan::StageSpec>,
+    }
+
+    #[derive(serde::Deserialize, accum_core::AccumConfig)]
+    #[accum(crate = "accum_core", replicas = 2)]
+    struct OwnRun {
+        #[accum(nested)]
+        batch: OwnBatch,
+    }
+
+    #[test]
+    fn a_derived_config_type_gets_its_ramp_up() {
+        let config: OwnRun = toml::from_str(
+            "[batch]\nmicro = 4\naccum = 16\n[[batch.ramp_up]]\nglobal_batch = 32\nuntil = \"10 updates\"\n",
+        )
+        .expect("toml");
+        let plan = config.plan().expect("plan");
+        let sheet = build(&config, &plan, "own.toml", Extras::default(), None);
+        let table = sheet.preparation.stages.as_ref().expect("a stages table");
+        assert!(table.declared.starts_with("Declared in batch.ramp_up:"));
+        let batches: Vec<u64> = table.rows.iter().map(|r| r.effective_batch).collect();
+        assert_eq!(batches, [32, 128]);
+        assert_eq!(table.rows[1].start.examples, 320);
+        assert_eq!(
+            table.cells(&table.rows[0]).last().map(String::as_str),
+            Some("10 updates")
+        );
+        assert_eq!(sheet.summary.cards[0].value, "32 → 128");
+        // No schedule: the batch alone, against updates and examples (no
+        // tokens without a length).
+        let ids: Vec<&str> = sheet.charts().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["schedule", "schedule-examples"]);
+        assert_eq!(sheet.preparation.charts[1].title, "Batch against examples");
+        let marks = sheet.preparation.charts[1].marks.as_ref().expect("marks");
+        assert_eq!(marks.at[0].x, 320.0);
+    }
+
     #[test]
     fn nothing_shown_cites_a_bare_rule_id() {
         let (mut sheet, _) = fp16_sheet();
