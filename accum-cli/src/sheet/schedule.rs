@@ -13,6 +13,9 @@ use super::build::LrSchedule;
 use super::chart::{Axis, Chart, MAX_LINE_POINTS, Mark, Marks, Panel, Scale, Series, Style, Tone};
 use super::stages::{Axes, TokenCount};
 
+/// The title of the batch panel's axis: the quantity and its unit.
+const BATCH_AXIS: &str = "B (examples)";
+
 /// Stage starts a plot marks one by one at most; a longer ramp marks where
 /// it ends (its steps show in the batch itself).
 pub(crate) const MAX_STAGE_MARKS: usize = 12;
@@ -352,7 +355,7 @@ fn ramp_chart(
                 y: lr_axis(),
                 series,
                 above: vec![Panel {
-                    y: Axis::count("batch B"),
+                    y: Axis::count(BATCH_AXIS),
                     series: vec![batch],
                 }],
                 marks: Some(marks),
@@ -366,7 +369,7 @@ fn ramp_chart(
             ),
             x,
             x_scales,
-            y: Axis::count("batch B"),
+            y: Axis::count(BATCH_AXIS),
             series: vec![batch],
             above: vec![],
             marks: Some(marks),

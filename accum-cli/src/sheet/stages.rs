@@ -590,7 +590,7 @@ mod tests {
         let marks = updates.marks.as_ref().expect("stage starts are marked");
         let at: Vec<(f64, &str)> = marks.at.iter().map(|m| (m.x, m.label.as_str())).collect();
         assert_eq!(at, [(20.0, "B 32"), (60.0, "B 64")]);
-        assert_eq!(updates.above[0].y.label, "batch B");
+        assert_eq!(updates.above[0].y.label, "B (examples)");
         assert_eq!(
             series(updates, "batch B"),
             [[0.0, 16.0], [20.0, 32.0], [60.0, 64.0], [235.0, 64.0]]
@@ -711,7 +711,7 @@ mod tests {
                 "in 3 stages, up to B = m·A·D = 4 × 8 × 2 = 64"
             )
         );
-        assert_eq!(s.cards[1].value, "512 → 2,048");
+        assert_eq!(s.cards[1].value, "512 → 1,024 → 2,048");
         assert_eq!(s.planned_updates, Some(235));
         assert_eq!(s.planned_epochs, Some(12_800.0 / 2_000.0));
         assert_eq!(sheet.preparation.tables[0].title, "Plan after the ramp-up");

@@ -66,12 +66,12 @@ pub(super) fn summary(
             cards.push(Card {
                 label: "tokens per update T".into(),
                 value: match &stage_tokens {
-                    Some(tokens) if ramped => first_to_last(tokens),
+                    Some(tokens) if ramped => steps(tokens),
                     _ => n(exact.get()),
                 },
                 detail: match plan.seq_len() {
                     Some(len) if ramped => format!(
-                        "T = B·L with L = {}, from the first stage to the last",
+                        "T = B·L with L = {}, stage by stage as B grows",
                         n(len)
                     ),
                     _ => plan.token_formula().unwrap_or_default(),
@@ -97,11 +97,11 @@ pub(super) fn summary(
             cards.push(Card {
                 label: "tokens per update".into(),
                 value: match &stage_tokens {
-                    Some(tokens) if ramped => format!("≈ {}", first_to_last(tokens)),
+                    Some(tokens) if ramped => format!("≈ {}", steps(tokens)),
                     _ => format!("≈ {}", n(expected)),
                 },
                 detail: if ramped {
-                    "expected from the data's lengths, from the first stage to the last; the engine counts the real ones"
+                    "expected from the data's lengths, stage by stage as B grows; the engine counts the real ones"
                         .into()
                 } else {
                     "expected from the data's lengths; the engine counts the real ones".into()
@@ -222,15 +222,5 @@ pub(super) fn summary(
         epochs,
         final_loss,
         cards,
-    }
-}
-
-/// `"512 → 2,048"`: the first and the last of a quantity that grows over
-/// the stages.
-fn first_to_last(values: &[u64]) -> String {
-    match values {
-        [first, .., last] => format!("{} → {}", group_digits(*first), group_digits(*last)),
-        [only] => group_digits(*only),
-        [] => String::new(),
     }
 }

@@ -321,7 +321,7 @@ fn sheets_of_a_ramp_up_in_three_stages() {
         }
     }
     assert!(
-        text.contains("| **16 → 32 → 64** | **512 → 2,048** |"),
+        text.contains("| **16 → 32 → 64** | **512 → 1,024 → 2,048** |"),
         "{text}"
     );
     assert!(
