@@ -6,7 +6,6 @@
 use std::fmt::Write as _;
 
 use super::chart::Chart;
-use super::stages::StageTable;
 use super::{Sheet, Table, escape_html, plot};
 
 const STYLE: &str = "\
@@ -115,7 +114,7 @@ pub(crate) fn render(sheet: &Sheet) -> String {
                 out.push_str("</div>\n");
             }
             if let Some(stages) = &prep.stages {
-                stages_panel(&mut out, stages);
+                stages.grid().html(&mut out);
             }
             &prep.tables[..]
         }
@@ -230,78 +229,6 @@ fn wide_figure(out: &mut String, chart: &Chart) {
         plot::render(chart),
         escape_html(&chart.caption)
     );
-}
-
-/// The stages of a ramp-up across the page: a column per quantity.
-fn stages_panel(out: &mut String, table: &StageTable) {
-    let _ = writeln!(
-        out,
-        "<div class=\"panel stages\" id=\"stages\">\n<h3>{}</h3>\n<p class=\"lead\">{}</p>\n<div class=\"scroll\"><table>\n<thead><tr>",
-        escape_html(&table.title),
-        escape_html(&table.declared)
-    );
-    let header = table.header();
-    let class = |numeric: bool| if numeric { " class=\"num\"" } else { "" };
-    // Two header rows: what each stage lasts is grouped under one title.
-    let lasts = header.iter().filter(|c| c.lasts).count();
-    let mut grouped = false;
-    for column in &header {
-        if column.lasts {
-            if !grouped {
-                let _ = write!(
-                    out,
-                    "<th scope=\"colgroup\" colspan=\"{lasts}\" class=\"group\">lasts</th>"
-                );
-                grouped = true;
-            }
-        } else {
-            let _ = write!(
-                out,
-                "<th scope=\"col\" rowspan=\"2\"{}>{}</th>",
-                class(column.numeric),
-                escape_html(&column.title)
-            );
-        }
-    }
-    out.push_str("</tr>\n<tr>");
-    for column in header.iter().filter(|c| c.lasts) {
-        let _ = write!(
-            out,
-            "<th scope=\"col\"{}>{}</th>",
-            class(column.numeric),
-            escape_html(&column.title)
-        );
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for (i, stage) in table.rows.iter().enumerate() {
-        if table.gap_at() == Some(i) {
-            let _ = writeln!(
-                out,
-                "<tr class=\"gap\"><td colspan=\"{}\">… {} more stages …</td></tr>",
-                header.len(),
-                super::group(table.omitted as u64)
-            );
-        }
-        out.push_str(if stage.reached {
-            "<tr>"
-        } else {
-            "<tr class=\"unreached\">"
-        });
-        for (column, cell) in header.iter().zip(table.cells(stage)) {
-            let _ = write!(
-                out,
-                "<td{}>{}</td>",
-                class(column.numeric),
-                escape_html(&cell)
-            );
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody>\n</table></div>\n");
-    for note in &table.notes {
-        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape_html(note));
-    }
-    out.push_str("</div>\n");
 }
 
 fn panel(out: &mut String, table: &Table) {

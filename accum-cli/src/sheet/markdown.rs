@@ -4,7 +4,6 @@
 use std::fmt::Write as _;
 
 use super::chart::Chart;
-use super::stages::StageTable;
 use super::{Sheet, Table, escape_markdown};
 
 /// Renders the sheet. `link` gives the relative path of a chart's SVG
@@ -45,7 +44,7 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
         figure(&mut out, chart, link);
     }
     if let Some(stages) = &sheet.preparation.stages {
-        stages_md(&mut out, stages);
+        stages.grid().markdown(&mut out);
     }
     for table in &sheet.preparation.tables {
         table_md(&mut out, table);
@@ -131,42 +130,6 @@ fn table_md(out: &mut String, table: &Table) {
         );
     }
     out.push('\n');
-}
-
-/// The stages of a ramp-up: a column per quantity, a row per stage.
-fn stages_md(out: &mut String, table: &StageTable) {
-    let _ = writeln!(out, "### {}\n", escape_markdown(&table.title));
-    let _ = writeln!(
-        out,
-        "{} Each stage lasts the updates, examples and tokens shown.\n",
-        escape_markdown(&table.declared)
-    );
-    let header = table.header();
-    let row = |cells: &[String]| {
-        let cells: Vec<String> = cells.iter().map(|c| escape_markdown(c)).collect();
-        format!("| {} |\n", cells.join(" | "))
-    };
-    let titles: Vec<String> = header.iter().map(|c| c.title.clone()).collect();
-    out.push_str(&row(&titles));
-    // Counts to the right, text to the left.
-    let align: Vec<&str> = header
-        .iter()
-        .map(|c| if c.numeric { "---:" } else { "---" })
-        .collect();
-    let _ = writeln!(out, "| {} |", align.join(" | "));
-    for (i, stage) in table.rows.iter().enumerate() {
-        if table.gap_at() == Some(i) {
-            let mut gap = vec![String::new(); header.len()];
-            gap[0] = "…".to_owned();
-            gap[1] = format!("{} more stages", super::group(table.omitted as u64));
-            out.push_str(&row(&gap));
-        }
-        out.push_str(&row(&table.cells(stage)));
-    }
-    out.push('\n');
-    for note in &table.notes {
-        let _ = writeln!(out, "{}\n", escape_markdown(note));
-    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 pub(crate) mod build;
 pub(crate) mod chart;
+mod grid;
 pub(crate) mod html;
 pub(crate) mod markdown;
 pub(crate) mod output;

@@ -12,6 +12,8 @@ use accum_core::units::group_digits;
 use accum_core::{PlanError, Rounding, Span, UnitKind};
 use serde::Serialize;
 
+use super::grid::{Column, Grid, GridRow};
+
 /// Stage rows a sheet lists at most; a longer ramp keeps its first
 /// [`HEAD_ROWS`] and its last [`MAX_ROWS`]` − HEAD_ROWS` stages.
 const MAX_ROWS: usize = 100;
@@ -236,17 +238,6 @@ pub(crate) struct Position {
     pub(crate) tokens: Option<u64>,
 }
 
-/// A column of the stages table.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Column {
-    /// Its title.
-    pub(crate) title: String,
-    /// Whether it is one of what a stage lasts (updates, examples, tokens).
-    pub(crate) lasts: bool,
-    /// Whether it holds counts, aligned on the right.
-    pub(crate) numeric: bool,
-}
-
 /// One stage of the table.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct StageRow {
@@ -318,28 +309,24 @@ impl StageTable {
 
     /// The columns of [`cells`](Self::cells).
     pub(crate) fn header(&self) -> Vec<Column> {
-        let column = |title: &str, lasts: bool, numeric: bool| Column {
-            title: title.to_owned(),
-            lasts,
-            numeric,
-        };
+        let lasts = |title: &str| Column::grouped("lasts", title, title, true);
         let mut header = vec![
-            column("stage", false, true),
-            column("B = m·A·D", false, false),
-            column("A", false, true),
+            Column::new("stage", true),
+            Column::new("B = m·A·D", false),
+            Column::new("A", true),
         ];
         if self.tokens.is_some() {
-            header.push(column("tokens per update", false, true));
+            header.push(Column::new("tokens per update", true));
         }
-        header.push(column("starts after", false, false));
-        header.push(column("updates", true, true));
-        header.push(column("examples", true, true));
+        header.push(Column::new("starts after", false));
+        header.push(lasts("updates"));
+        header.push(lasts("examples"));
         match self.tokens {
-            Some(TokenCount::Expected) => header.push(column("tokens (expected)", true, true)),
-            Some(TokenCount::Exact) => header.push(column("tokens", true, true)),
+            Some(TokenCount::Expected) => header.push(lasts("tokens (expected)")),
+            Some(TokenCount::Exact) => header.push(lasts("tokens")),
             None => {}
         }
-        header.push(column("until", false, false));
+        header.push(Column::new("until", false));
         header
     }
 
@@ -389,6 +376,37 @@ impl StageTable {
             (None, None) => "the end of the run".to_owned(),
         });
         cells
+    }
+}
+
+impl StageTable {
+    /// The table to draw: a row per stage, the stages left out of a long
+    /// ramp said in words where they belong.
+    pub(crate) fn grid(&self) -> Grid {
+        let mut rows = Vec::with_capacity(self.rows.len() + 1);
+        for (i, row) in self.rows.iter().enumerate() {
+            if self.gap_at() == Some(i) {
+                rows.push(GridRow::Gap(format!(
+                    "{} more stages",
+                    group_digits(self.omitted as u64)
+                )));
+            }
+            rows.push(GridRow::Cells {
+                cells: self.cells(row),
+                muted: !row.reached,
+            });
+        }
+        Grid {
+            id: "stages",
+            title: self.title.clone(),
+            lead: format!(
+                "{} Each stage lasts the updates, examples and tokens shown.",
+                self.declared
+            ),
+            columns: self.header(),
+            rows,
+            notes: self.notes.clone(),
+        }
     }
 }
 
