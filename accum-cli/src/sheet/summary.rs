@@ -152,7 +152,7 @@ pub(super) fn summary(
             if let Some(epochs) = epochs {
                 cards.push(Card {
                     label: "epochs".into(),
-                    value: format!("{epochs:.2}"),
+                    value: epoch_count(epochs),
                     detail: format!("{} examples per epoch; {} started", n(data), n(c.epochs)),
                     alert: false,
                 });
@@ -184,7 +184,7 @@ pub(super) fn summary(
             match (planned_epochs, extras.epoch, consumed) {
                 (Some(epochs), Some(epoch), Some(seen)) if ramped => cards.push(Card {
                     label: "epochs".into(),
-                    value: format!("{epochs:.2}"),
+                    value: epoch_count(epochs),
                     detail: format!(
                         "planned: {} examples through the stages, {} per epoch",
                         n(seen),
@@ -194,7 +194,7 @@ pub(super) fn summary(
                 }),
                 (Some(epochs), Some(epoch), _) => cards.push(Card {
                     label: "epochs".into(),
-                    value: format!("{epochs:.2}"),
+                    value: epoch_count(epochs),
                     detail: format!(
                         "planned: {} updates per epoch of {} examples",
                         n(epoch.updates.get()),
@@ -222,5 +222,31 @@ pub(super) fn summary(
         epochs,
         final_loss,
         cards,
+    }
+}
+
+/// Passes over the data, to two decimals, with thousands separators when
+/// a tiny data set is read many times (`"500,000.35"`).
+fn epoch_count(epochs: f64) -> String {
+    let text = format!("{epochs:.2}");
+    match text.split_once('.') {
+        Some((whole, fraction)) if epochs >= 1e4 && epochs < 1e18 => match whole.parse::<u64>() {
+            Ok(whole) => format!("{}.{fraction}", group_digits(whole)),
+            Err(_) => text,
+        },
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epochs_read_as_numbers() {
+        assert_eq!(epoch_count(6.4), "6.40");
+        assert_eq!(epoch_count(9_999.994), "9999.99");
+        assert_eq!(epoch_count(500_000.35), "500,000.35");
+        assert_eq!(epoch_count(19_075.0), "19,075.00");
     }
 }
