@@ -86,9 +86,10 @@ fn drawing_into_a_draw_reuses_its_buffer() {
     let buffer = draw.members.as_ptr();
     let mut dropped = Vec::new();
     for _ in 0..7 {
-        walk.next_into(&mut draw, |epoch, positions| {
+        walk.next_into(&mut draw, Updates::ZERO, |epoch, positions| {
             dropped.push((epoch, positions.len()));
-        });
+        })
+        .unwrap();
         assert_eq!(draw.members.as_ptr(), buffer);
         assert_eq!((draw.members.len(), draw.partial), (12, false));
         assert_eq!(draw.plan, plan);
