@@ -66,6 +66,8 @@ mod progress;
 mod walk;
 
 #[cfg(test)]
+mod stage_tests;
+#[cfg(test)]
 mod tests;
 
 use std::fmt;

@@ -317,6 +317,15 @@ impl Walk {
         Draw::with_capacity(*self.stages.first_plan(), capacity)
     }
 
+    /// Where the walk stands.
+    #[cfg(test)]
+    pub(crate) fn position(&self) -> Position {
+        Position {
+            epoch: self.epoch,
+            cursor: self.cursor,
+        }
+    }
+
     /// Moves the walk to `at`, as if it had drawn the groups before it.
     pub(crate) fn seek(&mut self, at: Position) {
         self.epoch = at.epoch;
