@@ -130,7 +130,7 @@ pub fn verify(
 ) -> Result<VerifyReport, EngineError> {
     let accumulated = Engine::new(plan, config)?;
     let large_plan = Plan::new(plan.effective_batch().get(), 1, 1)?;
-    let large = Engine::new(&large_plan, config)?;
+    let large = Engine::new(large_plan, config)?;
     compare(accumulated, large, tolerance, &mut RunOptions::default())
 }
 

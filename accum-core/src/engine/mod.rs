@@ -736,3 +736,6 @@ mod tests;
 
 #[cfg(test)]
 mod fault_tests;
+
+#[cfg(test)]
+mod stage_tests;
