@@ -70,7 +70,7 @@ fn allocations_after(engine: &mut Engine, warm: usize, counted: usize, what: &st
 fn updates_after_the_first_group_allocate_nothing_of_their_own() {
     for (m, a, d) in [(4, 2, 1), (2, 3, 2)] {
         let plan = Plan::new(m, a, d).expect("a plan");
-        let mut engine = Engine::new(&plan, &config())
+        let mut engine = Engine::new(plan, &config())
             .expect("an engine")
             .with_threads(1);
         // Two epochs' worth of warm-up: every buffer sized, optimizer state allocated.

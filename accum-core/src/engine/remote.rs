@@ -302,7 +302,7 @@ mod tests {
     fn one_engine_per_rank_reports_the_in_process_run() {
         let plan = Plan::new(2, 3, 2).unwrap();
         let config = config();
-        let threads = Engine::new(&plan, &config)
+        let threads = Engine::new(plan, &config)
             .unwrap()
             .run(&mut RunOptions::default())
             .unwrap();
@@ -335,7 +335,7 @@ mod tests {
             microbatch: 1,
         };
         // The reference: the one update that completed before the failure.
-        let mut one = Engine::new(&plan, &config()).unwrap();
+        let mut one = Engine::new(plan, &config()).unwrap();
         one.step(&mut RunOptions::default()).unwrap();
         let results = run_per_rank_with_params(&plan, &config(), Some(at), |_, _| {});
         for (rank, (r, params)) in results.into_iter().enumerate() {
@@ -425,7 +425,7 @@ mod tests {
                         });
                         let model = PanicsOnce { inner, calls };
                         let data = crate::data::Dataset::synthetic(d);
-                        Engine::with_model(&plan, config, model, data)?
+                        Engine::with_model(plan, config, model, data)?
                             .with_reducer(Box::new(OneRank { shared, rank }))?
                             .run(&mut RunOptions::default())
                     })
@@ -465,7 +465,7 @@ mod tests {
     #[test]
     fn a_backend_of_another_size_is_refused() {
         let plan = Plan::new(2, 2, 2).unwrap();
-        let engine = Engine::new(&plan, &config()).unwrap();
+        let engine = Engine::new(plan, &config()).unwrap();
         let err = engine
             .with_reducer(Box::new(InProcess::new(3)))
             .unwrap_err()
