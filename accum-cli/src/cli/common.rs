@@ -22,9 +22,10 @@ pub(crate) enum CommonCommand {
     /// Write a new configuration that keeps the effective batch with a smaller
     /// micro-batch; comments and layout are kept.
     Replan(ReplanArgs),
-    /// Write the run's data sheet: the plan, tokens, precision,
-    /// normalization, last group and schedule in every unit; with a run report
-    /// also the observed counters, memory peaks and the loss curve.
+    /// Write the run's data sheet: B = m·A·D, tokens, precision,
+    /// normalization, last group, every length in every unit and the
+    /// learning-rate schedule; with a run report also the loss, gradient norm,
+    /// loss scale and skipped updates, counters and memory peaks.
     Sheet(SheetArgs),
     /// Print the rule behind a diagnostic code: what it checks, the failure
     /// it prevents, a wrong and a right example, and the fix.
@@ -45,9 +46,9 @@ pub(crate) struct ExplainArgs {
 /// Output format of a sheet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum SheetFormat {
-    /// Markdown; with -o the loss curve is written as an SVG beside it.
+    /// Markdown; with -o every plot is written as an SVG beside it.
     Md,
-    /// One self-contained HTML file with the curve inline; no script.
+    /// One self-contained HTML file with the plots inline; no script.
     Html,
     /// The sheet's data as JSON.
     Json,
