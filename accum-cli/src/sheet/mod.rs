@@ -324,6 +324,7 @@ pub(crate) mod tests {
             data_examples: Examples::new(8),
             data_tokens: Tokens::new(80),
             counters: Counters::default(),
+            stages: vec![],
             replicas: vec![],
             updates: vec![],
             updates_stride: 1,
