@@ -284,7 +284,7 @@ pub(crate) mod tests {
         let config: accum_core::config::TrainingConfig =
             toml::from_str(FP16).expect("the fixture parses");
         let plan = config.plan().expect("the fixture has a plan");
-        let report = accum_core::run(&plan, &config.engine_config()).expect("the fixture runs");
+        let report = accum_core::run(plan, &config.engine_config()).expect("the fixture runs");
         let extras = crate::training::sheet_extras(&config, &plan);
         let sheet = build::build(
             &config,
