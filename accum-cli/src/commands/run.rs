@@ -467,13 +467,14 @@ fn summary(
 fn stage_lines(stages: &[StageCounters]) -> String {
     let mut out = String::from("  stages:\n");
     for (i, stage) in stages.iter().enumerate() {
-        let span = match stage.last_update {
-            Some(last) => format!(
-                "updates {}–{}",
-                group_digits(stage.first_update.get()),
-                group_digits(last.get())
-            ),
-            None => format!("updates {}–", group_digits(stage.first_update.get())),
+        // The last stage lasts to the end of the run: up to its last update.
+        let first = stage.first_update.get();
+        let last = stage.last_update.map(|last| last.get()).or_else(|| {
+            (stage.applied_updates.get() > 0).then(|| first + stage.applied_updates.get() - 1)
+        });
+        let span = match last {
+            Some(last) => format!("updates {}–{}", group_digits(first), group_digits(last)),
+            None => format!("updates {}–", group_digits(first)),
         };
         out.push_str(&format!(
             "    {}: B {} (A {}), {span}: applied {}, attempts {}, skipped {}, microbatches {}, examples {}, tokens {}\n",

@@ -127,7 +127,7 @@ fn run_ramps_up_in_three_stages_and_counts_each_stage() {
     for line in [
         "    1: B 16 (A 1), updates 1–100: applied 100, attempts 100, skipped 0, microbatches 200, examples 1,600,",
         "    2: B 32 (A 2), updates 101–200: applied 100, attempts 100, skipped 0, microbatches 400, examples 3,200,",
-        "    3: B 64 (A 4), updates 201–: applied 225, attempts 225, skipped 0,",
+        "    3: B 64 (A 4), updates 201–425: applied 225, attempts 225, skipped 0,",
     ] {
         assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
     }
