@@ -191,7 +191,7 @@ mod tests {
 
     use super::*;
     use crate::engine::{EngineConfig, Fault, RunOptions};
-    use crate::plan::Plan;
+    use crate::plan::{Plan, StageSpec, StagedPlan};
     use crate::replica::{InProcess, ReduceError, Reducer};
     use crate::report::RunReport;
     use crate::settings::{
@@ -252,7 +252,7 @@ mod tests {
 
     /// Runs `d` engines, one rank each, on threads; every rank's result.
     fn run_per_rank(
-        plan: &Plan,
+        plan: impl Into<StagedPlan>,
         config: &EngineConfig,
         failure: Option<Fault>,
         configure: impl Fn(usize, &mut EngineConfig) + Sync,
@@ -265,12 +265,14 @@ mod tests {
 
     /// [`run_per_rank`], with each rank's parameters at the end.
     fn run_per_rank_with_params(
-        plan: &Plan,
+        plan: impl Into<StagedPlan>,
         config: &EngineConfig,
         failure: Option<Fault>,
         configure: impl Fn(usize, &mut EngineConfig) + Sync,
     ) -> Vec<(Result<RunReport, EngineError>, Option<Tensors>)> {
-        let d = plan.replicas() as usize;
+        let plan: StagedPlan = plan.into();
+        let plan = &plan;
+        let d = plan.final_plan().replicas() as usize;
         let shared = Arc::new(InProcess::new(d));
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..d)
@@ -322,6 +324,43 @@ mod tests {
                     "{a:?} {b:?}"
                 );
                 assert!((a.grad_norm - b.grad_norm).abs() <= 1e-4 * b.grad_norm);
+            }
+        }
+    }
+
+    /// A ramp-up across processes: every rank draws each group under the
+    /// same stage, so the shard check and the outcome records (sized by the
+    /// group's `A`) agree, and each rank reports the in-process run.
+    #[test]
+    fn one_engine_per_rank_runs_a_ramp_up_like_the_in_process_run() {
+        let base = Plan::new(2, 2, 2).unwrap();
+        let stages = StagedPlan::from_specs(
+            &base,
+            &[
+                StageSpec::accumulation(1).until("2 updates".parse().unwrap()),
+                StageSpec::accumulation(3).until("4 updates".parse().unwrap()),
+                StageSpec::accumulation(2),
+            ],
+        )
+        .unwrap();
+        let mut config = config();
+        config.schedule.total = Some("9 updates".parse().unwrap());
+        let threads = Engine::new(&stages, &config)
+            .unwrap()
+            .run(&mut RunOptions::default())
+            .unwrap();
+        assert_eq!(threads.stages.len(), 3);
+        for report in run_per_rank(&stages, &config, None, |_, _| {}) {
+            let report = report.unwrap();
+            assert_eq!(report.counters, threads.counters);
+            assert_eq!(report.stages, threads.stages);
+            assert_eq!(report.replicas, threads.replicas);
+            for (a, b) in report.updates.iter().zip(&threads.updates) {
+                assert_eq!(
+                    (a.stage, a.microbatches, a.tokens),
+                    (b.stage, b.microbatches, b.tokens)
+                );
+                assert_eq!(a.denominator, b.denominator);
             }
         }
     }
