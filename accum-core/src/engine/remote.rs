@@ -308,7 +308,7 @@ mod tests {
             .unwrap()
             .run(&mut RunOptions::default())
             .unwrap();
-        let ranks = run_per_rank(&plan, &config, None, |_, _| {});
+        let ranks = run_per_rank(plan, &config, None, |_, _| {});
         for report in ranks {
             let report = report.unwrap();
             // Partial last group included (70 examples, B = 12).
@@ -376,7 +376,7 @@ mod tests {
         // The reference: the one update that completed before the failure.
         let mut one = Engine::new(plan, &config()).unwrap();
         one.step(&mut RunOptions::default()).unwrap();
-        let results = run_per_rank_with_params(&plan, &config(), Some(at), |_, _| {});
+        let results = run_per_rank_with_params(plan, &config(), Some(at), |_, _| {});
         for (rank, (r, params)) in results.into_iter().enumerate() {
             // No partial update: every rank still holds the parameters
             // after attempt 1 (up to the order of the f32 sums; a second
@@ -489,7 +489,7 @@ mod tests {
     #[test]
     fn ranks_with_different_data_are_refused_before_the_backward_passes() {
         let plan = Plan::new(2, 2, 2).unwrap();
-        let results = run_per_rank(&plan, &config(), None, |rank, c| {
+        let results = run_per_rank(plan, &config(), None, |rank, c| {
             c.data.seed += rank as u64;
         });
         for r in results {
