@@ -18,3 +18,8 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/derive.md")]
 pub struct DeriveGuide;
+/// `docs/rampup.md`, compiled and run as doc tests so that its numbers stay
+/// true.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/rampup.md")]
+pub struct RampupGuide;
