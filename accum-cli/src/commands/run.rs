@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
 use accum_core::dump::DumpWriter;
 use accum_core::engine::{Engine, Fault, Observer, ObserverError, RunOptions, UpdateView};

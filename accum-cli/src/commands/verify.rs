@@ -4,6 +4,7 @@
 //! ramp-up, one update of each stage: the stage's first, against one batch
 //! of the stage's `B`.
 
+use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
 use accum_core::units::group_digits;
 use accum_core::verify::{StagedVerifyReport, Tolerance, VerifyReport, verify, verify_stages};

@@ -77,7 +77,7 @@ use crate::report::{
     REPORT_FORMAT, RunReport, RunSummary, StageCounters, UpdateStats,
 };
 use crate::scaler::LossScaler;
-use crate::schedule::{Schedule, span_to_updates};
+use crate::schedule::Schedule;
 use crate::span::Span;
 use crate::tensor::Tensors;
 use crate::units::{Examples, Tokens, UnitKind, Updates};
@@ -115,58 +115,24 @@ const WEIGHT_TOLERANCE: f64 = 1e-4;
 const MAX_STAGES_KEPT_AHEAD: usize = 1024;
 
 /// A span in updates through the stages, rounded up; tokens without a
-/// fixed `seq_len` count the data's measured supervised tokens: `data_tokens`
-/// over `examples` examples (R15).
+/// fixed `seq_len` are the examples that hold them at the data's measured
+/// length, `data_tokens` over `examples` examples (R15), as the learning-rate
+/// schedule counts them.
 fn span_through_stages(
     span: &Span,
     stages: &StagedPlan,
     data_tokens: u64,
     examples: u64,
 ) -> Result<Updates, PlanError> {
-    if stages.is_constant() {
-        // One plan: the measured tokens per update, as a constant plan
-        // always resolved them.
-        let plan = stages.first_plan();
-        let per =
-            (data_tokens.saturating_mul(plan.effective_batch().get()) / examples.max(1)).max(1);
-        return span_to_updates(span, plan, Some(per));
-    }
-    match (span.unit(), stages.first_plan().seq_len()) {
-        (UnitKind::Token, None) => {
-            // The examples that hold the span's tokens at the data's mean
-            // length, rounded up; then updates through the stages.
-            let wide =
-                u128::from(span.value()) * u128::from(examples) / u128::from(data_tokens.max(1));
-            let exact = (u128::from(span.value()) * u128::from(examples))
-                .is_multiple_of(u128::from(data_tokens.max(1)));
-            let needed = wide + u128::from(!exact);
-            let needed = u64::try_from(needed).map_err(|_| PlanError::Overflow {
-                equation: format!("{span} at {data_tokens} tokens per {examples} examples"),
-            })?;
-            stages.to_updates(needed, UnitKind::Example, Rounding::Up)
-        }
-        _ => stages.span_to_updates(span, Rounding::Up),
-    }
-}
-
-/// The learning-rate schedule of `config`, its warmup and length resolved
-/// to updates through the stages (R8): a length in examples or tokens ends
-/// at the same count whatever the stages.
-fn resolve_schedule(
-    config: &EngineConfig,
-    stages: &StagedPlan,
-    data_tokens: u64,
-    examples: u64,
-) -> Result<Schedule, PlanError> {
-    let section = &config.schedule;
-    let warmup = span_through_stages(&section.warmup, stages, data_tokens, examples)?;
-    let total = span_through_stages(&section.run_length(), stages, data_tokens, examples)?;
-    Ok(Schedule::new(
-        section.kind,
-        config.optimizer.lr,
-        warmup,
-        total,
-    ))
+    let span = match (span.unit(), stages.first_plan().seq_len()) {
+        (UnitKind::Token, None) => crate::schedule::tokens_as_examples(
+            *span,
+            Tokens::new(data_tokens),
+            Examples::new(examples),
+        )?,
+        _ => *span,
+    };
+    stages.span_to_updates(&span, Rounding::Up)
 }
 
 /// The threads of this machine (1 when unknown).
@@ -287,7 +253,16 @@ impl<M: Model> Engine<M> {
         // `m`, `D` and `L` are the same in every stage.
         let plan = *stages.final_plan();
         let data_tokens = dataset.supervised_tokens(config.loss.ignore_index);
-        let schedule = resolve_schedule(config, &stages, data_tokens, n)?;
+        // R8 through the stages: lengths in tokens or examples follow what
+        // each applied update consumes, so they end at the same count
+        // whatever the stages; tokens without a fixed seq_len go through
+        // the data's measured tokens per example (R15).
+        let schedule = Schedule::resolve_staged(
+            &config.schedule,
+            config.optimizer.lr,
+            &stages,
+            Some((Tokens::new(data_tokens), Examples::new(n))),
+        )?;
         if schedule.warmup() > schedule.total() {
             return Err(EngineError::WarmupTooLong {
                 warmup: schedule.warmup().get(),

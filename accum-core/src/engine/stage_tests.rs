@@ -234,6 +234,55 @@ fn lengths_in_examples_end_at_the_same_count_whatever_the_stages() {
     );
 }
 
+/// An LR schedule written in tokens follows the tokens consumed: with or
+/// without a ramp-up it trains on the same tokens, and an update that
+/// starts at the same point of the data gets the same rate.
+#[test]
+fn a_schedule_in_tokens_ends_at_the_same_token_count_whatever_the_stages() {
+    let mut config = small(64);
+    let data_tokens = Engine::new(Plan::new(2, 4, 2).unwrap(), &config)
+        .unwrap()
+        .dataset()
+        .supervised_tokens(config.loss.ignore_index);
+    config.optimizer.lr = 0.1;
+    config.schedule = ScheduleSection {
+        kind: ScheduleKind::Cosine,
+        // The tokens of 48 and of 192 examples at the data's mean length.
+        warmup: Span::new(data_tokens * 3 / 4, UnitKind::Token),
+        total: Some(Span::new(data_tokens * 3, UnitKind::Token)),
+    };
+    let constant = run(Plan::new(2, 4, 2).unwrap(), &config).unwrap();
+    let staged = run(three_stages(), &config).unwrap();
+    assert_eq!(
+        (constant.total_updates, staged.total_updates),
+        (Updates::new(12), Updates::new(16))
+    );
+    // The same 192 examples in the same order: the same tokens.
+    assert_eq!(constant.counters.examples, Examples::new(192));
+    assert_eq!(
+        constant.counters.supervised_tokens,
+        staged.counters.supervised_tokens
+    );
+    let rates = |report: &RunReport| {
+        let mut at = std::collections::BTreeMap::new();
+        let mut examples = 0;
+        for u in &report.updates {
+            at.insert(examples, u.lr);
+            examples += u.examples.get();
+        }
+        at
+    };
+    let (by_constant, by_staged) = (rates(&constant), rates(&staged));
+    for (examples, lr) in &by_constant {
+        let other = by_staged[examples];
+        assert!(
+            (lr - other).abs() < 1e-12,
+            "at {examples} examples: {lr} vs {other}"
+        );
+    }
+    assert!(by_staged[&0] == 0.0 && by_staged[&16] > 0.0 && by_staged[&16] < by_staged[&48]);
+}
+
 /// Tokens without a fixed `seq_len` resolve through the data's measured
 /// tokens per example, then through the stages, rounded up.
 #[test]
