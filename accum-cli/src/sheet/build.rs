@@ -19,7 +19,7 @@ use super::schedule::{charts, count};
 use super::stages::{Axes, Declared, Ramp, TokenCount};
 use super::summary::summary;
 use super::trial::trial;
-use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series, stages};
+use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series, stages, trained};
 
 /// What a configuration type adds to the generic sheet (its sheet hook).
 #[derive(Clone, Debug, Default)]
@@ -141,10 +141,10 @@ pub(crate) fn build<T: AccumConfig>(
     let run = report
         .as_ref()
         .map(|(source, report)| series::read(report, Path::new(source)));
-    let trial = report
-        .as_ref()
-        .zip(run.as_ref())
-        .map(|((source, report), run)| trial(source.clone(), report, run, plan, &extras));
+    let trial = report.as_ref().zip(run.as_ref()).map(|((source, report), run)| {
+        let stages = trained::trained(&axes, report, planned_updates);
+        trial(source.clone(), report, run, plan, &extras, stages)
+    });
     let summary = summary(
         &axes,
         &extras,

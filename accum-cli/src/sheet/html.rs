@@ -152,6 +152,9 @@ pub(crate) fn render(sheet: &Sheet) -> String {
                 }
                 out.push_str("</ul></div>\n");
             }
+            if let Some(stages) = &trial.stages {
+                stages.grid().html(&mut out);
+            }
             // The loss across the page, then the other plots and the
             // tables two abreast.
             let (featured, others) = trial

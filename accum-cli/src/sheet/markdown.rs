@@ -65,6 +65,9 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
                 }
                 out.push('\n');
             }
+            if let Some(stages) = &trial.stages {
+                stages.grid().markdown(&mut out);
+            }
             for chart in &trial.charts {
                 figure(&mut out, chart, link);
             }

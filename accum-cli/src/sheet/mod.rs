@@ -24,6 +24,7 @@ pub(crate) mod series;
 pub(crate) mod stages;
 mod summary;
 pub(crate) mod ticks;
+mod trained;
 mod trial;
 
 pub(crate) use chart::Chart;
@@ -136,6 +137,10 @@ pub(crate) struct Preparation {
 pub(crate) struct Trial {
     /// The report file the values come from.
     pub(crate) source: String,
+    /// With a batch ramp-up, what the run trained in each stage beside
+    /// what the configuration plans for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stages: Option<trained::TrainedStages>,
     /// Counters and memory peaks.
     pub(crate) tables: Vec<Table>,
     /// Loss, gradient norm and loss scale against the logged axis.

@@ -16,8 +16,8 @@ use super::grid::{Column, Grid, GridRow};
 
 /// Stage rows a sheet lists at most; a longer ramp keeps its first
 /// [`HEAD_ROWS`] and its last [`MAX_ROWS`]` − HEAD_ROWS` stages.
-const MAX_ROWS: usize = 100;
-const HEAD_ROWS: usize = 80;
+pub(super) const MAX_ROWS: usize = 100;
+pub(super) const HEAD_ROWS: usize = 80;
 
 /// How a configuration declared its ramp-up, so that the sheet can say so.
 #[derive(Clone, Debug, PartialEq)]
