@@ -141,10 +141,13 @@ pub(crate) fn build<T: AccumConfig>(
     let run = report
         .as_ref()
         .map(|(source, report)| series::read(report, Path::new(source)));
-    let trial = report.as_ref().zip(run.as_ref()).map(|((source, report), run)| {
-        let stages = trained::trained(&axes, report, planned_updates);
-        trial(source.clone(), report, run, plan, &extras, stages)
-    });
+    let trial = report
+        .as_ref()
+        .zip(run.as_ref())
+        .map(|((source, report), run)| {
+            let stages = trained::trained(&axes, report, planned_updates);
+            trial(source.clone(), report, run, plan, &extras, stages)
+        });
     let summary = summary(
         &axes,
         &extras,

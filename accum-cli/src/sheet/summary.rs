@@ -70,10 +70,9 @@ pub(super) fn summary(
                     _ => n(exact.get()),
                 },
                 detail: match plan.seq_len() {
-                    Some(len) if ramped => format!(
-                        "T = B·L with L = {}, stage by stage as B grows",
-                        n(len)
-                    ),
+                    Some(len) if ramped => {
+                        format!("T = B·L with L = {}, stage by stage as B grows", n(len))
+                    }
                     _ => plan.token_formula().unwrap_or_default(),
                 },
                 alert: false,
@@ -230,7 +229,7 @@ pub(super) fn summary(
 fn epoch_count(epochs: f64) -> String {
     let text = format!("{epochs:.2}");
     match text.split_once('.') {
-        Some((whole, fraction)) if epochs >= 1e4 && epochs < 1e18 => match whole.parse::<u64>() {
+        Some((whole, fraction)) if (1e4..1e18).contains(&epochs) => match whole.parse::<u64>() {
             Ok(whole) => format!("{}.{fraction}", group_digits(whole)),
             Err(_) => text,
         },

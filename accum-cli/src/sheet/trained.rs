@@ -3,10 +3,10 @@
 //! and skipped updates, examples, tokens) next to the updates, examples and
 //! tokens the stage lasts within the run.
 
-use accum_core::{LastGroup, UnitKind};
 use accum_core::report::{RunReport, StageCounters};
 use accum_core::settings::LogAxis;
 use accum_core::units::group_digits;
+use accum_core::{LastGroup, UnitKind};
 use serde::Serialize;
 
 use super::chart::{Mark, Marks};
@@ -271,12 +271,9 @@ impl TrainedStages {
             true,
         ));
         match self.tokens {
-            Some(TokenCount::Exact) => columns.push(Column::grouped(
-                "planned",
-                "tokens",
-                "planned tokens",
-                true,
-            )),
+            Some(TokenCount::Exact) => {
+                columns.push(Column::grouped("planned", "tokens", "planned tokens", true))
+            }
             Some(TokenCount::Expected) => columns.push(Column::grouped(
                 "planned",
                 "tokens (expected)",
@@ -442,7 +439,9 @@ mod tests {
         };
         assert_eq!(
             cells,
-            &["all", "", "", "235", "12,800", "409,600", "235", "0", "12,800", "409,600"]
+            &[
+                "all", "", "", "235", "12,800", "409,600", "235", "0", "12,800", "409,600"
+            ]
         );
         assert_eq!(grid.columns.len(), cells.len());
     }
@@ -484,7 +483,10 @@ mod tests {
         );
         report.stopped_early = false;
         let table = trained(&axes, &report, Some(235)).expect("three stages");
-        assert_eq!(table.notes[0], "Stage 1 applied 19 updates where the plan has 20 updates.");
+        assert_eq!(
+            table.notes[0],
+            "Stage 1 applied 19 updates where the plan has 20 updates."
+        );
     }
 
     #[test]
@@ -520,11 +522,17 @@ mod tests {
         let table = trained(&axes, &report, Some(1_000_000)).expect("many stages");
         assert_eq!(table.rows.len(), MAX_ROWS);
         assert_eq!(table.omitted, stages - MAX_ROWS);
-        assert_eq!(table.rows[HEAD_ROWS].stage, stages - (MAX_ROWS - HEAD_ROWS) + 1);
+        assert_eq!(
+            table.rows[HEAD_ROWS].stage,
+            stages - (MAX_ROWS - HEAD_ROWS) + 1
+        );
         let grid = table.grid();
         assert_eq!(
             grid.rows[HEAD_ROWS],
-            GridRow::Gap(format!("{} more stages", group_digits(table.omitted as u64)))
+            GridRow::Gap(format!(
+                "{} more stages",
+                group_digits(table.omitted as u64)
+            ))
         );
     }
 }

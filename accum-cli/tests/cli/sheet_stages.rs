@@ -41,7 +41,14 @@ fn the_sheet_of_a_ramp_up_run_counts_each_stage_beside_its_plan() {
 
     let html = run_in(
         &dir,
-        &["sheet", "rampup.toml", "--report", "run.json", "--format", "html"],
+        &[
+            "sheet",
+            "rampup.toml",
+            "--report",
+            "run.json",
+            "--format",
+            "html",
+        ],
     );
     assert_eq!(html.code, 0, "{}", html.stderr);
     let trial = &html.stdout[html.stdout.find("<section id=\"trial\">").expect("a trial")..];
@@ -55,7 +62,14 @@ fn the_sheet_of_a_ramp_up_run_counts_each_stage_beside_its_plan() {
 
     let json = run_in(
         &dir,
-        &["sheet", "rampup.toml", "--report", "run.json", "--format", "json"],
+        &[
+            "sheet",
+            "rampup.toml",
+            "--report",
+            "run.json",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(json.code, 0, "{}", json.stderr);
     let value: Value = serde_json::from_str(&json.stdout).expect("json");
@@ -112,7 +126,14 @@ fn a_run_without_a_ramp_up_has_no_stages_table() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let json = run_in(
         &dir,
-        &["sheet", "tiny.toml", "--report", "run.json", "--format", "json"],
+        &[
+            "sheet",
+            "tiny.toml",
+            "--report",
+            "run.json",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(json.code, 0, "{}", json.stderr);
     let value: Value = serde_json::from_str(&json.stdout).expect("json");
