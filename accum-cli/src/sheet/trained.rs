@@ -75,7 +75,8 @@ fn is_zero(n: &usize) -> bool {
 
 /// The trained stages of `report` beside the stages of `axes` within a run
 /// of `run_updates` planned updates; `None` when neither the configuration
-/// nor the report has more than one stage.
+/// nor the report has more than one stage, or the report keeps no
+/// per-stage counters.
 pub(crate) fn trained(
     axes: &Axes,
     report: &RunReport,
@@ -83,7 +84,8 @@ pub(crate) fn trained(
 ) -> Option<TrainedStages> {
     let planned_stages = axes.staged().stages();
     let count = planned_stages.len().max(report.stages.len());
-    if count < 2 {
+    // A report written before runs kept per-stage counters has none.
+    if count < 2 || report.stages.is_empty() {
         return None;
     }
     let run_updates = run_updates.or(Some(report.total_updates.get()).filter(|u| *u > 0));
@@ -490,7 +492,7 @@ mod tests {
     }
 
     #[test]
-    fn one_stage_has_no_table_and_no_marks() {
+    fn one_stage_or_a_report_without_stage_counters_has_no_table() {
         let (_, report) = rampup();
         // The fixture's full batch, m 4 × A 8 × D 2, as one stage.
         let plan = accum_core::Plan::new(4, 8, 2).expect("a plan");
@@ -498,6 +500,11 @@ mod tests {
         let mut constant = report.clone();
         constant.stages.truncate(1);
         assert!(trained(&axes, &constant, Some(235)).is_none());
+        // A report without per-stage counters, under the three stages.
+        let (staged, _) = rampup();
+        let mut older = report.clone();
+        older.stages.clear();
+        assert!(trained(&staged, &older, Some(235)).is_none());
         assert!(stage_marks(&constant, LogAxis::Tokens).is_none());
         let marks = stage_marks(&report, LogAxis::Updates).expect("three stages");
         let at: Vec<(f64, &str)> = marks.at.iter().map(|m| (m.x, m.label.as_str())).collect();
