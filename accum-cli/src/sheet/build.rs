@@ -15,8 +15,9 @@ use accum_core::units::Tokens;
 use accum_core::units::group_digits;
 use accum_core::{AccumConfig, FieldPath, Plan, PlanError, Span, UnitKind};
 
+use super::axes::{Axes, TokenCount};
 use super::schedule::{charts, count};
-use super::stages::{Axes, Declared, Ramp, TokenCount};
+use super::stages::{Declared, Ramp};
 use super::summary::summary;
 use super::trial::trial;
 use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series, stages, trained};

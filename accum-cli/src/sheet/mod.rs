@@ -12,6 +12,7 @@
 
 use serde::Serialize;
 
+mod axes;
 pub(crate) mod build;
 pub(crate) mod chart;
 mod grid;
@@ -332,6 +333,19 @@ pub(crate) mod tests {
         let plan = config.plan().expect("the config has a plan");
         let extras = crate::training::sheet_extras(&config, &plan);
         build::build(&config, &plan, "rampup.toml", extras, None)
+    }
+
+    /// The points of the series `name` of `chart`, in its panels above or
+    /// in its main plot.
+    pub(crate) fn series<'a>(chart: &'a Chart, name: &str) -> &'a [[f64; 2]] {
+        chart
+            .above
+            .iter()
+            .flat_map(|p| p.series.iter())
+            .chain(chart.series.iter())
+            .find(|s| s.name == name)
+            .map(|s| s.points.as_slice())
+            .unwrap_or_else(|| panic!("no series {name} in {}", chart.id))
     }
 
     /// Whether `text` cites a rule by a bare id such as `(R7)` or `(R8, R14`.

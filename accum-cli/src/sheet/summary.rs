@@ -7,9 +7,10 @@ use accum_core::UnitKind;
 use accum_core::report::RunReport;
 use accum_core::units::group_digits;
 
+use super::axes::Axes;
 use super::build::Extras;
 use super::series::RunSeries;
-use super::stages::{Axes, steps};
+use super::stages::steps;
 use super::{Card, Summary};
 
 pub(super) fn summary(

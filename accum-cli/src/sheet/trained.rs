@@ -9,9 +9,10 @@ use accum_core::units::group_digits;
 use accum_core::{LastGroup, UnitKind};
 use serde::Serialize;
 
+use super::axes::{Axes, TokenCount};
 use super::chart::{Mark, Marks};
 use super::grid::{Column, Grid, GridRow};
-use super::stages::{Axes, HEAD_ROWS, MAX_ROWS, Position, TokenCount};
+use super::stages::{HEAD_ROWS, MAX_ROWS, Position};
 
 /// One stage: planned and trained.
 #[derive(Clone, Debug, PartialEq, Serialize)]
