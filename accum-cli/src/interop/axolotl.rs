@@ -149,6 +149,8 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         }),
         settings,
         schedule: None,
+        staged: None,
+        step_lengths: Vec::new(),
         loss: LossRule::PerTokenIfDefault(
             Diagnostic::error(
                 codes::PER_TOKEN,

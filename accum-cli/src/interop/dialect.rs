@@ -11,6 +11,7 @@ use accum_core::config::partial::{PartialBatch, PartialConfig};
 use accum_core::settings::Normalization;
 use accum_core::{LastGroup, Plan, PlanError};
 
+use super::stages::{Form, Staged, StepLength, shift_finding};
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported, codes};
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -44,8 +45,12 @@ pub(crate) struct Batch {
     /// `parallel`, `run`, `loss.normalization`, `data.examples` and
     /// `data.last_group` are filled here).
     pub(crate) settings: PartialConfig,
-    /// A batch that changes during the run.
+    /// A batch that changes during the run, as the framework states it.
     pub(crate) schedule: Option<BatchSchedule>,
+    /// The same, resolved into stages when accum can plan it exactly.
+    pub(crate) staged: Option<Staged>,
+    /// Lengths the file counts in updates, for `schedule-shift`.
+    pub(crate) step_lengths: Vec<StepLength>,
     /// How the framework normalizes the loss of a group.
     pub(crate) loss: LossRule,
     /// What the framework does with a partial last group.
@@ -135,6 +140,12 @@ fn finish(
         ..PartialBatch::default()
     };
     config.parallel = batch.parallel;
+    if let Some(staged) = &batch.staged {
+        match &staged.form {
+            Form::Ramp(ramp) => config.batch.ramp = Some(*ramp),
+            Form::Stages(specs) => config.batch.stages = Some(specs.clone()),
+        }
+    }
 
     let main = reading
         .files
@@ -158,6 +169,13 @@ fn finish(
             Normalization::PerToken
         }
     });
+    if let Some(finding) = batch
+        .staged
+        .as_ref()
+        .and_then(|staged| shift_finding(staged, &batch.step_lengths))
+    {
+        main.findings.push(finding);
+    }
     // R6: the last partial group.
     let rule = batch.last_group;
     config.data.last_group = Some(rule.policy);

@@ -3,8 +3,10 @@
 //! and the notes about keys that are not written.
 
 use accum_core::config::partial::PartialConfig;
+use accum_core::plan::StagedPlan;
 use accum_core::{LastGroup, Plan, Rounding, Span, UnitKind};
 
+use super::stages::{refuse_stages, staged_plan};
 use super::{ExportError, Exported, Framework};
 
 /// Writes the framework's file for a config.
@@ -14,9 +16,25 @@ pub(crate) fn export(
 ) -> Result<Exported, ExportError> {
     check_finite(framework, config)?;
     let plan = config.plan()?;
+    let staged = staged_plan(config, &plan).map_err(ExportError::Stages)?;
+    // One accumulation for the whole run: a ramp is refused, never dropped.
+    let lacks = match framework {
+        Framework::DeepSpeed => Some(
+            "DeepSpeed has one train_batch_size and gradient_accumulation_steps for the whole run",
+        ),
+        Framework::HuggingFace => {
+            Some("the Trainer has one gradient_accumulation_steps for the whole run")
+        }
+        Framework::Axolotl => Some("axolotl has one gradient_accumulation_steps for the whole run"),
+        Framework::Megatron | Framework::NeMo | Framework::Lightning => None,
+    };
+    if let Some(lacks) = lacks {
+        refuse_stages(framework, config, &staged, lacks)?;
+    }
     let mut out = Out {
         framework,
         plan,
+        staged,
         notes: Vec::new(),
     };
     let text = match framework {
@@ -36,7 +54,10 @@ pub(crate) fn export(
 /// The state of one export: the plan, and the notes so far.
 pub(crate) struct Out {
     pub(crate) framework: Framework,
+    /// The plan of `[batch]`: the batch after the ramp, if there is one.
     pub(crate) plan: Plan,
+    /// The stages of the config (one when the batch does not change).
+    pub(crate) staged: StagedPlan,
     pub(crate) notes: Vec<String>,
 }
 
@@ -46,7 +67,8 @@ impl Out {
         self.notes.push(note.into());
     }
 
-    /// A span in `unit`, exactly, or the plan's error with the nearest values.
+    /// A span in `unit` through the stages, exactly, or the plan's error
+    /// with the nearest values.
     pub(crate) fn span_in(
         &self,
         key: &'static str,
@@ -54,7 +76,7 @@ impl Out {
         span: Span,
         unit: UnitKind,
     ) -> Result<u64, ExportError> {
-        self.plan
+        self.staged
             .convert(span.value(), span.unit(), unit, Rounding::Exact)
             .map_err(|source| ExportError::NotWhole {
                 framework: self.framework,

@@ -56,7 +56,10 @@ mod huggingface;
 mod lightning;
 mod megatron;
 mod reader;
+mod stages;
 
+#[cfg(test)]
+mod ramp_tests;
 #[cfg(test)]
 mod tests;
 
@@ -407,6 +410,8 @@ pub struct Exported {
 pub enum ExportError {
     /// The batch section is not a valid plan.
     Plan(accum_core::PlanError),
+    /// The batch ramp-up (`[batch.ramp]` or `[[batch.stages]]`) is not valid.
+    Stages(accum_core::plan::StageError),
     /// A span is not a whole number of the framework's unit.
     NotWhole {
         /// The framework.
@@ -450,6 +455,7 @@ impl fmt::Display for ExportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExportError::Plan(err) => write!(f, "the batch section is not a valid plan: {err}"),
+            ExportError::Stages(err) => write!(f, "the batch ramp-up is not valid: {err}"),
             ExportError::NotWhole {
                 framework,
                 key,

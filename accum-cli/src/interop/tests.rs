@@ -37,6 +37,9 @@ struct Expect {
     options: ImportOptions,
     batch: Option<[u64; 4]>,
     codes: Vec<String>,
+    /// The stages, `B:END …` (each stage's global batch and the examples
+    /// consumed when it ends) then the last batch; `…` skips to the last.
+    stages: Option<String>,
 }
 
 fn header(path: &Path, text: &str) -> Expect {
@@ -79,6 +82,40 @@ fn header(path: &Path, text: &str) -> Expect {
         options,
         batch,
         codes,
+        stages: field("stages"),
+    }
+}
+
+/// The stages of an imported config, as a fixture's `stages:` line writes them.
+fn stages_line(config: &PartialConfig) -> String {
+    let plan = config.plan().expect("an imported config has a plan");
+    let staged = super::stages::staged_plan(config, &plan).expect("imported stages resolve");
+    let stages = staged.stages();
+    let mut words: Vec<String> = stages
+        .windows(2)
+        .map(|w| {
+            format!(
+                "{}:{}",
+                w[0].plan().effective_batch().get(),
+                w[1].examples_before().get()
+            )
+        })
+        .collect();
+    words.push(staged.final_plan().effective_batch().get().to_string());
+    words.join(" ")
+}
+
+/// Whether `actual` matches the `stages:` line `expected` (`…` skips to the last word).
+fn stages_match(expected: &str, actual: &str) -> bool {
+    match expected.split_once('…') {
+        None => expected == actual,
+        Some((head, last)) => {
+            let head = head.trim();
+            let last = last.trim();
+            actual.starts_with(head)
+                && actual.ends_with(last)
+                && actual.len() > head.len() + last.len()
+        }
     }
 }
 
@@ -250,6 +287,19 @@ fn every_fixture_gives_the_frameworks_batch_or_refusal() {
                 render(&result)
             ));
         }
+        if let Some(imported) = imported {
+            let actual = stages_line(&imported.config);
+            let constant = !actual.contains(':');
+            match &e.stages {
+                Some(expected) if !stages_match(expected, &actual) => {
+                    failures.push(format!("{show}: stages {actual}, expected {expected}"))
+                }
+                None if !constant => {
+                    failures.push(format!("{show}: stages {actual}, expected none"));
+                }
+                _ => {}
+            }
+        }
         if let Some(imported) = imported
             && !imported.has_errors()
         {
@@ -354,6 +404,32 @@ const FINDINGS: &[(&str, &[&str])] = &[
     (
         "--step-batch-size-schedule",
         &["megatron/step_schedule.sh", "megatron/step_with_global.sh"],
+    ),
+    (
+        "ramp-ups and step schedules import as the stages the framework trains",
+        &[
+            "megatron/rampup_samples.sh",
+            "megatron/rampup_gpt3_175b.sh",
+            "megatron/step_exact.sh",
+            "megatron/step_skipped.sh",
+            "nemo/nemo_rampup.yaml",
+            "lightning/accumulation_schedule.yaml",
+            "lightning/scheduler_callback.yaml",
+        ],
+    ),
+    (
+        "ramp-ups the framework refuses or rounds",
+        &[
+            "megatron/rampup_zero_samples.sh",
+            "megatron/rampup_start_is_global.sh",
+            "megatron/rampup_decrease.sh",
+            "megatron/step_decrease.sh",
+            "megatron/step_no_seq.sh",
+            "nemo/nemo_rampup_refused.yaml",
+            "lightning/scheduler_partial_epoch.yaml",
+            "lightning/scheduler_with_factor.yaml",
+            "lightning/accumulation_schedule_no_examples.yaml",
+        ],
     ),
     (
         "no \"recent versions refuse\" claim",

@@ -66,6 +66,8 @@ impl Dialect for DeepSpeed {
                 parallel: ds.parallel,
                 settings: ds.settings,
                 schedule: None,
+                staged: None,
+                step_lengths: Vec::new(),
             }
         });
         Ok(Reading {

@@ -271,6 +271,8 @@ impl Dialect for HuggingFace {
                 parallel,
                 settings,
                 schedule: None,
+                staged: None,
+                step_lengths: Vec::new(),
                 loss,
                 last_group,
             }),

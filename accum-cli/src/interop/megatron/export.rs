@@ -2,10 +2,14 @@
 //! a comment that states the world size the launcher must start.
 
 use accum_core::config::partial::PartialConfig;
+use accum_core::plan::{LinearRamp, StagedPlan};
 use accum_core::settings::{Normalization, PrecisionMode, ScheduleKind};
-use accum_core::{Span, UnitKind};
+use accum_core::units::group_digits;
+use accum_core::{Span, UnitKind, Updates};
 
+use super::schedules::{self, EXACT_FLOAT, RAMP_REMOVED, Rule};
 use crate::interop::export::{Out, json_float};
+use crate::interop::stages::ramp_in_samples;
 use crate::interop::{ExportError, Framework};
 
 pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportError> {
@@ -18,10 +22,10 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
     let layout = plan
         .layout()
         .unwrap_or(accum_core::Layout::data_parallel(plan.replicas()));
-    let mut lines: Vec<String> = vec![
-        format!("--micro-batch-size {}", plan.micro_batch()),
-        format!("--global-batch-size {}", plan.effective_batch().get()),
-    ];
+    let s = &c.schedule;
+    let batch = batch_lines(c, out)?;
+    let mut lines: Vec<String> = vec![format!("--micro-batch-size {}", plan.micro_batch())];
+    lines.extend(batch.lines);
     // The degrees the config states (1 included), and those above 1.
     let stated = c.parallel.as_ref();
     for (flag, degree, given) in [
@@ -49,13 +53,14 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
         lines.push(format!("--seq-length {l}"));
     }
     // Megatron asserts that every length is in iterations or every one in
-    // samples: the run's total decides, and the warmup follows it.
-    let s = &c.schedule;
-    let in_samples = match (s.total, s.warmup) {
-        (Some(t), _) => t.unit() == UnitKind::Example,
-        (None, Some(w)) => w.unit() == UnitKind::Example,
-        (None, None) => false,
-    };
+    // samples: the run's total decides, and the warmup follows it. A
+    // ramp-up needs samples.
+    let in_samples = batch.ramp.is_some()
+        || match (s.total, s.warmup) {
+            (Some(t), _) => t.unit() == UnitKind::Example,
+            (None, Some(w)) => w.unit() == UnitKind::Example,
+            (None, None) => false,
+        };
     if let Some(t) = s.total {
         lines.push(length(
             out,
@@ -65,6 +70,9 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
             "--train-iters",
             "--train-samples",
         )?);
+        if in_samples && !out.staged.is_constant() {
+            trained_note(out, t, batch.ramp.as_ref())?;
+        }
     }
     if let Some(w) = s.warmup {
         lines.push(length(
@@ -187,4 +195,138 @@ fn length(
         let v = out.span_in(key, iters, span, UnitKind::Update)?;
         Ok(format!("{iters} {v}"))
     }
+}
+
+/// The batch arguments, and the ramp they write.
+struct BatchLines {
+    lines: Vec<String>,
+    ramp: Option<LinearRamp>,
+}
+
+/// `--global-batch-size`, with `--rampup-batch-size` when the config's ramp
+/// is one Megatron's ramp-up calculator steps the same way and every
+/// length is in samples (the versions with the ramp-up refuse iterations);
+/// otherwise the stages as `--step-batch-size-schedule` (thresholds in
+/// tokens, which Megatron divides by `--seq-length`), without
+/// `--global-batch-size`, which Megatron refuses next to it.
+fn batch_lines(c: &PartialConfig, out: &mut Out) -> Result<BatchLines, ExportError> {
+    let global = out.plan.effective_batch().get();
+    let staged = out.staged.clone();
+    if staged.is_constant() {
+        return Ok(BatchLines {
+            lines: vec![format!("--global-batch-size {global}")],
+            ramp: None,
+        });
+    }
+    let counts_updates = [c.schedule.total, c.schedule.warmup]
+        .into_iter()
+        .flatten()
+        .any(|s| matches!(s.unit(), UnitKind::Update | UnitKind::Microbatch));
+    let ramp = c
+        .batch
+        .ramp
+        .and_then(|r| ramp_in_samples(&r, &staged))
+        .filter(|_| !counts_updates);
+    if let Some(ramp) = ramp {
+        let steps = step_schedule(&staged).ok();
+        out.note(format!(
+            "--rampup-batch-size runs in Megatron-LM before {RAMP_REMOVED} only; later versions ignore it and train at --global-batch-size {global} from the start{}",
+            steps.map_or_else(
+                || ": give batch.seq_len to get the same stages as --step-batch-size-schedule".to_owned(),
+                |s| format!(": the same stages there are --step-batch-size-schedule \"{s}\" (without --global-batch-size)")
+            )
+        ));
+        return Ok(BatchLines {
+            lines: vec![
+                format!("--global-batch-size {global}"),
+                format!(
+                    "--rampup-batch-size {} {} {}",
+                    ramp.start,
+                    ramp.increment,
+                    ramp.over.value()
+                ),
+            ],
+            ramp: Some(ramp),
+        });
+    }
+    let key = if c.batch.ramp.is_some() {
+        "batch.ramp"
+    } else {
+        "batch.stages"
+    };
+    let schedule = step_schedule(&staged).map_err(|reason| ExportError::Unsupported {
+        framework: Framework::Megatron,
+        key,
+        reason,
+    })?;
+    if c.batch.ramp.is_some() {
+        out.note(format!(
+            "batch.ramp written as --step-batch-size-schedule: {}",
+            if counts_updates {
+                "the Megatron-LM versions with --rampup-batch-size refuse lengths in iterations next to it"
+            } else {
+                "its length is not a number of samples that --rampup-batch-size steps the same way"
+            }
+        ));
+    }
+    Ok(BatchLines {
+        lines: vec![format!("--step-batch-size-schedule \"{schedule}\"")],
+        ramp: None,
+    })
+}
+
+/// The stages as Megatron's step schedule, `"0:16 2400026624:320 …"`:
+/// each stage from the tokens consumed before it. Exact, because each
+/// threshold is whole iterations of the stages before it, and `update`
+/// changes the batch at the first iteration that reaches it.
+fn step_schedule(staged: &StagedPlan) -> Result<String, String> {
+    let mut entries = Vec::new();
+    for stage in staged.stages() {
+        let Some(tokens) = stage.tokens_before() else {
+            return Err("Megatron reads the thresholds of --step-batch-size-schedule as tokens and divides them by --seq-length, which training always has: give batch.seq_len".to_owned());
+        };
+        if tokens.get() > EXACT_FLOAT {
+            return Err(format!(
+                "the threshold {} tokens is above 2^53, which Megatron's int(float(…)) does not read exactly",
+                group_digits(tokens.get())
+            ));
+        }
+        entries.push(format!(
+            "{}:{}",
+            tokens.get(),
+            stage.plan().effective_batch().get()
+        ));
+    }
+    Ok(entries.join(" "))
+}
+
+/// A note when Megatron's iterations for `--train-samples` train other
+/// samples than the config's total (`update_train_iters`).
+fn trained_note(out: &mut Out, total: Span, ramp: Option<&LinearRamp>) -> Result<(), ExportError> {
+    let samples = out.span_in(
+        "schedule.total",
+        "--train-samples",
+        total,
+        UnitKind::Example,
+    )?;
+    let rule = match ramp {
+        Some(r) => Rule::Ramp {
+            plan: &out.staged,
+            samples: r.over.value(),
+        },
+        None => Rule::Steps(&out.staged),
+    };
+    let trained = schedules::train_iters(&rule, samples).and_then(|n| {
+        out.staged
+            .examples_at(Updates::new(n))
+            .map(|e| (n, e.get()))
+    });
+    if let Ok((n, trained)) = trained
+        && trained != samples
+    {
+        out.note(format!(
+            "--train-samples {samples}: Megatron counts train_iters = {n} through the stages (update_train_iters), which trains {trained} samples"
+        ));
+    }
+    Ok(())
 }

@@ -10,7 +10,7 @@
 
 mod args;
 mod export;
-mod schedules;
+pub(crate) mod schedules;
 mod settings;
 mod shell;
 
@@ -20,6 +20,7 @@ use accum_core::config::ParallelSection;
 use accum_core::{LastGroup, Layout, PlanInput};
 
 pub(crate) use export::export;
+pub(crate) use schedules::{RAMP_REMOVED, linear_ramp};
 
 use self::args::{Arg, Invocation, NNODES, NPROC};
 use self::shell::Field;
@@ -315,7 +316,12 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         Got::Absent => None,
         Got::Bad => return None,
     };
-    let steps = schedules::step_schedule(a, opts, m, replicas)?;
+    let seq_len = a
+        .soft_uint("--seq-length", 1)
+        .or_else(|| a.soft_uint("--encoder-seq-length", 1))
+        .map(|v| v.0)
+        .or(opts.seq_len);
+    let steps = schedules::step_schedule(a, seq_len)?;
     if let (Some(_), Some((g, span))) = (&steps, &global) {
         a.findings.push(
             Diagnostic::error(
@@ -329,7 +335,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     }
     let final_global = steps
         .as_ref()
-        .and_then(|s| s.last().map(|x| x.global_batch))
+        .and_then(|s| s.steps.last().map(|x| x.global_batch))
         .or(global.as_ref().map(|g| g.0));
     let b_span = global
         .as_ref()
@@ -390,11 +396,6 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         );
     }
 
-    let seq_len = a
-        .soft_uint("--seq-length", 1)
-        .or_else(|| a.soft_uint("--encoder-seq-length", 1))
-        .map(|v| v.0)
-        .or(opts.seq_len);
     let plan = match (PlanInput {
         micro_batch: Some(m),
         accumulation: if running.is_none() { Some(1) } else { None },
@@ -417,13 +418,86 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     };
     let b = plan.effective_batch().get();
 
-    let ramp = schedules::rampup(a, m, replicas, b)?;
-    let schedule = match (ramp, steps) {
-        (Some(r), _) => Some(r),
-        (None, Some(s)) => Some(BatchSchedule::Steps(s)),
-        (None, None) => None,
+    let ramp = schedules::rampup_values(a)?;
+    let (staged, schedule) = match (&steps, ramp) {
+        (Some(steps), ramp) => {
+            if let Some((_, span)) = ramp {
+                a.findings.push(ramp_ignored(span, true));
+            }
+            if decrease {
+                // num_microbatches_calculator.py, StepBatchsizeNumMicroBatchesCalculator.__init__.
+                let span = a
+                    .get("--decrease-batch-size-if-needed")
+                    .map_or(steps.span.clone(), |x| x.span.clone());
+                a.findings.push(
+                    Diagnostic::error(
+                        codes::ENGINE_ASSERT,
+                        Args::path("--decrease-batch-size-if-needed"),
+                        "Megatron would stop at start-up: \"Step batch size schedules do not support decrease_batch_size_if_needed\"",
+                    )
+                    .help("remove --decrease-batch-size-if-needed and write batches that are multiples of micro × D")
+                    .at(span, "not with a step schedule"),
+                );
+            }
+            (
+                schedules::step_stages(a, &plan, steps),
+                Some(BatchSchedule::Steps(steps.steps.clone())),
+            )
+        }
+        (None, Some((values, span))) => {
+            a.findings.push(ramp_ignored(span.clone(), false));
+            let [start, increment, samples] = values;
+            let schedule = BatchSchedule::Ramp {
+                start,
+                increment,
+                samples,
+                end: b,
+            };
+            let written = global.as_ref().map_or(b, |g| g.0);
+            if decrease && [start, increment, written].iter().any(|v| v % step != 0) {
+                a.findings.push(
+                    Diagnostic::error(
+                        codes::ROUNDS,
+                        Args::path("--rampup-batch-size"),
+                        format!(
+                            "with --decrease-batch-size-if-needed Megatron skips the ramp's divisibility check and rounds each batch of the ramp down to a multiple of micro {m} × D {replicas} = {step}, so it trains other batches than the ramp's; accum plans ramps whose batches are multiples of {step}"
+                        ),
+                    )
+                    .help(format!("use a start, increment and global batch that are multiples of {step}"))
+                    .at(span, "batches rounded down"),
+                );
+                (None, Some(schedule))
+            } else {
+                match schedules::linear_ramp(
+                    &plan,
+                    values,
+                    "--rampup-batch-size",
+                    Args::path("--rampup-batch-size"),
+                    span,
+                    "Megatron",
+                ) {
+                    Ok(staged) => (Some(staged), Some(schedule)),
+                    Err(refused) => {
+                        a.findings.push(*refused.finding);
+                        if refused.at_start {
+                            return None;
+                        }
+                        (None, Some(schedule))
+                    }
+                }
+            }
+        }
+        (None, None) => (None, None),
     };
-    let settings = settings::settings(a, b, schedule.as_ref(), &top);
+    let rule = match (&staged, &schedule) {
+        (Some(st), Some(BatchSchedule::Ramp { samples, .. })) => Some(schedules::Rule::Ramp {
+            plan: &st.plan,
+            samples: *samples,
+        }),
+        (Some(st), Some(_)) => Some(schedules::Rule::Steps(&st.plan)),
+        _ => None,
+    };
+    let (settings, step_lengths) = settings::settings(a, b, schedule.as_ref(), rule.as_ref(), &top);
 
     let per_token = a.has("--calculate-per-token-loss");
     let loss = if per_token {
@@ -453,6 +527,8 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         parallel,
         settings,
         schedule,
+        staged,
+        step_lengths,
         loss,
         last_group: LastGroupRule {
             policy: LastGroup::Drop,
@@ -462,6 +538,32 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
             span: b_span,
         },
     })
+}
+
+/// `version`: the ramp-up is read by some versions of Megatron-LM only.
+fn ramp_ignored(span: Range<usize>, with_steps: bool) -> Diagnostic {
+    let deprecated = "init_num_microbatches_calculator logs \"rampup_batch_size is deprecated and will be removed in a future release. Use step_batch_size_schedule instead.\"";
+    let (message, help) = if with_steps {
+        (
+            format!(
+                "--rampup-batch-size is ignored next to --step-batch-size-schedule: the Megatron-LM versions that read step schedules (since {}) accept --rampup-batch-size but do not use it ({deprecated})",
+                schedules::RAMP_REMOVED
+            ),
+            "remove --rampup-batch-size; the step schedule is the run's".to_owned(),
+        )
+    } else {
+        (
+            format!(
+                "--rampup-batch-size runs in Megatron-LM before commit {} (April 2026) only: later versions accept it but ignore it ({deprecated}) and train at --global-batch-size from the first iteration; the ramp imported here is the one the earlier versions run",
+                schedules::RAMP_REMOVED
+            ),
+            "with a current Megatron-LM, write the same stages as --step-batch-size-schedule (`accum export megatron` writes it from the imported config)".to_owned(),
+        )
+    };
+    Diagnostic::error(codes::VERSION, Args::path("--rampup-batch-size"), message)
+        .warning()
+        .help(help)
+        .at(span, "depends on the Megatron-LM version")
 }
 
 /// argparse keeps the last of a repeated option: a warning when the values

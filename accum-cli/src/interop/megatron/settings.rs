@@ -6,11 +6,13 @@ use std::ops::Range;
 
 use accum_core::config::partial::{PartialConfig, PartialLossScale};
 use accum_core::settings::{PrecisionMode, ScheduleKind};
-use accum_core::{Span, UnitKind};
+use accum_core::{Span, UnitKind, Updates};
 
 use super::Args;
 use super::args::Arg;
+use super::schedules::{self, Rule};
 use crate::diagnostic::Diagnostic;
+use crate::interop::stages::StepLength;
 use crate::interop::{BatchSchedule, codes};
 
 /// Lengths, logging, precision, clipping and the learning rate; the
@@ -19,8 +21,9 @@ pub(super) fn settings(
     a: &mut Args,
     b: u64,
     schedule: Option<&BatchSchedule>,
+    rule: Option<&Rule<'_>>,
     top: &Range<usize>,
-) -> PartialConfig {
+) -> (PartialConfig, Vec<StepLength>) {
     let mut c = PartialConfig::default();
     let iters = a.soft_uint("--train-iters", 1);
     let samples = a.soft_uint("--train-samples", 1);
@@ -70,24 +73,86 @@ pub(super) fn settings(
         );
     }
 
+    // arguments.py, validate_args (before 532ad926b4): "expected no
+    // batch-size rampup for iteration-based training".
+    if let (Some((n, span)), Some(BatchSchedule::Ramp { .. })) = (&iters, schedule) {
+        let converted = match rule {
+            Some(Rule::Ramp { plan, .. }) => plan
+                .examples_at(Updates::new(*n))
+                .map(|e| {
+                    format!(
+                        " (--train-iters {n} trains {} samples through the ramp)",
+                        accum_core::units::group_digits(e.get())
+                    )
+                })
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        a.findings.push(
+            Diagnostic::error(
+                codes::ENGINE_ASSERT,
+                Args::path("--train-iters"),
+                format!("the Megatron-LM versions that run --rampup-batch-size stop at start-up: \"expected no batch-size rampup for iteration-based training\" (validate_args); later versions ignore the ramp-up{converted}"),
+            )
+            .help("count the run in samples: --train-samples N, with --lr-warmup-samples and --lr-decay-samples")
+            .at(span.clone(), "iterations with a ramp-up"),
+        );
+    }
     let mut total = iters.as_ref().map(|v| Span::new(v.0, UnitKind::Update));
     if let Some((s, span)) = &samples {
-        // training.py, update_train_iters: train_iters = train_samples // global_batch_size.
-        if schedule.is_none() && s % b != 0 {
-            a.findings.push(
-                Diagnostic::error(
-                    codes::ROUNDS,
-                    Args::path("--train-samples"),
-                    format!(
-                        "Megatron sets train_iters = train_samples // global_batch_size = {s} // {b} = {}, so the last {} samples are not trained",
-                        s / b,
-                        s % b
-                    ),
-                )
-                .warning()
-                .help(format!("use --train-samples {} or {}", s / b * b, (s / b + 1).saturating_mul(b)))
-                .at(span.clone(), "not a multiple of the global batch"),
-            );
+        match rule {
+            // training.py, update_train_iters, through the stages.
+            Some(rule) => {
+                if let Ok(n) = schedules::train_iters(rule, *s)
+                    && let Ok(trained) = stages_of(rule).examples_at(Updates::new(n))
+                    && trained.get() != *s
+                {
+                    let (how, more) = match rule {
+                        Rule::Ramp { .. } => (
+                            "counts iterations through the ramp-up while the samples consumed before them are at most the ramp's and the run's, then adds (train_samples − consumed) // global_batch_size",
+                            trained.get() > *s,
+                        ),
+                        Rule::Steps(_) => (
+                            "counts iterations while the samples consumed are below train_samples",
+                            true,
+                        ),
+                    };
+                    let diff = trained.get().abs_diff(*s);
+                    a.findings.push(
+                        Diagnostic::error(
+                            codes::ROUNDS,
+                            Args::path("--train-samples"),
+                            format!(
+                                "Megatron sets train_iters = {n} (update_train_iters {how}), so it trains {} samples, {} {} than --train-samples {s}",
+                                trained.get(),
+                                diff,
+                                if more { "more" } else { "fewer" }
+                            ),
+                        )
+                        .warning()
+                        .help(format!("write --train-samples {} to state what is trained", trained.get()))
+                        .at(span.clone(), "not whole iterations through the stages"),
+                    );
+                }
+            }
+            // training.py, update_train_iters: train_iters = train_samples // global_batch_size.
+            None if schedule.is_none() && s % b != 0 => {
+                a.findings.push(
+                    Diagnostic::error(
+                        codes::ROUNDS,
+                        Args::path("--train-samples"),
+                        format!(
+                            "Megatron sets train_iters = train_samples // global_batch_size = {s} // {b} = {}, so the last {} samples are not trained",
+                            s / b,
+                            s % b
+                        ),
+                    )
+                    .warning()
+                    .help(format!("use --train-samples {} or {}", s / b * b, (s / b + 1).saturating_mul(b)))
+                    .at(span.clone(), "not a multiple of the global batch"),
+                );
+            }
+            None => {}
         }
         total = total.or(Some(Span::new(*s, UnitKind::Example)));
     }
@@ -107,42 +172,34 @@ pub(super) fn settings(
             .at(frac.span.clone(), "not converted"),
         );
     }
-    // The batch changes: spans in iterations cover different examples in
-    // each phase. Lengths already in samples keep their meaning.
-    if let Some(sched) = schedule {
-        let in_iters: Vec<&str> = [
-            ("--train-iters", iters.is_some()),
-            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w > 0)),
-            ("--lr-decay-iters", decay_iters.is_some()),
-        ]
-        .into_iter()
-        .filter(|(_, on)| *on)
-        .map(|(n, _)| n)
-        .collect();
-        if !in_iters.is_empty() {
-            let (what, arg) = match sched {
-                BatchSchedule::Ramp { start, end, .. } => (
-                    format!("--rampup-batch-size ramps the global batch from {start} to {end}"),
-                    "--rampup-batch-size",
-                ),
-                _ => (
-                    "--step-batch-size-schedule changes the global batch".to_owned(),
-                    "--step-batch-size-schedule",
-                ),
-            };
-            let span = a.get(arg).map_or(top.clone(), |x| x.span.clone());
-            a.findings.push(
-                Diagnostic::error(
-                    codes::SCHEDULE_SHIFT,
-                    Args::path(arg),
-                    format!(
-                        "{what}, so {} count iterations of different sizes: early iterations hold fewer examples than at B = {b}",
-                        in_iters.join(", ")
-                    ),
-                )
-                .help("count the schedule in samples (--train-samples, --lr-warmup-samples, --lr-decay-samples); accum's plan uses the final global batch")
-                .at(span, "batch size changes"),
-            );
+    // The batch changes: lengths in iterations cover different examples in
+    // each stage (`schedule-shift`, with their values through the stages).
+    // Lengths already in samples keep their meaning.
+    let mut lengths = Vec::new();
+    if rule.is_some() {
+        for (name, value, in_samples) in [
+            (
+                "--train-iters",
+                iters.as_ref().map(|v| v.0),
+                "--train-samples",
+            ),
+            (
+                "--lr-warmup-iters",
+                warm_iters.filter(|&w| w > 0),
+                "--lr-warmup-samples",
+            ),
+            ("--lr-decay-iters", decay_iters, "--lr-decay-samples"),
+        ] {
+            if let Some(updates) = value {
+                let span = a.get(name).map_or(top.clone(), |x| x.span.clone());
+                lengths.push(StepLength {
+                    key: name.to_owned(),
+                    path: Args::path(name),
+                    span,
+                    updates,
+                    in_samples: Some(in_samples),
+                });
+            }
         }
     }
     c.schedule.total = total;
@@ -188,5 +245,12 @@ pub(super) fn settings(
     if let (Some(b1), Some(b2)) = (a.float("--adam-beta1"), a.float("--adam-beta2")) {
         c.optimizer.betas = Some([b1.0, b2.0]);
     }
-    c
+    (c, lengths)
+}
+
+/// The stages a rule counts through.
+fn stages_of<'a>(rule: &Rule<'a>) -> &'a accum_core::plan::StagedPlan {
+    match *rule {
+        Rule::Ramp { plan, .. } | Rule::Steps(plan) => plan,
+    }
 }
