@@ -217,8 +217,9 @@ pub struct ImportOptions {
 }
 
 /// A batch that changes during the run, as the framework states it. The
-/// imported plan is the final (or first, for Lightning) batch; this keeps
-/// the rest so that it can be planned in stages.
+/// imported config holds it as `[batch.ramp]` or `[[batch.stages]]`, with
+/// `[batch]` the batch after the ramp, when accum can plan it exactly (the
+/// findings say why not).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BatchSchedule {
