@@ -16,6 +16,13 @@ pub(crate) fn export(
 ) -> Result<Exported, ExportError> {
     check_finite(framework, config)?;
     let plan = config.plan()?;
+    if config.batch.stages.is_some() && config.batch.ramp.is_some() {
+        return Err(ExportError::Unsupported {
+            framework,
+            key: "batch.ramp",
+            reason: "both batch.stages and batch.ramp are given; describe the ramp-up once, as stages or as a linear ramp".to_owned(),
+        });
+    }
     let staged = staged_plan(config, &plan).map_err(ExportError::Stages)?;
     // One accumulation for the whole run: a ramp is refused, never dropped.
     let lacks = match framework {

@@ -268,6 +268,9 @@ pub(super) fn step_stages(a: &mut Args, plan: &Plan, schedule: &StepSchedule) ->
             return None;
         }
     };
+    if staged.is_constant() {
+        return None;
+    }
     if !notes.is_empty() {
         a.findings.push(
             Diagnostic::error(
