@@ -4,6 +4,8 @@
 //! `serde` re-exports `serde_derive`. Start with [`Plan`] for the arithmetic
 //! (`B = m·A·D`, SPEC R3) and the typed counts in [`units`].
 
+/// The tensor crate of the engine's `Model` trait, at the version accum uses.
+pub use accum_core::ndarray;
 pub use accum_core::*;
 pub use accum_macros::AccumConfig;
 
@@ -16,3 +18,8 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/derive.md")]
 pub struct DeriveGuide;
+/// `docs/rampup.md`, compiled and run as doc tests so that its numbers stay
+/// true.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/rampup.md")]
+pub struct RampupGuide;

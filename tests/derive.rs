@@ -613,9 +613,68 @@ fn plan_factors_are_at_least_one_in_every_schema() {
         role_properties(schema.as_value(), String::new(), &mut roles);
         assert!(roles.len() >= 4, "{roles:?}");
         for (path, property) in roles {
+            // A batch ramp-up field is marked too, but it is no plan factor.
+            if matches!(property["x-accum-role"].as_str(), Some("stages" | "ramp")) {
+                continue;
+            }
             assert_eq!(property["minimum"], 1, "{path}");
         }
     }
+}
+
+#[test]
+fn ramp_up_fields_are_marked_with_their_role() {
+    let schema = accum::schema_for::<TrainingConfig>();
+    let batch = &schema.as_value()["$defs"]["BatchSection"]["properties"];
+    assert_eq!(batch["stages"]["x-accum-role"], "stages");
+    assert_eq!(batch["ramp"]["x-accum-role"], "ramp");
+    assert!(batch["stages"].get("minimum").is_none());
+    let fields: Vec<(&str, Option<accum::RampRole>)> = <TrainingConfig as AccumConfig>::FIELDS
+        .iter()
+        .filter_map(|f| f.nested)
+        .flatten()
+        .filter(|f| f.ramp.is_some())
+        .map(|f| (f.name, f.ramp))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("stages", Some(accum::RampRole::Stages)),
+            ("ramp", Some(accum::RampRole::Ramp))
+        ]
+    );
+}
+
+#[test]
+fn the_canonical_config_ramps_up_through_the_derive() {
+    let c = config(
+        "[batch]\nmicro_batch = 4\naccumulation = 16\nreplicas = 2\nseq_len = 1000\n\
+         [batch.ramp]\nstart = 32\nincrement = 32\nover = \"9600 examples\"\n",
+    );
+    let mut ramps = Vec::new();
+    c.ramp_values(&FieldPath::root(), &mut ramps);
+    assert_eq!(ramps.len(), 1);
+    assert_eq!(ramps[0].path, FieldPath::parse("batch.ramp"));
+    let staged = c.staged_plan().expect("a valid ramp");
+    let batches: Vec<u64> = staged
+        .stages()
+        .iter()
+        .map(|s| s.plan().effective_batch().get())
+        .collect();
+    assert_eq!(batches, [32, 64, 96, 128]);
+    // Megatron's rule: 3 increments over 9,600 examples, 3,200 each:
+    // 100 updates of 32, then 50 of 64, then 34 of 96 (3,264 examples: the
+    // batch changes once more than 3,200 are consumed).
+    let starts: Vec<u64> = staged.stages().iter().map(|s| s.start().get()).collect();
+    assert_eq!(starts, [0, 100, 150, 184]);
+
+    // A plan problem stops the staged plan with every finding of the plan.
+    let broken = config(
+        "[batch]\nmicro_batch = 0\naccumulation = 16\nreplicas = 2\n\
+         [batch.ramp]\nstart = 32\nincrement = 32\nover = \"9600 examples\"\n",
+    );
+    let findings = broken.staged_plan().expect_err("m = 0");
+    assert_eq!(findings.codes(), [Code::Zero]);
 }
 
 #[test]

@@ -138,9 +138,9 @@ fn downstream(doc: &Document, schema: &Schema<TrainingConfig>, config: &Training
         return;
     };
     let extras = crate::training::sheet_extras(config, &plan);
-    let sheet = crate::sheet::build::build(doc, &schema.map, &plan, extras, None);
+    let sheet = crate::sheet::build::build(config, &plan, &doc.name, extras, None);
     let _ = crate::sheet::html::render(&sheet);
-    let _ = crate::sheet::markdown::render(&sheet, None);
+    let _ = crate::sheet::markdown::render(&sheet, &|_| None);
     for max in [1, 3, plan.micro_batch(), u64::MAX] {
         if let Ok(replanned) = crate::commands::replan::replan(doc, &schema.map, &plan, max) {
             // The rewritten file must be valid in its own format.

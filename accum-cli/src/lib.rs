@@ -16,14 +16,10 @@ pub mod harness;
 pub mod interop;
 mod load;
 mod output;
-// The sheet renderers and the source parser are being reworked in place;
-// their items are crate-internal though still spelled `pub`.
 mod rules;
-#[allow(
-    unreachable_pub,
-    reason = "crate-internal module; items to become pub(crate)"
-)]
 mod sheet;
+// The source parser is being reworked in place; its items are
+// crate-internal though still spelled `pub`.
 #[allow(
     unreachable_pub,
     reason = "crate-internal module; items to become pub(crate)"

@@ -8,8 +8,8 @@ use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
 use accum_core::units::group_digits;
 use accum_core::{Examples, LastGroup, Plan};
 
-use crate::sheet::build::Extras;
-use crate::sheet::{Row, Table};
+use crate::sheet::build::{Extras, LrSchedule};
+use crate::sheet::{Row, Table, setting as number};
 
 /// Parameters of the built-in token MLP: `embed` V×H, `w1` H×F, `b1` F,
 /// `w2` F×V, `b2` V.
@@ -69,10 +69,10 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
                 if config.precision.mode.uses_loss_scaling() {
                     format!(
                         "dynamic, init {}, ×{} after {} clean updates, ×{} on overflow",
-                        config.precision.loss_scale.init,
-                        config.precision.loss_scale.growth_factor,
-                        config.precision.loss_scale.growth_interval,
-                        config.precision.loss_scale.backoff_factor
+                        number(config.precision.loss_scale.init),
+                        number(config.precision.loss_scale.growth_factor),
+                        group_digits(config.precision.loss_scale.growth_interval),
+                        number(config.precision.loss_scale.backoff_factor)
                     )
                 } else {
                     "none".into()
@@ -86,7 +86,7 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         Row::new("optimizer", o.kind.key(), ""),
         Row::new(
             "learning rate",
-            format!("{}", o.lr),
+            number(o.lr),
             format!(
                 "{} schedule, stepped once per applied update",
                 config.schedule.kind
@@ -97,19 +97,19 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         OptimizerKind::AdamW => {
             optimizer_rows.push(Row::new(
                 "betas",
-                format!("{}, {}", o.betas[0], o.betas[1]),
+                format!("{}, {}", number(o.betas[0]), number(o.betas[1])),
                 "",
             ));
-            optimizer_rows.push(Row::new("eps", format!("{}", o.eps), ""));
+            optimizer_rows.push(Row::new("eps", number(o.eps), ""));
             optimizer_rows.push(Row::new(
                 "weight decay",
-                format!("{}", o.weight_decay),
+                number(o.weight_decay),
                 "decoupled",
             ));
         }
         OptimizerKind::Sgd => {
-            optimizer_rows.push(Row::new("momentum", format!("{}", o.momentum), ""));
-            optimizer_rows.push(Row::new("weight decay", format!("{}", o.weight_decay), ""));
+            optimizer_rows.push(Row::new("momentum", number(o.momentum), ""));
+            optimizer_rows.push(Row::new("weight decay", number(o.weight_decay), ""));
         }
     }
     optimizer_rows.push(Row::new(
@@ -136,7 +136,8 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         ),
         Row::new("vocabulary", n(d.vocab), ""),
     ];
-    match plan.epoch(Examples::new(d.examples), d.last_group) {
+    let epoch = plan.epoch(Examples::new(d.examples), d.last_group);
+    match epoch {
         Ok(epoch) => {
             data_rows.push(Row::new(
                 "updates per epoch",
@@ -174,7 +175,7 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
             };
             data_rows.push(Row::new("last group", value, note));
         }
-        Err(err) => data_rows.push(Row::new(
+        Err(ref err) => data_rows.push(Row::new(
             "last group",
             d.last_group.to_string(),
             err.to_string(),
@@ -209,11 +210,19 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         ],
     };
     Extras {
+        name: config.run.name.clone(),
+        notes: config.run.notes.clone(),
         tables: vec![loss, optimizer, data, model],
         expected_tokens_per_update: plan
             .seq_len()
             .is_none()
             .then(|| expected_tokens_per_update(config, plan)),
+        schedule: Some(LrSchedule {
+            section: config.schedule.clone(),
+            peak_lr: config.optimizer.lr,
+        }),
+        epoch: epoch.ok(),
+        clip_norm: config.optimizer.clip_norm,
     }
 }
 

@@ -57,7 +57,7 @@ use serde::{Deserialize, Serialize};
 pub mod partial;
 
 use crate::engine::EngineConfig;
-use crate::plan::{Fix, LinearRamp, Plan, StageSpec, StagedPlan};
+use crate::plan::{LinearRamp, StageSpec};
 use crate::settings::{
     DataSection, LogSection, LossSection, ModelSection, OptimizerSection, PrecisionSection,
     ScheduleSection,
@@ -128,29 +128,13 @@ impl TrainingConfig {
         }
     }
 
-    /// The plan with its batch ramp-up: the stages of `[batch]`, or one
-    /// stage for the whole run. Stops at the plan's first problem; use
-    /// [`check`](Self::check) to see all of them.
-    pub fn staged_plan(&self) -> Result<StagedPlan, Findings> {
-        let plan = self.plan().map_err(|err| {
-            let mut findings = Findings::default();
-            findings.push(Finding::from_error(&err, FieldPath::parse("batch")));
-            findings
-        })?;
-        self.batch.staged_plan(&plan)
-    }
-
     /// Every problem of the config: the plan's findings (with field paths),
-    /// its stages', and the engine sections' (ranges, `min_len ≤ max_len`, …).
+    /// its stages', its lengths' (a warmup in updates under a ramp-up is a
+    /// warning), and the engine sections' (ranges, `min_len ≤ max_len`, …).
+    /// The plan with its ramp-up is [`AccumConfig::staged_plan`].
     pub fn check(&self) -> Result<(), Findings> {
         let mut findings = match AccumConfig::validate(self) {
-            Ok(()) => match self.plan() {
-                Ok(plan) => match self.batch.staged_plan(&plan) {
-                    Ok(_) => Findings::default(),
-                    Err(stages) => stages,
-                },
-                Err(_) => Findings::default(),
-            },
+            Ok(()) => Findings::default(),
             Err(findings) => findings,
         };
         // A setting's message says what is wrong and what to use, in one
@@ -219,55 +203,15 @@ pub struct BatchSection {
     /// A batch ramp-up in stages: the smaller batches the run trains at
     /// before it reaches the one above, each with its global batch (or
     /// accumulation) and where it ends (`until = "2B tokens"`), in order.
+    #[accum(stages)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stages: Option<Vec<StageSpec>>,
     /// A linear batch ramp-up to the batch above, as Megatron-LM's
     /// `--rampup-batch-size`: `start`, `increment` and the length `over`
     /// which it grows. Give this or `stages`, not both.
+    #[accum(ramp)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp: Option<LinearRamp>,
-}
-
-impl BatchSection {
-    /// The staged plan on `plan` (the batch above, after the ramp), with the
-    /// problems of the stages as findings at their fields.
-    pub fn staged_plan(&self, plan: &Plan) -> Result<StagedPlan, Findings> {
-        let at = FieldPath::parse("batch");
-        let resolved = match (&self.stages, &self.ramp) {
-            (Some(_), Some(_)) => {
-                let mut findings = Findings::default();
-                findings.push(
-                    Finding::new(
-                        Code::StageOrder,
-                        at.child("ramp"),
-                        "both `stages` and `ramp` are given".to_owned(),
-                        "give one of the two".to_owned(),
-                    )
-                    .with_fix(Fix::text(
-                        "describe the ramp-up once: as stages, or as a linear ramp",
-                    ))
-                    .with_related(
-                        at.child("stages"),
-                        None,
-                        "also a ramp-up".to_owned(),
-                    ),
-                );
-                return Err(findings);
-            }
-            (Some(stages), None) => {
-                StagedPlan::ramp_to(plan, stages).map_err(|err| (err, at.child("stages")))
-            }
-            (None, Some(ramp)) => {
-                StagedPlan::linear(plan, ramp).map_err(|err| (err, at.child("ramp")))
-            }
-            (None, None) => Ok(StagedPlan::constant(*plan)),
-        };
-        resolved.map_err(|(err, at)| {
-            let mut findings = Findings::default();
-            findings.push(Finding::from_stage_error(&err, &at));
-            findings
-        })
-    }
 }
 
 /// `[parallel]`: all devices and the degrees that split one model copy;
@@ -378,6 +322,100 @@ mod tests {
             .expect_err("128 − 36 is a multiple of 4, but 36 is not of m·D = 8");
         assert_eq!(findings.codes(), [Code::Ramp]);
         assert_eq!(findings.paths(), ["batch.ramp.start"]);
+    }
+
+    const STAGES: &str = "[[batch.stages]]\nglobal_batch = 32\nuntil = \"1.6M tokens\"\n\
+                          [[batch.stages]]\nglobal_batch = 64\nuntil = \"4.8M tokens\"\n";
+
+    #[test]
+    fn a_warmup_in_updates_under_a_ramp_is_a_warning_with_its_tokens() {
+        // 200 updates: 50 × 32 + 50 × 64 + 100 × 128 = 17,600 examples
+        // through the stages; 200 × 128,000 = 25.6M tokens at the full batch.
+        let c = config(&format!(
+            "{BASE}{STAGES}[schedule]\nwarmup = \"200 updates\"\ntotal = \"40M tokens\"\n"
+        ));
+        let findings = c.check().expect_err("a warning");
+        assert!(!findings.has_errors(), "{findings}");
+        assert_eq!(findings.codes(), [Code::StageShift]);
+        assert_eq!(findings.paths(), ["schedule.warmup"]);
+        let warning = findings.iter().next().expect("one");
+        assert_eq!(warning.severity, crate::Severity::Warning);
+        assert_eq!(
+            warning.message,
+            "`schedule.warmup` is 200 updates under a batch ramp-up: 17,600 examples and \
+             17,600,000 tokens through the stages (25,600,000 tokens at the full batch)"
+        );
+        assert_eq!(warning.label, "in updates across 3 stages");
+        assert_eq!(
+            warning.fix.as_ref().map(|f| f.text.as_str()),
+            Some(
+                "write it in tokens or examples, which keep their meaning whatever the stages: \
+                 \"17.6M tokens\" is its length through these stages"
+            )
+        );
+        assert_eq!(warning.related[0].path, FieldPath::parse("batch.stages"));
+        // The staged plan is still there: a warning does not stop a run.
+        assert!(c.staged_plan().is_ok());
+
+        // In tokens, the warmup keeps its meaning: nothing to say.
+        let c = config(&format!(
+            "{BASE}{STAGES}[schedule]\nwarmup = \"17.6M tokens\"\ntotal = \"40M tokens\"\n"
+        ));
+        assert_eq!(c.check(), Ok(()));
+        // Without a ramp-up, updates are a fixed number of tokens.
+        let c = config(&format!("{BASE}[schedule]\nwarmup = \"200 updates\"\n"));
+        assert_eq!(c.check(), Ok(()));
+    }
+
+    #[test]
+    fn a_warmup_inside_the_first_stage_names_one_stage_and_examples_without_seq_len() {
+        let base = "micro_batch = 4\naccumulation = 16\nreplicas = 2\n";
+        let c = config(&format!(
+            "{base}[[batch.stages]]\nglobal_batch = 32\nuntil = \"50 updates\"\n\
+             [schedule]\nwarmup = \"10 updates\"\n"
+        ));
+        let findings = c.check().expect_err("a warning");
+        let warning = findings.iter().next().expect("one");
+        assert_eq!(
+            warning.message,
+            "`schedule.warmup` is 10 updates under a batch ramp-up: 320 examples through the stages \
+             (1,280 examples at the full batch)"
+        );
+        assert_eq!(warning.label, "in updates across 1 stage");
+        // The built-in data counts its tokens (`variable_length`), so tokens
+        // are proposed too, though their number depends on the data.
+        assert_eq!(
+            warning.fix.as_ref().map(|f| f.text.as_str()),
+            Some(
+                "write it in tokens or examples, which keep their meaning whatever the stages: \
+                 \"320 examples\" is its length through these stages"
+            )
+        );
+    }
+
+    #[test]
+    fn lengths_are_compared_through_the_stages() {
+        // The run of 200 updates is 17.6M tokens through the stages, so a
+        // warmup of 20M tokens is longer than the run, though 200 updates
+        // at the full batch would be 25.6M tokens.
+        let c = config(&format!(
+            "{BASE}{STAGES}[schedule]\nwarmup = \"20M tokens\"\ntotal = \"200 updates\"\n"
+        ));
+        let findings = c.check().expect_err("too long");
+        assert_eq!(findings.codes(), [Code::Warmup, Code::StageShift]);
+        let longer = findings.iter().next().expect("the warmup");
+        assert_eq!(
+            longer.message,
+            "`schedule.warmup` is 20M tokens, longer than the run (`schedule.total` is 200 updates = 17600k tokens)"
+        );
+        // 17.6M tokens is exactly the run: allowed.
+        let c = config(&format!(
+            "{BASE}{STAGES}[schedule]\nwarmup = \"17.6M tokens\"\ntotal = \"200 updates\"\n"
+        ));
+        assert_eq!(
+            c.check().map_err(|f| f.codes()),
+            Err(vec![Code::StageShift])
+        );
     }
 
     #[test]

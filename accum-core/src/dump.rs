@@ -4,6 +4,10 @@
 //! and the parameters after the attempt, as `.npy` files numpy and PyTorch
 //! load directly.
 //!
+//! [`DumpWriter`] is an [`Observer`]: pass it among
+//! [`RunOptions::observers`](crate::engine::RunOptions::observers); the
+//! engine knows nothing of files.
+//!
 //! Every file is written atomically (a temporary file in the same folder,
 //! then a rename), so a reader never sees half a file, and the manifest is
 //! rewritten after each attempt so an interrupted run leaves a consistent
@@ -16,7 +20,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::data::Batch;
-use crate::engine::Engine;
+use crate::engine::{Engine, GroupView, Observer, ObserverError, UpdateView};
 use crate::fsio::Durability;
 use crate::model::Model;
 use crate::report::UpdateStats;
@@ -144,8 +148,8 @@ fn write_tensors(dir: &Path, tensors: &Tensors) -> Result<(), DumpError> {
     Ok(())
 }
 
-/// Writes a dump while an engine runs; pass it in
-/// [`RunOptions::dump`](crate::engine::RunOptions::dump).
+/// Writes a dump while an engine runs: an [`Observer`]; add it to
+/// [`RunOptions::observers`](crate::engine::RunOptions::observers).
 #[derive(Debug)]
 pub struct DumpWriter {
     dir: PathBuf,
@@ -220,7 +224,7 @@ impl DumpWriter {
     }
 
     /// Writes one microbatch of attempt `attempt`.
-    pub(crate) fn microbatch(
+    fn microbatch(
         &mut self,
         attempt: u64,
         replica: usize,
@@ -254,13 +258,13 @@ impl DumpWriter {
 
     /// Writes the group's full gradient (reduced, normalized, unscaled,
     /// before clipping).
-    pub(crate) fn gradient(&mut self, attempt: u64, grads: &Tensors) -> Result<(), DumpError> {
+    fn gradient(&mut self, attempt: u64, grads: &Tensors) -> Result<(), DumpError> {
         write_tensors(&self.update_dir(attempt).join("grad"), grads)
     }
 
     /// Writes the parameters after the attempt and its statistics, then the
     /// manifest with the new count.
-    pub(crate) fn update(
+    fn update(
         &mut self,
         attempt: u64,
         params: &Tensors,
@@ -281,6 +285,29 @@ impl DumpWriter {
         write_atomic(&dir.join("stats.json"), text.as_bytes())?;
         self.updates = attempt;
         self.write_manifest()
+    }
+}
+
+impl Observer for DumpWriter {
+    fn on_group(&mut self, group: &GroupView<'_>) -> Result<(), ObserverError> {
+        for replica in 0..group.replicas() {
+            for (index, batch) in group.microbatches(replica).iter().enumerate() {
+                self.microbatch(group.attempt, replica, index, batch, group.ignore_index)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn wants_gradient(&self) -> bool {
+        true
+    }
+
+    fn on_gradient(&mut self, attempt: u64, grads: &Tensors) -> Result<(), ObserverError> {
+        Ok(self.gradient(attempt, grads)?)
+    }
+
+    fn on_parameters(&mut self, update: &UpdateView<'_>) -> Result<(), ObserverError> {
+        Ok(self.update(update.stats.attempt, update.params, update.stats)?)
     }
 }
 

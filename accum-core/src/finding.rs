@@ -1,7 +1,7 @@
 //! Problems of a configuration as data: a [`Finding`] carries its [`Code`],
-//! the [`FieldPath`] of the value to change, the plan [`Role`] it plays, what
-//! is wrong (with the numbers), a short label for the value, the [`Fix`], and
-//! the other fields that take part. Nothing here is text to split again:
+//! its [`Severity`], the [`FieldPath`] of the value to change, the plan
+//! [`Role`] it plays, what is wrong (with the numbers), a short label for the
+//! value, the [`Fix`], and the other fields that take part. Nothing here is text to split again:
 //! front ends render each part where it belongs (a header, a label under the
 //! value, a help line).
 //!
@@ -143,12 +143,27 @@ pub struct Related {
     pub label: String,
 }
 
+/// How serious a [`Finding`] is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The config cannot be used as it is.
+    #[default]
+    Error,
+    /// The config works, but probably does not mean what was written: a
+    /// length in updates under a batch ramp-up
+    /// (`accum::stages::shift`).
+    Warning,
+}
+
 /// One problem of a config. See the [module docs](self).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Finding {
     /// The rule's stable code.
     pub code: Code,
+    /// An error (the default) or a warning.
+    pub severity: Severity,
     /// The field to change; the root for the config as a whole (a
     /// struct-level constant of the root struct).
     pub path: FieldPath,
@@ -170,6 +185,7 @@ impl Finding {
     pub fn new(code: Code, path: FieldPath, message: String, label: String) -> Finding {
         Finding {
             code,
+            severity: Severity::Error,
             path,
             role: None,
             message,
@@ -184,6 +200,7 @@ impl Finding {
     pub fn from_error(err: &PlanError, path: FieldPath) -> Finding {
         Finding {
             code: err.code(),
+            severity: Severity::Error,
             path,
             role: err.role(),
             message: err.message(),
@@ -191,6 +208,19 @@ impl Finding {
             fix: Some(err.fix()),
             related: Vec::new(),
         }
+    }
+
+    /// The same finding as a warning: the config works, but probably does
+    /// not mean what was written.
+    #[must_use]
+    pub fn warning(mut self) -> Finding {
+        self.severity = Severity::Warning;
+        self
+    }
+
+    /// Whether this is an error (not a warning).
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
     }
 
     /// With the plan role of the field.
@@ -216,9 +246,12 @@ impl Finding {
 }
 
 impl fmt::Display for Finding {
-    /// `path: message; fix`, for logs and error chains; front ends render
-    /// the parts themselves.
+    /// `path: message; fix` (`warning: …` for a warning), for logs and
+    /// error chains; front ends render the parts themselves.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.is_error() {
+            f.write_str("warning: ")?;
+        }
         write!(f, "{}: {}", self.path, self.message)?;
         if let Some(fix) = &self.fix {
             write!(f, "; {}", fix.text)?;
@@ -265,7 +298,24 @@ impl Findings {
         self.findings.iter().map(|f| f.code).collect()
     }
 
-    /// `Ok` when there is nothing to report, else the findings.
+    /// Whether any finding is an error. A config whose findings are all
+    /// warnings plans and runs.
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(Finding::is_error)
+    }
+
+    /// The errors only, in order.
+    pub fn errors(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.is_error())
+    }
+
+    /// The warnings only, in order.
+    pub fn warnings(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| !f.is_error())
+    }
+
+    /// `Ok` when there is nothing to report, else the findings (warnings
+    /// included: see [`has_errors`](Self::has_errors)).
     pub fn into_result(self) -> Result<(), Findings> {
         if self.is_empty() { Ok(()) } else { Err(self) }
     }

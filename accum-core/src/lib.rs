@@ -51,13 +51,19 @@ pub mod verify;
 pub use accum_macros::AccumConfig;
 pub use code::Code;
 pub use derive::{
-    AccumConfig, ConstPlan, FieldInfo, Given, NestedConfig, RoleField, RoleType, RoleValue,
-    SCHEMA_VERSION, Source, SpanField, SpanUse, SpanValue, check_roles, check_spans, schema_for,
+    AccumConfig, ConstPlan, FieldInfo, Given, NestedConfig, RampField, RampRole, RampUp, RampValue,
+    RoleField, RoleType, RoleValue, SCHEMA_VERSION, Source, SpanField, SpanUse, SpanValue,
+    StagesField, check_roles, check_spans, check_values, schema_for, staged_plan_of,
 };
-pub use engine::{Engine, EngineConfig, EngineError, Observer, RunOptions, run};
-pub use finding::{FieldPath, Finding, Findings, Related};
+pub use engine::{Engine, EngineError, Observer, RunOptions, run};
+pub use finding::{FieldPath, Finding, Findings, Related, Severity};
+/// The tensor crate of the engine's [`Model`](model::Model) trait
+/// ([`Tensors`](tensor::Tensors) hold `ndarray` arrays), re-exported so that
+/// a model can be written against the same version.
+pub use ndarray;
 pub use plan::{Edit, Fix, LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
 pub use report::RunReport;
+pub use settings::EngineConfig;
 pub use span::{Span, SpanError};
 pub use units::{
     Count, Example, Examples, Microbatch, Microbatches, Token, Tokens, Unit, UnitKind, Update,

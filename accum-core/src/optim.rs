@@ -40,9 +40,16 @@ impl Optimizer {
 
     /// One update with learning rate `lr`.
     pub fn step(&mut self, params: &mut Tensors, grads: &Tensors, lr: f64) {
+        self.step_scaled(params, grads, lr, 1.0);
+    }
+
+    /// One update with learning rate `lr` from the gradient `factor · grads`,
+    /// in one pass over the parameters: the engine folds unscaling and
+    /// clipping into `factor` instead of rewriting the gradient first.
+    pub fn step_scaled(&mut self, params: &mut Tensors, grads: &Tensors, lr: f64, factor: f32) {
         match self {
-            Optimizer::Sgd(o) => o.step(params, grads, lr),
-            Optimizer::AdamW(o) => o.step(params, grads, lr),
+            Optimizer::Sgd(o) => o.step(params, grads, lr, factor),
+            Optimizer::AdamW(o) => o.step(params, grads, lr, factor),
         }
     }
 
@@ -65,13 +72,13 @@ pub struct Sgd {
 }
 
 impl Sgd {
-    fn step(&mut self, params: &mut Tensors, grads: &Tensors, lr: f64) {
+    fn step(&mut self, params: &mut Tensors, grads: &Tensors, lr: f64, factor: f32) {
         let lr = lr as f32;
         let (mu, wd) = (self.momentum, self.weight_decay);
         if mu == 0.0 {
             for (p, g) in params.slices_mut().zip(grads.slices()) {
                 for (p, &g) in p.iter_mut().zip(g) {
-                    *p -= lr * (g + wd * *p);
+                    *p -= lr * (g * factor + wd * *p);
                 }
             }
             return;
@@ -84,7 +91,7 @@ impl Sgd {
             .zip(buf.slices_mut())
         {
             for ((p, &g), b) in p.iter_mut().zip(g).zip(b.iter_mut()) {
-                let d = g + wd * *p;
+                let d = g * factor + wd * *p;
                 *b = if first { d } else { mu * *b + d };
                 *p -= lr * *b;
             }
@@ -106,7 +113,7 @@ pub struct AdamW {
 }
 
 impl AdamW {
-    fn step(&mut self, params: &mut Tensors, grads: &Tensors, lr: f64) {
+    fn step(&mut self, params: &mut Tensors, grads: &Tensors, lr: f64, factor: f32) {
         self.step = self.step.saturating_add(1);
         let (m, v) = self
             .state
@@ -117,19 +124,25 @@ impl AdamW {
         let decay = (1.0 - lr * self.weight_decay) as f32;
         let (b1, b2, eps) = (self.beta1 as f32, self.beta2 as f32, self.eps as f32);
         let inv_bc2_sqrt = (1.0 / bc2_sqrt) as f32;
+        // One pass over parameters, gradient and both moments, with the
+        // widest vector unit the processor has.
+        let arch = pulp::Arch::new();
         for (((p, g), m), v) in params
             .slices_mut()
             .zip(grads.slices())
             .zip(m.slices_mut())
             .zip(v.slices_mut())
         {
-            for (((p, &g), m), v) in p.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
-                *p *= decay;
-                *m = b1 * *m + (1.0 - b1) * g;
-                *v = b2 * *v + (1.0 - b2) * g * g;
-                let denom = v.sqrt() * inv_bc2_sqrt + eps;
-                *p -= step_size * *m / denom;
-            }
+            arch.dispatch(|| {
+                for (((p, &g), m), v) in p.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
+                    let g = g * factor;
+                    *p *= decay;
+                    *m = b1 * *m + (1.0 - b1) * g;
+                    *v = b2 * *v + (1.0 - b2) * g * g;
+                    let denom = v.sqrt() * inv_bc2_sqrt + eps;
+                    *p -= step_size * *m / denom;
+                }
+            });
         }
     }
 }

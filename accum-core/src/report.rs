@@ -2,8 +2,28 @@
 //! with stable keys — counters in named units (R1), per-update statistics,
 //! the loss curve against its declared axis, memory peaks (R11) and dropped
 //! example ids (R6).
+//!
+//! A report has a bounded size, whatever the length of the run: the loss
+//! curve and the per-update statistics are kept in [`Decimated`] buffers
+//! (at most [`CURVE_CAPACITY`] points and [`KEPT_UPDATES`] updates, evenly
+//! spread over the run: when a buffer fills, every other entry is dropped
+//! and the spacing doubles), beside exact running summaries
+//! ([`RunSummary`]). Every update at full resolution can be streamed to a
+//! JSON Lines file beside the report ([`StatsStream`], `stream.rs`); the
+//! report names it in [`RunReport::stats_stream`].
+//!
+//! Reading the logged points: [`logged_points`] gives the loss curve of a
+//! report whichever form was written — from the stream beside it when the
+//! report names one (every log point), else from the report's own bounded
+//! curve.
 
 use serde::{Deserialize, Serialize};
+
+mod stream;
+
+pub use stream::{
+    LoggedPoints, StatsError, StatsErrorKind, StatsLine, StatsStream, logged_points, read_updates,
+};
 
 use crate::memory::MemoryReport;
 use crate::plan::{LastGroup, Plan};
@@ -152,8 +172,163 @@ pub struct CurvePoint {
 pub struct LossCurve {
     /// The x axis.
     pub axis: LogAxis,
-    /// Points, one per log interval.
+    /// Points: one per log interval, or one per `stride` log intervals once
+    /// the run has logged more than [`CURVE_CAPACITY`] points.
     pub points: Vec<CurvePoint>,
+    /// Log intervals between two kept points (1: every point is kept).
+    #[serde(default = "one")]
+    pub stride: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// Points a report's loss curve holds at most.
+pub const CURVE_CAPACITY: usize = 1024;
+
+/// Update attempts a report keeps at most in [`RunReport::updates`].
+pub const KEPT_UPDATES: usize = 1024;
+
+/// A fixed-capacity series that keeps every `stride`-th entry of a stream
+/// (by its 0-based index), evenly spread over the whole stream: when it is
+/// full, every other kept entry is dropped and the stride doubles. Memory
+/// is bounded by the capacity whatever the stream's length.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decimated<T> {
+    items: Vec<T>,
+    stride: u64,
+    next: u64,
+    capacity: usize,
+}
+
+impl<T> Decimated<T> {
+    /// An empty series of at most `capacity` entries (at least 2).
+    pub fn new(capacity: usize) -> Decimated<T> {
+        let capacity = capacity.max(2);
+        Decimated {
+            items: Vec::with_capacity(capacity),
+            stride: 1,
+            next: 0,
+            capacity,
+        }
+    }
+
+    /// Offers the next entry of the stream; it is kept when its index is a
+    /// multiple of the stride. Never allocates after [`Decimated::new`].
+    pub fn push(&mut self, item: T) {
+        let index = self.next;
+        self.next += 1;
+        if !index.is_multiple_of(self.stride) {
+            return;
+        }
+        if self.items.len() == self.capacity {
+            // Keep entries 0, 2, 4, … (indices multiple of the new stride).
+            let mut i = 0;
+            self.items.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.stride *= 2;
+            if !index.is_multiple_of(self.stride) {
+                return;
+            }
+        }
+        self.items.push(item);
+    }
+
+    /// The kept entries, in stream order.
+    pub fn items(&self) -> &[T] {
+        &self.items
+    }
+
+    /// Stream entries between two kept ones.
+    pub fn stride(&self) -> u64 {
+        self.stride
+    }
+
+    /// Entries offered so far.
+    pub fn offered(&self) -> u64 {
+        self.next
+    }
+}
+
+/// Running figures of one statistic over the applied updates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Values seen (finite ones).
+    pub count: u64,
+    /// The smallest.
+    #[serde(with = "non_finite_as_null")]
+    pub min: f64,
+    /// The largest.
+    #[serde(with = "non_finite_as_null")]
+    pub max: f64,
+    /// The mean.
+    #[serde(with = "non_finite_as_null")]
+    pub mean: f64,
+    /// The first.
+    #[serde(with = "non_finite_as_null")]
+    pub first: f64,
+    /// The last.
+    #[serde(with = "non_finite_as_null")]
+    pub last: f64,
+}
+
+impl Summary {
+    /// Adds a value (non-finite values are not counted).
+    pub fn add(&mut self, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        if self.count == 0 {
+            *self = Summary {
+                count: 1,
+                min: value,
+                max: value,
+                mean: value,
+                first: value,
+                last: value,
+            };
+            return;
+        }
+        self.count += 1;
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.mean += (value - self.mean) / self.count as f64;
+        self.last = value;
+    }
+}
+
+/// Exact running summaries of the whole run, whatever was decimated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// The group loss over applied updates.
+    pub loss: Summary,
+    /// The global gradient norm (unscaled, before clipping) over applied updates.
+    pub grad_norm: Summary,
+    /// Applied updates whose gradient was clipped (R7).
+    pub clipped: u64,
+    /// Last partial groups processed (R6).
+    pub partial_groups: u64,
+    /// The learning rate of the last applied update.
+    pub last_lr: f64,
+    /// The loss scale after the last attempt.
+    pub last_loss_scale: f64,
+}
+
+impl RunSummary {
+    /// Adds one update attempt.
+    pub fn add(&mut self, stats: &UpdateStats) {
+        if stats.applied {
+            self.loss.add(stats.loss);
+            self.grad_norm.add(stats.grad_norm);
+            self.clipped += u64::from(stats.clipped);
+            self.last_lr = stats.lr;
+        }
+        self.partial_groups += u64::from(stats.partial);
+        self.last_loss_scale = stats.loss_scale;
+    }
 }
 
 /// Examples a last partial group dropped (R6).
@@ -196,13 +371,26 @@ pub struct RunReport {
     pub counters: Counters,
     /// Counters per replica, in rank order.
     pub replicas: Vec<ReplicaCounters>,
-    /// Every update attempt.
+    /// Update attempts: every one up to [`KEPT_UPDATES`], then evenly
+    /// spread over the run (one per `updates_stride` attempts).
     pub updates: Vec<UpdateStats>,
+    /// Attempts between two kept entries of `updates` (1: all are kept).
+    #[serde(default = "one")]
+    pub updates_stride: u64,
+    /// Exact running figures of the whole run.
+    #[serde(default)]
+    pub summary: RunSummary,
+    /// The JSON Lines file beside the report holding every update and log
+    /// point at full resolution, if one was written (a file name, relative
+    /// to the report's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats_stream: Option<String>,
     /// The loss curve at the log interval.
     pub loss_curve: LossCurve,
     /// Memory peaks (R11).
     pub memory: MemoryReport,
-    /// Dropped examples by epoch (R6).
+    /// Dropped examples by epoch (R6): the first 64 dropped groups; the
+    /// count of all dropped examples is in the counters.
     pub dropped: Vec<DroppedGroup>,
     /// Whether the run was stopped before its total (at a group boundary).
     pub stopped_early: bool,

@@ -29,13 +29,52 @@
 //! factor is `u / warmup` during warmup (the first update uses 0 when there
 //! is a warmup), then constant, linear to zero at `total`, or cosine to zero
 //! at `total`.
+//!
+//! ## Under a batch ramp-up
+//!
+//! When the batch changes during the run ([`StagedPlan`]), an update is a
+//! different number of examples and tokens from stage to stage. A schedule
+//! whose lengths are written in tokens (examples, microbatches) then
+//! advances, per applied update, by what that update consumed in its unit,
+//! and is a function of the tokens (examples, microbatches) consumed: it
+//! ends at the same token count whatever the stages
+//! ([`Schedule::resolve_staged`], [`Schedule::from_spans_staged`]). This is
+//! how Megatron-LM steps its scheduler: `train_step` in
+//! `megatron/training/training.py` calls `OptimizerParamScheduler.step`
+//! (`megatron/core/optimizer_param_scheduler.py`) after each successful
+//! update with `increment = get_num_microbatches() × micro_batch_size ×
+//! data_parallel_size`, the samples of that update, and
+//! `get_optimizer_param_scheduler` gives the warmup and decay in samples
+//! (`--lr-warmup-samples`, or iterations × `global_batch_size`). A schedule
+//! written in updates stays per update.
+//!
+//! ```
+//! use accum_core::plan::{StageSpec, StagedPlan};
+//! use accum_core::schedule::Schedule;
+//! use accum_core::settings::ScheduleKind;
+//! use accum_core::{Plan, Rounding, Span, UnitKind, Updates};
+//!
+//! // m 4 × D 2, L 1,000: 50 updates of 32 sequences, then 128 to the end.
+//! let base = Plan::new(4, 16, 2)?.with_seq_len(1000)?;
+//! let staged = StagedPlan::ramp_to(&base, &[StageSpec::global_batch(32).until("50 updates".parse()?)])?;
+//! let warmup: Span = "3.2M tokens".parse()?; // 1.6M in the first stage, 1.6M after
+//! let total: Span = "16M tokens".parse()?;
+//! let lr = Schedule::from_spans_staged(ScheduleKind::Linear, 1.0, warmup, total, &staged, Rounding::Up)?;
+//! assert_eq!(lr.clock(), UnitKind::Token);
+//! // The first stage is half the warmup's tokens, though it is 50 of its 63 updates.
+//! assert_eq!(lr.lr_at(50), 0.5);
+//! // 12.5 updates of 128,000 tokens finish the warmup, 112.5 the run: both end
+//! // inside an update, which counts (rounding up; `Rounding::Exact` refuses).
+//! assert_eq!((lr.warmup(), lr.total()), (Updates::new(50 + 13), Updates::new(50 + 113)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fmt;
 
-use crate::plan::{Plan, PlanError, Rounding};
+use crate::plan::{Plan, PlanError, Rounding, StagedPlan};
 use crate::settings::{ScheduleKind, ScheduleSection};
 use crate::span::Span;
-use crate::units::{UnitKind, Updates};
+use crate::units::{Examples, Tokens, UnitKind, Updates};
 
 /// A learning-rate schedule over applied updates.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +84,21 @@ pub struct Schedule {
     warmup: Updates,
     total: Updates,
     steps: Updates,
+    clock: Option<Clock>,
+}
+
+/// What a schedule under a ramp-up counts: the tokens (examples,
+/// microbatches) consumed, through the stages.
+#[derive(Clone, Debug, PartialEq)]
+struct Clock {
+    /// The unit the schedule counts.
+    unit: UnitKind,
+    /// The warmup, in `unit`.
+    warmup: u64,
+    /// The schedule's length, in `unit`.
+    total: u64,
+    /// The stages, to know what each update consumes.
+    stages: StagedPlan,
 }
 
 /// Resolves a span to updates through the plan; tokens without a fixed
@@ -113,6 +167,7 @@ impl Schedule {
             warmup,
             total,
             steps: Updates::ZERO,
+            clock: None,
         }
     }
 
@@ -155,6 +210,113 @@ impl Schedule {
         Ok(Schedule::new(kind, base_lr, warmup, total))
     }
 
+    /// The schedule a config section describes, through the stages of a
+    /// batch ramp-up (see the [module docs](self)): written in tokens,
+    /// examples or microbatches, it counts what each applied update
+    /// consumes and ends at the same count whatever the stages; written in
+    /// updates, it counts updates. `warmup()` and `total()` are the updates
+    /// in which the lengths end (rounded up, so a partial update counts, as
+    /// [`resolve`](Self::resolve) rounds). Tokens need a fixed `seq_len`, or
+    /// `measured`: the data's supervised tokens and its examples, when the
+    /// lengths vary (R15). With one stage this is [`resolve`](Self::resolve).
+    pub fn resolve_staged(
+        section: &ScheduleSection,
+        base_lr: f64,
+        staged: &StagedPlan,
+        measured: Option<(Tokens, Examples)>,
+    ) -> Result<Schedule, PlanError> {
+        if staged.is_constant() {
+            let plan = staged.final_plan();
+            let per_update = measured.map(|(tokens, examples)| {
+                let per = u128::from(tokens.get()) * u128::from(plan.effective_batch().get())
+                    / u128::from(examples.get().max(1));
+                u64::try_from(per).unwrap_or(u64::MAX).max(1)
+            });
+            return Schedule::resolve(section, base_lr, plan, per_update);
+        }
+        let clock = |span: Span| Clocked::of(span, staged, measured);
+        Clock::build(
+            section.kind,
+            base_lr,
+            clock(section.warmup),
+            clock(section.run_length()),
+            staged,
+            Rounding::Up,
+        )
+        .map_err(|(_, error)| error)
+    }
+
+    /// A schedule whose warmup and total are spans in any unit — a user's
+    /// own config fields — through the stages of a batch ramp-up (see the
+    /// [module docs](self)). `rounding` says how the lengths become whole
+    /// updates for [`warmup`](Self::warmup) and [`total`](Self::total) (the
+    /// run stops after `total`); the schedule itself follows the tokens
+    /// (examples, microbatches) exactly. The warmup may not exceed the
+    /// total, and the total must be at least one update. With one stage
+    /// this is [`from_spans`](Self::from_spans).
+    pub fn from_spans_staged(
+        kind: ScheduleKind,
+        base_lr: f64,
+        warmup: impl Into<Span>,
+        total: impl Into<Span>,
+        staged: &StagedPlan,
+        rounding: Rounding,
+    ) -> Result<Schedule, ScheduleError> {
+        let (warmup, total) = (warmup.into(), total.into());
+        if staged.is_constant() {
+            return Schedule::from_spans(
+                kind,
+                base_lr,
+                warmup,
+                total,
+                staged.final_plan(),
+                rounding,
+            );
+        }
+        let schedule = Clock::build(
+            kind,
+            base_lr,
+            Clocked::of(warmup, staged, None),
+            Clocked::of(total, staged, None),
+            staged,
+            rounding,
+        )
+        .map_err(|(which, error)| ScheduleError::Plan { which, error })?;
+        if schedule.total.is_zero() {
+            return Err(ScheduleError::ZeroTotal);
+        }
+        if schedule.warmup > schedule.total {
+            return Err(ScheduleError::WarmupTooLong {
+                warmup: schedule.warmup,
+                total: schedule.total,
+            });
+        }
+        Ok(schedule)
+    }
+
+    /// What the schedule counts: `Update` for a constant plan or lengths in
+    /// updates, else the finest unit of its lengths (tokens, examples or
+    /// microbatches consumed), through the stages.
+    pub fn clock(&self) -> UnitKind {
+        self.clock.as_ref().map_or(UnitKind::Update, |c| c.unit)
+    }
+
+    /// The warmup in the unit the schedule counts ([`clock`](Self::clock)).
+    pub fn warmup_length(&self) -> Span {
+        match &self.clock {
+            Some(clock) => Span::new(clock.warmup, clock.unit),
+            None => Span::of(self.warmup),
+        }
+    }
+
+    /// The schedule's length in the unit it counts ([`clock`](Self::clock)).
+    pub fn total_length(&self) -> Span {
+        match &self.clock {
+            Some(clock) => Span::new(clock.total, clock.unit),
+            None => Span::of(self.total),
+        }
+    }
+
     /// The kind of schedule.
     pub fn kind(&self) -> ScheduleKind {
         self.kind
@@ -165,12 +327,14 @@ impl Schedule {
         self.base_lr
     }
 
-    /// Warmup length in updates.
+    /// Warmup length in updates: under a ramp-up, the update in which the
+    /// warmup ends (rounded as the schedule was built).
     pub fn warmup(&self) -> Updates {
         self.warmup
     }
 
-    /// Total length in updates.
+    /// Total length in updates: under a ramp-up, the update in which the
+    /// schedule ends (rounded as the schedule was built).
     pub fn total(&self) -> Updates {
         self.total
     }
@@ -185,19 +349,36 @@ impl Schedule {
         self.lr_at(self.steps.get())
     }
 
-    /// The learning rate for the update after `step` applied updates.
+    /// The learning rate for the update after `step` applied updates. Under
+    /// a ramp-up whose schedule counts tokens (examples, microbatches), it is
+    /// the rate at what those updates consumed.
     pub fn lr_at(&self, step: u64) -> f64 {
-        let warmup = self.warmup.get();
-        let total = self.total.get();
-        if step < warmup {
-            return self.base_lr * step as f64 / warmup as f64;
+        match &self.clock {
+            None => self.factor_at(step, self.warmup.get(), self.total.get()),
+            Some(clock) => {
+                let consumed = clock
+                    .stages
+                    .consumed(Updates::new(step), clock.unit)
+                    .unwrap_or(u64::MAX);
+                self.factor_at(consumed, clock.warmup, clock.total)
+            }
+        }
+    }
+
+    /// The rate at `position` of a schedule with `warmup` and `total` in
+    /// the same unit.
+    fn factor_at(&self, position: u64, warmup: u64, total: u64) -> f64 {
+        if position < warmup {
+            return self.base_lr * position as f64 / warmup as f64;
         }
         let factor = match self.kind {
             ScheduleKind::Constant => 1.0,
             ScheduleKind::Linear | ScheduleKind::Cosine if total <= warmup => 1.0,
-            ScheduleKind::Linear => (total.saturating_sub(step)) as f64 / (total - warmup) as f64,
+            ScheduleKind::Linear => {
+                (total.saturating_sub(position)) as f64 / (total - warmup) as f64
+            }
             ScheduleKind::Cosine => {
-                let progress = ((step - warmup) as f64 / (total - warmup) as f64).min(1.0);
+                let progress = ((position - warmup) as f64 / (total - warmup) as f64).min(1.0);
                 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())
             }
         };
@@ -207,6 +388,125 @@ impl Schedule {
     /// Advances by one applied update.
     pub fn step(&mut self) {
         self.steps = self.steps.saturating_add_one();
+    }
+}
+
+/// A length in the unit a staged schedule counts.
+struct Clocked {
+    /// The length as written.
+    span: Span,
+    /// The unit the length can be counted in: its own, or examples for
+    /// tokens without a fixed `seq_len` but with measured data.
+    unit: UnitKind,
+    /// The length in `unit`, or why it has none.
+    value: Result<u64, PlanError>,
+}
+
+impl Clocked {
+    fn of(span: Span, staged: &StagedPlan, measured: Option<(Tokens, Examples)>) -> Clocked {
+        let needs_examples =
+            span.unit() == UnitKind::Token && staged.final_plan().seq_len().is_none();
+        match (needs_examples, measured) {
+            (true, Some((tokens, examples))) if tokens.get() > 0 => {
+                // R15: the data's tokens per example, rounded up so that a
+                // partial example counts, as a partial update does.
+                let value = u128::from(span.value()) * u128::from(examples.get());
+                let value = value.div_ceil(u128::from(tokens.get()));
+                Clocked {
+                    span,
+                    unit: UnitKind::Example,
+                    value: u64::try_from(value).map_err(|_| PlanError::Overflow {
+                        equation: format!("{span} in examples"),
+                    }),
+                }
+            }
+            (true, _) => Clocked {
+                span,
+                unit: UnitKind::Token,
+                value: Err(PlanError::NeedsSeqLen {
+                    value: span.value(),
+                    unit: UnitKind::Token,
+                }),
+            },
+            (false, _) => Clocked {
+                span,
+                unit: span.unit(),
+                value: Ok(span.value()),
+            },
+        }
+    }
+
+    /// How fine the unit is: a schedule counts the finest unit of its lengths.
+    fn fineness(unit: UnitKind) -> u8 {
+        match unit {
+            UnitKind::Update => 0,
+            UnitKind::Microbatch => 1,
+            UnitKind::Example => 2,
+            UnitKind::Token => 3,
+        }
+    }
+
+    /// The length in `unit` (at least as fine as its own): exact, through
+    /// the stages.
+    fn count_in(&self, unit: UnitKind, staged: &StagedPlan) -> Result<u64, PlanError> {
+        let value = self.value.clone()?;
+        staged.convert(value, self.unit, unit, Rounding::Exact)
+    }
+}
+
+impl Clock {
+    /// A schedule through `staged` whose lengths are `warmup` and `total`;
+    /// `rounding` makes them whole updates. An error names the length.
+    fn build(
+        kind: ScheduleKind,
+        base_lr: f64,
+        warmup: Clocked,
+        total: Clocked,
+        staged: &StagedPlan,
+        rounding: Rounding,
+    ) -> Result<Schedule, (&'static str, PlanError)> {
+        // A length that cannot be counted at all is reported before any
+        // conversion of the other.
+        for (which, length) in [("warmup", &warmup), ("total", &total)] {
+            if let Err(error) = &length.value {
+                return Err((which, error.clone()));
+            }
+        }
+        let unit = if Clocked::fineness(warmup.unit) >= Clocked::fineness(total.unit) {
+            warmup.unit
+        } else {
+            total.unit
+        };
+        let warmup_at = warmup.count_in(unit, staged).map_err(|e| ("warmup", e))?;
+        let total_at = total.count_in(unit, staged).map_err(|e| ("total", e))?;
+        let updates = |value: u64, which: &'static str, span: Span| {
+            staged
+                .to_updates(value, unit, rounding)
+                .map_err(|error| match error {
+                    // Say it about the length as written.
+                    PlanError::NotWholeUpdates { per_update, .. } if span.unit() == unit => (
+                        which,
+                        PlanError::NotWholeUpdates {
+                            value: span.value(),
+                            unit,
+                            per_update,
+                        },
+                    ),
+                    other => (which, other),
+                })
+        };
+        let warmup_updates = updates(warmup_at, "warmup", warmup.span)?;
+        let total_updates = updates(total_at, "total", total.span)?;
+        let mut schedule = Schedule::new(kind, base_lr, warmup_updates, total_updates);
+        if unit != UnitKind::Update {
+            schedule.clock = Some(Clock {
+                unit,
+                warmup: warmup_at,
+                total: total_at,
+                stages: staged.clone(),
+            });
+        }
+        Ok(schedule)
     }
 }
 
@@ -222,6 +522,8 @@ impl SaturatingOne for Updates {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -359,5 +661,227 @@ mod tests {
         ));
         let s = Schedule::resolve(&tokens, 1e-3, &plan, Some(300)).unwrap();
         assert_eq!(s.total(), Updates::new(4));
+    }
+
+    fn stages(seq_len: Option<u64>) -> StagedPlan {
+        use crate::plan::StageSpec;
+        // m 4 × D 2: 50 updates of 32, 50 of 64, then 128 to the end.
+        let base = Plan::new(4, 16, 2).unwrap();
+        let base = match seq_len {
+            Some(len) => base.with_seq_len(len).unwrap(),
+            None => base,
+        };
+        StagedPlan::ramp_to(
+            &base,
+            &[
+                StageSpec::global_batch(32).until("50 updates".parse().unwrap()),
+                StageSpec::global_batch(64).until("100 updates".parse().unwrap()),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_token_schedule_under_a_ramp_counts_tokens() {
+        let staged = stages(Some(1000));
+        // Warmup 4.8M tokens = both ramp stages (1.6M + 3.2M); total 17.6M
+        // tokens = 100 more updates of 128,000.
+        let s = Schedule::from_spans_staged(
+            ScheduleKind::Linear,
+            1.0,
+            "4.8M tokens".parse::<Span>().unwrap(),
+            "17.6M tokens".parse::<Span>().unwrap(),
+            &staged,
+            Rounding::Exact,
+        )
+        .unwrap();
+        assert_eq!(
+            (s.warmup(), s.total()),
+            (Updates::new(100), Updates::new(200))
+        );
+        assert_eq!(s.clock(), UnitKind::Token);
+        assert_eq!(s.warmup_length(), "4.8M tokens".parse().unwrap());
+        // After the first stage: 1.6M of 4.8M tokens, a third of the warmup
+        // (per update it would be half: 50 of 100 updates).
+        assert!((s.lr_at(50) - 1.0 / 3.0).abs() < 1e-15);
+        assert_eq!(s.lr_at(100), 1.0);
+        assert!((s.lr_at(150) - 0.5).abs() < 1e-15);
+        assert_eq!(s.lr_at(200), 0.0);
+
+        // In updates it stays per update.
+        let per_update = Schedule::from_spans_staged(
+            ScheduleKind::Linear,
+            1.0,
+            Updates::new(100),
+            Updates::new(200),
+            &staged,
+            Rounding::Exact,
+        )
+        .unwrap();
+        assert_eq!(per_update.clock(), UnitKind::Update);
+        assert_eq!(per_update.lr_at(50), 0.5);
+
+        // Mixed units count the finer one: a warmup in updates is the
+        // tokens those updates consume.
+        let mixed = Schedule::from_spans_staged(
+            ScheduleKind::Constant,
+            2.0,
+            Updates::new(100),
+            "17.6M tokens".parse::<Span>().unwrap(),
+            &staged,
+            Rounding::Exact,
+        )
+        .unwrap();
+        assert_eq!(mixed.warmup_length(), "4.8M tokens".parse().unwrap());
+        assert!((mixed.lr_at(50) - 2.0 / 3.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn staged_lengths_are_checked_like_constant_ones() {
+        let staged = stages(Some(1000));
+        let inside = Schedule::from_spans_staged(
+            ScheduleKind::Linear,
+            1.0,
+            "1M tokens".parse::<Span>().unwrap(),
+            "17.6M tokens".parse::<Span>().unwrap(),
+            &staged,
+            Rounding::Exact,
+        );
+        // 1M tokens end inside update 32 of the first stage (32,000 tokens each).
+        assert_eq!(
+            inside,
+            Err(ScheduleError::Plan {
+                which: "warmup",
+                error: PlanError::NotWholeUpdates {
+                    value: 1_000_000,
+                    unit: UnitKind::Token,
+                    per_update: 32_000
+                }
+            })
+        );
+        let long = Schedule::from_spans_staged(
+            ScheduleKind::Linear,
+            1.0,
+            "20M tokens".parse::<Span>().unwrap(),
+            Updates::new(200),
+            &staged,
+            Rounding::Up,
+        );
+        assert_eq!(
+            long,
+            Err(ScheduleError::WarmupTooLong {
+                warmup: Updates::new(219),
+                total: Updates::new(200)
+            })
+        );
+        let no_len = Schedule::from_spans_staged(
+            ScheduleKind::Linear,
+            1.0,
+            Updates::ZERO,
+            "1M tokens".parse::<Span>().unwrap(),
+            &stages(None),
+            Rounding::Up,
+        );
+        assert!(
+            matches!(
+                no_len,
+                Err(ScheduleError::Plan {
+                    which: "total",
+                    error: PlanError::NeedsSeqLen { .. }
+                })
+            ),
+            "{no_len:?}"
+        );
+    }
+
+    #[test]
+    fn a_section_resolves_through_the_stages_with_measured_tokens() {
+        let section = ScheduleSection {
+            kind: ScheduleKind::Linear,
+            warmup: "48k tokens".parse().unwrap(),
+            total: Some("176k tokens".parse().unwrap()),
+        };
+        // Variable lengths: 10 tokens per example on the data, so the
+        // lengths are 4,800 and 17,600 examples.
+        let measured = Some((Tokens::new(2_560), Examples::new(256)));
+        let s = Schedule::resolve_staged(&section, 1.0, &stages(None), measured).unwrap();
+        assert_eq!(s.clock(), UnitKind::Example);
+        assert_eq!(
+            (s.warmup(), s.total()),
+            (Updates::new(100), Updates::new(200))
+        );
+        assert!((s.lr_at(50) - 1.0 / 3.0).abs() < 1e-15);
+        assert!(matches!(
+            Schedule::resolve_staged(&section, 1.0, &stages(None), None),
+            Err(PlanError::NeedsSeqLen { .. })
+        ));
+        // With one stage it is `resolve`, with the tokens per update measured.
+        let plan = Plan::new(4, 16, 2).unwrap();
+        assert_eq!(
+            Schedule::resolve_staged(&section, 1.0, &StagedPlan::constant(plan), measured),
+            Schedule::resolve(&section, 1.0, &plan, Some(1_280))
+        );
+    }
+
+    /// Stages from update counts and accumulations, on m 2 × D 2 and `L`.
+    fn any_stages() -> impl Strategy<Value = StagedPlan> {
+        (
+            1u64..=64,
+            proptest::collection::vec((1u64..=8, 1u64..=30), 1..5),
+        )
+            .prop_map(|(len, raw)| {
+                use crate::plan::StageSpec;
+                let base = Plan::new(2, 1, 2).unwrap().with_seq_len(len).unwrap();
+                let mut specs = Vec::new();
+                let mut updates = 0;
+                for (i, (a, n)) in raw.iter().enumerate() {
+                    updates += n;
+                    let spec = StageSpec::accumulation(*a);
+                    specs.push(if i + 1 == raw.len() {
+                        spec
+                    } else {
+                        spec.until(Span::new(updates, UnitKind::Update))
+                    });
+                }
+                StagedPlan::from_specs(&base, &specs).unwrap()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// A schedule written in tokens is a function of the tokens consumed,
+        /// whatever the stages: its warmup ends in the update that crosses the
+        /// warmup's tokens, it reaches zero in the update that crosses the
+        /// total's, and in between its rate is the shape at the tokens consumed.
+        #[test]
+        fn a_token_schedule_ends_at_the_same_tokens_for_any_stages(
+            staged in any_stages(), warmup in 1u64..200_000, extra in 1u64..400_000,
+        ) {
+            let len = staged.final_plan().seq_len().unwrap();
+            let (w, t) = (warmup * len, (warmup + extra) * len);
+            let s = Schedule::from_spans_staged(
+                ScheduleKind::Linear, 1.0,
+                Span::new(w, UnitKind::Token), Span::new(t, UnitKind::Token),
+                &staged, Rounding::Up,
+            ).unwrap();
+            let tokens = |u: u64| staged.tokens_at(Updates::new(u)).unwrap().get();
+            let warmup_end = s.warmup().get();
+            let end = s.total().get();
+            prop_assert!(tokens(warmup_end) >= w && (warmup_end == 0 || tokens(warmup_end - 1) < w));
+            prop_assert!(tokens(end) >= t && tokens(end - 1) < t);
+            // One stage is `from_spans`: per update, with the lengths rounded
+            // up to whole updates, so only where they end is the same.
+            if staged.is_constant() {
+                return Ok(());
+            }
+            prop_assert_eq!(s.lr_at(end), 0.0);
+            prop_assert!(s.lr_at(end - 1) > 0.0);
+            for u in [0, warmup_end.saturating_sub(1), warmup_end, (warmup_end + end) / 2, end - 1] {
+                let p = tokens(u) as f64;
+                let expected = if p < w as f64 { p / w as f64 } else { (t as f64 - p) / (t - w) as f64 };
+                prop_assert!((s.lr_at(u) - expected).abs() < 1e-12, "update {}: {} vs {}", u, s.lr_at(u), expected);
+            }
+        }
     }
 }

@@ -7,7 +7,10 @@
 //! replica per group in the reduction; it is a plain slice loop the compiler
 //! vectorizes, so it runs near memory-copy speed.
 
-use ndarray::{ArrayD, IxDyn};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ndarray::linalg::general_mat_mul;
+use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, IxDyn};
 
 /// An ordered set of named f32 tensors (parameters, gradients, optimizer
 /// moments). Names are unique; the order is the model's parameter order.
@@ -95,6 +98,11 @@ impl Tensors {
         self.names.iter().map(String::as_str).zip(&self.values)
     }
 
+    /// The tensors, mutably, in order (to borrow several at once).
+    pub(crate) fn arrays_mut(&mut self) -> &mut [ArrayD<f32>] {
+        &mut self.values
+    }
+
     /// Every tensor as a flat slice, in order.
     pub fn slices(&self) -> impl Iterator<Item = &[f32]> {
         self.values.iter().map(flat)
@@ -156,10 +164,13 @@ impl Tensors {
 
     /// `self *= factor`, element-wise.
     pub fn scale(&mut self, factor: f32) {
+        let arch = pulp::Arch::new();
         for s in self.slices_mut() {
-            for x in s {
-                *x *= factor;
-            }
+            arch.dispatch(|| {
+                for x in s {
+                    *x *= factor;
+                }
+            });
         }
     }
 
@@ -168,6 +179,48 @@ impl Tensors {
         self.slices()
             .map(|s| s.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>())
             .sum()
+    }
+
+    /// The squared global L2 norm (accumulated in f64) and the largest
+    /// absolute element (NaN if any element is NaN), in one pass.
+    pub fn sq_norm_and_max_abs(&self) -> (f64, f32) {
+        let arch = pulp::Arch::new();
+        let mut sq = 0.0f64;
+        let mut max = 0.0f32;
+        let mut nan = false;
+        for s in self.slices() {
+            let (s_sq, s_max, s_nan) = arch.dispatch(|| {
+                const LANES: usize = 8;
+                let mut sq = [0.0f64; LANES];
+                let mut mx = [0.0f32; LANES];
+                let mut nan = false;
+                let chunks = s.chunks_exact(LANES);
+                let rest = chunks.remainder();
+                for c in chunks {
+                    for i in 0..LANES {
+                        sq[i] += f64::from(c[i]) * f64::from(c[i]);
+                        let a = c[i].abs();
+                        mx[i] = if a > mx[i] { a } else { mx[i] };
+                        nan |= c[i].is_nan();
+                    }
+                }
+                for &x in rest {
+                    sq[0] += f64::from(x) * f64::from(x);
+                    let a = x.abs();
+                    mx[0] = if a > mx[0] { a } else { mx[0] };
+                    nan |= x.is_nan();
+                }
+                (
+                    sq.iter().sum::<f64>(),
+                    mx.iter().fold(0.0f32, |m, &v| m.max(v)),
+                    nan,
+                )
+            });
+            sq += s_sq;
+            max = max.max(s_max);
+            nan |= s_nan;
+        }
+        (sq, if nan { f32::NAN } else { max })
     }
 
     /// The global L2 norm over all tensors (what clipping uses).
@@ -225,6 +278,32 @@ pub fn flat_mut(array: &mut ArrayD<f32>) -> &mut [f32] {
     array
         .as_slice_mut()
         .expect("tensors in a set are contiguous (C order)")
+}
+
+/// Matrix products with `m·k·n > 0` started so far, in this process.
+static GEMM_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// `c ← α·a·b + β·c` in f32: ndarray's `general_mat_mul`, which runs
+/// matrixmultiply's packed kernels (AVX-512 where the processor has it).
+/// Every call with a non-empty product is counted ([`gemm_calls`]):
+/// matrixmultiply allocates and frees one packing buffer per such call, so
+/// an allocation count can tell those apart from the engine's own.
+pub fn gemm(
+    alpha: f32,
+    a: &ArrayView2<'_, f32>,
+    b: &ArrayView2<'_, f32>,
+    beta: f32,
+    c: &mut ArrayViewMut2<'_, f32>,
+) {
+    if a.nrows() > 0 && a.ncols() > 0 && b.ncols() > 0 {
+        GEMM_CALLS.fetch_add(1, Ordering::Relaxed);
+    }
+    general_mat_mul(alpha, a, b, beta, c);
+}
+
+/// How many non-empty matrix products [`gemm`] has run in this process.
+pub fn gemm_calls() -> u64 {
+    GEMM_CALLS.load(Ordering::Relaxed)
 }
 
 /// `dst += src`, element-wise: the gradient accumulation kernel. Written as

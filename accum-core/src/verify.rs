@@ -138,8 +138,7 @@ pub fn compare<M: Model>(
     large.keep_gradient(true);
     let mut means = Means::default();
     let mut acc_options = RunOptions {
-        observer: Some(&mut means),
-        dump: None,
+        observers: vec![&mut means],
         stop: None,
         faults: std::mem::take(&mut options.faults),
     };

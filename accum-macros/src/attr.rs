@@ -152,6 +152,47 @@ impl SpanUse {
     }
 }
 
+/// A batch ramp-up field, as written in `#[accum(stages)]` or
+/// `#[accum(ramp)]` (mirror of `accum_core::RampRole`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ramp {
+    Stages,
+    Linear,
+}
+
+impl Ramp {
+    pub(crate) const ALL: [Ramp; 2] = [Ramp::Stages, Ramp::Linear];
+
+    /// The key in `#[accum(...)]` and `x-accum-role`.
+    pub(crate) const fn key(self) -> &'static str {
+        match self {
+            Ramp::Stages => "stages",
+            Ramp::Linear => "ramp",
+        }
+    }
+
+    /// The variant name of `accum_core::RampRole`.
+    pub(crate) const fn variant(self) -> &'static str {
+        match self {
+            Ramp::Stages => "Stages",
+            Ramp::Linear => "Ramp",
+        }
+    }
+
+    /// The types the field may have, for messages.
+    pub(crate) const fn types(self) -> &'static str {
+        match self {
+            Ramp::Stages => "`Vec<StageSpec>` or `Option<Vec<StageSpec>>`",
+            Ramp::Linear => "`LinearRamp` or `Option<LinearRamp>`",
+        }
+    }
+
+    fn from_path(path: &syn::Path) -> Option<Ramp> {
+        let ident = path.get_ident()?;
+        Ramp::ALL.into_iter().find(|r| ident == r.key())
+    }
+}
+
 /// The value of a struct-level constant role.
 pub(crate) enum ConstValue {
     /// An integer literal, already read.
@@ -224,6 +265,8 @@ pub(crate) struct Field {
     pub(crate) unit: Option<(Unit, syn::LitStr)>,
     /// `warmup`, `total` or `every`, with the path it was written with.
     pub(crate) span_use: Option<(SpanUse, TokenStream)>,
+    /// `stages` or `ramp`, with the path it was written with.
+    pub(crate) ramp: Option<(Ramp, TokenStream)>,
     /// `#[serde(rename = "...")]`.
     pub(crate) rename: Option<String>,
     /// `#[serde(flatten)]`.
@@ -235,7 +278,7 @@ pub(crate) struct Field {
 
 const FIELD_KEYS: &str = "`micro_batch`, `accumulation`, `replicas`, `world_size`, `tensor_parallel`, \
      `pipeline_parallel`, `context_parallel`, `seq_len`, `global_batch`, `nested`, `unit = \"...\"`, \
-     `warmup`, `total` or `every`";
+     `warmup`, `total`, `every`, `stages` or `ramp`";
 
 const CONTAINER_KEYS: &str = "`crate = \"...\"`, `section`, `variable_length`, or a role with its value, \
      e.g. `micro_batch = 2`";
@@ -333,6 +376,7 @@ impl Container {
         if meta.path.is_ident("nested")
             || meta.path.is_ident("unit")
             || SpanUse::from_path(&meta.path).is_some()
+            || Ramp::from_path(&meta.path).is_some()
         {
             return Err(meta.error(format!(
                 "`{}` belongs on a field, not on the struct",
@@ -516,6 +560,30 @@ impl Field {
             }
             return Ok(());
         }
+        if let Some(ramp) = Ramp::from_path(&meta.path) {
+            if meta.input.peek(syn::Token![=]) {
+                return Err(meta.error(format!(
+                    "`{}` takes no value: write `#[accum({})]` on the field that holds it",
+                    ramp.key(),
+                    ramp.key()
+                )));
+            }
+            match &self.ramp {
+                None => {
+                    let path = &meta.path;
+                    self.ramp = Some((ramp, quote::quote!(#path)));
+                }
+                Some((first, _)) => cx.error_spanned_by(
+                    &meta.path,
+                    format!(
+                        "this field already holds `{}`; a field holds one ramp-up, remove `{}`",
+                        first.key(),
+                        ramp.key()
+                    ),
+                ),
+            }
+            return Ok(());
+        }
         if meta.path.is_ident("crate") || meta.path.is_ident("variable_length") {
             return Err(meta.error(format!(
                 "`{}` belongs on the struct, not on a field",
@@ -526,7 +594,9 @@ impl Field {
         let hint = Role::ALL
             .iter()
             .map(|role| role.key())
-            .chain(["nested", "unit", "warmup", "total", "every"])
+            .chain([
+                "nested", "unit", "warmup", "total", "every", "stages", "ramp",
+            ])
             .find(|key| close(key, &written))
             .map(|key| format!("did you mean `{key}`? "))
             .unwrap_or_default();

@@ -11,7 +11,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::ast::{self, Container, Field};
-use crate::attr::{self, ConstValue, Constant, Role, SpanUse};
+use crate::attr::{self, ConstValue, Constant, Ramp, Role, SpanUse};
 use crate::ctxt::Ctxt;
 use crate::valid;
 
@@ -92,6 +92,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
     });
     let reads = cont.fields.iter().filter_map(|f| read_field(&krate, f));
     let span_values = span_values(&krate, cont);
+    let ramp_values = ramp_values(&krate, cont);
     let variable_length = variable_length(&krate, cont);
     let const_plan = const_plan(&krate, cont);
     let nested_checks = nested_role_checks(&krate, cont);
@@ -115,6 +116,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                     #(#reads)*
                 }
                 #span_values
+                #ramp_values
             }
             #const_plan
             #nested_checks
@@ -147,6 +149,63 @@ fn field_unit(field: &Field<'_>) -> Option<attr::Unit> {
         };
     }
     attr::Unit::from_type_name(&ident.to_string())
+}
+
+fn ramp_tokens(krate: &TokenStream, ramp: Ramp) -> TokenStream {
+    let variant = format_ident!("{}", ramp.variant());
+    quote!(#krate::RampRole::#variant)
+}
+
+/// `fn ramp_values`: the `stages` and `ramp` fields and every nested
+/// section. Nothing when the struct has none.
+fn ramp_values(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let reads: Vec<TokenStream> = cont
+        .fields
+        .iter()
+        .filter_map(|field| {
+            let ident = field.ident;
+            let name = name_lit(field);
+            let ty = field.ty;
+            if valid::is_nested(field) {
+                return Some(quote_spanned! {ty.span()=>
+                    <#ty as #krate::NestedConfig>::nested_ramp_values(
+                        &self.#ident,
+                        &#krate::derive::join_path(__prefix, #name),
+                        __out,
+                    );
+                });
+            }
+            // Spanned at the type: a type that holds no ramp-up is reported there.
+            match field.attrs.ramp.as_ref()?.0 {
+                Ramp::Stages => Some(quote_spanned! {ty.span()=>
+                    if let ::core::option::Option::Some(__stages) =
+                        <#ty as #krate::StagesField>::stages_value(&self.#ident)
+                    {
+                        __out.push(#krate::RampValue::stages(__prefix, #name, __stages));
+                    }
+                }),
+                Ramp::Linear => Some(quote_spanned! {ty.span()=>
+                    if let ::core::option::Option::Some(__ramp) =
+                        <#ty as #krate::RampField>::ramp_value(&self.#ident)
+                    {
+                        __out.push(#krate::RampValue::linear(__prefix, #name, __ramp));
+                    }
+                }),
+            }
+        })
+        .collect();
+    if reads.is_empty() {
+        return None;
+    }
+    Some(quote! {
+        fn ramp_values(
+            &self,
+            __prefix: &#krate::FieldPath,
+            __out: &mut ::std::vec::Vec<#krate::RampValue>,
+        ) {
+            #(#reads)*
+        }
+    })
 }
 
 fn span_use_tokens(krate: &TokenStream, span_use: SpanUse) -> TokenStream {
@@ -193,6 +252,10 @@ fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
         let role = role_tokens(krate, *role);
         return Some(quote!(#krate::FieldInfo::role(#name, #role, #optional)));
     }
+    if let Some((ramp, _)) = &field.attrs.ramp {
+        let ramp = ramp_tokens(krate, *ramp);
+        return Some(quote!(#krate::FieldInfo::ramp(#name, #ramp, #optional)));
+    }
     let span_use = field
         .attrs
         .span_use
@@ -235,7 +298,7 @@ fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream>
                     );
                 });
             }
-            if field.attrs.role.is_some() {
+            if field.attrs.role.is_some() || field.attrs.ramp.is_some() {
                 return None;
             }
             let span_use = match &field.attrs.span_use {
@@ -348,14 +411,15 @@ fn constant<'c>(cont: &'c Container<'_>, role: Role) -> Option<&'c Constant> {
     cont.attrs.constants.iter().find(|c| c.role == role)
 }
 
-/// `impl ConstPlan` when every role is a constant (R3: the plan is known at
-/// compile time and usable in const context).
+/// `impl ConstPlan` when every role is a constant and the batch does not
+/// ramp up (R3: the plan is known at compile time and usable in const
+/// context).
 fn const_plan(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
     if cont.attrs.section
         || cont
             .fields
             .iter()
-            .any(|f| f.attrs.role.is_some() || valid::is_nested(f))
+            .any(|f| f.attrs.role.is_some() || f.attrs.ramp.is_some() || valid::is_nested(f))
     {
         return None;
     }
@@ -517,6 +581,19 @@ fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<Token
         ));
         checks.push(quote_spanned! {span=>
             if #krate::derive::count_role(__fields, #role_tokens) > 1 {
+                ::core::panic!(#message)
+            }
+        });
+    }
+    for ramp in Ramp::ALL {
+        let ramp_tokens = ramp_tokens(krate, ramp);
+        let key = ramp.key();
+        let message = panic_message(&format!(
+            "`{key}` is given more than once in `{ident}` (its fields and nested sections); \
+             a run has one batch ramp-up, remove the extra `#[accum({key})]`"
+        ));
+        checks.push(quote_spanned! {span=>
+            if #krate::derive::count_ramp(__fields, #ramp_tokens) > 1 {
                 ::core::panic!(#message)
             }
         });

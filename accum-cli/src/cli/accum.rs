@@ -149,6 +149,18 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum, default_value_t = Backend::Threads)]
     pub(crate) backend: Backend,
 
+    /// Threads inside each replica this process runs (default: all cores ÷
+    /// the replicas it runs). The reference model's results do not depend
+    /// on it.
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<std::num::NonZeroUsize>,
+
+    /// Also stream every update attempt and log point, at full resolution,
+    /// to RUN.stats.jsonl beside the report (JSON Lines; needs --report). The
+    /// report itself keeps a bounded curve and running summaries.
+    #[arg(long, requires = "report")]
+    pub(crate) stream_stats: bool,
+
     /// Test hook: replica RANK fails with an error after the backward pass of
     /// microbatch MICROBATCH (0-based) of update attempt ATTEMPT (1-based).
     #[arg(long, value_name = "RANK:ATTEMPT:MICROBATCH", value_parser = parse_fail_at, hide = true)]
@@ -158,7 +170,7 @@ pub(crate) struct RunArgs {
 /// Where `accum run` runs the data-parallel replicas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Backend {
-    /// One thread per replica in this process.
+    /// Every replica in this process, on one thread pool (see --threads).
     Threads,
     /// One MPI process per replica (rank r is replica r).
     Mpi,

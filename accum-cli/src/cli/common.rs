@@ -2,6 +2,8 @@
 //! binaries users build with `accum_cli::run::<MyConfig>()`, and their
 //! arguments.
 
+use accum_core::Span;
+use accum_core::plan::{LinearRamp, StageSpec};
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::{DiagnosticFormat, Format};
@@ -11,7 +13,8 @@ use super::{DiagnosticFormat, Format};
 #[derive(Debug, Subcommand)]
 pub(crate) enum CommonCommand {
     /// Compute the effective batch and tokens per update from m, A and D,
-    /// optionally per-device memory and data-parallel scaling.
+    /// optionally a batch ramp-up stage by stage, per-device memory and
+    /// data-parallel scaling.
     Calc(CalcArgs),
     /// Print the configuration's JSON Schema (2020-12), with plan roles
     /// (`x-accum-role`) and units (`x-accum-unit`) marked.
@@ -22,9 +25,10 @@ pub(crate) enum CommonCommand {
     /// Write a new configuration that keeps the effective batch with a smaller
     /// micro-batch; comments and layout are kept.
     Replan(ReplanArgs),
-    /// Write the run's data sheet: the plan, tokens, precision,
-    /// normalization, last group and schedule in every unit; with a run report
-    /// also the observed counters, memory peaks and the loss curve.
+    /// Write the run's data sheet: B = m·A·D, tokens, precision,
+    /// normalization, last group, every length in every unit and the
+    /// learning-rate schedule; with a run report also the loss, gradient norm,
+    /// loss scale and skipped updates, counters and memory peaks.
     Sheet(SheetArgs),
     /// Print the rule behind a diagnostic code: what it checks, the failure
     /// it prevents, a wrong and a right example, and the fix.
@@ -45,9 +49,9 @@ pub(crate) struct ExplainArgs {
 /// Output format of a sheet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum SheetFormat {
-    /// Markdown; with -o the loss curve is written as an SVG beside it.
+    /// Markdown; with -o every plot is written as an SVG beside it.
     Md,
-    /// One self-contained HTML file with the curve inline; no script.
+    /// One self-contained HTML file with the plots inline; no script.
     Html,
     /// The sheet's data as JSON.
     Json,
@@ -235,9 +239,67 @@ pub(crate) struct CalcArgs {
     #[arg(long, value_name = "SIZE", requires = "device_throughput")]
     pub(crate) grad_bytes: Option<accum_core::estimate::ByteSize>,
 
+    /// A stage of a batch ramp-up before the full batch (-a or -B): its global
+    /// batch and where it ends, counted from the start of the run, e.g.
+    /// `--stage 128:128k-examples` (a `-` or a quoted space between number and
+    /// unit). Repeat it for each stage, in order; after the last one the run
+    /// trains at the full batch to its end.
+    #[arg(long = "stage", value_name = "B:UNTIL", value_parser = parse_stage, conflicts_with = "ramp")]
+    pub(crate) stages: Vec<StageSpec>,
+
+    /// A linear batch ramp-up to the full batch, as Megatron-LM's
+    /// --rampup-batch-size: the first global batch, the increment, and the
+    /// length the increments are spread over, e.g. `--ramp 16:16:4B-tokens`.
+    #[arg(long, value_name = "START:INCREMENT:OVER", value_parser = parse_ramp)]
+    pub(crate) ramp: Option<LinearRamp>,
+
+    /// The run's length (e.g. 300B-tokens, 100k-updates): its updates,
+    /// examples and tokens, through the stages of a ramp-up.
+    #[arg(long, value_name = "SPAN", value_parser = parse_span)]
+    pub(crate) total: Option<Span>,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+}
+
+/// Parses a span written on a command line: `128k-examples`, `4B_tokens`, or
+/// with a (quoted) space.
+fn parse_span(text: &str) -> Result<Span, String> {
+    text.replace(['-', '_'], " ")
+        .parse::<Span>()
+        .map_err(|err| format!("{}; {}", err.message(), err.fix()))
+}
+
+/// Parses `--stage B:UNTIL`.
+fn parse_stage(text: &str) -> Result<StageSpec, String> {
+    let (batch, until) = text.split_once(':').ok_or_else(|| {
+        format!("`{text}` is not B:UNTIL; write the stage's global batch and where it ends, e.g. 128:128k-examples")
+    })?;
+    let batch = batch.trim().parse::<u64>().map_err(|_| {
+        format!("`{batch}` is not a global batch; write a whole number of examples, e.g. 128:128k-examples")
+    })?;
+    Ok(StageSpec::global_batch(batch).until(parse_span(until)?))
+}
+
+/// Parses `--ramp START:INCREMENT:OVER`.
+fn parse_ramp(text: &str) -> Result<LinearRamp, String> {
+    let parts: Vec<&str> = text.splitn(3, ':').collect();
+    let [start, increment, over] = parts.as_slice() else {
+        return Err(format!(
+            "`{text}` is not START:INCREMENT:OVER; write the first global batch, the increment and the ramp's length, e.g. 16:16:4B-tokens"
+        ));
+    };
+    let count = |what: &str, value: &str| {
+        value.trim().parse::<u64>().map_err(|_| {
+            format!("the ramp's {what} `{value}` is not a whole number of examples, e.g. 16:16:4B-tokens")
+        })
+    };
+    Ok(LinearRamp {
+        start: count("start", start)?,
+        increment: count("increment", increment)?,
+        over: parse_span(over)?,
+    })
 }
 
 /// Parses a count written as an integer or in scientific notation (`1.3e9`).

@@ -169,6 +169,13 @@ const CALC: &str = "  # the calculator's worked example: B = 8 × 4 × 64 = 2,04
   accum calc -m 8 -d 8 -a 4 --params 1.3e9 --precision bf16 --activation-per-example 1.5GiB \\
       --device-throughput 12 --bandwidth 50GB
 
+  # a batch ramp-up in stages: 128 until 128k examples, 256 until 384k, then B = 512
+  accum calc -m 8 -a 16 -d 4 -L 2048 --stage 128:128k-examples --stage 256:384k-examples
+
+  # a linear ramp as Megatron-LM's --rampup-batch-size, and the run in tokens
+  accum calc -m 1 -a 96 --world-size 2048 --tensor 8 --pipeline 16 -L 2048 \\
+      --ramp 16:16:4B-tokens --total 300B-tokens
+
   # for scripts
   accum calc -m 2 -a 8 -d 2 --format json";
 
@@ -180,6 +187,9 @@ const USER_CALC: &str = "  # B = 8 × 4 × 64 = 2,048 examples; T = 8,388,608 to
 
   # solve the accumulation steps for a target global batch (exact, never floored)
   {bin} calc -m 8 -d 64 --global-batch 4096
+
+  # a batch ramp-up in stages: 128 until 128k examples, 256 until 384k, then B = 512
+  {bin} calc -m 8 -a 16 -d 4 -L 2048 --stage 128:128k-examples --stage 256:384k-examples
 
   # for scripts
   {bin} calc -m 2 -a 8 -d 2 --format json";

@@ -1,13 +1,15 @@
-//! `accum calc`: the effective-batch calculator (SPEC R15), with optional
-//! per-device memory (R16) and data-parallel scaling (R17) estimates.
+//! `accum calc`: the effective-batch calculator (SPEC R15), with an optional
+//! batch ramp-up shown stage by stage, per-device memory (R16) and
+//! data-parallel scaling (R17) estimates.
 
 use std::fmt::Write as _;
 
 use accum_core::estimate::{
     ByteSize, MemoryEstimate, MemoryInputs, OptimizerKind, ScalingInputs, ScalingPoint,
 };
+use accum_core::plan::{StageError, StagedPlan};
 use accum_core::units::group_digits;
-use accum_core::{Layout, Plan, PlanError, PlanInput, Role};
+use accum_core::{Layout, Plan, PlanError, PlanInput, Role, Rounding, Span, UnitKind, Updates};
 use serde::Serialize;
 
 use crate::cli::{CalcArgs, Format, Optimizer, Precision};
@@ -31,6 +33,54 @@ struct CalcReport {
     formula: Formulas,
     memory: Option<MemoryEstimate>,
     scaling: Option<Vec<ScalingPoint>>,
+    /// The stages of a batch ramp-up (`--stage`, `--ramp`), the last one at
+    /// the full batch above.
+    stages: Option<Vec<StageReport>>,
+    /// What the stages before the full batch consume.
+    ramp_up: Option<Amounts>,
+    /// The run's length (`--total`) in every unit, through the stages.
+    run: Option<RunReport>,
+}
+
+/// One stage of a ramp-up. Keys are stable.
+#[derive(Debug, Serialize)]
+struct StageReport {
+    /// The stage, counted from 1.
+    stage: usize,
+    /// The index of its first update (0-based: the updates before it).
+    start_update: u64,
+    global_batch: u64,
+    accumulation: u64,
+    tokens_per_update: Option<u64>,
+    /// Examples and tokens consumed before the stage.
+    examples_before: u64,
+    tokens_before: Option<u64>,
+    /// Whether this is the last stage, which lasts to the end of the run.
+    to_the_end: bool,
+    /// What the stage lasts; for the last one, up to the run's end when
+    /// `--total` is given, else nothing.
+    lasts: Option<Amounts>,
+}
+
+/// A length in updates, examples and tokens.
+#[derive(Debug, Serialize)]
+struct Amounts {
+    updates: u64,
+    examples: u64,
+    tokens: Option<u64>,
+}
+
+/// The run's length through the stages.
+#[derive(Debug, Serialize)]
+struct RunReport {
+    /// As given.
+    length: Span,
+    /// In whole updates (a partial update counts).
+    updates: u64,
+    examples: u64,
+    tokens: Option<u64>,
+    /// The stage (from 1) of the run's last update.
+    ends_in_stage: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -73,6 +123,21 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
     };
     let memory = memory_estimate(args, &plan)?;
     let scaling = scaling_curve(args, &plan);
+    let staged = staged_plan(args, &plan)?;
+    let run = match args.total {
+        Some(total) => Some(run_report(&staged, total)?),
+        None => None,
+    };
+    let (stages, ramp_up) = if staged.is_constant() {
+        (None, None)
+    } else {
+        let end = run.as_ref().map(|r| Updates::new(r.updates));
+        let full_batch_from = staged.stages()[staged.stages().len() - 1].start();
+        (
+            Some(stage_reports(&staged, end)?),
+            Some(amounts(&staged, full_batch_from)?),
+        )
+    };
     Ok(CalcReport {
         micro_batch: plan.micro_batch(),
         accumulation: plan.accumulation(),
@@ -102,6 +167,98 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
         },
         memory,
         scaling,
+        stages,
+        ramp_up,
+        run,
+    })
+}
+
+/// The plan with its ramp-up: `--stage`s before the full batch, or a
+/// `--ramp` to it, or one stage.
+fn staged_plan(args: &CalcArgs, plan: &Plan) -> Result<StagedPlan, CliError> {
+    if !args.stages.is_empty() {
+        StagedPlan::ramp_to(plan, &args.stages).map_err(|err| stage_error("--stage", &err))
+    } else if let Some(ramp) = &args.ramp {
+        StagedPlan::linear(plan, ramp).map_err(|err| stage_error("--ramp", &err))
+    } else {
+        Ok(StagedPlan::constant(*plan))
+    }
+}
+
+/// A stage error said to someone who typed flags: the flag, what is wrong,
+/// and the way out.
+fn stage_error(flag: &str, err: &StageError) -> CliError {
+    CliError::usage(format!("{flag}: {}; {}", err.message(), err.fix().text))
+}
+
+/// What the first `updates` updates consume.
+fn amounts(staged: &StagedPlan, updates: Updates) -> Result<Amounts, CliError> {
+    let consumed = |unit| {
+        staged
+            .consumed(updates, unit)
+            .map_err(|err| calc_error(&err))
+    };
+    Ok(Amounts {
+        updates: updates.get(),
+        examples: consumed(UnitKind::Example)?,
+        tokens: match staged.final_plan().seq_len() {
+            Some(_) => Some(consumed(UnitKind::Token)?),
+            None => None,
+        },
+    })
+}
+
+/// Every stage, with what it lasts; the last one up to `end` when the run's
+/// length is known.
+fn stage_reports(staged: &StagedPlan, end: Option<Updates>) -> Result<Vec<StageReport>, CliError> {
+    let count = staged.stages().len();
+    staged
+        .stages()
+        .iter()
+        .enumerate()
+        .map(|(i, stage)| {
+            let plan = stage.plan();
+            let until = stage.end().or(end.filter(|end| *end > stage.start()));
+            let lasts = match until {
+                Some(until) => {
+                    let (to, from) = (amounts(staged, until)?, amounts(staged, stage.start())?);
+                    Some(Amounts {
+                        updates: to.updates - from.updates,
+                        examples: to.examples - from.examples,
+                        tokens: to.tokens.zip(from.tokens).map(|(to, from)| to - from),
+                    })
+                }
+                None => None,
+            };
+            Ok(StageReport {
+                stage: i + 1,
+                start_update: stage.start().get(),
+                global_batch: plan.effective_batch().get(),
+                accumulation: plan.accumulation(),
+                tokens_per_update: plan.tokens_per_update().map(|t| t.get()),
+                examples_before: stage.examples_before().get(),
+                tokens_before: stage.tokens_before().map(|t| t.get()),
+                to_the_end: i + 1 == count,
+                lasts,
+            })
+        })
+        .collect()
+}
+
+/// The run's length through the stages, a partial update counting as one.
+fn run_report(staged: &StagedPlan, total: Span) -> Result<RunReport, CliError> {
+    let updates = staged
+        .span_to_updates(&total, Rounding::Up)
+        .map_err(|err| {
+            CliError::usage(format!("--total: {}; {}", err.message(), err.fix().text))
+        })?;
+    let amounts = amounts(staged, updates)?;
+    Ok(RunReport {
+        length: total,
+        updates: amounts.updates,
+        examples: amounts.examples,
+        tokens: amounts.tokens,
+        ends_in_stage: staged.stage_index_at(updates.saturating_sub(Updates::new(1))) + 1,
     })
 }
 
@@ -245,6 +402,27 @@ fn render_text(r: &CalcReport) -> String {
     if let Some(tokens) = r.tokens_per_replica_per_update {
         let _ = writeln!(out, "  tokens            {} per update", n(tokens));
     }
+    if let Some(stages) = &r.stages {
+        render_stages(&mut out, stages, r.ramp_up.as_ref());
+    }
+    if let Some(run) = &r.run {
+        let _ = writeln!(out);
+        let tokens = run
+            .tokens
+            .map_or_else(String::new, |t| format!(", {} tokens", n(t)));
+        let stage = if r.stages.is_some() {
+            format!(" (ends in stage {})", run.ends_in_stage)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "the run ({})   {} updates, {} examples{tokens}{stage}",
+            run.length,
+            n(run.updates),
+            n(run.examples)
+        );
+    }
     if let Some(memory) = &r.memory {
         let _ = writeln!(out);
         let _ = writeln!(out, "memory per device (estimate)");
@@ -288,6 +466,87 @@ fn render_text(r: &CalcReport) -> String {
         "note: D counts data-parallel replicas only; tokens assume a fixed sequence length."
     );
     out
+}
+
+/// The stages as a table: where each starts, its batch, and what it lasts.
+fn render_stages(out: &mut String, stages: &[StageReport], ramp_up: Option<&Amounts>) {
+    let n = group_digits;
+    let tokens = stages.iter().all(|s| s.tokens_per_update.is_some());
+    let mut header = vec!["stage", "from update", "B", "A"];
+    if tokens {
+        header.push("tokens/update");
+    }
+    header.extend(["updates", "examples"]);
+    if tokens {
+        header.push("tokens");
+    }
+    let rows: Vec<Vec<String>> = stages
+        .iter()
+        .map(|s| {
+            let mut row = vec![
+                s.stage.to_string(),
+                n(s.start_update),
+                n(s.global_batch),
+                n(s.accumulation),
+            ];
+            if let Some(per) = s.tokens_per_update.filter(|_| tokens) {
+                row.push(n(per));
+            }
+            match &s.lasts {
+                Some(lasts) => {
+                    row.push(n(lasts.updates));
+                    row.push(n(lasts.examples));
+                    if let Some(t) = lasts.tokens.filter(|_| tokens) {
+                        row.push(n(t));
+                    }
+                }
+                None => {
+                    let cells = if tokens { 3 } else { 2 };
+                    row.extend(std::iter::repeat_n("to the end".to_owned(), cells));
+                }
+            }
+            row
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|row| row[c].chars().count())
+                .chain([header[c].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let cells: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:>width$}"))
+            .collect();
+        format!("  {}", cells.join("  "))
+    };
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "batch ramp-up: {} stages; m and D stay, A (so B) changes between updates",
+        stages.len()
+    );
+    let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
+    let _ = writeln!(out, "{}", line(&header));
+    for row in &rows {
+        let _ = writeln!(out, "{}", line(row));
+    }
+    if let Some(ramp_up) = ramp_up {
+        let tokens = ramp_up
+            .tokens
+            .map_or_else(String::new, |t| format!(", {} tokens", n(t)));
+        let _ = writeln!(
+            out,
+            "  before the full batch: {} updates, {} examples{tokens}",
+            n(ramp_up.updates),
+            n(ramp_up.examples)
+        );
+    }
 }
 
 #[cfg(test)]

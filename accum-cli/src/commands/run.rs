@@ -1,6 +1,7 @@
 //! `accum run`: the engine on the built-in model and data, with a progress
-//! bar in updates, logs in the declared axis, an atomic run report and an
-//! optional dump. Ctrl-C stops at the next group boundary and the report is
+//! bar in updates, logs in the declared axis, an atomic run report of
+//! bounded size, an optional stats stream beside it (every update, JSON
+//! Lines) and an optional dump. Ctrl-C stops at the next group boundary and the report is
 //! still written. With `--backend mpi` each MPI process runs one replica and
 //! only rank 0 writes (report, dump, output); errors name the rank.
 
@@ -12,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use accum_core::config::TrainingConfig;
 use accum_core::dump::DumpWriter;
-use accum_core::engine::{Engine, Fault, Observer, RunOptions};
+use accum_core::engine::{Engine, Fault, Observer, ObserverError, RunOptions, UpdateView};
 use accum_core::estimate::ByteSize;
-use accum_core::report::{Counters, CurvePoint, RunReport, UpdateStats};
+use accum_core::report::{Counters, CurvePoint, RunReport, StatsError, StatsStream, UpdateStats};
 use accum_core::settings::LogAxis;
 use accum_core::units::group_digits;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -44,8 +45,11 @@ fn stop_flag() -> Arc<AtomicBool> {
 struct Progress {
     bar: ProgressBar,
     started: Instant,
-    log_lines: Vec<String>,
+    /// Quiet text output: the log lines go to stdout as they come.
+    print_lines: bool,
     quiet: bool,
+    /// The first failure to print a log line.
+    print_error: Option<CliError>,
 }
 
 impl Observer for Progress {
@@ -74,14 +78,52 @@ impl Observer for Progress {
             point.loss
         );
         if self.quiet {
-            // Printed to stdout with the summary.
+            // The log lines are the run's output when the bar is off.
+            if self.print_lines
+                && self.print_error.is_none()
+                && let Err(err) = print_text(&format!("{line}\n"))
+            {
+                self.print_error = Some(err);
+            }
         } else if self.bar.is_hidden() {
             eprintln!("{line}");
         } else {
             self.bar.println(&line);
         }
-        self.log_lines.push(line);
     }
+}
+
+/// Writes the stats stream beside the report: every update attempt and
+/// every log point, one JSON line each.
+struct Stream {
+    out: StatsStream,
+    /// A failure to write a log line, reported at the next update.
+    failed: Option<StatsError>,
+}
+
+impl Observer for Stream {
+    fn on_parameters(&mut self, update: &UpdateView<'_>) -> Result<(), ObserverError> {
+        if let Some(err) = self.failed.take() {
+            return Err(Box::new(err));
+        }
+        Ok(self.out.update(update.stats)?)
+    }
+
+    fn on_log(&mut self, point: &CurvePoint, axis: LogAxis) {
+        if self.failed.is_none()
+            && let Err(err) = self.out.log(point, axis)
+        {
+            self.failed = Some(err);
+        }
+    }
+}
+
+/// `RUN.stats.jsonl` beside `RUN.json`.
+fn stream_path(report: &Path) -> std::path::PathBuf {
+    let stem = report
+        .file_stem()
+        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+    report.with_file_name(format!("{stem}.stats.jsonl"))
 }
 
 fn axis_name(axis: LogAxis) -> &'static str {
@@ -179,6 +221,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let engine = Engine::new(&checked.plan, &config)
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
     let (mut engine, exit_sync) = attach_backend(engine, args.backend, &checked.doc.name)?;
+    if let Some(threads) = args.threads {
+        engine = engine.with_threads(threads.get());
+    }
     if let Some(at) = args.fail_at {
         engine.inject_failure(Fault {
             attempt: at.attempt,
@@ -224,8 +269,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let mut progress = Progress {
         bar,
         started: Instant::now(),
-        log_lines: Vec::new(),
+        print_lines: lead && args.format == Format::Text,
         quiet,
+        print_error: None,
     };
     let stop = stop_flag();
     stop.store(false, Ordering::SeqCst);
@@ -235,13 +281,26 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         })?),
         None => None,
     };
+    let mut stream = match args.report.as_ref().filter(|_| lead && args.stream_stats) {
+        Some(path) => Some(Stream {
+            out: StatsStream::create(&stream_path(path))
+                .map_err(|err| exit_sync.fail_alone(CliError::usage(format!("{who}{err}"))))?,
+            failed: None,
+        }),
+        None => None,
+    };
     let result = {
         let mut options = RunOptions {
-            observer: Some(&mut progress),
-            dump: dump.as_mut(),
             stop: Some(&stop),
             ..RunOptions::default()
-        };
+        }
+        .observe(&mut progress);
+        if let Some(dump) = dump.as_mut() {
+            options = options.observe(dump);
+        }
+        if let Some(stream) = stream.as_mut() {
+            options = options.observe(stream);
+        }
         engine.run(&mut options)
     };
     progress.bar.finish_and_clear();
@@ -255,18 +314,24 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     if !lead {
         return Ok(Exit::Ok);
     }
+    if let Some(err) = progress.print_error.take() {
+        return Err(err);
+    }
+    let mut report = report;
+    if let Some(stream) = stream {
+        let name = stream_path(args.report.as_deref().unwrap_or(Path::new("run.json")));
+        stream
+            .out
+            .finish()
+            .map_err(|err| CliError::usage(err.to_string()))?;
+        report.stats_stream = name.file_name().map(|n| n.to_string_lossy().into_owned());
+    }
     if let Some(path) = &args.report {
         write_report(path, &report)?;
     }
     match args.format {
         Format::Json => print_json(&report)?,
         Format::Text => {
-            if quiet {
-                // The log lines are the run's output when the bar is off.
-                for line in &progress.log_lines {
-                    print_text(&format!("{line}\n"))?;
-                }
-            }
             print_text(&summary(
                 &report,
                 elapsed,
@@ -302,12 +367,7 @@ fn summary(
     let c = &report.counters;
     let secs = elapsed.as_secs_f64().max(1e-9);
     let first = report.loss_curve.points.first().map(|p| p.loss);
-    let last = report
-        .updates
-        .iter()
-        .rev()
-        .find(|u| u.applied)
-        .map(|u| u.loss);
+    let last = (report.summary.loss.count > 0).then_some(report.summary.loss.last);
     let mut out = String::new();
     out.push_str(&format!(
         "{} in {:.2} s{}\n",

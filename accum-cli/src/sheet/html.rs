@@ -1,125 +1,281 @@
-//! The sheet as one self-contained HTML file: inline CSS and SVG, no script,
-//! no external resources, every value escaped.
+//! The sheet as one self-contained HTML file: inline CSS and SVG, no
+//! script, no external resources, every value escaped. Laid out for
+//! reading: a summary band, then preparation and trial with their plots and
+//! tables side by side on a wide screen and stacked on a narrow one.
 
 use std::fmt::Write as _;
 
-use super::{Sheet, Table, escape_html, svg};
+use super::chart::Chart;
+use super::{Sheet, Table, escape_html, plot};
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}\
-h1{font-size:1.6rem}h2{border-bottom:1px solid #ccc;padding-bottom:.2rem;margin-top:2rem}\
-table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}\
-th{background:#f4f4f4}td.v{font-variant-numeric:tabular-nums;white-space:nowrap}td.n{color:#555}\
-blockquote{color:#444;border-left:3px solid #ccc;margin-left:0;padding-left:1rem}.warn{color:#8a4b00}";
+const STYLE: &str = "\
+:root{--ink:#111827;--soft:#374151;--muted:#6b7280;--line:#e5e7eb;--bg:#f5f6f8;--accent:#2563eb;--alert:#b91c1c}\
+*{box-sizing:border-box}\
+body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
+main{max-width:1280px;margin:0 auto;padding:28px 28px 40px}\
+.kicker{margin:0;color:var(--accent);font-weight:600;text-transform:uppercase;letter-spacing:.08em;font-size:12px}\
+h1{margin:2px 0 4px;font-size:28px;line-height:1.2;overflow-wrap:anywhere}\
+.notes{margin:4px 0;color:var(--soft);max-width:62rem}\
+.meta{margin:6px 0 0;color:var(--muted);font-size:13px}\
+code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#eceef2;padding:1px 5px;border-radius:4px;overflow-wrap:anywhere}\
+.summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(190px,1fr));gap:12px;margin:22px 0 6px}\
+.card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:12px 16px;border-top:3px solid var(--accent)}\
+.card .label{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em}\
+.card .value{font-size:25px;font-weight:650;font-variant-numeric:tabular-nums;line-height:1.25;margin:4px 0 2px}\
+.card .detail{font-size:12.5px;color:var(--soft)}\
+.card.alert{border-top-color:var(--alert);background:#fef2f2}.card.alert .value{color:var(--alert)}\
+h2{font-size:20px;margin:32px 0 12px;padding-bottom:6px;border-bottom:2px solid var(--line);display:flex;gap:12px;align-items:baseline;flex-wrap:wrap}\
+h2 small{font-size:14px;font-weight:400;color:var(--muted)}\
+.grid{display:grid;gap:16px;grid-template-columns:repeat(auto-fit,minmax(min(100%,540px),1fr));align-items:start;margin-bottom:16px}\
+.panel{background:#fff;border:1px solid var(--line);border-radius:10px;padding:14px 16px;min-width:0}\
+.panel h3{margin:0 0 6px;font-size:15px}\
+.columns{columns:2 520px;column-gap:16px;margin-bottom:16px}.columns>.panel{break-inside:avoid;margin-bottom:16px}.columns>figure.panel{display:block}\
+.featured{margin-bottom:16px}.featured .narrow{display:none}\
+@media (max-width:900px){.featured .wide{display:none}.featured .narrow{display:block}}\
+figure{margin:0}figure svg{display:block;width:100%;height:auto}\
+figcaption{font-size:13px;color:var(--soft);margin-top:4px}\
+table{border-collapse:collapse;width:100%;font-size:13.5px}\
+th,td{text-align:left;vertical-align:top;padding:5px 8px 5px 0;border-top:1px solid var(--line)}\
+tr:first-child>*{border-top:none}\
+th{font-weight:500;color:var(--soft);width:30%}\
+td.v{font-variant-numeric:tabular-nums;font-weight:600;white-space:nowrap;padding-right:12px}td.long{white-space:normal;min-width:12em}\
+td.n{color:var(--muted);font-size:13px}\
+.warnings{background:#fffbeb;border:1px solid #fcd34d;border-radius:10px;padding:10px 16px;margin:0 0 16px}\
+.warnings h3{margin:0;font-size:14px;color:#92400e}.warnings ul{margin:4px 0 0;padding-left:20px}\
+.empty{color:var(--muted)}\
+footer{margin-top:36px;color:var(--muted);font-size:12px}\
+@media (max-width:700px){main{padding:16px 12px}.card .value{font-size:21px}td.v{white-space:normal}th{width:auto}}\
+@media print{body{background:#fff}.panel,.card,figure{break-inside:avoid}}";
 
 /// Renders the sheet.
-pub fn render(sheet: &Sheet) -> String {
+pub(crate) fn render(sheet: &Sheet) -> String {
     let mut out = String::new();
     let title = format!("Run sheet: {}", sheet.name);
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
-         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n<header>\n\
+         <p class=\"kicker\">Run sheet</p>\n<h1>{}</h1>\n",
         escape_html(&title),
-        escape_html(&title)
+        escape_html(&sheet.name)
     );
     if let Some(notes) = &sheet.notes {
-        let _ = writeln!(out, "<blockquote>{}</blockquote>", escape_html(notes));
+        let _ = writeln!(out, "<p class=\"notes\">{}</p>", escape_html(notes));
     }
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "<p>Configuration: <code>{}</code></p>",
+        "<p class=\"meta\">Configuration <code>{}</code>",
         escape_html(&sheet.config)
     );
-    let _ = writeln!(out, "<section id=\"preparation\">\n<h2>Preparation</h2>");
-    for table in &sheet.preparation {
-        table_html(&mut out, table);
+    if let Some(trial) = &sheet.trial {
+        let _ = write!(
+            out,
+            " · run report <code>{}</code>",
+            escape_html(&trial.source)
+        );
     }
-    let _ = writeln!(out, "</section>\n<section id=\"trial\">\n<h2>Trial</h2>");
+    out.push_str("</p>\n</header>\n");
+
+    out.push_str("<section class=\"summary\" aria-label=\"Summary\">\n");
+    for card in &sheet.summary.cards {
+        let _ = writeln!(
+            out,
+            "<div class=\"card{}\"><div class=\"label\">{}</div><div class=\"value\">{}</div><div class=\"detail\">{}</div></div>",
+            if card.alert { " alert" } else { "" },
+            escape_html(&card.label),
+            escape_html(&card.value),
+            escape_html(&card.detail)
+        );
+    }
+    out.push_str("</section>\n");
+
+    let prep = &sheet.preparation;
+    out.push_str(
+        "<section id=\"preparation\">\n<h2>Preparation <small>what the configuration says, before any run</small></h2>\n",
+    );
+    // The schedule beside the plan; the other tables below, two abreast.
+    // Without a plot, every table goes into the columns.
+    let rest = match prep.tables.split_first() {
+        Some((first, rest)) if !prep.charts.is_empty() => {
+            out.push_str("<div class=\"grid\">\n");
+            for chart in &prep.charts {
+                figure(&mut out, chart);
+            }
+            panel(&mut out, first);
+            out.push_str("</div>\n");
+            rest
+        }
+        _ => &prep.tables[..],
+    };
+    columns(&mut out, &[], rest);
+    out.push_str("</section>\n");
+
+    out.push_str("<section id=\"trial\">\n");
     match &sheet.trial {
         None => {
-            let _ = writeln!(
-                out,
-                "<p>No run report given (<code>accum sheet FILE --report RUN.json</code>).</p>"
+            out.push_str(
+                "<h2>Trial</h2>\n<p class=\"empty\">No run report given (<code>accum sheet FILE --report RUN.json</code>).</p>\n",
             );
         }
         Some(trial) => {
             let _ = writeln!(
                 out,
-                "<p>Observed in <code>{}</code>.</p>",
+                "<h2>Trial <small>observed in <code>{}</code></small></h2>",
                 escape_html(&trial.source)
             );
-            for table in &trial.tables {
-                table_html(&mut out, table);
-            }
-            let _ = writeln!(
-                out,
-                "<h3>Loss against {}</h3>\n<figure>{}</figure>",
-                escape_html(&trial.curve.axis),
-                svg::render(&trial.curve)
-            );
             if !trial.warnings.is_empty() {
-                let _ = writeln!(out, "<h3>Warnings</h3>\n<ul>");
+                out.push_str("<div class=\"warnings\" role=\"note\"><h3>Warnings</h3>\n<ul>\n");
                 for warning in &trial.warnings {
-                    let _ = writeln!(out, "<li class=\"warn\">{}</li>", escape_html(warning));
+                    let _ = writeln!(out, "<li>{}</li>", escape_html(warning));
                 }
-                let _ = writeln!(out, "</ul>");
+                out.push_str("</ul></div>\n");
+            }
+            // The loss across the page, then the other plots and the
+            // tables two abreast.
+            let (featured, others) = trial
+                .charts
+                .split_first()
+                .map_or((None, &[][..]), |(f, r)| (Some(f), r));
+            if let Some(chart) = featured {
+                wide_figure(&mut out, chart);
+            }
+            // Pairs of plots side by side; an odd one goes with the tables.
+            if others.len() % 2 == 0 {
+                if !others.is_empty() {
+                    out.push_str("<div class=\"grid\">\n");
+                    for chart in others {
+                        figure(&mut out, chart);
+                    }
+                    out.push_str("</div>\n");
+                }
+                columns(&mut out, &[], &trial.tables);
+            } else {
+                columns(&mut out, others, &trial.tables);
             }
         }
     }
-    let _ = writeln!(
-        out,
-        "</section>\n<section id=\"accepted\">\n<h2>Accepted results</h2>"
-    );
+    out.push_str("</section>\n<section id=\"accepted\">\n<h2>Accepted results</h2>\n");
     match &sheet.accepted {
         Some(text) => {
             let _ = writeln!(out, "<p>{}</p>", escape_html(text));
         }
-        None => {
-            let _ = writeln!(
-                out,
-                "<p>None yet: a trial is not an accepted result until someone reviews it.</p>"
-            );
-        }
+        None => out.push_str(
+            "<p class=\"empty\">None yet: a trial is not an accepted result until someone reviews it.</p>\n",
+        ),
     }
-    out.push_str("</section>\n</body>\n</html>\n");
+    let _ = write!(
+        out,
+        "</section>\n<footer>{}</footer>\n</main>\n</body>\n</html>\n",
+        escape_html(sheet.format)
+    );
     out
 }
 
-fn table_html(out: &mut String, table: &Table) {
+fn figure(out: &mut String, chart: &Chart) {
     let _ = writeln!(
         out,
-        "<h3>{}</h3>\n<table>\n<tr><th></th><th>value</th><th>note</th></tr>",
+        "<figure class=\"panel\" id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>",
+        escape_html(&chart.id),
+        plot::render(chart),
+        escape_html(&chart.caption)
+    );
+}
+
+/// Plots and tables in two balanced columns (one on a narrow screen).
+fn columns(out: &mut String, charts: &[Chart], tables: &[Table]) {
+    if charts.is_empty() && tables.is_empty() {
+        return;
+    }
+    out.push_str("<div class=\"columns\">\n");
+    for chart in charts {
+        figure(out, chart);
+    }
+    for table in tables {
+        panel(out, table);
+    }
+    out.push_str("</div>\n");
+}
+
+/// A plot across the page: the wide drawing on a wide screen, the column
+/// drawing on a narrow one (so that its text stays legible).
+fn wide_figure(out: &mut String, chart: &Chart) {
+    let _ = writeln!(
+        out,
+        "<figure class=\"panel featured\" id=\"{}\">\n<div class=\"wide\">{}</div>\n<div class=\"narrow\">{}</div>\n<figcaption>{}</figcaption>\n</figure>",
+        escape_html(&chart.id),
+        plot::render_wide(chart),
+        plot::render(chart),
+        escape_html(&chart.caption)
+    );
+}
+
+fn panel(out: &mut String, table: &Table) {
+    let _ = writeln!(
+        out,
+        "<div class=\"panel\">\n<h3>{}</h3>\n<table>",
         escape_html(&table.title)
     );
     for row in &table.rows {
         let _ = writeln!(
             out,
-            "<tr><th>{}</th><td class=\"v\">{}</td><td class=\"n\">{}</td></tr>",
+            "<tr><th scope=\"row\">{}</th><td class=\"{}\">{}</td><td class=\"n\">{}</td></tr>",
             escape_html(&row.label),
+            // Short values stay on one line; long ones wrap like text.
+            if row.value.chars().count() <= 24 {
+                "v"
+            } else {
+                "v long"
+            },
             escape_html(&row.value),
             escape_html(&row.note)
         );
     }
-    out.push_str("</table>\n");
+    out.push_str("</table>\n</div>\n");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sheet::sample;
+    use crate::sheet::tests::fp16_sheet;
 
     #[test]
-    fn self_contained_and_escaped() {
-        let html = render(&sample());
+    fn self_contained_escaped_and_in_reading_order() {
+        let (sheet, _) = fp16_sheet();
+        let html = render(&sheet);
         assert!(html.starts_with("<!DOCTYPE html>"));
-        assert!(!html.contains("<script"), "{html}");
-        assert!(html.contains("tiny &lt;script&gt;alert(1)&lt;/script&gt;"));
-        assert!(html.contains("<svg xmlns="));
-        assert!(!html.contains("src=\"http"));
         assert!(html.contains("Content-Security-Policy"));
-        let prep = html.find("id=\"preparation\"").expect("preparation");
-        let trial = html.find("id=\"trial\"").expect("trial");
-        assert!(prep < trial);
+        assert!(!html.contains("<script"), "no script element");
+        assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
+        assert!(html.contains("<h1>fp16 &lt;b&gt;tiny&lt;/b&gt; &amp; skipped</h1>"));
+        assert!(html.contains("the first attempts overflow | the scale backs off"));
+        // The schedule; the loss wide and narrow; gradient norm; loss scale.
+        assert_eq!(html.matches("<svg ").count(), 5);
+        assert_eq!(html.matches("class=\"card").count(), 5);
+        assert_eq!(html.matches("class=\"card alert\"").count(), 1);
+        let order: Vec<usize> = [
+            "class=\"summary\"",
+            "id=\"preparation\"",
+            "id=\"schedule\"",
+            "id=\"trial\"",
+            "id=\"loss\"",
+            "id=\"grad-norm\"",
+            "id=\"loss-scale\"",
+            "id=\"accepted\"",
+        ]
+        .iter()
+        .map(|needle| html.find(needle).unwrap_or_else(|| panic!("{needle}")))
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    }
+
+    #[test]
+    fn without_a_report_the_trial_says_how_to_get_one() {
+        let (mut sheet, _) = fp16_sheet();
+        sheet.trial = None;
+        let html = render(&sheet);
+        assert!(html.contains("No run report given"));
+        assert_eq!(html.matches("<svg ").count(), 1, "the schedule only");
     }
 }

@@ -1,20 +1,49 @@
-//! The sheet as Markdown; the loss curve is linked as an SVG file beside it.
+//! The sheet as Markdown. Plots are the same SVG drawings as in the HTML
+//! sheet, written as files beside the Markdown and linked by relative path.
 
 use std::fmt::Write as _;
 
+use super::chart::Chart;
 use super::{Sheet, Table, escape_markdown};
 
-/// Renders the sheet. `curve_link` is the relative path of the SVG written
-/// beside the Markdown file, if any.
-pub fn render(sheet: &Sheet, curve_link: Option<&str>) -> String {
+/// Renders the sheet. `link` gives the relative path of a chart's SVG
+/// written beside the Markdown file; without it, plots are only named.
+pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Run sheet: {}\n", escape_markdown(&sheet.name));
     if let Some(notes) = &sheet.notes {
         let _ = writeln!(out, "> {}\n", escape_markdown(notes));
     }
-    let _ = writeln!(out, "Configuration: `{}`\n", sheet.config.replace('`', "'"));
+    let _ = write!(out, "Configuration: {}", code(&sheet.config));
+    if let Some(trial) = &sheet.trial {
+        let _ = write!(out, " · run report: {}", code(&trial.source));
+    }
+    out.push_str("\n\n");
+
+    // The summary as one table: a column per figure.
+    let cards = &sheet.summary.cards;
+    let row = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    out.push_str(&row(cards
+        .iter()
+        .map(|c| escape_markdown(&c.label))
+        .collect()));
+    out.push_str(&row(cards.iter().map(|_| "---".to_owned()).collect()));
+    out.push_str(&row(cards
+        .iter()
+        .map(|c| format!("**{}**", escape_markdown(&c.value)))
+        .collect()));
+    out.push_str(&row(cards
+        .iter()
+        .map(|c| escape_markdown(&c.detail))
+        .collect()));
+    out.push('\n');
+
     let _ = writeln!(out, "## Preparation\n");
-    for table in &sheet.preparation {
+    let unlinked = sheet.charts().filter(|c| link(c).is_none()).count();
+    for chart in &sheet.preparation.charts {
+        figure(&mut out, chart, link);
+    }
+    for table in &sheet.preparation.tables {
         table_md(&mut out, table);
     }
     let _ = writeln!(out, "## Trial\n");
@@ -26,32 +55,6 @@ pub fn render(sheet: &Sheet, curve_link: Option<&str>) -> String {
             );
         }
         Some(trial) => {
-            let _ = writeln!(out, "Observed in `{}`.\n", trial.source.replace('`', "'"));
-            for table in &trial.tables {
-                table_md(&mut out, table);
-            }
-            let _ = writeln!(
-                out,
-                "### Loss against {}\n",
-                escape_markdown(&trial.curve.axis)
-            );
-            match curve_link {
-                Some(link) => {
-                    let _ = writeln!(
-                        out,
-                        "![loss against {}]({})\n",
-                        escape_markdown(&trial.curve.axis),
-                        link.replace(' ', "%20")
-                    );
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "{} points (write the sheet with `-o` to get the SVG).\n",
-                        trial.curve.points.len()
-                    );
-                }
-            }
             if !trial.warnings.is_empty() {
                 let _ = writeln!(out, "### Warnings\n");
                 for warning in &trial.warnings {
@@ -59,7 +62,21 @@ pub fn render(sheet: &Sheet, curve_link: Option<&str>) -> String {
                 }
                 out.push('\n');
             }
+            for chart in &trial.charts {
+                figure(&mut out, chart, link);
+            }
+            for table in &trial.tables {
+                table_md(&mut out, table);
+            }
         }
+    }
+    if unlinked > 0 {
+        let _ = writeln!(
+            out,
+            "_{unlinked} plot{} not included: write the sheet to a file (`-o sheet.md`) to get {} as SVG beside it._\n",
+            if unlinked == 1 { " is" } else { "s are" },
+            if unlinked == 1 { "it" } else { "them" }
+        );
     }
     let _ = writeln!(out, "## Accepted results\n");
     match &sheet.accepted {
@@ -74,6 +91,26 @@ pub fn render(sheet: &Sheet, curve_link: Option<&str>) -> String {
         }
     }
     out
+}
+
+/// Inline code that cannot be closed early by the text.
+fn code(text: &str) -> String {
+    format!("`{}`", text.replace('`', "'"))
+}
+
+fn figure(out: &mut String, chart: &Chart, link: &dyn Fn(&Chart) -> Option<String>) {
+    let _ = writeln!(out, "### {}\n", escape_markdown(&chart.title));
+    if let Some(path) = link(chart) {
+        let _ = writeln!(
+            out,
+            "![{}]({})\n",
+            escape_markdown(&chart.title),
+            path.replace(' ', "%20")
+                .replace('(', "%28")
+                .replace(')', "%29")
+        );
+    }
+    let _ = writeln!(out, "{}\n", escape_markdown(&chart.caption));
 }
 
 fn table_md(out: &mut String, table: &Table) {
@@ -95,20 +132,43 @@ fn table_md(out: &mut String, table: &Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sheet::sample;
+    use crate::sheet::tests::fp16_sheet;
 
     #[test]
-    fn sections_are_kept_apart_and_text_escaped() {
-        let md = render(&sample(), Some("run.svg"));
-        let prep = md.find("## Preparation").expect("preparation");
-        let trial = md.find("## Trial").expect("trial");
-        let accepted = md.find("## Accepted results").expect("accepted");
-        assert!(prep < trial && trial < accepted);
+    fn summary_sections_and_linked_plots() {
+        let (sheet, _) = fp16_sheet();
+        let md = render(&sheet, &|chart| Some(format!("sheet.{}.svg", chart.id)));
+        let at = |needle: &str| {
+            md.find(needle)
+                .unwrap_or_else(|| panic!("{needle} in {md}"))
+        };
         assert!(
-            md.contains("tiny &lt;script&gt;alert(1)&lt;/script&gt;"),
-            "{md}"
+            at("# Run sheet: fp16 &lt;b&gt;tiny&lt;/b&gt; &amp; skipped") < at("## Preparation")
         );
-        assert!(md.contains("a \\| b &amp; \"c\""), "{md}");
-        assert!(md.contains("![loss against updates](run.svg)"));
+        assert!(at("## Preparation") < at("## Trial"));
+        assert!(at("## Trial") < at("## Accepted results"));
+        assert!(md.contains(
+            "| effective batch B | tokens per update | updates | epochs | final loss |\n| --- | --- | --- | --- | --- |\n| **16 examples** |"
+        ));
+        for (title, id) in [
+            ("Learning-rate schedule", "schedule"),
+            ("Loss against examples", "loss"),
+            ("Gradient norm", "grad-norm"),
+            ("Loss scale", "loss-scale"),
+        ] {
+            assert!(md.contains(&format!("![{title}](sheet.{id}.svg)")), "{id}");
+        }
+        assert!(md.contains(
+            "> loss scale 2^24 at the start: the first attempts overflow \\| the scale backs off"
+        ));
+        assert!(!md.contains("not included"));
+    }
+
+    #[test]
+    fn without_files_the_plots_are_named() {
+        let (sheet, _) = fp16_sheet();
+        let md = render(&sheet, &|_| None);
+        assert!(!md.contains("]("), "no links: {md}");
+        assert!(md.contains("_4 plots are not included: write the sheet to a file"));
     }
 }

@@ -1,33 +1,51 @@
-//! The run's data sheet (SPEC R13): m, A, D, B, supervised tokens,
-//! precision, normalization, last-group handling, the schedule in every unit
-//! and, with a run report, the observed counters, skipped updates, memory
-//! peaks and the loss curve. Preparation, trials and accepted results are
-//! kept apart.
+//! The run's data sheet: m, A, D, B, supervised tokens, precision,
+//! normalization, last-group handling, every length in every unit and the
+//! learning-rate schedule over the whole run; with a run report, what the
+//! trial observed — counters, skipped updates, memory peaks, the loss, the
+//! gradient norm and the loss scale. Preparation, trial and accepted results
+//! are kept apart.
 //!
-//! The [`Sheet`] model is built once; [`markdown`], [`html`] and JSON render it.
+//! The [`Sheet`] model is built once, from the typed configuration and the
+//! run report only ([`build`]); [`markdown`], [`html`] and JSON render it and
+//! [`plot`] draws its charts.
 
 use serde::Serialize;
 
-pub mod build;
-pub mod html;
-pub mod markdown;
-pub mod svg;
+pub(crate) mod build;
+pub(crate) mod chart;
+pub(crate) mod html;
+pub(crate) mod markdown;
+pub(crate) mod output;
+pub(crate) mod plot;
+pub(crate) mod series;
+mod summary;
+pub(crate) mod ticks;
+mod trial;
+
+pub(crate) use chart::Chart;
+
+/// The format tag of the JSON sheet.
+pub(crate) const SHEET_FORMAT: &str = "accum-sheet/2";
 
 /// One row of a key–value table: the label, the value, and a note.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     /// What the value is.
-    pub label: String,
+    pub(crate) label: String,
     /// The value, formatted.
-    pub value: String,
+    pub(crate) value: String,
     /// Where it comes from or what it means.
     #[serde(skip_serializing_if = "String::is_empty")]
-    pub note: String,
+    pub(crate) note: String,
 }
 
 impl Row {
     /// A row.
-    pub fn new(label: impl Into<String>, value: impl Into<String>, note: impl Into<String>) -> Row {
+    pub(crate) fn new(
+        label: impl Into<String>,
+        value: impl Into<String>,
+        note: impl Into<String>,
+    ) -> Row {
         Row {
             label: label.into(),
             value: value.into(),
@@ -38,65 +56,112 @@ impl Row {
 
 /// A titled table of rows.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Table {
+pub(crate) struct Table {
     /// The table's title.
-    pub title: String,
+    pub(crate) title: String,
     /// Its rows.
-    pub rows: Vec<Row>,
+    pub(crate) rows: Vec<Row>,
 }
 
-/// A point of the loss curve.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Point {
-    /// Position on the declared axis.
-    pub x: f64,
-    /// The loss.
-    pub loss: f64,
-}
-
-/// The loss curve against its declared axis (R1).
+/// One figure of the summary band: a label, a big value and a line below.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Curve {
-    /// The axis: `updates`, `examples` or `tokens`.
-    pub axis: String,
-    /// The points, in order.
-    pub points: Vec<Point>,
+pub(crate) struct Card {
+    /// What the figure is (`"effective batch B"`).
+    pub(crate) label: String,
+    /// The figure (`"32 examples"`).
+    pub(crate) value: String,
+    /// How it comes about (`"B = m·A·D = 2 × 8 × 2 = 32"`).
+    pub(crate) detail: String,
+    /// Whether it needs attention (skipped updates).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) alert: bool,
+}
+
+/// The numbers at the top of the sheet, as numbers and as cards.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Summary {
+    /// `m`.
+    pub(crate) micro_batch: u64,
+    /// `A`.
+    pub(crate) accumulation: u64,
+    /// `D`.
+    pub(crate) replicas: u64,
+    /// `B = m·A·D`.
+    pub(crate) effective_batch: u64,
+    /// Supervised tokens per update: exact with a fixed sequence length,
+    /// measured with a report, otherwise expected.
+    pub(crate) tokens_per_update: Option<f64>,
+    /// Updates the schedule runs for.
+    pub(crate) planned_updates: Option<u64>,
+    /// Passes over the data the planned updates make.
+    pub(crate) planned_epochs: Option<f64>,
+    /// Updates the trial applied.
+    pub(crate) applied_updates: Option<u64>,
+    /// Update attempts the trial skipped.
+    pub(crate) skipped_updates: Option<u64>,
+    /// Passes over the data the trial made.
+    pub(crate) epochs: Option<f64>,
+    /// The trial's last logged loss.
+    pub(crate) final_loss: Option<f64>,
+    /// The same, formatted for reading.
+    pub(crate) cards: Vec<Card>,
+}
+
+/// What the configuration says before any run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Preparation {
+    /// Plan, lengths and the settings of the config type.
+    pub(crate) tables: Vec<Table>,
+    /// The learning-rate schedule over the whole run.
+    pub(crate) charts: Vec<Chart>,
 }
 
 /// The observed part of a sheet: what a trial run measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Observed {
+pub(crate) struct Trial {
     /// The report file the values come from.
-    pub source: String,
-    /// Counters, skipped updates, memory peaks.
-    pub tables: Vec<Table>,
-    /// The loss curve.
-    pub curve: Curve,
+    pub(crate) source: String,
+    /// Counters and memory peaks.
+    pub(crate) tables: Vec<Table>,
+    /// Loss, gradient norm and loss scale against the logged axis.
+    pub(crate) charts: Vec<Chart>,
     /// Warnings the run raised.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// A whole data sheet.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Sheet {
-    /// `accum-sheet/1`.
-    pub format: &'static str,
+pub(crate) struct Sheet {
+    /// [`SHEET_FORMAT`].
+    pub(crate) format: &'static str,
     /// The run's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Free text from the config.
-    pub notes: Option<String>,
+    pub(crate) notes: Option<String>,
     /// The configuration file the sheet describes.
-    pub config: String,
+    pub(crate) config: String,
+    /// The figures a reader looks for first.
+    pub(crate) summary: Summary,
     /// Preparation: the plan and settings, as configured and computed.
-    pub preparation: Vec<Table>,
+    pub(crate) preparation: Preparation,
     /// Trial: what a run observed, when a report was given.
-    pub trial: Option<Observed>,
+    pub(crate) trial: Option<Trial>,
     /// Accepted results: the decision, which only a person makes.
-    pub accepted: Option<String>,
+    pub(crate) accepted: Option<String>,
+}
+
+impl Sheet {
+    /// Every chart, preparation first.
+    pub(crate) fn charts(&self) -> impl Iterator<Item = &Chart> {
+        self.preparation
+            .charts
+            .iter()
+            .chain(self.trial.iter().flat_map(|t| t.charts.iter()))
+    }
 }
 
 /// Escapes text for HTML element content and attribute values.
-pub fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -112,7 +177,7 @@ pub fn escape_html(text: &str) -> String {
 }
 
 /// Escapes text for a Markdown table cell: pipes, newlines and HTML.
-pub fn escape_markdown(text: &str) -> String {
+pub(crate) fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -132,52 +197,145 @@ pub fn escape_markdown(text: &str) -> String {
 }
 
 /// Formats an integer with thousands separators.
-pub fn group(value: u64) -> String {
+pub(crate) fn group(value: u64) -> String {
     accum_core::units::group_digits(value)
 }
 
-#[cfg(test)]
-pub(crate) fn sample() -> Sheet {
-    Sheet {
-        format: "accum-sheet/1",
-        name: "tiny <script>alert(1)</script>".into(),
-        notes: Some("a | b & \"c\"".into()),
-        config: "examples/quickstart.toml".into(),
-        preparation: vec![Table {
-            title: "Plan".into(),
-            rows: vec![
-                Row::new(
-                    "effective batch B",
-                    "32 examples",
-                    "B = m·A·D = 2 × 8 × 2 = 32",
-                ),
-                Row::new("micro-batch m", "2", ""),
-            ],
-        }],
-        trial: Some(Observed {
-            source: "run.json".into(),
-            tables: vec![Table {
-                title: "Counters".into(),
-                rows: vec![Row::new("applied updates", "10", "")],
-            }],
-            curve: Curve {
-                axis: "updates".into(),
-                points: (1..=10)
-                    .map(|i| Point {
-                        x: f64::from(i),
-                        loss: 5.0 / f64::from(i),
-                    })
-                    .collect(),
-            },
-            warnings: vec![],
-        }),
-        accepted: None,
+/// A setting as people write it: `1e-8` rather than `0.00000001`, and
+/// `16,777,216` for a large whole number.
+pub(crate) fn setting(value: f64) -> String {
+    if value != 0.0 && value.abs() < 1e-3 {
+        format!("{value:e}")
+    } else if value.fract() == 0.0 && value.abs() >= 1e4 && value.abs() < 1e18 {
+        let digits = group(value.abs() as u64);
+        if value < 0.0 {
+            format!("-{digits}")
+        } else {
+            digits
+        }
+    } else {
+        format!("{value}")
     }
 }
 
+/// Text from elsewhere (a run report's warnings) without references to
+/// rule ids such as `(R7)` or `(R14: …)`, which readers of a sheet cannot
+/// look up.
+pub(crate) fn without_rule_ids(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("(R") {
+        out.push_str(&rest[..start]);
+        let inner = &rest[start + 1..];
+        // A list of ids: `R7`, `R8, R14`, ended by `)` or by `: ` before more text.
+        let mut len = 0;
+        let bytes = inner.as_bytes();
+        loop {
+            if bytes.get(len) != Some(&b'R') {
+                break;
+            }
+            let digits = bytes[len + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            if digits == 0 {
+                break;
+            }
+            len += 1 + digits;
+            if inner[len..].starts_with(", R") {
+                len += 2;
+            } else {
+                break;
+            }
+        }
+        let ids_end = len;
+        if ids_end > 0 && inner[ids_end..].starts_with(')') {
+            // ` (R7)` goes with the space before it.
+            if out.ends_with(' ') {
+                out.pop();
+            }
+            rest = &inner[ids_end + 1..];
+        } else if ids_end > 0 && inner[ids_end..].starts_with(": ") {
+            out.push('(');
+            rest = &inner[ids_end + 2..];
+        } else {
+            out.push('(');
+            rest = inner;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use accum_core::LastGroup;
+    use accum_core::report::{Counters, LossCurve, PlanSummary, REPORT_FORMAT, RunReport};
+    use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
+    use accum_core::{Examples, Tokens, Updates};
+
+    /// An fp16 run that skips updates (the CLI tests' fixture).
+    pub(crate) const FP16: &str = include_str!("../../tests/fixtures/fp16.toml");
+
+    /// The fp16 fixture's sheet, with the report of a real run.
+    pub(crate) fn fp16_sheet() -> (Sheet, RunReport) {
+        use accum_core::AccumConfig;
+        let config: accum_core::config::TrainingConfig =
+            toml::from_str(FP16).expect("the fixture parses");
+        let plan = config.plan().expect("the fixture has a plan");
+        let report = accum_core::run(&plan, &config.engine_config()).expect("the fixture runs");
+        let extras = crate::training::sheet_extras(&config, &plan);
+        let sheet = build::build(
+            &config,
+            &plan,
+            "fp16.toml",
+            extras,
+            Some(("run.json".into(), &report)),
+        );
+        (sheet, report)
+    }
+
+    /// Whether `text` cites a rule by a bare id such as `(R7)` or `(R8, R14`.
+    pub(crate) fn has_rule_id(text: &str) -> bool {
+        text.match_indices("(R")
+            .any(|(at, _)| text[at + 2..].starts_with(|c: char| c.is_ascii_digit()))
+    }
+
+    /// A report with no attempts, for tests to fill.
+    pub(crate) fn report() -> RunReport {
+        RunReport {
+            format: REPORT_FORMAT.into(),
+            plan: PlanSummary {
+                micro_batch: 2,
+                accumulation: 1,
+                replicas: 2,
+                effective_batch: 4,
+                seq_len: None,
+            },
+            model: serde_json::Value::Null,
+            precision: PrecisionMode::Fp16,
+            loss_scaling: true,
+            normalization: Normalization::PerToken,
+            last_group: LastGroup::Drop,
+            optimizer: OptimizerKind::AdamW,
+            total_updates: Updates::new(2),
+            warmup_updates: Updates::ZERO,
+            data_examples: Examples::new(8),
+            data_tokens: Tokens::new(80),
+            counters: Counters::default(),
+            replicas: vec![],
+            updates: vec![],
+            updates_stride: 1,
+            summary: Default::default(),
+            stats_stream: None,
+            loss_curve: LossCurve::default(),
+            memory: Default::default(),
+            dropped: vec![],
+            stopped_early: false,
+            warnings: vec![],
+        }
+    }
 
     #[test]
     fn escapes() {
@@ -186,5 +344,34 @@ mod tests {
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
         assert_eq!(escape_markdown("a|b\n<i>*x*"), "a\\|b &lt;i&gt;\\*x\\*");
+    }
+
+    #[test]
+    fn settings_read_as_written() {
+        assert_eq!(setting(1e-8), "1e-8");
+        assert_eq!(setting(3e-4), "3e-4");
+        assert_eq!(setting(0.01), "0.01");
+        assert_eq!(setting(16_777_216.0), "16,777,216");
+        assert_eq!(setting(0.5), "0.5");
+        assert_eq!(setting(0.0), "0");
+    }
+
+    #[test]
+    fn rule_ids_leave_borrowed_text() {
+        assert_eq!(
+            without_rule_ids("3 update attempt(s) skipped for non-finite gradients (R7)"),
+            "3 update attempt(s) skipped for non-finite gradients"
+        );
+        assert_eq!(
+            without_rule_ids(
+                "memory peak grows across groups (R14: release losses after each backward pass)"
+            ),
+            "memory peak grows across groups (release losses after each backward pass)"
+        );
+        assert_eq!(without_rule_ids("shifted (R8, R14) now"), "shifted now");
+        assert_eq!(
+            without_rule_ids("(Reason) and (R) and (R2x)"),
+            "(Reason) and (R) and (R2x)"
+        );
     }
 }

@@ -1,9 +1,10 @@
-//! Reading a JSON Schema: where the plan roles and spans are
-//! (`x-accum-role`, `x-accum-unit = "span"`), and what the schema expects
+//! Reading a JSON Schema: where the plan roles, the batch ramp-up and spans
+//! are (`x-accum-role`, `x-accum-unit = "span"`, `x-accum-span`), and what
+//! the schema expects
 //! at a place of the document (types, allowed values, known keys), so that
 //! diagnostics can say it in words.
 
-use accum_core::Role;
+use accum_core::{RampRole, Role, SpanUse, UnitKind};
 use serde_json::Value;
 
 /// How deep `$ref`s and nesting are followed: a schema that refers to
@@ -17,6 +18,13 @@ pub(crate) struct SchemaMap {
     pub(crate) roles: Vec<(Role, Vec<String>)>,
     /// Paths of span fields.
     pub(crate) spans: Vec<Vec<String>>,
+    /// Each batch ramp-up field (`x-accum-role` `stages` or `ramp`) with its path.
+    pub(crate) ramps: Vec<(RampRole, Vec<String>)>,
+    /// Each length with a use (`x-accum-span`), its path, and the unit of a
+    /// typed count (`x-accum-unit`), whose value may be a bare number.
+    pub(crate) uses: Vec<(SpanUse, Vec<String>, Option<UnitKind>)>,
+    /// Whether the data's lengths vary (`x-accum-variable-length` on the root).
+    pub(crate) variable_length: bool,
 }
 
 impl SchemaMap {
@@ -28,6 +36,11 @@ impl SchemaMap {
         map.roles.dedup();
         map.spans.sort();
         map.spans.dedup();
+        map.ramps.sort();
+        map.ramps.dedup();
+        map.uses.sort_by(|a, b| a.1.cmp(&b.1));
+        map.uses.dedup();
+        map.variable_length = schema.get("x-accum-variable-length") == Some(&Value::Bool(true));
         map
     }
 
@@ -47,12 +60,23 @@ fn walk(node: &Value, root: &Value, path: &mut Vec<String>, map: &mut SchemaMap,
     let Some(object) = node.as_object() else {
         return;
     };
-    if let Some(role) = object
-        .get("x-accum-role")
-        .and_then(Value::as_str)
-        .and_then(Role::from_key)
-    {
+    let role = object.get("x-accum-role").and_then(Value::as_str);
+    if let Some(role) = role.and_then(Role::from_key) {
         map.roles.push((role, path.clone()));
+    }
+    if let Some(ramp) = role.and_then(RampRole::from_key) {
+        map.ramps.push((ramp, path.clone()));
+    }
+    if let Some(span_use) = object
+        .get("x-accum-span")
+        .and_then(Value::as_str)
+        .and_then(SpanUse::from_key)
+    {
+        let unit = object
+            .get("x-accum-unit")
+            .and_then(Value::as_str)
+            .and_then(|key| UnitKind::ALL.into_iter().find(|u| u.key() == key));
+        map.uses.push((span_use, path.clone(), unit));
     }
     if object.get("x-accum-unit").and_then(Value::as_str) == Some("span") {
         map.spans.push(path.clone());
@@ -289,6 +313,43 @@ mod tests {
                 "Parallel": { "type": "object", "properties": { "world_size": { "type": "integer" } } }
             }
         })
+    }
+
+    #[test]
+    fn ramp_ups_and_uses_are_found_by_their_marks() {
+        let schema = serde_json::json!({
+            "x-accum-variable-length": true,
+            "properties": {
+                "batch": { "$ref": "#/$defs/Batch" },
+                "warmup": { "$ref": "#/$defs/Span", "x-accum-span": "warmup" },
+                "steps": { "type": "integer", "x-accum-unit": "update", "x-accum-span": "total" }
+            },
+            "$defs": {
+                "Batch": { "properties": {
+                    "stages": { "type": ["array", "null"], "x-accum-role": "stages" },
+                    "ramp": { "anyOf": [{ "type": "object" }, { "type": "null" }], "x-accum-role": "ramp" }
+                } },
+                "Span": { "x-accum-unit": "span" }
+            }
+        });
+        let map = SchemaMap::from_schema(&schema);
+        let path = |p: &[&str]| p.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            map.ramps,
+            vec![
+                (RampRole::Stages, path(&["batch", "stages"])),
+                (RampRole::Ramp, path(&["batch", "ramp"]))
+            ]
+        );
+        assert_eq!(
+            map.uses,
+            vec![
+                (SpanUse::Total, path(&["steps"]), Some(UnitKind::Update)),
+                (SpanUse::Warmup, path(&["warmup"]), None)
+            ]
+        );
+        assert!(map.variable_length);
+        assert!(map.roles.is_empty());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Validation of a configuration file against a JSON Schema and the plan
-//! rules, for the canonical config or *any* derived config: plan roles are
-//! found through `x-accum-role`, spans through `x-accum-unit = "span"`.
+//! rules, for the canonical config or *any* derived config: plan roles and
+//! the batch ramp-up are found through `x-accum-role`, spans through
+//! `x-accum-unit = "span"`, the lengths' uses through `x-accum-span`.
 //!
 //! Every finding is reported, not just the first, each with its location.
 

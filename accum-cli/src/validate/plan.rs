@@ -1,9 +1,15 @@
 //! The plan rules, from the core, for a configuration read through a
-//! schema: each role's value is found at its `x-accum-role` place and handed
-//! to `accum_core::check_roles`, the one set of plan rules; its findings
-//! come back as data and are placed in the file here.
+//! schema: each role's value is found at its `x-accum-role` place, the batch
+//! ramp-up at its `stages` or `ramp` place, and the lengths with a use at
+//! their `x-accum-span` place, and all of them are handed to
+//! `accum_core::check_values`, the one set of rules; its findings come back
+//! as data and are placed in the file here.
 
-use accum_core::{FieldPath, Finding, Given, RoleValue, check_roles};
+use accum_core::plan::{LinearRamp, StageSpec};
+use accum_core::{
+    FieldPath, Finding, Given, RampRole, RampUp, RampValue, RoleValue, Severity, Span, SpanValue,
+    check_values,
+};
 use serde_json::Value;
 
 use super::SchemaMap;
@@ -17,6 +23,9 @@ pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnosti
     let span = doc.span_for(&path);
     let mut diagnostic = Diagnostic::error(finding.code.as_str(), path, finding.message.clone())
         .at(span, finding.label.clone());
+    if finding.severity == Severity::Warning {
+        diagnostic = diagnostic.warning();
+    }
     if let Some(fix) = &finding.fix {
         diagnostic = diagnostic.help(fix.text.clone());
     }
@@ -32,7 +41,7 @@ fn value_at<'a>(instance: &'a Value, path: &[String]) -> Option<&'a Value> {
         .try_fold(instance, |node, segment| node.get(segment))
 }
 
-/// The plan findings of a document whose roles the schema locates. A role
+/// The plan findings of a document whose roles the schema locates. A value
 /// at or under a place that already has a structural finding (`broken`) is
 /// unreadable: its reader reported it, and the rules that need it are
 /// skipped, so that a file with several mistakes gets each reported once.
@@ -42,14 +51,16 @@ pub(super) fn plan_findings(
     map: &SchemaMap,
     broken: &[Vec<String>],
 ) -> Vec<Diagnostic> {
-    let values: Vec<RoleValue> = map
+    let reported = |path: &[String]| {
+        broken
+            .iter()
+            .any(|b| path.starts_with(b) || (b.starts_with(path) && !b.is_empty()))
+    };
+    let roles: Vec<RoleValue> = map
         .roles
         .iter()
         .map(|(role, path)| {
-            let reported = broken
-                .iter()
-                .any(|b| path.starts_with(b) || (b.starts_with(path) && !b.is_empty()));
-            let given = if reported {
+            let given = if reported(path) {
                 Given::Unreadable
             } else {
                 Given::from_json(value_at(instance, path))
@@ -57,8 +68,59 @@ pub(super) fn plan_findings(
             RoleValue::at(*role, FieldPath::new(path.clone()), given)
         })
         .collect();
-    check_roles(&values)
+    let ramps: Vec<RampValue> = map
+        .ramps
+        .iter()
+        .filter_map(|(role, path)| {
+            let value = value_at(instance, path).filter(|v| !v.is_null())?;
+            let ramp = if reported(path) {
+                RampUp::Unreadable(*role)
+            } else {
+                ramp_from_json(*role, value)
+            };
+            Some(RampValue::at(FieldPath::new(path.clone()), ramp))
+        })
+        .collect();
+    // A length with a structural finding is left out: it is not compared.
+    let spans: Vec<SpanValue> = map
+        .uses
+        .iter()
+        .filter(|(_, path, _)| !reported(path))
+        .filter_map(|(span_use, path, unit)| {
+            let span = span_from_json(value_at(instance, path)?, *unit)?;
+            Some(SpanValue::at(
+                FieldPath::new(path.clone()),
+                Some(*span_use),
+                span,
+            ))
+        })
+        .collect();
+    check_values(&roles, &spans, &ramps, map.variable_length)
         .iter()
         .map(|finding| finding_diagnostic(doc, finding))
         .collect()
+}
+
+/// A ramp-up field's value as the core reads it; what does not read as one
+/// is unreadable (the schema reports why).
+fn ramp_from_json(role: RampRole, value: &Value) -> RampUp {
+    let read = match role {
+        RampRole::Stages => serde_json::from_value::<Vec<StageSpec>>(value.clone())
+            .ok()
+            .map(RampUp::Stages),
+        RampRole::Ramp => serde_json::from_value::<LinearRamp>(value.clone())
+            .ok()
+            .map(RampUp::Linear),
+    };
+    read.unwrap_or(RampUp::Unreadable(role))
+}
+
+/// A length with its unit: `"500 updates"`, `{ updates = 500 }`, or a bare
+/// number in a typed count's `unit`.
+fn span_from_json(value: &Value, unit: Option<accum_core::UnitKind>) -> Option<Span> {
+    match (value, unit) {
+        (Value::Number(number), Some(unit)) => Some(Span::new(number.as_u64()?, unit)),
+        (Value::Null, _) => None,
+        _ => serde_json::from_value(value.clone()).ok(),
+    }
 }

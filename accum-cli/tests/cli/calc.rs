@@ -216,3 +216,284 @@ fn help_teaches_with_examples() {
     );
     assert!(help.contains("--world-size"), "{help}");
 }
+
+/// A ramp-up in stages: each stage's B, A, tokens per update, where it
+/// starts and what it lasts; the last one to the run's end.
+#[test]
+fn stages_text() {
+    insta::assert_snapshot!(stdout_of(&[
+        "calc",
+        "-m",
+        "8",
+        "-a",
+        "16",
+        "-d",
+        "4",
+        "-L",
+        "2048",
+        "--stage",
+        "128:128k-examples",
+        "--stage",
+        "256:384k examples",
+        "--total",
+        "10B-tokens",
+    ]));
+}
+
+/// Without `--total` the last stage lasts "to the end"; without `-L` there
+/// are no token columns.
+#[test]
+fn stages_without_a_run_length_or_seq_len() {
+    let text = stdout_of(&[
+        "calc",
+        "-m",
+        "8",
+        "-a",
+        "16",
+        "-d",
+        "4",
+        "--stage",
+        "128:1000-updates",
+    ]);
+    assert!(
+        text.contains(
+            "batch ramp-up: 2 stages; m and D stay, A (so B) changes between updates\n  \
+             stage  from update    B   A     updates    examples\n      \
+             1            0  128   4       1,000     128,000\n      \
+             2        1,000  512  16  to the end  to the end\n  \
+             before the full batch: 1,000 updates, 128,000 examples\n"
+        ),
+        "{text}"
+    );
+}
+
+/// The linear ramp of Megatron-LM's GPT-3 175B example
+/// (`--rampup-batch-size 16 16 5859375`, i.e. over 12B tokens at L = 2,048),
+/// here over 4B tokens: 95 increments of 16, each over 4B / 95 tokens.
+#[test]
+fn a_linear_ramp_in_json() {
+    let json: serde_json::Value = serde_json::from_str(&stdout_of(&[
+        "calc",
+        "-m",
+        "1",
+        "-a",
+        "96",
+        "--world-size",
+        "2048",
+        "--tensor",
+        "8",
+        "--pipeline",
+        "16",
+        "-L",
+        "2048",
+        "--ramp",
+        "16:16:4B-tokens",
+        "--total",
+        "300B-tokens",
+        "--format",
+        "json",
+    ]))
+    .expect("json");
+    let stages = json["stages"].as_array().expect("stages");
+    assert_eq!(stages.len(), 96);
+    let first = &stages[0];
+    assert_eq!(
+        (
+            &first["stage"],
+            &first["start_update"],
+            &first["global_batch"],
+            &first["accumulation"],
+            &first["tokens_per_update"],
+            &first["to_the_end"],
+        ),
+        (
+            &1.into(),
+            &0.into(),
+            &16.into(),
+            &1.into(),
+            &32_768.into(),
+            &false.into()
+        )
+    );
+    // The batch grows once 4B / 95 = 42,105,263.2 tokens are consumed: after
+    // ⌈42,105,263.2 / 32,768⌉ = 1,285 updates of 16 sequences.
+    assert_eq!(first["lasts"]["updates"], 1285);
+    assert_eq!(first["lasts"]["tokens"], 1285 * 32_768);
+    assert_eq!(stages[1]["start_update"], 1285);
+    assert_eq!(stages[1]["examples_before"], 1285 * 16);
+    let last = &stages[95];
+    assert_eq!(
+        (&last["global_batch"], &last["to_the_end"]),
+        (&1536.into(), &true.into())
+    );
+    // The ramp ends once more than 4B tokens are consumed.
+    let ramp_tokens = json["ramp_up"]["tokens"].as_u64().expect("tokens");
+    assert!((4_000_000_001..4_000_000_000 + 3_145_728).contains(&ramp_tokens));
+    assert_eq!(json["ramp_up"]["updates"], last["start_update"]);
+    // The run of 300B tokens: a partial last update counts.
+    let run = &json["run"];
+    assert_eq!(run["ends_in_stage"], 96);
+    let run_tokens = run["tokens"].as_u64().expect("tokens");
+    assert!((300_000_000_000..300_000_000_000 + 3_145_728).contains(&run_tokens));
+    assert_eq!(
+        last["lasts"]["updates"].as_u64().expect("updates")
+            + last["start_update"].as_u64().expect("start"),
+        run["updates"].as_u64().expect("updates")
+    );
+    // Without a ramp-up the keys are there, empty.
+    let plain: serde_json::Value = serde_json::from_str(&stdout_of(&[
+        "calc", "-m", "2", "-a", "8", "-d", "2", "--format", "json",
+    ]))
+    .expect("json");
+    assert_eq!(
+        (&plain["stages"], &plain["ramp_up"], &plain["run"]),
+        (
+            &serde_json::Value::Null,
+            &serde_json::Value::Null,
+            &serde_json::Value::Null
+        )
+    );
+}
+
+#[test]
+fn ramp_up_mistakes_exit_2_with_the_fix() {
+    let base = ["calc", "-m", "8", "-a", "16", "-d", "4"];
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--stage", "100:1k-examples"],
+            "error: --stage: stage 1: global_batch 100 is not a multiple of micro_batch 8 × replicas 4 = 32; use 96 (accumulation 3) or 128 (accumulation 4)",
+        ),
+        (
+            &["--stage", "128:1000-examples"],
+            "error: --stage: stage 1 ends at 1k examples, which is not a whole number of its updates: it starts at 0 examples and one update is 128 examples; use until = \"896 examples\" or \"1024 examples\"",
+        ),
+        (
+            &[
+                "--stage",
+                "128:128k-examples",
+                "--stage",
+                "256:100k-examples",
+            ],
+            "error: --stage: stage 2 ends at 100k examples, which is not after the previous stage's end at 128,000 examples",
+        ),
+        (
+            &["--ramp", "100:4:300k-examples"],
+            "error: --ramp: the ramp's start 100 is not a multiple of micro_batch 8 × replicas 4 = 32",
+        ),
+        (
+            &["--ramp", "512:32:300k-examples"],
+            "error: --ramp: the ramp starts at the final global batch 512: there is nothing to ramp",
+        ),
+        (&["--ramp", "32:32"], "is not START:INCREMENT:OVER"),
+        (&["--stage", "128"], "`128` is not B:UNTIL"),
+        (
+            &["--stage", "128:2k-steps"],
+            "\"steps\" can mean updates or microbatches",
+        ),
+        (
+            &[
+                "--stage",
+                "128:128k-examples",
+                "--ramp",
+                "32:32:1k-examples",
+            ],
+            "cannot be used with",
+        ),
+        (&["--stage", "128:1M-tokens"], "without a fixed seq_len"),
+    ];
+    for (extra, needle) in cases {
+        let out = accum().args(base).args(*extra).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{extra:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{extra:?}");
+    }
+}
+
+#[test]
+fn help_teaches_the_ramp_up() {
+    let help = stdout_of(&["calc", "--help"]);
+    for needle in [
+        "--stage <B:UNTIL>",
+        "--ramp <START:INCREMENT:OVER>",
+        "accum calc -m 8 -a 16 -d 4 -L 2048 --stage 128:128k-examples --stage 256:384k-examples",
+        "--ramp 16:16:4B-tokens",
+    ] {
+        assert!(help.contains(needle), "{needle}: {help}");
+    }
+}
+
+/// Whether `actual` is what a page shows as `expected`: line by line, where
+/// a line `…` stands for any number of lines left out.
+fn shows(expected: &[&str], actual: &str) -> Result<(), String> {
+    let actual: Vec<&str> = actual.lines().collect();
+    let mut at = 0;
+    let mut gap = false;
+    for line in expected {
+        if *line == "…" {
+            gap = true;
+            continue;
+        }
+        let found = if gap {
+            actual[at..].iter().position(|a| a == line).map(|i| at + i)
+        } else {
+            (actual.get(at) == Some(line)).then_some(at)
+        };
+        match found {
+            Some(i) => at = i + 1,
+            None => return Err(format!("`{line}` is not where the page shows it")),
+        }
+        gap = false;
+    }
+    if !gap && at != actual.len() {
+        return Err(format!("more output after line {at}"));
+    }
+    Ok(())
+}
+
+/// `docs/rampup.md`: every `$ accum …` example prints what the page shows
+/// (run beside the ramp-up fixtures the page names), and every complete
+/// config on the page validates.
+#[test]
+fn the_rampup_guide_runs() {
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/rampup.md"),
+    )
+    .expect("docs/rampup.md");
+    let dir = crate::fixtures().join("rampup");
+    let scratch = crate::scratch("rampup-guide");
+    let (mut commands, mut configs) = (0, 0);
+    let mut lines = page.lines();
+    while let Some(line) = lines.next() {
+        let Some(lang) = line.strip_prefix("```") else {
+            continue;
+        };
+        let block: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        match lang {
+            "console" => {
+                let command = block[0].strip_prefix("$ accum ").expect("a command");
+                let args: Vec<&str> = command.split_whitespace().collect();
+                let out = crate::run_in(&dir, &args);
+                if let Err(why) = shows(&block[1..], &format!("{}{}", out.stdout, out.stderr)) {
+                    panic!("{command}: {why}\n{}{}", out.stdout, out.stderr);
+                }
+                commands += 1;
+            }
+            "toml" if block.contains(&"[batch]") => {
+                let file = scratch.join(format!("config{configs}.toml"));
+                std::fs::write(&file, block.join("\n")).expect("write");
+                let out = crate::run_in(&scratch, &["validate", &file.display().to_string()]);
+                assert_eq!(out.code, 0, "{}\n{}", block.join("\n"), out.stdout);
+                configs += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        commands >= 4 && configs >= 3,
+        "{commands} commands, {configs} configs"
+    );
+}

@@ -189,7 +189,9 @@ fn roles_are_at_least_one(schema: &Value) -> bool {
     fn walk(node: &Value, roles: &mut Vec<bool>) {
         match node {
             Value::Object(object) => {
-                if object.contains_key("x-accum-role") {
+                // A batch ramp-up field (`stages`, `ramp`) is no plan factor.
+                let role = object.get("x-accum-role").and_then(Value::as_str);
+                if role.is_some_and(|r| !matches!(r, "stages" | "ramp")) {
                     roles.push(object.get("minimum").and_then(Value::as_f64) >= Some(1.0));
                 }
                 object.values().for_each(|v| walk(v, roles));

@@ -169,3 +169,79 @@ fn ctrl_c_stops_at_a_group_boundary_and_keeps_the_report() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("stopped early at a group boundary"));
 }
+
+#[test]
+fn a_stats_stream_beside_the_report_feeds_the_sheet() {
+    let dir = scratch("run-stream");
+    std::fs::copy(fixtures().join("tiny.toml"), dir.join("tiny.toml")).expect("copy");
+    let out = run_in(
+        &dir,
+        &[
+            "run",
+            "tiny.toml",
+            "--report",
+            "run.json",
+            "--stream-stats",
+            "--threads",
+            "2",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("report"))
+            .expect("json");
+    assert_eq!(report["stats_stream"], "run.stats.jsonl");
+    let stream = std::fs::read_to_string(dir.join("run.stats.jsonl")).expect("stream");
+    let lines: Vec<serde_json::Value> = stream
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let updates = lines.iter().filter(|l| l.get("update").is_some()).count();
+    let logs: Vec<_> = lines.iter().filter_map(|l| l.get("log")).collect();
+    assert_eq!(updates, 12);
+    assert_eq!(
+        logs.len(),
+        report["loss_curve"]["points"]
+            .as_array()
+            .expect("points")
+            .len()
+    );
+    assert_eq!(logs[0]["axis"], "examples");
+    assert_eq!(logs[0]["x"], 64);
+    // The sheet reads the curve from the stream.
+    let sheet = run_in(
+        &dir,
+        &[
+            "sheet",
+            "tiny.toml",
+            "--report",
+            "run.json",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(sheet.code, 0, "{}", sheet.stderr);
+    let sheet: serde_json::Value = serde_json::from_str(&sheet.stdout).expect("sheet json");
+    let text = sheet.to_string();
+    assert!(!text.contains("the loss curve"), "no curve warning: {text}");
+    // Without the stream beside it, the sheet says so and uses the report.
+    std::fs::remove_file(dir.join("run.stats.jsonl")).expect("remove");
+    let sheet = run_in(
+        &dir,
+        &[
+            "sheet",
+            "tiny.toml",
+            "--report",
+            "run.json",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(sheet.code, 0, "{}", sheet.stderr);
+    assert!(
+        sheet.stdout.contains("the loss curve is the report's own"),
+        "{}",
+        sheet.stdout
+    );
+}

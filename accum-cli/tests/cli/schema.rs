@@ -14,11 +14,16 @@ fn schema_is_2020_12_with_roles_and_units() {
     insta::assert_json_snapshot!(json);
 }
 
-/// Every property with a plan role, wherever it sits in the schema.
+/// Every property with a plan role, wherever it sits in the schema (a
+/// batch ramp-up field, `stages` or `ramp`, is no plan factor).
 fn role_properties(node: &serde_json::Value, out: &mut Vec<(String, serde_json::Value)>) {
     match node {
         serde_json::Value::Object(object) => {
-            if let Some(role) = object.get("x-accum-role").and_then(|r| r.as_str()) {
+            if let Some(role) = object
+                .get("x-accum-role")
+                .and_then(|r| r.as_str())
+                .filter(|r| !matches!(*r, "stages" | "ramp"))
+            {
                 out.push((role.to_owned(), node.clone()));
             }
             object.values().for_each(|v| role_properties(v, out));

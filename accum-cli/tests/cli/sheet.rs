@@ -1,19 +1,83 @@
-//! `accum sheet` in Markdown, HTML and JSON, and the HTML in a real browser.
+//! `accum sheet` in Markdown, HTML and JSON, and the HTML in a real browser,
+//! on an fp16 run that skipped updates.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command as Process;
+
+use accum::units::group_digits;
+use serde_json::Value;
 
 use crate::{fixtures, run_in, scratch};
 
-fn with_report(name: &str) -> std::path::PathBuf {
+/// A scratch directory with the fp16 fixture and the report of its run.
+fn fp16_run(name: &str) -> PathBuf {
     let dir = scratch(name);
-    std::fs::copy(fixtures().join("tiny.toml"), dir.join("tiny.toml")).expect("copy");
+    std::fs::copy(fixtures().join("fp16.toml"), dir.join("fp16.toml")).expect("copy");
     let out = run_in(
         &dir,
-        &["run", "tiny.toml", "--report", "run.json", "--quiet"],
+        &["run", "fp16.toml", "--report", "run.json", "--quiet"],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     dir
+}
+
+/// Replaces every inline SVG: the drawings have their own tests, and the
+/// layout around them is what these snapshots show.
+fn without_svg(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let (Some(start), Some(end)) = (rest.find("<svg"), rest.find("</svg>")) {
+        if end < start {
+            break;
+        }
+        out.push_str(&rest[..start]);
+        out.push_str("[svg]");
+        rest = &rest[end + "</svg>".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The JSON sheet without what floating point may change in the last
+/// digits between processors: plotted points (counted instead) and the
+/// final loss. Counters, plans and memory accounting are exact and stay.
+fn redact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                match (key.as_str(), &*item) {
+                    ("points", Value::Array(points)) => {
+                        *item = Value::String(format!("[{} points]", points.len()));
+                    }
+                    ("final_loss", Value::Number(_)) => *item = Value::String("[loss]".into()),
+                    _ => redact(item),
+                }
+            }
+            if map.get("label").and_then(Value::as_str) == Some("final loss") {
+                map.insert("value".into(), Value::String("[loss]".into()));
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+/// The Markdown sheet with its final loss replaced (see [`redact`]).
+fn redact_md(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if line.starts_with("| **") {
+                let mut cells: Vec<String> = line.split(" | ").map(str::to_owned).collect();
+                if let Some(last) = cells.last_mut() {
+                    *last = "**[loss]** |".into();
+                }
+                cells.join(" | ")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -24,40 +88,51 @@ fn sheets_without_a_report() {
     assert!(md.stdout.contains(
         "| tokens per update T | 8,388,608 tokens | T = B·L = 2,048 × 4,096 = 8,388,608 |"
     ));
+    assert!(
+        md.stdout
+            .contains("| **2,048 examples** | **8,388,608** | **12,000** |")
+    );
     insta::assert_snapshot!("sheet_seed_md", md.stdout);
     let json = run_in(
         &examples,
         &["sheet", "seed-calculator.toml", "--format", "json"],
     );
-    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    let mut value: Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(value["format"], "accum-sheet/2");
+    assert_eq!(value["summary"]["effective_batch"], 2048);
+    assert_eq!(value["summary"]["tokens_per_update"], 8_388_608.0);
+    assert_eq!(value["summary"]["planned_updates"], 12_000);
+    let schedule = &value["preparation"]["charts"][0];
+    assert_eq!(schedule["id"], "schedule");
+    assert_eq!(
+        schedule["x_scales"][1]["knots"][1],
+        serde_json::json!([1.0, 8_388_608.0])
+    );
+    redact(&mut value);
     insta::assert_json_snapshot!("sheet_seed_json", value);
     let html = run_in(
         &examples,
         &["sheet", "seed-calculator.toml", "--format", "html"],
     );
-    insta::assert_snapshot!("sheet_seed_html", html.stdout);
-}
-
-/// Replaces the inline curve: losses are computed in floating point and
-/// may differ in the last digits between processors (the SVG has its own
-/// tests). Counters and accounted memory are exact and stay.
-fn redact(text: &str) -> String {
-    match (text.find("<svg"), text.find("</svg>")) {
-        (Some(start), Some(end)) if start < end => {
-            format!("{}[svg]{}", &text[..start], &text[end + 6..])
-        }
-        _ => text.to_owned(),
-    }
+    insta::assert_snapshot!("sheet_seed_html", without_svg(&html.stdout));
 }
 
 #[test]
-fn sheets_with_a_report_in_three_formats() {
-    let dir = with_report("sheet-report");
+fn sheets_of_an_fp16_run_that_skipped_updates() {
+    let dir = fp16_run("sheet-fp16");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("report"))
+            .expect("json");
+    let skipped = report["counters"]["skipped_updates"]
+        .as_u64()
+        .expect("count");
+    assert!(skipped > 0, "the fixture skips updates");
+
     let md = run_in(
         &dir,
         &[
             "sheet",
-            "tiny.toml",
+            "fp16.toml",
             "--report",
             "run.json",
             "-o",
@@ -66,54 +141,144 @@ fn sheets_with_a_report_in_three_formats() {
     );
     assert_eq!(md.code, 0, "{}", md.stderr);
     let text = std::fs::read_to_string(dir.join("sheet.md")).expect("md");
+    for (title, id) in [
+        ("Learning-rate schedule", "schedule"),
+        ("Loss against examples", "loss"),
+        ("Gradient norm", "grad-norm"),
+        ("Loss scale", "loss-scale"),
+    ] {
+        assert!(
+            text.contains(&format!("![{title}](sheet.{id}.svg)")),
+            "{id}: {text}"
+        );
+        let svg = std::fs::read_to_string(dir.join(format!("sheet.{id}.svg"))).expect("svg");
+        assert!(
+            svg.starts_with("<svg ") && svg.contains("<polyline"),
+            "{id}"
+        );
+    }
     assert!(
-        text.contains("![loss against examples](sheet.svg)"),
+        text.contains(&format!("skipped updates | {skipped} |")),
         "{text}"
     );
     assert!(
-        std::fs::read_to_string(dir.join("sheet.svg"))
-            .expect("svg")
-            .contains("<polyline")
+        text.contains("fp16 &lt;b&gt;tiny&lt;/b&gt; &amp; skipped"),
+        "{text}"
     );
-    assert!(text.contains("tiny &lt;script&gt;"), "{text}");
-    insta::assert_snapshot!("sheet_tiny_md", redact(&text));
+    insta::assert_snapshot!("sheet_fp16_md", redact_md(&text));
 
     let html = run_in(
         &dir,
         &[
             "sheet",
-            "tiny.toml",
+            "fp16.toml",
             "--report",
             "run.json",
             "-o",
             "sheet.html",
         ],
     );
-    assert_eq!(html.code, 0);
+    assert_eq!(html.code, 0, "{}", html.stderr);
     let page = std::fs::read_to_string(dir.join("sheet.html")).expect("html");
-    assert!(!page.contains("<script"), "no script element");
-    assert!(page.contains("<svg xmlns="));
-    insta::assert_snapshot!("sheet_tiny_html", redact(&page));
+    // The Markdown links the very drawings the HTML has inline.
+    for id in ["schedule", "grad-norm", "loss-scale"] {
+        let svg = std::fs::read_to_string(dir.join(format!("sheet.{id}.svg"))).expect("svg");
+        assert!(page.contains(&svg), "{id} is the same drawing");
+    }
 
     let json = run_in(
         &dir,
         &[
             "sheet",
-            "tiny.toml",
+            "fp16.toml",
             "--report",
             "run.json",
             "--format",
             "json",
         ],
     );
-    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
-    assert_eq!(value["format"], "accum-sheet/1");
+    let mut value: Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(value["summary"]["skipped_updates"], skipped);
+    let loss = &value["trial"]["charts"][0]["series"];
+    assert_eq!(
+        loss[0]["points"].as_array().map(Vec::len),
+        report["loss_curve"]["points"].as_array().map(Vec::len),
+        "every logged point"
+    );
+    assert_eq!(loss[1]["style"], "crosses");
+    redact(&mut value);
+    insta::assert_json_snapshot!("sheet_fp16_json", value);
+}
+
+/// A run longer than the report keeps attempts for: with its stats stream
+/// the sheet marks every skipped attempt; without it, those the report kept.
+#[test]
+fn a_long_run_reads_its_stats_stream() {
+    let dir = scratch("sheet-stream");
+    let config = std::fs::read_to_string(fixtures().join("fp16.toml"))
+        .expect("fixture")
+        .replace("total = \"60 updates\"", "total = \"1500 updates\"");
+    std::fs::write(dir.join("fp16.toml"), config).expect("write");
+    let out = run_in(
+        &dir,
+        &[
+            "run",
+            "fp16.toml",
+            "--report",
+            "run.json",
+            "--stream-stats",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("report"))
+            .expect("json");
+    let attempts = report["counters"]["update_attempts"]
+        .as_u64()
+        .expect("count");
+    let kept = report["updates"].as_array().expect("updates").len() as u64;
     assert!(
-        value["trial"]["curve"]["points"]
-            .as_array()
-            .expect("points")
-            .len()
-            >= 2
+        kept < attempts,
+        "the report keeps {kept} of {attempts} attempts"
+    );
+    let skipped = report["counters"]["skipped_updates"]
+        .as_u64()
+        .expect("count");
+    let caption = |dir: &Path| {
+        let sheet = run_in(
+            dir,
+            &[
+                "sheet",
+                "fp16.toml",
+                "--report",
+                "run.json",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(sheet.code, 0, "{}", sheet.stderr);
+        let value: Value = serde_json::from_str(&sheet.stdout).expect("json");
+        value["trial"]["charts"][1]["caption"]
+            .as_str()
+            .expect("caption")
+            .to_owned()
+    };
+    let streamed = caption(&dir);
+    assert!(
+        streamed.contains(&format!(
+            "Crosses mark the {skipped} skipped update attempts"
+        )),
+        "{streamed}"
+    );
+    std::fs::remove_file(dir.join("run.stats.jsonl")).expect("remove");
+    let bounded = caption(&dir);
+    assert!(
+        bounded.contains(&format!(
+            "among the {} attempts the report keeps",
+            group_digits(kept)
+        )),
+        "{bounded}"
     );
 }
 
@@ -144,10 +309,39 @@ fn chromium() -> Option<String> {
         })
 }
 
-/// The HTML sheet rendered by headless Chromium: it renders, the SVG curve
-/// is in the DOM, and the `<script>` in the run's name stays text.
+/// A decoded RGB(A) picture.
+struct Picture {
+    width: u32,
+    height: u32,
+    /// RGB of every pixel, row by row.
+    pixels: Vec<[u8; 3]>,
+}
+
+fn decode(bytes: &[u8]) -> Picture {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .expect("a PNG header");
+    let mut buffer = vec![0; reader.output_buffer_size().expect("a sane size")];
+    let info = reader.next_frame(&mut buffer).expect("a PNG frame");
+    let channels = info.color_type.samples();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight, "8-bit samples");
+    assert!(channels >= 3, "colour, not grey: {:?}", info.color_type);
+    let pixels = buffer[..info.buffer_size()]
+        .chunks_exact(channels)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect();
+    Picture {
+        width: info.width,
+        height: info.height,
+        pixels,
+    }
+}
+
+/// The HTML sheet of the fp16 run in headless Chromium: it renders with its
+/// plots, no script runs (the notes carry one), and a screenshot shows the
+/// page with the skipped updates marked in red.
 #[test]
-fn html_sheet_renders_in_a_real_browser_without_running_scripts() {
+fn html_sheet_in_a_real_browser_with_a_screenshot() {
     let Some(browser) = chromium() else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -156,30 +350,36 @@ fn html_sheet_renders_in_a_real_browser_without_running_scripts() {
         eprintln!("skipped: no chromium on this machine");
         return;
     };
-    let dir = with_report("sheet-browser");
+    let dir = fp16_run("sheet-browser");
+    let mut config = std::fs::read_to_string(dir.join("fp16.toml")).expect("config");
+    config = config.replace(
+        "notes = \"",
+        "notes = \"<script>document.title='pwned'</script> ",
+    );
+    std::fs::write(dir.join("fp16.toml"), config).expect("write");
     let out = run_in(
         &dir,
         &[
             "sheet",
-            "tiny.toml",
+            "fp16.toml",
             "--report",
             "run.json",
             "-o",
             "sheet.html",
         ],
     );
-    assert_eq!(out.code, 0);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let url = format!("file://{}", dir.join("sheet.html").display());
     let profile = dir.join("profile");
     let common = [
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
     ];
     let dom = Process::new(&browser)
         .args(common)
@@ -188,22 +388,24 @@ fn html_sheet_renders_in_a_real_browser_without_running_scripts() {
         .output()
         .expect("chromium runs");
     let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(dom.contains("<polyline"), "the curve is rendered: {dom}");
-    // Had the script in the run's name run, the title would be "pwned".
+    assert_eq!(dom.matches("<svg ").count(), 5, "every plot is in the DOM");
+    assert!(dom.contains("<polyline"), "the plots have lines");
+    // Had the script in the notes run, the title would be "pwned".
     assert!(
-        dom.contains(
-            "<title>Run sheet: tiny &lt;script&gt;document.title='pwned'&lt;/script&gt;</title>"
-        ),
-        "the title stays text and no script ran: {dom}"
+        dom.contains("<title>Run sheet: fp16 &lt;b&gt;tiny&lt;/b&gt; &amp; skipped</title>"),
+        "the title stays text: {dom}"
     );
+    assert!(dom.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"));
     assert!(!dom.contains("<title>pwned</title>"), "no script ran");
     assert!(!dom.contains("<script"), "no script element in the DOM");
+
     let shot = dir.join("sheet.png");
+    let (width, height) = (1280, 3200);
     let status = Process::new(&browser)
         .args(common)
         .arg(format!("--user-data-dir={}", profile.display()))
         .args([
-            "--window-size=1000,1600",
+            &format!("--window-size={width},{height}"),
             &format!("--screenshot={}", shot.display()),
             &url,
         ])
@@ -214,10 +416,28 @@ fn html_sheet_renders_in_a_real_browser_without_running_scripts() {
         "{}",
         String::from_utf8_lossy(&status.stderr)
     );
-    let png = std::fs::read(&shot).expect("screenshot written");
+    let bytes = std::fs::read(&shot).expect("screenshot written");
+    eprintln!("screenshot: {} ({} bytes)", shot.display(), bytes.len());
+    let picture = decode(&bytes);
+    assert_eq!((picture.width, picture.height), (width, height));
+    let count = |test: &dyn Fn(&[u8; 3]) -> bool| picture.pixels.iter().filter(|p| test(p)).count();
+    let total = picture.pixels.len();
+    // Not one colour: the page background, white panels and ink all show.
+    let background = count(&|p| *p == [0xf5, 0xf6, 0xf8]);
+    let white = count(&|p| *p == [0xff, 0xff, 0xff]);
+    let dark = count(&|p| p.iter().all(|c| *c < 90));
     assert!(
-        png.len() > 10_000 && png.starts_with(b"\x89PNG"),
-        "a real picture: {} bytes",
-        png.len()
+        background > total / 20,
+        "background {background} of {total}"
+    );
+    assert!(white > total / 5, "panels {white} of {total}");
+    assert!(dark > 2_000, "text and lines: {dark} dark pixels");
+    // The plot lines (blue, teal) and the skipped updates (red) are drawn.
+    let blue = count(&|p| p[2] > 180 && p[0] < 90 && p[1] < 140);
+    let red = count(&|p| p[0] > 170 && p[1] < 80 && p[2] < 80);
+    assert!(blue > 1_000, "blue lines: {blue} pixels");
+    assert!(
+        red > 200,
+        "red skip markers and the alert card: {red} pixels"
     );
 }

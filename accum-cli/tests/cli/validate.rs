@@ -243,3 +243,116 @@ fn an_external_schema_drives_the_plan_rules() {
     );
     assert!(out.stdout.contains(" --> c.toml:8:16\n"), "{}", out.stdout);
 }
+
+/// `accum validate FILE --format FORMAT` in the ramp-up folder.
+fn validate_rampup(file: &str, format: &str) -> crate::Out {
+    run_in(
+        &fixtures().join("rampup"),
+        &["validate", file, "--format", format],
+    )
+}
+
+/// Ramp-up findings in the three formats, with the exit status each must
+/// have: a warning alone passes (0), an error fails (1).
+#[test]
+fn ramp_up_findings_in_every_format() {
+    for (file, code) in [
+        ("shift.toml", 0),
+        ("through_stages.toml", 1),
+        ("boundary.toml", 1),
+        ("ramp_start.toml", 1),
+        ("both.toml", 1),
+    ] {
+        let human = validate_rampup(file, "human");
+        let short = validate_rampup(file, "short");
+        let json = validate_rampup(file, "json");
+        for out in [&human, &short, &json] {
+            assert_eq!(out.code, code, "{file}: {}{}", out.stdout, out.stderr);
+        }
+        let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+        assert_eq!(report["files"][0]["valid"], code == 0, "{file}");
+        let name = file.trim_end_matches(".toml");
+        insta::assert_snapshot!(
+            format!("rampup_{name}"),
+            format!(
+                "--- human\n{}--- short\n{}--- json\n{}",
+                human.stdout, short.stdout, json.stdout
+            )
+        );
+    }
+}
+
+/// A warmup in updates under a ramp-up is a warning: the file is valid, the
+/// summary counts it, and the message gives its tokens through the stages.
+#[test]
+fn a_warmup_in_updates_under_a_ramp_is_a_warning() {
+    let out = validate_rampup("shift.toml", "human");
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .starts_with("warning[accum::stages::shift]: `schedule.warmup` is 2k updates under a batch ramp-up: 384,000 examples and 786,432,000 tokens through the stages (2,097,152,000 tokens at the full batch)\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("shift.toml: 0 errors, 1 warning\n"),
+        "{}",
+        out.stdout
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&validate_rampup("shift.toml", "json").stdout).expect("json");
+    let file = &json["files"][0];
+    assert_eq!(
+        (file["errors"].as_u64(), file["warnings"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(file["findings"][0]["severity"], "warning");
+    assert_eq!(
+        file["findings"][0]["help"],
+        "write it in tokens or examples, which keep their meaning whatever the stages: \"786.432M tokens\" is its length through these stages"
+    );
+    // Written in tokens, the same schedule has nothing to report.
+    let good = validate_rampup("good.toml", "human");
+    assert_eq!((good.code, good.stdout.as_str()), (0, "good.toml: ok\n"));
+}
+
+/// The schema-driven path (`--schema`) reads the ramp-up by its
+/// `x-accum-role` and the lengths by their `x-accum-span`, and reports what
+/// the typed path reports.
+#[test]
+fn an_external_schema_reads_the_ramp_up_by_its_role() {
+    let dir = crate::scratch("external-schema-rampup");
+    let schema = run_in(&dir, &["schema"]).stdout;
+    std::fs::write(dir.join("s.json"), schema).expect("write schema");
+    for file in [
+        "shift.toml",
+        "through_stages.toml",
+        "ramp_start.toml",
+        "both.toml",
+    ] {
+        std::fs::copy(fixtures().join("rampup").join(file), dir.join(file)).expect("copy");
+        let typed = run_in(&dir, &["validate", file, "--format", "json"]);
+        let by_schema = run_in(
+            &dir,
+            &["validate", "--schema", "s.json", file, "--format", "json"],
+        );
+        assert_eq!(by_schema.code, typed.code, "{file}: {}", by_schema.stdout);
+        let findings = |out: &crate::Out| -> Vec<(String, String, String)> {
+            let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+            json["files"][0]["findings"]
+                .as_array()
+                .expect("findings")
+                .iter()
+                .map(|f| {
+                    (
+                        f["code"].as_str().unwrap_or_default().to_owned(),
+                        f["path"].as_str().unwrap_or_default().to_owned(),
+                        f["severity"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(findings(&by_schema), findings(&typed), "{file}");
+        assert!(!findings(&typed).is_empty(), "{file}");
+    }
+}

@@ -1,5 +1,6 @@
 //! The JSON Schema of a derived config, annotated with the plan: role
-//! fields carry `x-accum-role`, typed-unit fields `x-accum-unit`, length
+//! fields carry `x-accum-role` (a batch ramp-up field `"stages"` or
+//! `"ramp"`), typed-unit fields `x-accum-unit`, length
 //! fields with a use `x-accum-span` (`warmup`, `total`, `every`), structs
 //! with constant roles `x-accum-constants`, and a config whose lengths vary
 //! `x-accum-variable-length` (DESIGN.md "Interfaces").
@@ -12,7 +13,8 @@ use super::{AccumConfig, FieldInfo};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The JSON Schema (2020-12) of a derived config, with `x-accum-role` on
-/// every role field and `x-accum-unit` on every field with a declared unit,
+/// every role field (`"stages"` or `"ramp"` on a batch ramp-up field) and
+/// `x-accum-unit` on every field with a declared unit,
 /// nested sections included (DESIGN.md "Interfaces"). Role fields are plan
 /// factors and have `minimum: 1`, so that editors and third-party validators
 /// reject a zero. Struct-level constant roles are listed as
@@ -102,6 +104,9 @@ fn annotate_object(
         }
         if let Some(span_use) = field.span_use {
             object.insert("x-accum-span".to_owned(), span_use.key().into());
+        }
+        if let Some(ramp) = field.ramp {
+            object.insert("x-accum-role".to_owned(), ramp.key().into());
         }
         if let Some(nested) = field.nested {
             match def_name(property) {

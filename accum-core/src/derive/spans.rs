@@ -6,7 +6,9 @@
 //! What a length is for is declared on its field: `#[accum(warmup)]`,
 //! `#[accum(total)]` (the run's length) or `#[accum(every)]` (an interval:
 //! logging, evaluation, checkpoints). Lengths in different units are
-//! compared through the plan, exactly.
+//! compared through the plan, exactly — through its stages under a batch
+//! ramp-up, where a warmup or run length in updates is a warning
+//! (`accum::stages::shift`): its meaning in tokens depends on the stages.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -15,9 +17,9 @@ use serde::Serialize;
 
 use crate::code::Code;
 use crate::finding::{FieldPath, Finding, Findings};
-use crate::plan::{Fix, Plan, Rounding};
+use crate::plan::{Fix, Rounding, StagedPlan};
 use crate::span::Span;
-use crate::units::{Count, Unit, UnitKind};
+use crate::units::{Count, Unit, UnitKind, Updates, group_digits};
 
 use super::{Given, RoleValue, input_from_values};
 use crate::plan::Role;
@@ -137,10 +139,43 @@ impl<T: SpanField> SpanField for Option<T> {
 ///
 /// Lengths in different units are compared through the plan the role
 /// values resolve to; without one (or without a fixed `seq_len` for
-/// tokens) only lengths in the same unit are compared.
+/// tokens) only lengths in the same unit are compared. Under a batch
+/// ramp-up, [`check_values`](super::check_values) compares them through
+/// the stages.
 pub fn check_spans(spans: &[SpanValue], roles: &[RoleValue], variable_length: bool) -> Findings {
+    check(spans, roles, &Through::Roles, variable_length)
+}
+
+/// What lengths in different units are compared through.
+pub(super) enum Through<'a> {
+    /// The constant plan the role values resolve to, if they do.
+    Roles,
+    /// A staged plan, and the field of its ramp-up (none for one stage).
+    Stages(&'a StagedPlan, Option<&'a FieldPath>),
+    /// Nothing: a ramp-up that does not resolve.
+    Nothing,
+}
+
+/// The rules of [`check_spans`], through `through`.
+pub(super) fn check(
+    spans: &[SpanValue],
+    roles: &[RoleValue],
+    through: &Through<'_>,
+    variable_length: bool,
+) -> Findings {
     let mut findings = Findings::default();
-    let plan = input_from_values(roles).resolve().ok();
+    let resolved;
+    let (plan, ramp) = match through {
+        Through::Roles => {
+            resolved = input_from_values(roles)
+                .resolve()
+                .ok()
+                .map(StagedPlan::constant);
+            (resolved.as_ref(), None)
+        }
+        Through::Stages(staged, ramp) => (Some(*staged), *ramp),
+        Through::Nothing => (None, None),
+    };
     let seq_len_place = roles.iter().find(|v| v.role == Role::SeqLen);
     let seq_len_given = roles
         .iter()
@@ -199,32 +234,159 @@ pub fn check_spans(spans: &[SpanValue], roles: &[RoleValue], variable_length: bo
             _ => continue,
         };
         for &(total, total_span) in &totals {
-            if compare(span, total_span, plan.as_ref()) != Some(Ordering::Greater) {
+            if compare(span, total_span, plan) != Some(Ordering::Greater) {
                 continue;
             }
             findings.push(longer_than_the_run(
-                code,
-                value,
-                span,
-                total,
-                total_span,
-                plan.as_ref(),
+                code, value, span, total, total_span, plan,
             ));
+        }
+    }
+    // Under a ramp-up, a schedule length in updates changes its meaning
+    // with the stages.
+    if let (Some(staged), Some(ramp)) = (plan, ramp)
+        && !staged.is_constant()
+    {
+        for value in spans {
+            if let Some(finding) = shifted(value, staged, ramp, variable_length) {
+                findings.push(finding);
+            }
         }
     }
     findings
 }
 
 /// `a` against `b`, exactly: in the same unit directly, else through the
-/// plan (`a / per_update(a) ⋛ b / per_update(b)`).
-fn compare(a: Span, b: Span, plan: Option<&Plan>) -> Option<Ordering> {
+/// stages. Each length is a real position on the run's update axis; the
+/// whole updates it covers (rounded down) order them unless they are the
+/// same, and inside that update the stage's plan compares what is left
+/// (`rest_a / per_update(a) ⋛ rest_b / per_update(b)`).
+fn compare(a: Span, b: Span, plan: Option<&StagedPlan>) -> Option<Ordering> {
     if a.unit() == b.unit() {
         return Some(a.value().cmp(&b.value()));
     }
     let plan = plan?;
-    let per_a = u128::from(plan.per_update(a.unit()).ok()?);
-    let per_b = u128::from(plan.per_update(b.unit()).ok()?);
-    Some((u128::from(a.value()) * per_b).cmp(&(u128::from(b.value()) * per_a)))
+    let whole_a = plan.to_updates(a.value(), a.unit(), Rounding::Down).ok()?;
+    let whole_b = plan.to_updates(b.value(), b.unit(), Rounding::Down).ok()?;
+    if whole_a != whole_b {
+        return Some(whole_a.cmp(&whole_b));
+    }
+    let stage = plan.plan_at(whole_a);
+    let rest = |span: Span| -> Option<u128> {
+        let before = plan.consumed(whole_a, span.unit()).ok()?;
+        Some(u128::from(span.value() - before))
+    };
+    let per_a = u128::from(stage.per_update(a.unit()).ok()?);
+    let per_b = u128::from(stage.per_update(b.unit()).ok()?);
+    Some((rest(a)? * per_b).cmp(&(rest(b)? * per_a)))
+}
+
+/// The `accum::stages::shift` warning for a warmup or run length written
+/// in updates or microbatches under a ramp-up: its length in examples (and
+/// tokens, with a fixed `seq_len`) through the stages, and what it would be
+/// at the full batch.
+fn shifted(
+    value: &SpanValue,
+    staged: &StagedPlan,
+    ramp: &FieldPath,
+    variable_length: bool,
+) -> Option<Finding> {
+    let span = value.span;
+    if !matches!(value.span_use, Some(SpanUse::Warmup | SpanUse::Total))
+        || !matches!(span.unit(), UnitKind::Update | UnitKind::Microbatch)
+        || span.value() == 0
+    {
+        return None;
+    }
+    let exact = |unit| staged.convert(span.value(), span.unit(), unit, Rounding::Exact);
+    let full = |unit| {
+        staged
+            .final_plan()
+            .convert(span.value(), span.unit(), unit, Rounding::Exact)
+    };
+    let examples = exact(UnitKind::Example).ok()?;
+    let tokens = exact(UnitKind::Token).ok();
+    let path = &value.path;
+    let through = match tokens {
+        Some(tokens) => format!(
+            "{} examples and {} tokens",
+            group_digits(examples),
+            group_digits(tokens)
+        ),
+        None => format!("{} examples", group_digits(examples)),
+    };
+    let (unit, kept, at_full) = match tokens {
+        Some(tokens) => (UnitKind::Token, tokens, full(UnitKind::Token).ok()?),
+        None => (UnitKind::Example, examples, full(UnitKind::Example).ok()?),
+    };
+    // Which updates: the run's first ones, through every stage they cross.
+    let stages = staged
+        .stage_index_at(
+            staged
+                .to_updates(span.value(), span.unit(), Rounding::Up)
+                .ok()?
+                .saturating_sub(Updates::new(1)),
+        )
+        .saturating_add(1);
+    // Tokens are a length this config can use with a fixed seq_len, or
+    // when the loop counts them.
+    let lengths = if tokens.is_none() && !variable_length {
+        "examples"
+    } else {
+        "tokens or examples"
+    };
+    let kept_span = written(kept, unit);
+    Some(
+        Finding::new(
+            Code::StageShift,
+            path.clone(),
+            format!(
+                "`{path}` is {span} under a batch ramp-up: {through} through the stages ({} {} at the full batch)",
+                group_digits(at_full),
+                unit.plural()
+            ),
+            format!(
+                "in {} across {stages} stage{}",
+                span.unit().plural(),
+                if stages == 1 { "" } else { "s" }
+            ),
+        )
+        .warning()
+        .with_fix(Fix::text(format!(
+            "write it in {lengths}, which keep their meaning whatever the stages: \"{kept_span}\" is its length through these stages"
+        )))
+        .with_related(ramp.clone(), None, "the batch changes here".to_owned()),
+    )
+}
+
+/// A length as a config writes it, exactly and short where it can be:
+/// `"17.6M tokens"`, `"1,228,800"` → `"1228800 examples"`. A suffix is used
+/// when the number before it is below 1,000 with at most three decimals.
+fn written(value: u64, unit: UnitKind) -> String {
+    let noun = if value == 1 {
+        unit.singular()
+    } else {
+        unit.plural()
+    };
+    for (scale, suffix) in [
+        (1_000_000_000_000u64, "T"),
+        (1_000_000_000, "B"),
+        (1_000_000, "M"),
+        (1_000, "k"),
+    ] {
+        if value >= scale && value / scale < 1000 && value.is_multiple_of(scale / 1000) {
+            let whole = value / scale;
+            let thousandths = (value % scale) / (scale / 1000);
+            let decimals = format!("{thousandths:03}");
+            let decimals = decimals.trim_end_matches('0');
+            return if decimals.is_empty() {
+                format!("{whole}{suffix} {noun}")
+            } else {
+                format!("{whole}.{decimals}{suffix} {noun}")
+            };
+        }
+    }
+    format!("{value} {noun}")
 }
 
 fn longer_than_the_run(
@@ -233,7 +395,7 @@ fn longer_than_the_run(
     span: Span,
     total: &SpanValue,
     total_span: Span,
-    plan: Option<&Plan>,
+    plan: Option<&StagedPlan>,
 ) -> Finding {
     let (path, total_path) = (&value.path, &total.path);
     // The run's length in this field's unit, rounded down: the most it
@@ -382,8 +544,9 @@ mod tests {
     #[test]
     fn units_are_compared_exactly_through_the_plan() {
         // m 2 × A 8 × D 2, L 128: one update = 8 microbatches = 32 examples = 4,096 tokens.
-        let plan = Plan::new(2, 8, 2)
+        let plan = crate::plan::Plan::new(2, 8, 2)
             .and_then(|p| p.with_seq_len(128))
+            .map(StagedPlan::constant)
             .expect("valid");
         let s = |text: &str| text.parse::<Span>().expect("a span");
         let cases = [
@@ -404,6 +567,24 @@ mod tests {
             compare(s("3 updates"), s("2 updates"), None),
             Some(Ordering::Greater)
         );
+    }
+
+    #[test]
+    fn lengths_are_written_short_and_exactly() {
+        let cases = [
+            (17_600_000, UnitKind::Token, "17.6M tokens"),
+            (2_516_582_400, UnitKind::Token, "2516582400 tokens"),
+            (3_145_728_000, UnitKind::Token, "3145728000 tokens"),
+            (3_145_000_000, UnitKind::Token, "3.145B tokens"),
+            (4_000_000_000, UnitKind::Token, "4B tokens"),
+            (1_500, UnitKind::Example, "1.5k examples"),
+            (999, UnitKind::Example, "999 examples"),
+            (1, UnitKind::Update, "1 update"),
+            (1_000_500, UnitKind::Example, "1000500 examples"),
+        ];
+        for (value, unit, text) in cases {
+            assert_eq!(written(value, unit), text);
+        }
     }
 
     #[test]

@@ -7,20 +7,20 @@ use crate::settings::Normalization;
 use crate::units::{Examples, Tokens};
 
 use super::DriverError;
-use super::walk::GroupAssignment;
+use super::walk::{Draw, GroupAssignment};
 
 /// The examples of one update attempt, over all replicas, seen from one rank.
 /// Given by [`Driver::next_group`](super::Driver::next_group); hand it back
 /// to [`Driver::finish`](super::Driver::finish) after the update.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
-    pub(crate) attempt: u64,
-    pub(crate) epoch: u64,
-    pub(crate) partial: bool,
-    pub(crate) rank: usize,
-    pub(crate) plan: Plan,
-    pub(crate) assignment: GroupAssignment,
-    pub(crate) counts: Option<GroupCounts>,
+    attempt: u64,
+    epoch: u64,
+    partial: bool,
+    rank: usize,
+    plan: Plan,
+    assignment: GroupAssignment,
+    counts: Option<GroupCounts>,
 }
 
 /// One microbatch of a group on one replica: which examples, and whether its
@@ -98,6 +98,19 @@ impl Denominator {
 }
 
 impl Group {
+    /// Attempt `attempt`'s group as the walk drew it, seen from `rank`.
+    pub(crate) fn new(attempt: u64, rank: usize, draw: &Draw) -> Group {
+        Group {
+            attempt,
+            epoch: draw.epoch,
+            partial: draw.partial,
+            rank,
+            plan: draw.plan,
+            assignment: draw.assignment(),
+            counts: None,
+        }
+    }
+
     /// The update attempt, 1-based (skipped attempts count too).
     pub fn attempt(&self) -> u64 {
         self.attempt

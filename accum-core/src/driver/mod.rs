@@ -73,7 +73,7 @@ use crate::replica::ReduceError;
 use crate::report::DroppedGroup;
 use crate::schedule::Schedule;
 use crate::span::Span;
-use crate::units::{Examples, Microbatches, Updates};
+use crate::units::{Microbatches, Updates};
 
 /// What happened to an update attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,34 +254,23 @@ impl DriverBuilder {
 
     /// The driver, after checking the data against the plan and the policy.
     pub fn build(self) -> Result<Driver, DriverError> {
-        let n = self.examples as u64;
-        if n == 0 {
-            return Err(DriverError::NoExamples);
-        }
         if self.rank as u64 >= self.plan.replicas() {
             return Err(DriverError::Rank {
                 rank: self.rank,
                 replicas: self.plan.replicas(),
             });
         }
-        // R6: an "error" policy refuses a partial group before any work.
-        let epoch = self.plan.epoch(Examples::new(n), self.policy)?;
-        if epoch.updates.is_zero() {
-            return Err(DriverError::NotEnoughData {
-                examples: n,
-                effective_batch: self.plan.effective_batch().get(),
-            });
-        }
+        // R6: the walk refuses data the policy cannot run, before any work.
+        let walk = Walk::new(self.plan, self.examples, self.seed, self.policy)?;
         let total = self
             .total
             .or_else(|| self.schedule.as_ref().map(Schedule::total))
-            .unwrap_or(epoch.updates);
+            .unwrap_or(walk.updates_per_epoch());
         Ok(Driver {
-            walk: Walk::new(self.plan, self.examples, self.seed, self.policy),
+            walk,
             plan: self.plan,
             rank: self.rank,
             total,
-            updates_per_epoch: epoch.updates,
             schedule: self.schedule,
             progress: Progress::default(),
             before: Progress::default(),
@@ -298,7 +287,6 @@ pub struct Driver {
     plan: Plan,
     rank: usize,
     total: Updates,
-    updates_per_epoch: Updates,
     schedule: Option<Schedule>,
     progress: Progress,
     /// The progress before the last finished attempt, for [`Driver::every`].
@@ -339,7 +327,7 @@ impl Driver {
 
     /// Applied updates one epoch gives under the last-group policy.
     pub fn updates_per_epoch(&self) -> Updates {
-        self.updates_per_epoch
+        self.walk.updates_per_epoch()
     }
 
     /// The progress so far.
@@ -382,31 +370,17 @@ impl Driver {
         if self.finished() {
             return Ok(None);
         }
-        let Draw {
-            partial,
-            epoch,
-            plan,
-            assignment,
-            dropped,
-            ..
-        } = self.walk.next();
-        for (epoch, positions) in dropped {
-            self.dropped.push(DroppedGroup {
+        let mut draw = self.walk.empty_draw();
+        let dropped = &mut self.dropped;
+        self.walk.next_into(&mut draw, |epoch, positions| {
+            dropped.push(DroppedGroup {
                 epoch,
-                ids: positions.into_iter().map(|p| p as u64).collect(),
+                ids: positions.iter().map(|&p| p as u64).collect(),
             });
-        }
+        });
         let attempt = self.progress.attempts + 1;
         self.open = Some(attempt);
-        Ok(Some(Group {
-            attempt,
-            epoch,
-            partial,
-            rank: self.rank,
-            plan,
-            assignment,
-            counts: None,
-        }))
+        Ok(Some(Group::new(attempt, self.rank, &draw)))
     }
 
     /// Closes the group's attempt. An applied update advances the schedule
@@ -414,15 +388,15 @@ impl Driver {
     /// Every rank must report the same outcome (the all-reduced gradients
     /// are the same everywhere, so their finiteness is too).
     pub fn finish(&mut self, group: Group, outcome: Outcome) -> Result<&Progress, DriverError> {
-        if self.open != Some(group.attempt) {
+        if self.open != Some(group.attempt()) {
             return Err(DriverError::NotOpen {
-                attempt: group.attempt,
+                attempt: group.attempt(),
                 open: self.open,
             });
         }
-        let Some(counts) = group.counts else {
+        let Some(counts) = group.counts() else {
             return Err(DriverError::NotCounted {
-                attempt: group.attempt,
+                attempt: group.attempt(),
             });
         };
         self.open = None;
@@ -433,7 +407,7 @@ impl Driver {
             Outcome::Applied => {
                 p.updates += Updates::ONE;
                 // Replica 0 runs the most microbatches of a group.
-                let passes = group.assignment.replicas.first().map_or(0, Vec::len);
+                let passes = group.assignment().replicas.first().map_or(0, Vec::len);
                 p.microbatches += Microbatches::new(passes as u64);
                 p.examples += group.examples();
                 p.tokens += counts.tokens;

@@ -14,7 +14,7 @@ use crate::model::{GradScale, LossSums, Model, TokenMlp};
 use crate::optim::Optimizer;
 use crate::replica::{InProcess, Reducer};
 use crate::settings::{Normalization, ScheduleKind};
-use crate::units::{Tokens, UnitKind};
+use crate::units::{Examples, Tokens, UnitKind};
 
 fn drivers(plan: Plan, n: usize, seed: u64, policy: LastGroup, total: u64) -> Vec<Driver> {
     (0..plan.replicas() as usize)
@@ -73,6 +73,37 @@ fn r9_groups_go_round_robin_over_replicas() {
     assert_eq!(groups[4].replicas[0].len(), 1);
     assert!(groups[4].replicas[1].is_empty());
     assert_eq!(groups[4].microbatches(), 1);
+}
+
+/// The engine draws through `Walk::next_into`: the draw's buffer is
+/// reused from group to group and across epochs (no allocation), each draw
+/// carries its plan, and dropped groups reach the closure with their epoch.
+#[test]
+fn drawing_into_a_draw_reuses_its_buffer() {
+    let plan = Plan::new(2, 3, 2).unwrap(); // B = 12
+    let mut walk = Walk::new(plan, 29, 3, LastGroup::Drop).unwrap();
+    let mut draw = walk.empty_draw();
+    let buffer = draw.members.as_ptr();
+    let mut dropped = Vec::new();
+    for _ in 0..7 {
+        walk.next_into(&mut draw, |epoch, positions| {
+            dropped.push((epoch, positions.len()));
+        });
+        assert_eq!(draw.members.as_ptr(), buffer);
+        assert_eq!((draw.members.len(), draw.partial), (12, false));
+        assert_eq!(draw.plan, plan);
+        assert_eq!(draw.epoch, walk.epoch());
+    }
+    // 29 = 2 × 12 + 5: the 5 left over are dropped once per epoch.
+    assert_eq!(dropped, [(0, 5), (1, 5), (2, 5)]);
+    assert_eq!(walk.epoch(), 3);
+    assert_eq!(
+        Walk::new(plan, 5, 3, LastGroup::Drop).unwrap_err(),
+        DriverError::NotEnoughData {
+            examples: 5,
+            effective_batch: 12
+        }
+    );
 }
 
 #[test]

@@ -4,8 +4,11 @@
 
 use super::tests::FailsOn;
 use super::*;
-use crate::data::Example;
+use crate::data::{Batch, Dataset, Example};
+use crate::model::{GradScale, LossSums, MlpWorkspace};
 use crate::plan::LastGroup;
+use crate::settings::{DataSection, ModelSection, ScheduleSection};
+use crate::units::Microbatches;
 
 /// A small, fast config: V=16, H=8, F=16, lengths 2..=9.
 fn small(examples: u64) -> EngineConfig {
@@ -81,7 +84,7 @@ fn a_replica_failing_mid_group_names_replica_and_microbatch_and_applies_nothing(
     // Find the example replica 1 sees in its third microbatch of the first group.
     let mut probe = Engine::new(&p, &config).expect("engine");
     probe.step(&mut RunOptions::default()).expect("step");
-    let id = probe.replicas[1].batches[2].ids[0];
+    let id = probe.groups.batches[1][2].ids[0];
 
     let model = FailsOn {
         inner: TokenMlp::new(16, 8, 16, config.data.seed),
@@ -187,4 +190,66 @@ fn fewer_examples_than_one_microbatch_follow_the_last_group_policy() {
     let err = Engine::with_model(&p, &config, model, three_examples()).unwrap_err();
     assert!(matches!(err, EngineError::Plan(_)), "{err}");
     assert!(err.to_string().contains('3'), "{err}");
+}
+
+/// A user model that computes its gradients but does not report the sum of
+/// its token weights.
+struct NoWeights(TokenMlp);
+
+impl Model for NoWeights {
+    type Workspace = MlpWorkspace;
+    fn kind(&self) -> &'static str {
+        "no_weights"
+    }
+    fn params(&self) -> &Tensors {
+        self.0.params()
+    }
+    fn params_mut(&mut self) -> &mut Tensors {
+        self.0.params_mut()
+    }
+    fn workspace(&self, max_positions: usize) -> MlpWorkspace {
+        self.0.workspace(max_positions)
+    }
+    fn workspace_bytes(&self, workspace: &MlpWorkspace) -> usize {
+        self.0.workspace_bytes(workspace)
+    }
+    fn forward_backward(
+        &self,
+        batch: &Batch,
+        scale: &GradScale,
+        grads: &mut Tensors,
+        workspace: &mut MlpWorkspace,
+    ) -> LossSums {
+        LossSums {
+            weight: 0.0,
+            ..self.0.forward_backward(batch, scale, grads, workspace)
+        }
+    }
+    fn describe(&self) -> serde_json::Value {
+        self.0.describe()
+    }
+}
+
+#[test]
+fn a_model_without_loss_weights_is_told_so() {
+    let config = small(16);
+    let model = NoWeights(TokenMlp::new(16, 8, 16, 1));
+    let data = Dataset::synthetic(&config.data);
+    let mut engine = Engine::with_model(&plan(2, 2, 1), &config, model, data).unwrap();
+    let err = engine.step(&mut RunOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::LossWeightsMissing {
+                attempt: 1,
+                model: "no_weights",
+                tokens,
+            } if tokens > 0
+        ),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("reported no loss weights"), "{text}");
+    assert!(text.contains("`LossSums::weight` is 0"), "{text}");
+    assert!(!text.contains("more than once"), "{text}");
 }

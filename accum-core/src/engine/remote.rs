@@ -32,12 +32,11 @@ impl<M: Model> Engine<M> {
     /// checks them against this process's plan of the group, whose ids the
     /// shard check has already recorded.
     pub(super) fn check_remote_shards(&mut self, attempt: u64) -> Result<(), EngineError> {
-        let m = self.plan.micro_batch() as usize;
-        let a = self.plan.accumulation() as usize;
+        let plan = self.groups.plan();
+        let (m, a) = (plan.micro_batch() as usize, plan.accumulation() as usize);
         let rank = self.own_rank();
         let mut mine = vec![0u64; m * a];
-        let state = &self.replicas[rank];
-        for (i, batch) in state.batches[..state.used].iter().enumerate() {
+        for (i, batch) in self.groups.microbatches(rank).iter().enumerate() {
             for (j, &id) in batch.ids.iter().enumerate().take(m) {
                 mine[i * m + j] = id.saturating_add(1);
             }
@@ -46,9 +45,9 @@ impl<M: Model> Engine<M> {
             .reducer
             .all_gather(rank, &mine)
             .map_err(EngineError::Reduce)?;
-        for (replica, (state, slot)) in self.replicas.iter().zip(all.chunks(m * a)).enumerate() {
+        for (replica, slot) in all.chunks(m * a).enumerate() {
             for (microbatch, got) in slot.chunks(m).enumerate() {
-                let planned: &[u64] = match state.batches[..state.used].get(microbatch) {
+                let planned: &[u64] = match self.groups.microbatches(replica).get(microbatch) {
                     Some(b) => &b.ids,
                     None => &[],
                 };
@@ -78,7 +77,7 @@ impl<M: Model> Engine<M> {
         attempt: u64,
         local: Vec<ReplicaOutcome>,
     ) -> Result<Vec<ReplicaOutcome>, EngineError> {
-        let a = self.plan.accumulation() as usize;
+        let a = self.groups.plan().accumulation() as usize;
         let rank = self.own_rank();
         let len = OUTCOME_FIELDS + EVENT_FIELDS * a;
         let own = local

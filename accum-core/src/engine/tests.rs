@@ -3,10 +3,16 @@ use std::sync::atomic::AtomicBool;
 use proptest::prelude::*;
 
 use super::*;
-use crate::data::Example;
-use crate::model::TOKEN_MLP_PARAMS;
+use crate::data::{Batch, Dataset, Example};
+use crate::dump::DumpWriter;
+use crate::model::{GradScale, LossSums, TOKEN_MLP_PARAMS};
 use crate::plan::LastGroup;
-use crate::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
+use crate::report::{Counters, CurvePoint};
+use crate::settings::{
+    DataSection, LogAxis, LogSection, ModelSection, Normalization, OptimizerKind, OptimizerSection,
+    PrecisionMode, ScheduleKind, ScheduleSection,
+};
+use crate::units::{Microbatches, Tokens};
 use crate::verify::{Tolerance, compare, verify};
 
 /// A small, fast config: V=16, H=8, F=16, lengths 2..=9.
@@ -552,7 +558,7 @@ fn observer_logs_in_the_declared_axis() {
     let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
     let report = engine
         .run(&mut RunOptions {
-            observer: Some(&mut recorder),
+            observers: vec![&mut recorder],
             ..RunOptions::default()
         })
         .unwrap();
@@ -688,7 +694,7 @@ fn dump_files_are_readable() {
     let mut dump = DumpWriter::create(&dir, &engine).unwrap();
     engine
         .run(&mut RunOptions {
-            dump: Some(&mut dump),
+            observers: vec![&mut dump],
             ..RunOptions::default()
         })
         .unwrap();
@@ -964,4 +970,97 @@ fn r10_verify_fails_when_the_runs_differ() {
             ("parameter equivalence", false),
         ]
     );
+}
+
+/// A run of `updates` updates of a tiny model (B = 2 of 3 examples, the
+/// third dropped every epoch), on one thread.
+fn tiny_run(updates: u64) -> RunReport {
+    let config = EngineConfig {
+        data: DataSection {
+            examples: 3,
+            min_len: 2,
+            max_len: 3,
+            vocab: 4,
+            seed: 1,
+            last_group: LastGroup::Drop,
+        },
+        model: ModelSection { hidden: 2, ffn: 2 },
+        schedule: ScheduleSection {
+            kind: ScheduleKind::Constant,
+            warmup: "0 updates".parse().unwrap(),
+            total: Some(format!("{updates} updates").parse().unwrap()),
+        },
+        ..EngineConfig::default()
+    };
+    Engine::new(&plan(1, 2, 1), &config)
+        .unwrap()
+        .with_threads(1)
+        .run(&mut RunOptions::default())
+        .unwrap()
+}
+
+#[test]
+fn long_runs_keep_a_bounded_report() {
+    let short = tiny_run(10_000);
+    let long = tiny_run(100_000);
+    for (report, updates) in [(&short, 10_000u64), (&long, 100_000)] {
+        assert_eq!(report.counters.applied_updates.get(), updates);
+        // Kept: bounded, evenly spread, the first attempt always kept.
+        assert!(report.updates.len() <= crate::report::KEPT_UPDATES);
+        assert!(report.updates.len() > crate::report::KEPT_UPDATES / 2);
+        assert_eq!(report.updates[0].attempt, 1);
+        let stride = report.updates_stride;
+        assert!(
+            report
+                .updates
+                .windows(2)
+                .all(|w| w[1].attempt - w[0].attempt == stride)
+        );
+        assert!(report.loss_curve.points.len() <= crate::report::CURVE_CAPACITY);
+        assert_eq!(
+            report.loss_curve.points.len() as u64 * report.loss_curve.stride,
+            updates.next_multiple_of(report.loss_curve.stride)
+        );
+        assert_eq!(report.dropped.len(), group::MAX_DROPPED_GROUPS);
+        // Every epoch but the last drops its third example (the last one's
+        // is dropped when a next group is taken).
+        assert_eq!(report.counters.dropped_examples.get(), updates - 1);
+        // Summaries stay exact.
+        assert_eq!(report.summary.loss.count, updates);
+    }
+    assert_eq!(long.updates_stride, 128);
+    assert_eq!(short.updates_stride, 16);
+    // The report does not grow with the run: its kept entries stay between
+    // half and all of the capacities, so its size stays under one bound
+    // (about 330 bytes per kept update, 40 per curve point) whatever the
+    // length.
+    let bound = crate::report::KEPT_UPDATES * 330 + crate::report::CURVE_CAPACITY * 40 + 20_000;
+    for report in [&short, &long] {
+        let len = report.to_json().len();
+        assert!(
+            len <= bound,
+            "{len} bytes > {bound} after {:?}",
+            report.counters.applied_updates
+        );
+    }
+}
+
+#[test]
+fn runs_are_identical_for_any_number_of_threads() {
+    let mut config = small(40);
+    config.data.max_len = 30;
+    config.schedule.total = Some("6 updates".parse().unwrap());
+    for p in [plan(4, 3, 1), plan(3, 2, 2)] {
+        let run = |threads: usize| {
+            let mut engine = Engine::new(&p, &config).unwrap().with_threads(threads);
+            let report = engine.run(&mut RunOptions::default()).unwrap();
+            (report, engine.model().params().clone())
+        };
+        let (one, params) = run(1);
+        for threads in [2, 3] {
+            let (many, many_params) = run(threads);
+            assert_eq!(many_params, params, "{p:?} on {threads} threads");
+            assert_eq!(many.updates, one.updates, "{p:?} on {threads} threads");
+        }
+    }
 }

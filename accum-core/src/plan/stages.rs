@@ -36,15 +36,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::fmt;
+mod build;
+mod error;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Edit, Fix, Plan, PlanError, Role, Rounding};
-use crate::code::Code;
-use crate::finding::{FieldPath, Finding};
+pub use error::StageError;
+
+use build::Builder;
+
+use super::{Plan, PlanError, Rounding};
 use crate::span::Span;
-use crate::units::{Examples, Tokens, UnitKind, Updates, group_digits};
+use crate::units::{Examples, Tokens, UnitKind, Updates};
 
 /// The most stages a plan may have; a ramp with more increments is refused
 /// before anything is allocated.
@@ -119,417 +122,6 @@ pub struct LinearRamp {
     pub over: Span,
 }
 
-/// Everything that can be wrong with the stages of a plan. Each message
-/// states the numbers and the way out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StageError {
-    /// A stage gives both or neither of `global_batch` and `accumulation`.
-    BatchNotGiven {
-        /// The stage, counted from 1.
-        stage: usize,
-        /// Whether both were given (else neither).
-        both: bool,
-    },
-    /// A stage's batch is zero.
-    ZeroBatch {
-        /// The stage, counted from 1.
-        stage: usize,
-    },
-    /// A stage's global batch is not a multiple of `m·D`.
-    NotMultiple {
-        /// The stage, counted from 1 (0 for a ramp's start or increment).
-        stage: usize,
-        /// What was given (`global_batch`, `start`, `increment`).
-        what: &'static str,
-        /// The value.
-        value: u64,
-        /// `m`.
-        micro_batch: u64,
-        /// `D`.
-        replicas: u64,
-    },
-    /// A stage other than the last has no end.
-    MissingUntil {
-        /// The stage, counted from 1.
-        stage: usize,
-    },
-    /// The last stage has an end; it lasts to the end of the run.
-    LastUntil {
-        /// The stage, counted from 1.
-        stage: usize,
-    },
-    /// A stage ends where the previous one ended, or before.
-    NotOrdered {
-        /// The stage, counted from 1.
-        stage: usize,
-        /// Its end as written.
-        until: Span,
-        /// Where the previous stage ended, in the same unit.
-        previous: u64,
-    },
-    /// A stage's end is not a whole number of the stage's updates.
-    NotExact {
-        /// The stage, counted from 1.
-        stage: usize,
-        /// Its end as written.
-        until: Span,
-        /// Where the stage starts, in the unit of `until`.
-        start: u64,
-        /// How many of that unit one update of this stage is.
-        per_update: u64,
-    },
-    /// A ramp's start or increment is zero.
-    RampZero {
-        /// `start` or `increment`.
-        what: &'static str,
-    },
-    /// A ramp whose start is above its final batch.
-    RampShrinks {
-        /// The ramp's start.
-        start: u64,
-        /// The final global batch.
-        end: u64,
-    },
-    /// A ramp whose start equals its final batch: no increments.
-    RampEmpty {
-        /// Start and final global batch.
-        batch: u64,
-    },
-    /// `final − start` is not a multiple of the increment.
-    RampIncrement {
-        /// The ramp's start.
-        start: u64,
-        /// The final global batch.
-        end: u64,
-        /// The increment.
-        increment: u64,
-    },
-    /// A ramp over zero of its unit.
-    RampZeroLength,
-    /// More stages than [`MAX_STAGES`].
-    TooMany {
-        /// How many stages were asked for.
-        stages: u64,
-    },
-    /// No stage at all.
-    Empty,
-    /// The arithmetic of the stages failed (overflow, missing `L`).
-    Plan {
-        /// The stage, counted from 1 (0 for the ramp as a whole).
-        stage: usize,
-        /// The plan error.
-        error: PlanError,
-    },
-}
-
-impl StageError {
-    /// The stable code of the rule (`accum::stages::batch`, …).
-    pub fn code(&self) -> Code {
-        match self {
-            StageError::BatchNotGiven { .. }
-            | StageError::ZeroBatch { .. }
-            | StageError::NotMultiple { stage: 1.., .. } => Code::StageBatch,
-            StageError::MissingUntil { .. }
-            | StageError::LastUntil { .. }
-            | StageError::NotOrdered { .. }
-            | StageError::TooMany { .. }
-            | StageError::Empty => Code::StageOrder,
-            StageError::NotExact { .. } => Code::StageBoundary,
-            StageError::NotMultiple { stage: 0, .. }
-            | StageError::RampZero { .. }
-            | StageError::RampShrinks { .. }
-            | StageError::RampEmpty { .. }
-            | StageError::RampIncrement { .. }
-            | StageError::RampZeroLength => Code::Ramp,
-            StageError::Plan { error, .. } => error.code(),
-        }
-    }
-
-    /// Where the value to change is, below `at`: the field that holds the
-    /// stages list (`batch.stages`) or the ramp (`batch.ramp`).
-    pub fn path(&self, at: &FieldPath) -> FieldPath {
-        let item = |stage: usize, field: &str| {
-            at.child(&(stage.saturating_sub(1)).to_string())
-                .child(field)
-        };
-        match *self {
-            StageError::BatchNotGiven { stage, .. } => at.child(&(stage - 1).to_string()),
-            StageError::ZeroBatch { stage } => at.child(&(stage - 1).to_string()),
-            StageError::NotMultiple { stage: 0, what, .. } | StageError::RampZero { what } => {
-                at.child(what)
-            }
-            StageError::NotMultiple { stage, what, .. } => item(stage, what),
-            StageError::MissingUntil { stage } => at.child(&(stage - 1).to_string()),
-            StageError::LastUntil { stage }
-            | StageError::NotOrdered { stage, .. }
-            | StageError::NotExact { stage, .. } => item(stage, "until"),
-            StageError::RampShrinks { .. }
-            | StageError::RampEmpty { .. }
-            | StageError::RampIncrement { .. } => at.child("start"),
-            StageError::RampZeroLength => at.child("over"),
-            StageError::TooMany { .. } | StageError::Empty | StageError::Plan { stage: 0, .. } => {
-                at.clone()
-            }
-            StageError::Plan { stage, .. } => at.child(&(stage - 1).to_string()),
-        }
-    }
-
-    /// What is wrong, with the numbers.
-    pub fn message(&self) -> String {
-        match *self {
-            StageError::BatchNotGiven { stage, both: true } => {
-                format!("stage {stage} gives both global_batch and accumulation")
-            }
-            StageError::BatchNotGiven { stage, both: false } => {
-                format!("stage {stage} gives neither global_batch nor accumulation")
-            }
-            StageError::ZeroBatch { stage } => format!(
-                "stage {stage} has a batch of 0; every stage trains at least m·D examples per update"
-            ),
-            StageError::NotMultiple {
-                stage,
-                what,
-                value,
-                micro_batch,
-                replicas,
-            } => {
-                let step = micro_batch.saturating_mul(replicas);
-                let subject = if stage == 0 {
-                    format!("the ramp's {what} {}", group_digits(value))
-                } else {
-                    format!("stage {stage}: {what} {}", group_digits(value))
-                };
-                format!(
-                    "{subject} is not a multiple of micro_batch {micro_batch} × replicas {replicas} = {}",
-                    group_digits(step)
-                )
-            }
-            StageError::MissingUntil { stage } => {
-                format!(
-                    "stage {stage} has no `until`, and only the last stage lasts to the end of the run"
-                )
-            }
-            StageError::LastUntil { stage } => format!(
-                "the last stage ({stage}) has `until`, but the last stage lasts to the end of the run"
-            ),
-            StageError::NotOrdered {
-                stage,
-                until,
-                previous,
-            } => format!(
-                "stage {stage} ends at {until}, which is not after the previous stage's end at {} {}",
-                group_digits(previous),
-                until.unit().plural()
-            ),
-            StageError::NotExact {
-                stage,
-                until,
-                start,
-                per_update,
-            } => {
-                let unit = until.unit().plural();
-                format!(
-                    "stage {stage} ends at {until}, which is not a whole number of its updates: it starts at {} {unit} and one update is {} {unit}",
-                    group_digits(start),
-                    group_digits(per_update)
-                )
-            }
-            StageError::RampShrinks { start, end } => format!(
-                "the ramp starts at global batch {}, above its final global batch {}",
-                group_digits(start),
-                group_digits(end)
-            ),
-            StageError::RampEmpty { batch } => format!(
-                "the ramp starts at the final global batch {}: there is nothing to ramp",
-                group_digits(batch)
-            ),
-            StageError::RampIncrement {
-                start,
-                end,
-                increment,
-            } => format!(
-                "final global batch {} − start {} = {} is not a multiple of the increment {}",
-                group_digits(end),
-                group_digits(start),
-                group_digits(end - start),
-                group_digits(increment)
-            ),
-            StageError::RampZero { what } => format!("the ramp's {what} is 0"),
-            StageError::RampZeroLength => "the ramp is over a length of 0".to_owned(),
-            StageError::TooMany { stages } => format!(
-                "{} stages is more than the {} a plan may have",
-                group_digits(stages),
-                group_digits(MAX_STAGES as u64)
-            ),
-            StageError::Empty => "no stage is given".to_owned(),
-            StageError::Plan {
-                stage: 0,
-                ref error,
-            } => format!("ramp: {}", error.message()),
-            StageError::Plan { stage, ref error } => {
-                format!("stage {stage}: {}", error.message())
-            }
-        }
-    }
-
-    /// A short label for the value itself.
-    pub fn label(&self) -> String {
-        match self {
-            StageError::BatchNotGiven { both: true, .. } => "give one of the two".to_owned(),
-            StageError::BatchNotGiven { both: false, .. } => "no batch".to_owned(),
-            StageError::ZeroBatch { .. } => "must be at least m·D".to_owned(),
-            StageError::NotMultiple {
-                micro_batch,
-                replicas,
-                ..
-            } => format!(
-                "not a multiple of m·D = {}",
-                group_digits(micro_batch.saturating_mul(*replicas))
-            ),
-            StageError::MissingUntil { .. } => "no `until`".to_owned(),
-            StageError::LastUntil { .. } => "the last stage has no end".to_owned(),
-            StageError::NotOrdered { .. } => "not after the previous stage".to_owned(),
-            StageError::NotExact { .. } => "not a whole update of this stage".to_owned(),
-            StageError::RampShrinks { .. } => "above the final batch".to_owned(),
-            StageError::RampEmpty { .. } => "equals the final batch".to_owned(),
-            StageError::RampIncrement { .. } => "not whole increments".to_owned(),
-            StageError::RampZero { .. } | StageError::RampZeroLength => {
-                "must be more than 0".to_owned()
-            }
-            StageError::TooMany { .. } => "too many stages".to_owned(),
-            StageError::Empty => "no stage".to_owned(),
-            StageError::Plan { error, .. } => error.label(),
-        }
-    }
-
-    /// The way out, with the values that pass where there are some.
-    pub fn fix(&self) -> Fix {
-        match *self {
-            StageError::BatchNotGiven { .. } => {
-                Fix::text("give global_batch (B) or accumulation (A), not both")
-            }
-            StageError::ZeroBatch { .. } => Fix::text("give a batch of at least m·D"),
-            StageError::NotMultiple {
-                value,
-                micro_batch,
-                replicas,
-                ..
-            } => {
-                let step = micro_batch.saturating_mul(replicas).max(1);
-                let below = value / step * step;
-                let above = below.saturating_add(step);
-                let choices: Vec<u64> = [below, above].into_iter().filter(|&v| v > 0).collect();
-                let shown: Vec<String> = choices
-                    .iter()
-                    .map(|&v| format!("{} (accumulation {})", group_digits(v), v / step))
-                    .collect();
-                Fix::with_options(
-                    format!("use {}", shown.join(" or ")),
-                    choices
-                        .iter()
-                        .map(|&v| vec![Edit::new(Role::GlobalBatch, v)])
-                        .collect(),
-                )
-            }
-            StageError::MissingUntil { .. } => Fix::text(
-                "say where the stage ends, counted from the start of the run: until = \"2B tokens\"",
-            ),
-            StageError::LastUntil { .. } => {
-                Fix::text("remove `until` from the last stage, or add the stage that follows it")
-            }
-            StageError::NotOrdered { .. } => Fix::text(
-                "list the stages in order; each `until` is counted from the start of the run, not from the stage's start",
-            ),
-            StageError::NotExact {
-                until,
-                start,
-                per_update,
-                ..
-            } => {
-                let unit = until.unit().plural();
-                let length = until.value().saturating_sub(start);
-                let below = start.saturating_add(length / per_update.max(1) * per_update);
-                let above = below.saturating_add(per_update);
-                // Plain digits: the fix is written back as a span.
-                if below > start {
-                    Fix::text(format!(
-                        "use until = \"{below} {unit}\" or \"{above} {unit}\""
-                    ))
-                } else {
-                    Fix::text(format!("use until = \"{above} {unit}\""))
-                }
-            }
-            StageError::RampZero { what } => Fix::text(format!(
-                "give the ramp's {what} as a multiple of m·D, at least 1"
-            )),
-            StageError::RampShrinks { .. } => Fix::text("lower start below the final global batch"),
-            StageError::RampEmpty { .. } => {
-                Fix::text("remove the ramp, or lower start below the final global batch")
-            }
-            StageError::RampIncrement {
-                start,
-                end,
-                increment,
-            } => {
-                let diff = end - start;
-                let below = diff / increment.max(1) * increment;
-                let mut starts = Vec::new();
-                if below > 0 {
-                    starts.push(end - below);
-                }
-                if let Some(s) = end.checked_sub(below + increment).filter(|&s| s > 0) {
-                    starts.push(s);
-                }
-                let shown: Vec<String> = starts.iter().map(|&s| group_digits(s)).collect();
-                if shown.is_empty() {
-                    Fix::text(format!(
-                        "use an increment that divides {}",
-                        group_digits(diff)
-                    ))
-                } else {
-                    Fix::text(format!("use start {}", shown.join(" or ")))
-                }
-            }
-            StageError::RampZeroLength => {
-                Fix::text("give the ramp's length, e.g. over = \"300k examples\"")
-            }
-            StageError::TooMany { .. } => Fix::text("use a larger increment, or fewer stages"),
-            StageError::Empty => Fix::text("give at least one stage"),
-            StageError::Plan { ref error, .. } => error.fix(),
-        }
-    }
-}
-
-impl fmt::Display for StageError {
-    /// `message; fix`, for logs; front ends render the parts.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}; {}", self.message(), self.fix().text)
-    }
-}
-
-impl std::error::Error for StageError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            StageError::Plan { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
-
-impl Finding {
-    /// A stage error as a finding, below `at` (the field that holds the
-    /// stages list or the ramp).
-    pub fn from_stage_error(err: &StageError, at: &FieldPath) -> Finding {
-        let finding =
-            Finding::new(err.code(), err.path(at), err.message(), err.label()).with_fix(err.fix());
-        match err {
-            StageError::NotMultiple { stage: 1.., .. } => finding.with_role(Role::GlobalBatch),
-            _ => finding,
-        }
-    }
-}
-
 /// One stage of a [`StagedPlan`]: a [`Plan`] and the updates it covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Stage {
@@ -583,6 +175,9 @@ impl Stage {
     /// How much of `unit` was consumed before the stage starts (microbatches
     /// per replica, as a replica's loop counts them).
     fn before(&self, unit: UnitKind) -> Result<u64, PlanError> {
+        if self.start.is_zero() {
+            return Ok(0);
+        }
         match unit {
             UnitKind::Update => Ok(self.start.get()),
             UnitKind::Microbatch => Ok(self.microbatches_before),
@@ -662,7 +257,7 @@ impl StagedPlan {
                 (Some(until), false) => {
                     let plan = builder.plan(stage, accumulation)?;
                     let start = builder
-                        .position(&plan, until.unit())
+                        .position(&plan, until.unit(), until.value())
                         .map_err(|error| StageError::Plan { stage, error })?;
                     if until.value() <= start {
                         return Err(StageError::NotOrdered {
@@ -888,6 +483,20 @@ impl StagedPlan {
         self.consumed(updates, UnitKind::Token).map(Tokens::new)
     }
 
+    /// The stage in which `value` of `unit` falls: the last one that starts
+    /// at or before it (at a boundary, the stage that starts there).
+    fn stage_of(&self, value: u64, unit: UnitKind) -> Result<&Stage, PlanError> {
+        let mut found = &self.stages[0];
+        for stage in &self.stages[1..] {
+            if stage.before(unit)? <= value {
+                found = stage;
+            } else {
+                break;
+            }
+        }
+        Ok(found)
+    }
+
     /// The number of updates after which `value` of `unit` has been
     /// consumed, through the stages, with an explicit rounding.
     pub fn to_updates(
@@ -899,28 +508,13 @@ impl StagedPlan {
         if unit == UnitKind::Update {
             return Ok(Updates::new(value));
         }
-        // The stage in which `value` falls: the last one that starts at or before it.
-        let mut found = &self.stages[0];
-        for stage in &self.stages {
-            if stage.before(unit)? <= value {
-                found = stage;
-            } else {
-                break;
-            }
-        }
+        let found = self.stage_of(value, unit)?;
         let before = found.before(unit)?;
         let rest = value - before;
-        let within = found.plan.to_updates(rest, unit, rounding).map_err(|err| {
-            match err {
-                // Report the whole value, not the part inside the stage.
-                PlanError::NotWholeUpdates { per_update, .. } => PlanError::NotWholeUpdates {
-                    value,
-                    unit,
-                    per_update,
-                },
-                other => other,
-            }
-        })?;
+        let within = found
+            .plan
+            .to_updates(rest, unit, rounding)
+            .map_err(|err| whole_value(err, value, unit))?;
         within.checked_add(found.start).map_err(PlanError::from)
     }
 
@@ -929,8 +523,13 @@ impl StagedPlan {
         self.to_updates(span.value(), span.unit(), rounding)
     }
 
-    /// Converts between any two units through the stages: to updates with
-    /// `rounding`, then what those updates consume in `to`.
+    /// Converts between any two units through the stages, exactly where the
+    /// units allow it and otherwise with `rounding`. Inside a stage the
+    /// units are in fixed ratios (`A` microbatches, `B` examples, `B·L`
+    /// tokens per update), so a value converts the way the stage's plan
+    /// converts it, counted from where the stage starts: "1,000 examples"
+    /// is 1,000·L tokens whatever the stages, and "50 updates" is the
+    /// examples of those 50 updates, stage by stage.
     pub fn convert(
         &self,
         value: u64,
@@ -944,151 +543,42 @@ impl StagedPlan {
         if self.is_constant() {
             return self.stages[0].plan.convert(value, from, to, rounding);
         }
-        let updates = self.to_updates(value, from, rounding)?;
-        self.consumed(updates, to)
+        let found = self.stage_of(value, from)?;
+        let rest = value - found.before(from)?;
+        let within = found
+            .plan
+            .convert(rest, from, to, rounding)
+            .map_err(|err| whole_value(err, value, from))?;
+        let before = found.before(to)?;
+        within
+            .checked_add(before)
+            .ok_or_else(|| PlanError::Overflow {
+                equation: format!("{value} {from} in {to}"),
+            })
+    }
+
+    /// A span in another unit through the stages (see [`convert`](Self::convert)).
+    pub fn span_to_unit(
+        &self,
+        span: &Span,
+        unit: UnitKind,
+        rounding: Rounding,
+    ) -> Result<Span, PlanError> {
+        self.convert(span.value(), span.unit(), unit, rounding)
+            .map(|value| Span::new(value, unit))
     }
 }
 
-/// Accumulates stages, checking each one's plan and the running totals.
-struct Builder<'a> {
-    base: &'a Plan,
-    stages: Vec<Stage>,
-    start: Updates,
-    examples: u64,
-    microbatches: u64,
-}
-
-impl<'a> Builder<'a> {
-    fn new(base: &'a Plan) -> Builder<'a> {
-        Builder {
-            base,
-            stages: Vec::new(),
-            start: Updates::ZERO,
-            examples: 0,
-            microbatches: 0,
-        }
-    }
-
-    /// `A` of a declared stage, checking that its `B` is a multiple of `m·D`.
-    fn accumulation_of(&self, stage: usize, spec: &StageSpec) -> Result<u64, StageError> {
-        match (spec.global_batch, spec.accumulation) {
-            (Some(_), Some(_)) => Err(StageError::BatchNotGiven { stage, both: true }),
-            (None, None) => Err(StageError::BatchNotGiven { stage, both: false }),
-            (Some(0), None) | (None, Some(0)) => Err(StageError::ZeroBatch { stage }),
-            (None, Some(accumulation)) => Ok(accumulation),
-            (Some(batch), None) => {
-                let step = self.base.micro_batch() * self.base.replicas();
-                if batch.is_multiple_of(step) {
-                    Ok(batch / step)
-                } else {
-                    Err(StageError::NotMultiple {
-                        stage,
-                        what: "global_batch",
-                        value: batch,
-                        micro_batch: self.base.micro_batch(),
-                        replicas: self.base.replicas(),
-                    })
-                }
-            }
-        }
-    }
-
-    /// The base plan with `A` replaced.
-    fn plan(&self, stage: usize, accumulation: u64) -> Result<Plan, StageError> {
-        let plan = match self.base.layout() {
-            Some(layout) => Plan::with_layout(self.base.micro_batch(), accumulation, layout),
-            None => Plan::new(self.base.micro_batch(), accumulation, self.base.replicas()),
-        };
-        let plan = match (plan, self.base.seq_len()) {
-            (Ok(plan), Some(len)) => plan.with_seq_len(len),
-            (plan, _) => plan,
-        };
-        plan.map_err(|error| StageError::Plan { stage, error })
-    }
-
-    /// How much of `unit` the stages so far consume.
-    fn position(&self, plan: &Plan, unit: UnitKind) -> Result<u64, PlanError> {
-        match unit {
-            UnitKind::Update => Ok(self.start.get()),
-            UnitKind::Microbatch => Ok(self.microbatches),
-            UnitKind::Example => Ok(self.examples),
-            UnitKind::Token => {
-                let len = plan.seq_len().ok_or(PlanError::NeedsSeqLen {
-                    value: self.examples,
-                    unit: UnitKind::Example,
-                })?;
-                self.examples
-                    .checked_mul(len)
-                    .ok_or_else(|| PlanError::Overflow {
-                        equation: format!("{} examples × seq_len {len}", self.examples),
-                    })
-            }
-        }
-    }
-
-    /// Appends a stage of `updates` updates.
-    fn push(&mut self, stage: usize, plan: Plan, updates: u64) -> Result<(), StageError> {
-        let overflow = |what: &str| StageError::Plan {
-            stage,
-            error: PlanError::Overflow {
-                equation: what.to_owned(),
-            },
-        };
-        let end = self
-            .start
-            .get()
-            .checked_add(updates)
-            .ok_or_else(|| overflow("updates of all stages"))?;
-        let examples = updates
-            .checked_mul(plan.effective_batch().get())
-            .and_then(|e| e.checked_add(self.examples))
-            .ok_or_else(|| overflow("examples of all stages"))?;
-        let microbatches = updates
-            .checked_mul(plan.accumulation())
-            .and_then(|m| m.checked_add(self.microbatches))
-            .ok_or_else(|| overflow("microbatches of all stages"))?;
-        if let Some(len) = plan.seq_len() {
-            examples
-                .checked_mul(len)
-                .ok_or_else(|| overflow("tokens of all stages"))?;
-        }
-        // Two neighbouring stages of the same batch are one stage.
-        match self.stages.last_mut() {
-            Some(last) if last.plan == plan => last.end = Some(Updates::new(end)),
-            _ => self.stages.push(Stage {
-                plan,
-                start: self.start,
-                end: Some(Updates::new(end)),
-                examples_before: Examples::new(self.examples),
-                microbatches_before: self.microbatches,
-            }),
-        }
-        self.start = Updates::new(end);
-        self.examples = examples;
-        self.microbatches = microbatches;
-        Ok(())
-    }
-
-    /// Appends the last, open-ended stage.
-    fn push_open(&mut self, stage: usize, accumulation: u64) -> Result<(), StageError> {
-        let plan = self.plan(stage, accumulation)?;
-        match self.stages.last_mut() {
-            Some(last) if last.plan == plan => last.end = None,
-            _ => self.stages.push(Stage {
-                plan,
-                start: self.start,
-                end: None,
-                examples_before: Examples::new(self.examples),
-                microbatches_before: self.microbatches,
-            }),
-        }
-        Ok(())
-    }
-
-    fn finish(self) -> StagedPlan {
-        StagedPlan {
-            stages: self.stages,
-        }
+/// A rounding error about the part of `value` inside one stage, said about
+/// the whole value.
+fn whole_value(err: PlanError, value: u64, unit: UnitKind) -> PlanError {
+    match err {
+        PlanError::NotWholeUpdates { per_update, .. } => PlanError::NotWholeUpdates {
+            value,
+            unit,
+            per_update,
+        },
+        other => other,
     }
 }
 

@@ -1,144 +1,26 @@
-//! The [`Model`] trait the engine trains, and the reference model
-//! [`TokenMlp`] with a hand-written backward pass.
+//! The reference model [`TokenMlp`]: token embedding, one tanh layer,
+//! output projection, cross-entropy, with a hand-written backward pass.
 //!
-//! `forward_backward` *adds* into gradient buffers the engine owns (R2: the
-//! engine alone decides when they are zeroed) and weights every supervised
-//! token by what [`GradScale`] says: the group's global denominator, fixed
-//! before the first backward pass (R4, R5), times the loss scale (R7). It
-//! returns the sums it evaluated ([`LossSums`]), so the engine can check that
-//! the normalization happened exactly once.
+//! With a [`Team`] of `T` threads, every phase of a microbatch is split in
+//! `T` parts that write disjoint outputs and never change the order of a
+//! sum: rows of the activations (forward pass, softmax with cross-entropy,
+//! `dh`), columns of the weight gradients (`dW2`, `dW1`, each over all rows
+//! in row order) and columns of `dx` with its scatter into `dEmbed`. Each
+//! element is therefore computed by the same operations in the same order
+//! whatever `T` is, and the gradients are identical across thread counts
+//! (`gradients_are_identical_across_thread_counts`).
 //!
-//! `TokenMlp`, exactly: `x = embed[tok]` (V×H), `h = tanh(x·w1 + b1)` (H×F),
-//! `logits = h·w2 + b2` (F×V), cross-entropy per token against its label;
-//! positions whose label is the ignore index contribute nothing. Because
-//! every position is independent, the model packs the supervised positions of
-//! a microbatch into one dense `[n, H]` matrix and never computes on padding
-//! or ignored positions. Activation buffers live in a per-replica
-//! [`Model::Workspace`], sized once and reused, so the hot loop does not
-//! allocate.
+//! Element-wise work is fused per row and runs with the widest vector unit
+//! the processor has (detected at run time, `pulp`): the bias, `tanh`, the
+//! softmax with the cross-entropy and its gradient in three passes over a
+//! row that stays in the L1 cache, and the tanh backward in one pass.
 
-use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, Ix2, IxDyn};
+use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, Axis, Ix2, IxDyn};
 
+use super::split::{Rows, par_cols, par_cols_pair, par_dz, par_rows};
+use super::{GradScale, LossSums, Model, Team};
 use crate::data::{Batch, Rng};
-use crate::settings::Normalization;
-use crate::tensor::{Tensors, fast_exp, fast_tanh, flat_mut, max_of, sum_of};
-
-/// How one microbatch weights its token losses: the group's normalization
-/// and global denominator (R4) and the loss scale (R7).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GradScale {
-    /// The normalization mode.
-    pub normalization: Normalization,
-    /// Supervised tokens of the whole group (`per_token`), examples of the
-    /// whole group (`per_example`) or 1 (`sum`), over all microbatches and
-    /// replicas. Fixed before the group's first backward pass (R5).
-    pub denominator: f64,
-    /// The loss scale multiplied into every gradient (1 unless fp16, R7).
-    pub loss_scale: f32,
-    /// Labels equal to this value are not supervised.
-    pub ignore_index: i64,
-}
-
-impl GradScale {
-    /// The gradient weight of one supervised token of an example with
-    /// `supervised` supervised tokens, loss scale included.
-    #[inline]
-    pub fn token_weight(&self, supervised: usize) -> f32 {
-        let w = match self.normalization {
-            // R4: per-token mean over the whole group's supervised tokens.
-            Normalization::PerToken => 1.0 / self.denominator,
-            // R4: each example's mean, divided by the group's examples.
-            Normalization::PerExample => 1.0 / (self.denominator * supervised.max(1) as f64),
-            Normalization::Sum => 1.0 / self.denominator,
-        };
-        (w * f64::from(self.loss_scale)) as f32
-    }
-}
-
-/// What one `forward_backward` call evaluated.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LossSums {
-    /// Sum of token cross-entropies, unweighted.
-    pub token_loss: f64,
-    /// Sum over examples of each example's mean token loss.
-    pub example_mean_loss: f64,
-    /// This microbatch's share of the group's normalized loss (weights
-    /// applied, loss scale removed).
-    pub objective: f64,
-    /// Sum of the token weights, loss scale removed: over a whole group this
-    /// is 1 for `per_token` and `per_example` (normalization happened exactly
-    /// once, R4), and the token count for `sum`.
-    pub weight: f64,
-    /// Supervised tokens evaluated.
-    pub tokens: u64,
-    /// Examples with at least one supervised token.
-    pub examples: u64,
-    /// Bytes of activations this call kept live between its forward and
-    /// backward passes.
-    pub activation_bytes: usize,
-}
-
-impl LossSums {
-    /// Adds another microbatch's sums.
-    pub fn add(&mut self, other: &LossSums) {
-        self.token_loss += other.token_loss;
-        self.example_mean_loss += other.example_mean_loss;
-        self.objective += other.objective;
-        self.weight += other.weight;
-        self.tokens += other.tokens;
-        self.examples += other.examples;
-        self.activation_bytes = self.activation_bytes.max(other.activation_bytes);
-    }
-}
-
-/// A model the engine can train: named parameters and a fused forward and
-/// backward pass that adds into existing gradient buffers.
-pub trait Model: Send + Sync {
-    /// Per-replica scratch memory (activations), reused across microbatches.
-    type Workspace: Send;
-
-    /// A short machine name for manifests (`"token_mlp"`).
-    fn kind(&self) -> &'static str;
-
-    /// The parameters, as named tensors.
-    fn params(&self) -> &Tensors;
-
-    /// The parameters, mutably (the optimizer updates them in place).
-    fn params_mut(&mut self) -> &mut Tensors;
-
-    /// A workspace for microbatches of up to `max_positions` positions.
-    fn workspace(&self, max_positions: usize) -> Self::Workspace;
-
-    /// Bytes the workspace holds (counted as activation memory, R11).
-    fn workspace_bytes(&self, workspace: &Self::Workspace) -> usize;
-
-    /// Bytes a workspace needs per position, to check a plan fits before
-    /// allocating (0 when unknown).
-    fn workspace_bytes_per_position(&self) -> usize {
-        0
-    }
-
-    /// Forward and backward on `batch`: adds `Σ w_t ∇ℓ_t` into `grads`
-    /// (which must have the layout of [`Model::params`]) and returns what it
-    /// evaluated. Never zeroes `grads`.
-    fn forward_backward(
-        &self,
-        batch: &Batch,
-        scale: &GradScale,
-        grads: &mut Tensors,
-        workspace: &mut Self::Workspace,
-    ) -> LossSums;
-
-    /// Model dimensions for manifests and reports.
-    fn describe(&self) -> serde_json::Value;
-
-    /// Floating-point operations per supervised token for forward + backward
-    /// (for utilization figures), if known.
-    fn flops_per_token(&self) -> Option<u64> {
-        None
-    }
-}
+use crate::tensor::{Tensors, accumulate, fast_exp, fast_tanh, flat_mut, gemm, max_of};
 
 /// The reference model: token embedding, one tanh layer, output projection.
 #[derive(Clone, Debug, PartialEq)]
@@ -219,7 +101,8 @@ pub struct MlpWorkspace {
     x: Vec<f32>,
     /// `[n, F]`: `tanh(x·w1 + b1)`.
     h: Vec<f32>,
-    /// `[n, F]`: `dh`, then `dz`.
+    /// `[n, F]`: each row's token loss in its first element (between the
+    /// forward pass and the sums), then `dh`, then `dz`.
     dh: Vec<f32>,
     /// `[n, V]`: logits, then `dlogits`.
     logits: Vec<f32>,
@@ -255,35 +138,147 @@ impl MlpWorkspace {
     }
 }
 
-fn view2(params: &Tensors, index: usize) -> ArrayView2<'_, f32> {
-    params
-        .value(index)
+fn view2(array: &ArrayD<f32>) -> ArrayView2<'_, f32> {
+    array
         .view()
         .into_dimensionality::<Ix2>()
         .expect("TokenMlp weight matrices are 2-D")
 }
 
-fn view2_mut(grads: &mut Tensors, index: usize) -> ArrayViewMut2<'_, f32> {
-    grads
-        .value_mut(index)
+fn view2_mut(array: &mut ArrayD<f32>) -> ArrayViewMut2<'_, f32> {
+    array
         .view_mut()
         .into_dimensionality::<Ix2>()
         .expect("TokenMlp weight matrices are 2-D")
 }
 
-fn mat(buf: &[f32], rows: usize, cols: usize) -> ArrayView2<'_, f32> {
+pub(super) fn mat(buf: &[f32], rows: usize, cols: usize) -> ArrayView2<'_, f32> {
     ArrayView2::from_shape((rows, cols), &buf[..rows * cols]).expect("buffer holds rows × cols")
 }
 
-fn mat_mut(buf: &mut [f32], rows: usize, cols: usize) -> ArrayViewMut2<'_, f32> {
+pub(super) fn mat_mut(buf: &mut [f32], rows: usize, cols: usize) -> ArrayViewMut2<'_, f32> {
     ArrayViewMut2::from_shape((rows, cols), &mut buf[..rows * cols])
         .expect("buffer holds rows × cols")
 }
 
-/// Adds the column sums of the `[rows, cols]` matrix in `src` to `dst`.
-fn add_column_sums(dst: &mut [f32], src: &[f32], rows: usize, cols: usize) {
-    for row in src[..rows * cols].chunks_exact(cols) {
-        crate::tensor::accumulate(dst, row);
+/// The most rows (packed positions) processed at once, forward and
+/// backward, so that their activations (about 3 KiB a row for the benchmark
+/// model) stay in the caches between the forward and the backward pass. A
+/// microbatch of `n` rows is cut into `⌈n / CHUNK⌉` blocks of equal size.
+const CHUNK: usize = 1024;
+
+/// The running per-example mean of token losses over the packed rows (the
+/// rows of one example are consecutive).
+#[derive(Default)]
+struct ExampleMeans {
+    loss: f64,
+    tokens: usize,
+    index: usize,
+}
+
+impl ExampleMeans {
+    fn add(&mut self, loss: f64, counts: &[usize], sums: &mut LossSums) {
+        self.loss += loss;
+        self.tokens += 1;
+        if self.tokens == counts[self.index] {
+            sums.example_mean_loss += self.loss / self.tokens as f64;
+            *self = ExampleMeans {
+                index: self.index + 1,
+                ..ExampleMeans::default()
+            };
+        }
+    }
+}
+
+/// Adds the column sums of the rows of `src` (row-major, `cols` wide),
+/// restricted to columns `first..first + dst.len()`, to `dst`, in row order.
+fn add_column_sums(dst: &mut [f32], src: &[f32], cols: usize, first: usize) {
+    let width = dst.len();
+    for row in src.chunks_exact(cols) {
+        accumulate(dst, &row[first..first + width]);
+    }
+}
+
+/// `e^(v − max)` in place, and their sum (eight partial sums).
+#[inline]
+fn exp_sum(row: &mut [f32], max: f32) -> f32 {
+    const LANES: usize = 8;
+    let mut acc = [0.0f32; LANES];
+    let mut chunks = row.chunks_exact_mut(LANES);
+    for c in &mut chunks {
+        for i in 0..LANES {
+            let e = fast_exp(c[i] - max);
+            c[i] = e;
+            acc[i] += e;
+        }
+    }
+    let mut rest = 0.0f32;
+    for v in chunks.into_remainder() {
+        let e = fast_exp(*v - max);
+        *v = e;
+        rest += e;
+    }
+    acc.iter().sum::<f32>() + rest
+}
+
+impl TokenMlp {
+    /// The forward pass and the loss gradient of one block of rows:
+    /// `h = tanh(x·w1 + b1)`, `logits = h·w2 + b2`, then per row the
+    /// cross-entropy (kept in the row's first `dh` element) and
+    /// `dlogits = w·(softmax − onehot)` in place of the logits.
+    fn forward_rows(&self, rows: Rows<'_>) {
+        let (hd, fd, vd) = (self.hidden, self.ffn, self.vocab);
+        let n = rows.len();
+        if n == 0 {
+            return;
+        }
+        let embed = self.params.value(0).as_slice().expect("contiguous");
+        let b1 = self.params.value(2).as_slice().expect("contiguous");
+        let b2 = self.params.value(4).as_slice().expect("contiguous");
+        for (row, &t) in rows.x.chunks_exact_mut(hd).zip(rows.tok) {
+            row.copy_from_slice(&embed[t * hd..(t + 1) * hd]);
+        }
+        for row in rows.h.chunks_exact_mut(fd) {
+            row.copy_from_slice(b1);
+        }
+        gemm(
+            1.0,
+            &mat(rows.x, n, hd),
+            &view2(self.params.value(1)),
+            1.0,
+            &mut mat_mut(rows.h, n, fd),
+        );
+        pulp::Arch::new().dispatch(|| {
+            for v in rows.h.iter_mut() {
+                *v = fast_tanh(*v);
+            }
+        });
+        for row in rows.logits.chunks_exact_mut(vd) {
+            row.copy_from_slice(b2);
+        }
+        gemm(
+            1.0,
+            &mat(rows.h, n, fd),
+            &view2(self.params.value(3)),
+            1.0,
+            &mut mat_mut(rows.logits, n, vd),
+        );
+        let (lab, wt) = (rows.lab, rows.wt);
+        let losses = rows.dh.chunks_exact_mut(fd);
+        pulp::Arch::new().dispatch(|| {
+            for (k, (row, loss)) in rows.logits.chunks_exact_mut(vd).zip(losses).enumerate() {
+                let (label, w) = (lab[k], wt[k]);
+                let max = max_of(row);
+                let target = row[label];
+                let sum = exp_sum(row, max);
+                loss[0] = max + sum.ln() - target;
+                let coef = w / sum;
+                for v in row.iter_mut() {
+                    *v *= coef;
+                }
+                row[label] -= w;
+            }
+        });
     }
 }
 
@@ -341,6 +336,19 @@ impl Model for TokenMlp {
         grads: &mut Tensors,
         ws: &mut MlpWorkspace,
     ) -> LossSums {
+        self.forward_backward_team(batch, scale, grads, ws, &Team::single())
+    }
+
+    /// # Panics
+    /// As [`TokenMlp::forward_backward`].
+    fn forward_backward_team(
+        &self,
+        batch: &Batch,
+        scale: &GradScale,
+        grads: &mut Tensors,
+        ws: &mut MlpWorkspace,
+        team: &Team,
+    ) -> LossSums {
         let (hd, fd, vd) = (self.hidden, self.ffn, self.vocab);
         assert!(
             grads.same_layout(&self.params),
@@ -388,46 +396,9 @@ impl Model for TokenMlp {
         if n > ws.capacity {
             // Sized by the engine for the largest microbatch; grow if a caller did not.
             *ws = MlpWorkspace::new(n, hd, fd, vd);
-            return self.forward_backward(batch, scale, grads, ws);
+            return self.forward_backward_team(batch, scale, grads, ws, team);
         }
-
-        let embed = self.params.value(0).as_slice().expect("contiguous");
-        let w1 = view2(&self.params, 1);
-        let b1 = self.params.value(2).as_slice().expect("contiguous");
-        let w2 = view2(&self.params, 3);
-        let b2 = self.params.value(4).as_slice().expect("contiguous");
-
-        // x = embed[tok]
-        for (row, &t) in ws.x[..n * hd].chunks_exact_mut(hd).zip(&ws.tok) {
-            row.copy_from_slice(&embed[t * hd..(t + 1) * hd]);
-        }
-        // h = tanh(x·w1 + b1)
-        for row in ws.h[..n * fd].chunks_exact_mut(fd) {
-            row.copy_from_slice(b1);
-        }
-        general_mat_mul(
-            1.0,
-            &mat(&ws.x, n, hd),
-            &w1,
-            1.0,
-            &mut mat_mut(&mut ws.h, n, fd),
-        );
-        for v in &mut ws.h[..n * fd] {
-            *v = fast_tanh(*v);
-        }
-        // logits = h·w2 + b2
-        for row in ws.logits[..n * vd].chunks_exact_mut(vd) {
-            row.copy_from_slice(b2);
-        }
-        general_mat_mul(
-            1.0,
-            &mat(&ws.h, n, fd),
-            &w2,
-            1.0,
-            &mut mat_mut(&mut ws.logits, n, vd),
-        );
-
-        // Cross-entropy, and dlogits = w·(softmax − onehot) in place.
+        let dims = (hd, fd, vd);
         let inv_scale = 1.0 / f64::from(scale.loss_scale);
         let mut sums = LossSums {
             tokens: n as u64,
@@ -435,78 +406,121 @@ impl Model for TokenMlp {
             activation_bytes: n * (2 * hd + 2 * fd + vd) * std::mem::size_of::<f32>(),
             ..LossSums::default()
         };
-        let mut example_loss = 0.0f64;
-        let mut example_tokens = 0usize;
-        let mut example = 0usize;
-        for (k, row) in ws.logits[..n * vd].chunks_exact_mut(vd).enumerate() {
-            let lab = ws.lab[k];
-            let w = ws.wt[k];
-            let max = max_of(row);
-            let target = row[lab];
-            for v in row.iter_mut() {
-                *v = fast_exp(*v - max);
-            }
-            let sum = sum_of(row);
-            let loss = f64::from(max + sum.ln() - target);
-            let coef = w / sum;
-            for v in row.iter_mut() {
-                *v *= coef;
-            }
-            row[lab] -= w;
-            sums.token_loss += loss;
-            sums.objective += f64::from(w) * inv_scale * loss;
-            sums.weight += f64::from(w) * inv_scale;
-            // Per-example means: the packed positions of one example are consecutive.
-            example_loss += loss;
-            example_tokens += 1;
-            if example_tokens == ws.counts[example] {
-                sums.example_mean_loss += example_loss / example_tokens as f64;
-                example_loss = 0.0;
-                example_tokens = 0;
-                example += 1;
-            }
-        }
+        let mut example = ExampleMeans::default();
+        let [g_embed, g_w1, g_b1, g_w2, g_b2] = grads.arrays_mut() else {
+            unreachable!("the gradient layout was checked to be the model's five tensors")
+        };
+        let w1 = view2(self.params.value(1));
+        let w2 = view2(self.params.value(3));
+        // Blocks of at most CHUNK rows, forward and backward one after the other, in
+        // the same first rows of the workspace: a block's activations stay in
+        // the caches. The blocks do not depend on the team.
+        let block = n.div_ceil(n.div_ceil(CHUNK));
+        for r0 in (0..n).step_by(block) {
+            let len = block.min(n - r0);
+            let parts = team.threads().min(len);
+            let (tok, lab, wt) = (
+                &ws.tok[r0..r0 + len],
+                &ws.lab[r0..r0 + len],
+                &ws.wt[r0..r0 + len],
+            );
 
-        // dW2 += hᵀ·dlogits, db2 += Σ dlogits
-        general_mat_mul(
-            1.0,
-            &mat(&ws.h, n, fd).t(),
-            &mat(&ws.logits, n, vd),
-            1.0,
-            &mut view2_mut(grads, 3),
-        );
-        add_column_sums(flat_mut(grads.value_mut(4)), &ws.logits, n, vd);
-        // dh = dlogits·w2ᵀ; dz = dh ⊙ (1 − h²)
-        general_mat_mul(
-            1.0,
-            &mat(&ws.logits, n, vd),
-            &w2.t(),
-            0.0,
-            &mut mat_mut(&mut ws.dh, n, fd),
-        );
-        for (d, &h) in ws.dh[..n * fd].iter_mut().zip(&ws.h[..n * fd]) {
-            *d *= 1.0 - h * h;
-        }
-        // dW1 += xᵀ·dz, db1 += Σ dz
-        general_mat_mul(
-            1.0,
-            &mat(&ws.x, n, hd).t(),
-            &mat(&ws.dh, n, fd),
-            1.0,
-            &mut view2_mut(grads, 1),
-        );
-        add_column_sums(flat_mut(grads.value_mut(2)), &ws.dh, n, fd);
-        // dx = dz·w1ᵀ (reusing x's buffer), scattered into dEmbed rows.
-        general_mat_mul(
-            1.0,
-            &mat(&ws.dh, n, fd),
-            &w1.t(),
-            0.0,
-            &mut mat_mut(&mut ws.x, n, hd),
-        );
-        let dembed = flat_mut(grads.value_mut(0));
-        for (row, &t) in ws.x[..n * hd].chunks_exact(hd).zip(&ws.tok) {
-            crate::tensor::accumulate(&mut dembed[t * hd..(t + 1) * hd], row);
+            // Forward, loss and dlogits, by blocks of rows.
+            let rows = Rows {
+                x: &mut ws.x[..len * hd],
+                h: &mut ws.h[..len * fd],
+                logits: &mut ws.logits[..len * vd],
+                dh: &mut ws.dh[..len * fd],
+                tok,
+                lab,
+                wt,
+            };
+            par_rows(team, rows, parts, dims, &|rows| self.forward_rows(rows));
+
+            // The sums, in row order whatever the split.
+            for (row, &w) in ws.dh[..len * fd].chunks_exact(fd).zip(wt) {
+                let loss = f64::from(row[0]);
+                let w = f64::from(w);
+                sums.token_loss += loss;
+                sums.objective += w * inv_scale * loss;
+                sums.weight += w * inv_scale;
+                example.add(loss, &ws.counts, &mut sums);
+            }
+
+            let h = mat(&ws.h, len, fd);
+            let dlogits = mat(&ws.logits, len, vd);
+            // dW2 += hᵀ·dlogits, db2 += Σ dlogits (by columns), while
+            // dz = dlogits·w2ᵀ ⊙ (1 − h²) (by rows).
+            let dh_rows = &mut ws.dh[..len * fd];
+            let logits = &ws.logits[..len * vd];
+            team.join(
+                || {
+                    par_cols(
+                        team,
+                        0,
+                        view2_mut(g_w2),
+                        flat_mut(g_b2),
+                        parts,
+                        &|first, mut block, bias| {
+                            let cols = first..first + block.ncols();
+                            gemm(
+                                1.0,
+                                &h.t(),
+                                &dlogits.slice_axis(Axis(1), cols.into()),
+                                1.0,
+                                &mut block,
+                            );
+                            add_column_sums(bias, logits, vd, first);
+                        },
+                    );
+                },
+                || par_dz(team, dh_rows, parts, &ws.h[..len * fd], logits, w2, dims),
+            );
+            let x = mat(&ws.x, len, hd);
+            let dz = mat(&ws.dh, len, fd);
+            let dz_flat = &ws.dh[..len * fd];
+            // dW1 += xᵀ·dz, db1 += Σ dz (by columns).
+            par_cols(
+                team,
+                0,
+                view2_mut(g_w1),
+                flat_mut(g_b1),
+                parts,
+                &|first, mut block, bias| {
+                    let cols = first..first + block.ncols();
+                    gemm(
+                        1.0,
+                        &x.t(),
+                        &dz.slice_axis(Axis(1), cols.into()),
+                        1.0,
+                        &mut block,
+                    );
+                    add_column_sums(bias, dz_flat, fd, first);
+                },
+            );
+            // dx = dz·w1ᵀ (into x's buffer, by columns), each block scattered
+            // into the same columns of dEmbed in row order.
+            let dx = mat_mut(&mut ws.x, len, hd);
+            par_cols_pair(
+                team,
+                0,
+                dx,
+                view2_mut(g_embed),
+                parts,
+                &|first, mut dx, mut demb| {
+                    let cols = first..first + dx.ncols();
+                    gemm(
+                        1.0,
+                        &dz,
+                        &w1.slice_axis(Axis(0), cols.into()).t(),
+                        0.0,
+                        &mut dx,
+                    );
+                    for (row, &t) in dx.rows().into_iter().zip(tok) {
+                        demb.row_mut(t).zip_mut_with(&row, |d, &g| *d += g);
+                    }
+                },
+            );
         }
         sums
     }
@@ -516,6 +530,7 @@ impl Model for TokenMlp {
 mod tests {
     use super::*;
     use crate::data::Example;
+    use crate::settings::Normalization;
 
     fn tiny_batch() -> Batch {
         Batch::of(&[
@@ -646,5 +661,37 @@ mod tests {
         assert!((a.objective - b.objective).abs() < 1e-9);
         g1.scale(1024.0);
         assert!(g1.max_abs_diff(&g2) < 1e-3);
+    }
+
+    #[test]
+    fn gradients_are_identical_across_thread_counts() {
+        let config = crate::settings::DataSection {
+            examples: 16,
+            min_len: 40,
+            max_len: 120,
+            vocab: 32,
+            seed: 4,
+            ..crate::settings::DataSection::default()
+        };
+        let data = crate::data::Dataset::synthetic(&config);
+        let batch = Batch::of(data.examples());
+        let model = TokenMlp::new(32, 24, 40, 9);
+        let s = scale(Normalization::PerExample, 16.0);
+        let run = |threads: usize| {
+            let mut grads = model.params().zeros_like();
+            let mut ws = model.workspace(batch.positions());
+            let sums =
+                model.forward_backward_team(&batch, &s, &mut grads, &mut ws, &Team::new(threads));
+            (grads, sums)
+        };
+        // More rows than one block: blocks and parts both vary.
+        assert!(batch.positions() > CHUNK, "{}", batch.positions());
+        let (one, sums) = run(1);
+        assert!(one.sq_norm() > 0.0);
+        for threads in [2, 3, 4] {
+            let (many, many_sums) = run(threads);
+            assert_eq!(many, one, "{threads} threads");
+            assert_eq!(many_sums, sums, "{threads} threads");
+        }
     }
 }

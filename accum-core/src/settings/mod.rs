@@ -6,11 +6,11 @@
 //! ones with the documented defaults, so `[optimizer]\nlr = 3e-4` is a whole
 //! section. The batch and parallel sections (the [`Plan`](crate::plan::Plan))
 //! live with the composed config; the engine takes a `Plan` plus these
-//! sections (see [`EngineConfig`](crate::engine::EngineConfig)).
+//! sections, gathered in [`EngineConfig`].
 //!
 //! Semantic checks (ranges, `min_len ≤ max_len`, …) are in
-//! [`EngineConfig::validate`](crate::engine::EngineConfig::validate), so that
-//! a config can be parsed first and all its findings reported together.
+//! [`EngineConfig::validate`] (`engine_config.rs`), so that a config can be
+//! parsed first and all its findings reported together.
 
 use std::fmt;
 
@@ -18,9 +18,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::AccumConfig;
+
+mod engine_config;
+
 use crate::plan::LastGroup;
 use crate::span::Span;
 use crate::units::{UnitKind, Updates};
+pub use engine_config::{EngineConfig, MAX_DATA_POSITIONS, MAX_MODEL_PARAMS, SettingError};
 
 /// How the loss of a group is normalized.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

@@ -1,0 +1,316 @@
+//! What a sheet plots, as data: any series against any axis, with more
+//! scales of the same x axis below it (updates, examples and tokens of one
+//! run). [`plot`](super::plot) draws a [`Chart`]; the JSON sheet carries it
+//! as it is, so other tools can draw the same points.
+
+use serde::Serialize;
+
+/// Points a line keeps at most; longer series are thinned by
+/// [`decimate`] so that a long run stays a readable, small drawing.
+pub(crate) const MAX_LINE_POINTS: usize = 1_200;
+
+/// Markers a series keeps at most.
+pub(crate) const MAX_MARKERS: usize = 400;
+
+/// One plot.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Chart {
+    /// A short stable name (`"schedule"`, `"loss"`, …): the file suffix of
+    /// the SVG written beside a Markdown sheet.
+    pub(crate) id: String,
+    /// The title drawn above the plot.
+    pub(crate) title: String,
+    /// One sentence that says how to read it.
+    pub(crate) caption: String,
+    /// The x axis.
+    pub(crate) x: Axis,
+    /// Further scales of the x axis drawn below it, such as examples and
+    /// tokens under updates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) x_scales: Vec<Scale>,
+    /// The y axis.
+    pub(crate) y: Axis,
+    /// What is drawn, in drawing order.
+    pub(crate) series: Vec<Series>,
+}
+
+/// An axis.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Axis {
+    /// Its title, with the unit (`"updates"`, `"learning rate"`).
+    pub(crate) label: String,
+    /// Logarithmic (base 10, or base 2 for loss scales) or linear.
+    pub(crate) log: Option<LogBase>,
+    /// Whether the range starts at zero (counts, learning rates).
+    pub(crate) from_zero: bool,
+    /// Whether values are whole counts: no tick between two integers.
+    pub(crate) integer: bool,
+}
+
+impl Axis {
+    /// A linear axis.
+    pub(crate) fn linear(label: impl Into<String>) -> Axis {
+        Axis {
+            label: label.into(),
+            log: None,
+            from_zero: false,
+            integer: false,
+        }
+    }
+
+    /// A linear axis of whole counts starting at zero.
+    pub(crate) fn count(label: impl Into<String>) -> Axis {
+        Axis {
+            from_zero: true,
+            integer: true,
+            ..Axis::linear(label)
+        }
+    }
+
+    /// A logarithmic axis.
+    pub(crate) fn log(label: impl Into<String>, base: LogBase) -> Axis {
+        Axis {
+            log: Some(base),
+            ..Axis::linear(label)
+        }
+    }
+}
+
+/// The base of a logarithmic axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum LogBase {
+    /// Decades.
+    Ten,
+    /// Doublings, labelled as powers of two (loss scales).
+    Two,
+}
+
+/// Another scale of the x axis: `value = f(x)`, piecewise linear through
+/// `knots` (sorted by x). One knot pair per stage boundary is enough when
+/// the batch changes during a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Scale {
+    /// Its title (`"examples"`, `"tokens"`).
+    pub(crate) label: String,
+    /// `[x, value]` pairs.
+    pub(crate) knots: Vec<[f64; 2]>,
+    /// Whether the values are an expectation (variable lengths): labels
+    /// get a `≈`.
+    pub(crate) approximate: bool,
+}
+
+impl Scale {
+    /// The scale's value at primary `x`, extended linearly past the ends.
+    pub(crate) fn value_at(&self, x: f64) -> f64 {
+        interpolate(&self.knots, x, false)
+    }
+
+    /// The primary x where the scale reads `value`.
+    pub(crate) fn x_at(&self, value: f64) -> f64 {
+        interpolate(&self.knots, value, true)
+    }
+}
+
+fn interpolate(knots: &[[f64; 2]], at: f64, inverse: bool) -> f64 {
+    let (from, to) = if inverse { (1, 0) } else { (0, 1) };
+    let segment = |a: &[f64; 2], b: &[f64; 2]| {
+        let span = b[from] - a[from];
+        if span == 0.0 {
+            a[to]
+        } else {
+            a[to] + (at - a[from]) / span * (b[to] - a[to])
+        }
+    };
+    match knots {
+        [] => at,
+        [only] => only[to],
+        [first, second, ..] if at <= first[from] => segment(first, second),
+        _ => {
+            let index = knots
+                .windows(2)
+                .position(|w| at <= w[1][from])
+                .unwrap_or(knots.len() - 2);
+            segment(&knots[index], &knots[index + 1])
+        }
+    }
+}
+
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Style {
+    /// A line.
+    Line,
+    /// A line with a dot on every point (every logged point visible).
+    LineWithPoints,
+    /// A line that holds its value until the next point (a loss scale).
+    Step,
+    /// Crosses, one per point (events such as skipped updates).
+    Crosses,
+    /// A dashed reference line (a clipping threshold, the end of warmup).
+    Reference,
+}
+
+/// The colour role of a series: the renderer picks the colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Tone {
+    /// The main quantity.
+    Primary,
+    /// A second quantity.
+    Secondary,
+    /// Something went wrong here (skipped updates).
+    Alert,
+    /// Context (reference lines).
+    Muted,
+}
+
+/// One series of points.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Series {
+    /// Its name in the legend.
+    pub(crate) name: String,
+    /// How it is drawn.
+    pub(crate) style: Style,
+    /// Its colour role.
+    pub(crate) tone: Tone,
+    /// `[x, y]` pairs in x order; only finite values.
+    pub(crate) points: Vec<[f64; 2]>,
+}
+
+impl Series {
+    /// A series of the finite points among `points`, thinned to what a
+    /// drawing can show.
+    pub(crate) fn new(
+        name: impl Into<String>,
+        style: Style,
+        tone: Tone,
+        points: impl IntoIterator<Item = (f64, f64)>,
+    ) -> Series {
+        let finite: Vec<[f64; 2]> = points
+            .into_iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|(x, y)| [x, y])
+            .collect();
+        let points = match style {
+            Style::Crosses => thin(finite, MAX_MARKERS),
+            Style::Reference => finite,
+            Style::Line | Style::LineWithPoints | Style::Step => decimate(finite, MAX_LINE_POINTS),
+        };
+        Series {
+            name: name.into(),
+            style,
+            tone,
+            points,
+        }
+    }
+}
+
+/// Thins a line to about `max` points: the x range is cut into buckets and
+/// each bucket keeps its first, lowest, highest and last point, so spikes
+/// stay visible.
+pub(crate) fn decimate(points: Vec<[f64; 2]>, max: usize) -> Vec<[f64; 2]> {
+    let buckets = (max / 4).max(1);
+    if points.len() <= max {
+        return points;
+    }
+    let size = points.len().div_ceil(buckets);
+    let mut out = Vec::with_capacity(buckets * 4);
+    for chunk in points.chunks(size) {
+        let first = 0;
+        let last = chunk.len() - 1;
+        let low = (0..chunk.len())
+            .min_by(|&a, &b| chunk[a][1].total_cmp(&chunk[b][1]))
+            .unwrap_or(first);
+        let high = (0..chunk.len())
+            .max_by(|&a, &b| chunk[a][1].total_cmp(&chunk[b][1]))
+            .unwrap_or(first);
+        let mut keep = [first, low, high, last];
+        keep.sort_unstable();
+        let mut previous = None;
+        for index in keep {
+            if previous != Some(index) {
+                out.push(chunk[index]);
+                previous = Some(index);
+            }
+        }
+    }
+    out
+}
+
+/// Keeps about `max` evenly spaced points (markers: each is an event, and
+/// past a few hundred they merge into a band anyway).
+fn thin(points: Vec<[f64; 2]>, max: usize) -> Vec<[f64; 2]> {
+    if points.len() <= max {
+        return points;
+    }
+    let step = points.len().div_ceil(max);
+    points.into_iter().step_by(step).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_map_both_ways_through_their_knots() {
+        let tokens = Scale {
+            label: "tokens".into(),
+            knots: vec![[0.0, 0.0], [10.0, 1000.0], [20.0, 3000.0]],
+            approximate: false,
+        };
+        assert_eq!(tokens.value_at(5.0), 500.0);
+        assert_eq!(tokens.value_at(15.0), 2000.0);
+        assert_eq!(tokens.value_at(30.0), 5000.0, "extended past the end");
+        assert_eq!(tokens.x_at(2000.0), 15.0);
+        assert_eq!(tokens.x_at(500.0), 5.0);
+        let flat = Scale {
+            label: "updates".into(),
+            knots: vec![[0.0, 0.0], [4.0, 0.0], [8.0, 4.0]],
+            approximate: false,
+        };
+        assert_eq!(flat.value_at(2.0), 0.0);
+        assert_eq!(flat.x_at(2.0), 6.0);
+    }
+
+    #[test]
+    fn decimation_keeps_spikes_and_ends() {
+        let mut points: Vec<[f64; 2]> = (0..10_000).map(|i| [f64::from(i), 1.0]).collect();
+        points[5_000][1] = 50.0;
+        points[7_000][1] = -3.0;
+        let thinned = decimate(points, 400);
+        assert!(thinned.len() <= 400, "{}", thinned.len());
+        assert_eq!(thinned.first(), Some(&[0.0, 1.0]));
+        assert_eq!(thinned.last(), Some(&[9_999.0, 1.0]));
+        assert!(thinned.contains(&[5_000.0, 50.0]));
+        assert!(thinned.contains(&[7_000.0, -3.0]));
+        assert!(
+            thinned.windows(2).all(|w| w[0][0] < w[1][0]),
+            "x order kept"
+        );
+    }
+
+    #[test]
+    fn series_drop_non_finite_points() {
+        let s = Series::new(
+            "loss",
+            Style::Line,
+            Tone::Primary,
+            [
+                (1.0, 2.0),
+                (2.0, f64::NAN),
+                (f64::INFINITY, 1.0),
+                (3.0, 1.5),
+            ],
+        );
+        assert_eq!(s.points, vec![[1.0, 2.0], [3.0, 1.5]]);
+        let marks = Series::new(
+            "skipped",
+            Style::Crosses,
+            Tone::Alert,
+            (0..1000).map(|i| (f64::from(i), 0.0)),
+        );
+        assert!(marks.points.len() <= MAX_MARKERS);
+    }
+}

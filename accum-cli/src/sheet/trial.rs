@@ -1,0 +1,292 @@
+//! The trial part of a sheet: what a run report observed — counters,
+//! memory peaks, warnings, and the loss, gradient norm and loss scale
+//! against the axis the run logged against, with skipped updates marked.
+
+use accum_core::Plan;
+use accum_core::report::RunReport;
+use accum_core::settings::LogAxis;
+use accum_core::units::group_digits;
+
+use super::build::Extras;
+use super::chart::{Axis, Chart, LogBase, Series, Style, Tone};
+use super::series::{Attempt, RunSeries};
+use super::{Row, Table, Trial, without_rule_ids};
+
+pub(super) fn trial(
+    source: String,
+    report: &RunReport,
+    run: &RunSeries,
+    plan: &Plan,
+    extras: &Extras,
+) -> Trial {
+    let n = group_digits;
+    let c = &report.counters;
+    let mut warnings: Vec<String> = report
+        .warnings
+        .iter()
+        .map(|w| without_rule_ids(w))
+        .chain(run.problems.iter().cloned())
+        .collect();
+    let p = &report.plan;
+    if (p.micro_batch, p.accumulation, p.replicas)
+        != (plan.micro_batch(), plan.accumulation(), plan.replicas())
+    {
+        warnings.push(format!(
+            "the report's plan (m {} × A {} × D {}) is not the configuration's (m {} × A {} × D {}): the trial belongs to another plan",
+            p.micro_batch,
+            p.accumulation,
+            p.replicas,
+            plan.micro_batch(),
+            plan.accumulation(),
+            plan.replicas()
+        ));
+    }
+    if c.scheduler_steps.get() != c.applied_updates.get() {
+        warnings.push(format!(
+            "scheduler steps {} ≠ applied updates {}: the schedule is shifted (stepped per microbatch, or on skipped updates)",
+            c.scheduler_steps.get(),
+            c.applied_updates.get()
+        ));
+    }
+    if c.grad_zeroings != c.update_attempts {
+        warnings.push(format!(
+            "gradients zeroed {} times for {} update attempts: they must be zeroed exactly once per group, after the update",
+            c.grad_zeroings, c.update_attempts
+        ));
+    }
+    let counters = Table {
+        title: "Observed counters".into(),
+        rows: vec![
+            Row::new(
+                "applied updates",
+                n(c.applied_updates.get()),
+                "optimizer updates that changed the parameters",
+            ),
+            Row::new(
+                "update attempts",
+                n(c.update_attempts),
+                "groups completed, applied or skipped",
+            ),
+            Row::new(
+                "skipped updates",
+                n(c.skipped_updates),
+                "non-finite or overflowing gradients: no parameter change, no scheduler step",
+            ),
+            Row::new("microbatches", n(c.microbatches.get()), "over all replicas"),
+            Row::new("backward passes", n(c.backward_passes), ""),
+            Row::new(
+                "scheduler steps",
+                n(c.scheduler_steps.get()),
+                "one per applied update",
+            ),
+            Row::new(
+                "gradient reductions",
+                n(c.grad_reductions),
+                "one per group, not per microbatch",
+            ),
+            Row::new(
+                "gradient zeroings",
+                n(c.grad_zeroings),
+                "one per group, after the update",
+            ),
+            Row::new("examples", n(c.examples.get()), ""),
+            Row::new(
+                "supervised tokens",
+                n(c.supervised_tokens.get()),
+                "padding and ignored positions excluded",
+            ),
+            Row::new("epochs started", n(c.epochs), ""),
+            Row::new(
+                "dropped examples",
+                n(c.dropped_examples.get()),
+                format!("last-group policy {}", report.last_group),
+            ),
+            Row::new(
+                "stopped early",
+                if report.stopped_early { "yes" } else { "no" },
+                "",
+            ),
+        ],
+    };
+    let mut memory_rows = Vec::new();
+    for (rank, peaks) in report.memory.replicas.iter().enumerate() {
+        memory_rows.push(Row::new(
+            format!("replica {rank}: first group"),
+            bytes(peaks.first_group.total()),
+            format!(
+                "activations {} (backward passes and the first update included)",
+                bytes(peaks.first_group.activations)
+            ),
+        ));
+        if let Some(later) = &peaks.later_groups {
+            memory_rows.push(Row::new(
+                format!("replica {rank}: later groups"),
+                bytes(later.total()),
+                format!("activations {}", bytes(later.activations)),
+            ));
+        }
+    }
+    memory_rows.push(Row::new(
+        "peak grows across groups",
+        if report.memory.peak_grows {
+            "yes"
+        } else {
+            "no"
+        },
+        "peaks are per device",
+    ));
+    let memory = Table {
+        title: "Memory peaks per replica".into(),
+        rows: memory_rows,
+    };
+    Trial {
+        source,
+        tables: vec![counters, memory],
+        charts: trial_charts(report, run, extras),
+        warnings,
+    }
+}
+
+/// Loss, gradient norm and (with fp16) loss scale, all against the axis the
+/// run logged against, with the skipped updates marked on each.
+fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Chart> {
+    let n = group_digits;
+    let axis = run.axis;
+    let attempts = &run.attempts;
+    let skipped: Vec<_> = attempts.iter().filter(|a| !a.applied).collect();
+    let skipped_total = report.counters.skipped_updates;
+    let skipped_name = format!("skipped update ({})", n(skipped_total));
+    let x = Axis::count(axis.key());
+    let where_skips = match (skipped_total, run.every_attempt) {
+        (0, _) => "No update was skipped.".to_owned(),
+        (_, true) => format!(
+            "Crosses mark the {} skipped update attempts: their gradients overflowed, the parameters and the schedule did not move.",
+            n(skipped_total)
+        ),
+        (_, false) => format!(
+            "Crosses mark the skipped ones among the {} attempts the report keeps, evenly spread over the run ({} skipped in all): their gradients overflowed, the parameters and the schedule did not move.",
+            n(attempts.len() as u64),
+            n(skipped_total)
+        ),
+    };
+
+    // The skipped attempts, as crosses at one of their values.
+    let skip_marks = |value: fn(&Attempt) -> f64| {
+        (!skipped.is_empty()).then(|| {
+            Series::new(
+                skipped_name.clone(),
+                Style::Crosses,
+                Tone::Alert,
+                skipped.iter().map(|a| (a.at(axis), value(a))),
+            )
+        })
+    };
+
+    let logged = &run.logged;
+    let every_point = run.logged_total == logged.len() as u64;
+    let mut loss_series = vec![Series::new(
+        if every_point {
+            "loss (every logged point)"
+        } else {
+            "loss (logged points, evenly spread)"
+        },
+        Style::LineWithPoints,
+        Tone::Primary,
+        logged.iter().copied(),
+    )];
+    loss_series.extend(skip_marks(|a| a.loss));
+    let which = if every_point {
+        format!("every logged point ({} points", n(logged.len() as u64))
+    } else {
+        format!(
+            "{} of the {} logged points, evenly spread over the run (",
+            n(logged.len() as u64),
+            n(run.logged_total)
+        )
+    };
+    let mut charts = vec![Chart {
+        id: "loss".into(),
+        title: format!("Loss against {}", axis.key()),
+        caption: format!(
+            "The group's normalized loss at {which}{}against {}). {where_skips}",
+            if every_point { ", " } else { "" },
+            axis_meaning(axis)
+        ),
+        x: x.clone(),
+        x_scales: vec![],
+        y: Axis::linear("loss"),
+        series: loss_series,
+    }];
+
+    let applied: Vec<_> = attempts.iter().filter(|a| a.applied).collect();
+    let norms = applied
+        .iter()
+        .map(|a| a.grad_norm)
+        .filter(|v| v.is_finite() && *v > 0.0);
+    let (lo, hi) = norms.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let y = if hi > 0.0 && hi / lo > 30.0 {
+        Axis::log("gradient norm", LogBase::Ten)
+    } else {
+        Axis::linear("gradient norm")
+    };
+    let mut norm_series = vec![Series::new(
+        "gradient norm (unscaled, before clipping)",
+        Style::Line,
+        Tone::Secondary,
+        applied.iter().map(|a| (a.at(axis), a.grad_norm)),
+    )];
+    if let Some(clip) = extras.clip_norm {
+        let first = attempts.first().map_or(0.0, |a| a.at(axis));
+        let last = attempts.last().map_or(1.0, |a| a.at(axis));
+        norm_series.push(Series::new(
+            format!("clipping at {clip}"),
+            Style::Reference,
+            Tone::Muted,
+            [(first, clip), (last, clip)],
+        ));
+    }
+    norm_series.extend(skip_marks(|a| a.grad_norm));
+    charts.push(Chart {
+        id: "grad-norm".into(),
+        title: "Gradient norm".into(),
+        caption: format!(
+            "The global gradient norm of every update attempt, unscaled, before clipping. {where_skips}"
+        ),
+        x: x.clone(),
+        x_scales: vec![],
+        y,
+        series: norm_series,
+    });
+
+    if report.loss_scaling {
+        let mut scale_series = vec![Series::new(
+            "loss scale",
+            Style::Step,
+            Tone::Primary,
+            attempts.iter().map(|a| (a.at(axis), a.loss_scale)),
+        )];
+        scale_series.extend(skip_marks(|a| a.loss_scale));
+        charts.push(Chart {
+            id: "loss-scale".into(),
+            title: "Loss scale".into(),
+            caption: "The fp16 loss scale during each group: it backs off after an overflow and grows after a run of clean updates.".into(),
+            x,
+            x_scales: vec![],
+            y: Axis::log("loss scale", LogBase::Two),
+            series: scale_series,
+        });
+    }
+    charts
+}
+
+fn axis_meaning(axis: LogAxis) -> &'static str {
+    match axis {
+        LogAxis::Updates => "applied optimizer updates",
+        LogAxis::Examples => "examples processed",
+        LogAxis::Tokens => "supervised tokens processed",
+    }
+}
+
+fn bytes(n: u64) -> String {
+    accum_core::estimate::ByteSize::new(n).to_string()
+}

@@ -1,0 +1,302 @@
+//! The engine's groups (SPEC R4, R5, R6, R9). The loop driver's walk
+//! ([`crate::driver`]) decides which examples form each group, under which
+//! plan, and which replica runs each microbatch — the same walk a user's
+//! loop draws from. Here the engine packs the group into the batches every
+//! replica runs, checks that no example reaches two replicas in one epoch,
+//! keeps the dropped groups for the report, and counts the group's
+//! denominator.
+//!
+//! Buffers are reused from group to group, so a group allocates nothing
+//! once the first group has sized them.
+
+use super::{Engine, EngineError};
+use crate::data::{Batch, Dataset, OverlapError};
+use crate::driver::{Draw, GroupCounts, Walk};
+use crate::model::Model;
+use crate::plan::Plan;
+use crate::report::DroppedGroup;
+use crate::units::{Examples, Tokens};
+
+/// The most dropped groups whose ids a report lists (R6); the count of
+/// dropped examples is always exact.
+pub(crate) const MAX_DROPPED_GROUPS: usize = 64;
+
+/// The current group, packed, and what the engine keeps across groups.
+#[derive(Debug)]
+pub(crate) struct Groups {
+    walk: Walk,
+    /// The current group as the walk drew it: positions, epoch, plan.
+    draw: Draw,
+    /// Per data-set position: 1 + the replica that had the example in this
+    /// epoch, 0 when none has (R9).
+    owner: Vec<u32>,
+    /// The epoch `owner` is about.
+    owner_epoch: u64,
+    /// Positions a new batch reserves: `m × max_len`.
+    batch_positions: usize,
+    /// `batches[r][i]`: microbatch `i` of replica `r`; only the first
+    /// `used[r]` belong to the current group.
+    pub(crate) batches: Vec<Vec<Batch>>,
+    pub(crate) used: Vec<usize>,
+    /// Example ids of the current group, over all replicas.
+    pub(crate) last_ids: Vec<u64>,
+    /// The first [`MAX_DROPPED_GROUPS`] dropped groups (R6).
+    pub(crate) dropped: Vec<DroppedGroup>,
+    /// Examples dropped so far.
+    pub(crate) dropped_examples: u64,
+    /// R14 mistake injected by tests: every replica gets replica 0's examples.
+    #[cfg(test)]
+    pub(crate) same_shard: bool,
+}
+
+/// An empty batch with room for `m` examples of `positions` positions in all.
+fn reserved_batch(m: usize, positions: usize) -> Batch {
+    let mut b = Batch::default();
+    b.ids.reserve_exact(m);
+    b.offsets.reserve_exact(m + 1);
+    b.tokens.reserve_exact(positions);
+    b.labels.reserve_exact(positions);
+    b
+}
+
+impl Groups {
+    /// The groups of `walk` over `dataset`, before the first, with every
+    /// buffer sized for a full group of `plan`.
+    pub(crate) fn new(walk: Walk, dataset: &Dataset, plan: &Plan) -> Groups {
+        let d = plan.replicas() as usize;
+        let a = plan.accumulation() as usize;
+        let m = plan.micro_batch() as usize;
+        let batch_positions = m.saturating_mul(dataset.max_len());
+        let batches = (0..d)
+            .map(|_| (0..a).map(|_| reserved_batch(m, batch_positions)).collect())
+            .collect();
+        Groups {
+            draw: walk.empty_draw(),
+            walk,
+            owner: vec![0; dataset.len()],
+            owner_epoch: 0,
+            batch_positions,
+            batches,
+            used: vec![0; d],
+            last_ids: Vec::with_capacity(m * a * d),
+            dropped: Vec::new(),
+            dropped_examples: 0,
+            #[cfg(test)]
+            same_shard: false,
+        }
+    }
+
+    /// The plan of the current group.
+    pub(crate) fn plan(&self) -> &Plan {
+        &self.draw.plan
+    }
+
+    /// The epoch of the current group, 0-based.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.draw.epoch
+    }
+
+    /// Epochs started, the first included.
+    pub(crate) fn epochs(&self) -> u64 {
+        self.walk.epoch() + 1
+    }
+
+    /// Whether the current group is a last partial group (R6).
+    pub(crate) fn partial(&self) -> bool {
+        self.draw.partial
+    }
+
+    /// Examples in the current group.
+    pub(crate) fn examples(&self) -> usize {
+        self.draw.members.len()
+    }
+
+    /// Draws the next group from the walk and packs it into
+    /// [`Groups::batches`], as the walk places its microbatches (R9); no
+    /// example may reach two replicas in one epoch. Dropped groups are
+    /// counted, and the first ones kept with their ids (R6).
+    pub(crate) fn next(&mut self, dataset: &Dataset) -> Result<(), OverlapError> {
+        let (dropped, dropped_examples) = (&mut self.dropped, &mut self.dropped_examples);
+        self.walk.next_into(&mut self.draw, |epoch, positions| {
+            *dropped_examples += positions.len() as u64;
+            if dropped.len() < MAX_DROPPED_GROUPS {
+                let ids = positions
+                    .iter()
+                    .map(|&p| dataset.examples()[p].id)
+                    .collect();
+                dropped.push(DroppedGroup { epoch, ids });
+            }
+        });
+        if self.draw.epoch != self.owner_epoch {
+            self.owner.fill(0);
+            self.owner_epoch = self.draw.epoch;
+        }
+        let m = self.draw.plan.micro_batch() as usize;
+        self.used.fill(0);
+        self.last_ids.clear();
+        for placement in self.draw.placements() {
+            let (replica, index) = (placement.replica, placement.index);
+            #[cfg(test)]
+            let placement = if self.same_shard {
+                // Replica 0's microbatch of the same index.
+                let d = self.draw.plan.replicas() as usize;
+                self.draw.placements().nth(index * d).unwrap_or(placement)
+            } else {
+                placement
+            };
+            let list = &mut self.batches[replica];
+            if list.len() <= index {
+                // A group's plan with a larger `A` than any before.
+                list.push(reserved_batch(m, self.batch_positions));
+            }
+            let batch = &mut list[index];
+            batch.clear();
+            // R9: disjoint shards within an epoch.
+            let rank = u32::try_from(replica + 1).expect("replica ranks fit in u32");
+            for &p in placement.positions {
+                let example = &dataset.examples()[p];
+                match self.owner[p] {
+                    0 => self.owner[p] = rank,
+                    first if first != rank => {
+                        return Err(OverlapError {
+                            id: example.id,
+                            first: first as usize - 1,
+                            second: replica,
+                        });
+                    }
+                    _ => {}
+                }
+                batch.push(example);
+                self.last_ids.push(example.id);
+            }
+            self.used[replica] = index + 1;
+        }
+        Ok(())
+    }
+
+    /// The microbatches of `replica` in the current group.
+    pub(crate) fn microbatches(&self, replica: usize) -> &[Batch] {
+        &self.batches[replica][..self.used[replica]]
+    }
+
+    /// What the denominator counts (R4) over the microbatches of
+    /// `replicas`: supervised tokens, and examples with at least one.
+    pub(crate) fn counts(&self, replicas: std::ops::Range<usize>, ignore_index: i64) -> [u64; 2] {
+        let mut counts = [0, 0];
+        for r in replicas {
+            for batch in self.microbatches(r) {
+                counts[0] += batch.supervised(ignore_index);
+                counts[1] += batch.supervised_examples(ignore_index);
+            }
+        }
+        counts
+    }
+}
+
+impl<M: Model> Engine<M> {
+    /// R5: the group's global denominator, fixed before the first backward
+    /// pass — this process's counts, summed over processes (R4: global,
+    /// not per microbatch).
+    pub(super) fn group_denominator(&mut self) -> Result<f64, EngineError> {
+        let ranks = self.reducer.local_ranks();
+        let mut counts = self
+            .groups
+            .counts(ranks.clone(), self.config.loss.ignore_index);
+        if self.distributed() {
+            self.reducer
+                .all_reduce_counts(ranks.start, &mut counts)
+                .map_err(EngineError::Reduce)?;
+        }
+        let counts = GroupCounts {
+            tokens: Tokens::new(counts[0]),
+            examples: Examples::new(counts[1]),
+        };
+        #[allow(unused_mut)]
+        let mut d = counts.denominator(self.config.loss.normalization).value;
+        #[cfg(test)]
+        if self.mistakes.double_division {
+            d *= self.groups.plan().accumulation() as f64;
+        }
+        Ok(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::{GroupAssignment, epoch_order};
+    use crate::plan::LastGroup;
+    use crate::settings::DataSection;
+
+    fn data(examples: u64) -> Dataset {
+        Dataset::synthetic(&DataSection {
+            examples,
+            min_len: 2,
+            max_len: 6,
+            vocab: 16,
+            seed: 3,
+            ..DataSection::default()
+        })
+    }
+
+    fn groups(data: &Dataset, plan: Plan, seed: u64, policy: LastGroup) -> Groups {
+        let walk = Walk::new(plan, data.len(), seed, policy).expect("a walk");
+        Groups::new(walk, data, &plan)
+    }
+
+    #[test]
+    fn batches_hold_the_driver_s_assignment_and_cover_each_epoch_once() {
+        let data = data(50);
+        let plan = Plan::new(3, 2, 3).unwrap(); // B = 18: 2 full groups + 14
+        let mut groups = groups(&data, plan, 11, LastGroup::Process);
+        let order = epoch_order(data.len(), 11, 0);
+        let mut seen = Vec::new();
+        for g in 0..3 {
+            groups.next(&data).unwrap();
+            let members = &order[g * 18..((g + 1) * 18).min(50)];
+            let want = GroupAssignment::split(members, &plan);
+            for (r, microbatches) in want.replicas.iter().enumerate() {
+                assert_eq!(groups.used[r], microbatches.len(), "group {g} replica {r}");
+                for (batch, positions) in groups.microbatches(r).iter().zip(microbatches) {
+                    let ids: Vec<u64> = positions.iter().map(|&p| data.examples()[p].id).collect();
+                    assert_eq!(batch.ids, ids);
+                }
+            }
+            assert_eq!(groups.partial(), g == 2);
+            assert_eq!(groups.examples(), members.len());
+            seen.extend_from_slice(&groups.last_ids);
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, (0..50).collect::<Vec<u64>>());
+        // The next group starts epoch 1, with a clean shard check.
+        groups.next(&data).unwrap();
+        assert_eq!((groups.epoch(), groups.epochs()), (1, 2));
+    }
+
+    #[test]
+    fn dropped_groups_are_counted_and_listed() {
+        let data = data(20);
+        let plan = Plan::new(2, 2, 2).unwrap(); // B = 8: 2 groups, 4 dropped
+        let mut groups = groups(&data, plan, 1, LastGroup::Drop);
+        for _ in 0..3 {
+            groups.next(&data).unwrap();
+            assert!(!groups.partial());
+        }
+        assert_eq!(groups.dropped_examples, 4);
+        assert_eq!(groups.dropped.len(), 1);
+        assert_eq!(groups.dropped[0].epoch, 0);
+        assert_eq!(groups.dropped[0].ids.len(), 4);
+        assert_eq!(groups.counts(0..2, -100)[1], 8);
+    }
+
+    #[test]
+    fn an_example_on_two_replicas_in_one_epoch_is_refused() {
+        let data = data(16);
+        let plan = Plan::new(2, 2, 2).unwrap();
+        let mut groups = groups(&data, plan, 4, LastGroup::Process);
+        groups.same_shard = true;
+        let err = groups.next(&data).unwrap_err();
+        assert_eq!((err.first, err.second), (0, 1));
+        assert_eq!(err.id, groups.batches[0][0].ids[0]);
+    }
+}

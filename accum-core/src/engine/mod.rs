@@ -1,0 +1,641 @@
+//! The group loop (SPEC R2, R4–R9): one optimizer update attempt per group
+//! of `A` microbatches on each of `D` replicas.
+//!
+//! ```text
+//!  fix the group ──► count all-reduce ──► denominator (R4, R5)      group.rs
+//!        │            (tokens, examples over all replicas)
+//!        ▼
+//!  replica r (own grads, T threads):  for i in 0..A: forward,        backward.rs
+//!        │   weighted loss, backward adds into grads (no_sync, R9)
+//!        ▼
+//!  gradient reduction, once: local replicas summed, then across       reduce.rs
+//!  processes (R9, R17); checks R2, R4
+//!        ▼
+//!  non-finite / fp16-range check ─► unscale ─► clip by global norm    update.rs
+//!        ▼   (R7)
+//!  finite: optimizer step, scheduler step (R8)   non-finite: skip (attempt only)
+//!        ▼
+//!  scaler update (R7) ─► zero grads once (R2) ─► memory peak (R11)
+//! ```
+//!
+//! Entry points: [`Engine::new`] (the built-in model and data from an
+//! [`EngineConfig`] and a [`Plan`]), [`Engine::with_model`] (any [`Model`]
+//! and [`Dataset`]), then [`Engine::run`] with [`RunOptions`] (observers,
+//! stop flag, fault injection) giving a [`RunReport`]. [`run`] does both for
+//! a config. [`Engine::with_reducer`] runs the replicas through another
+//! [`Reducer`] backend than threads (one MPI process per replica);
+//! [`Engine::with_threads`] sets the threads of each replica. Hooks and
+//! options are in `hooks.rs`, errors in `error.rs`.
+//!
+//! Groups come from the loop driver's walk ([`crate::driver`]), the one a
+//! training loop of one's own draws from: the same epoch order, last-group
+//! policy and split into replicas and microbatches, each group under its
+//! own plan. `group.rs` packs them into the replicas' batches.
+//!
+//! Threads: the replicas this process runs work side by side on one thread
+//! pool of `D_local × T` threads, each replica splitting its microbatches
+//! over a [`Team`] of `T` threads (by default all cores ÷ `D_local`). The
+//! reference model's results do not depend on `T`; for a given `T` every
+//! run is deterministic.
+//!
+//! The loop checks its own invariants and fails loudly instead of training
+//! the wrong objective: the token weights of a group must sum to one for
+//! normalized losses (R4: normalization happens once), gradients are zeroed
+//! only after the update (R2), the scheduler has stepped exactly once per
+//! applied update (R8), and no example reaches two replicas in one epoch (R9).
+//!
+//! After the first group has sized every buffer, an update attempt of the
+//! in-process loop allocates nothing of its own (the matrix products'
+//! packing buffers are matrixmultiply's, one per product; see
+//! `docs/performance.md`).
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crate::data::Dataset;
+use crate::driver::{DriverError, Walk};
+use crate::memory::{MemoryBreakdown, MemoryTracker};
+use crate::model::{Model, TokenMlp};
+use crate::optim::Optimizer;
+use crate::plan::{Plan, PlanError};
+use crate::replica::{InProcess, Reducer};
+use crate::report::{
+    CURVE_CAPACITY, Counters, CurvePoint, Decimated, KEPT_UPDATES, LossCurve, PlanSummary,
+    REPORT_FORMAT, RunReport, RunSummary, UpdateStats,
+};
+use crate::scaler::LossScaler;
+use crate::schedule::{Schedule, span_to_updates};
+use crate::span::Span;
+use crate::tensor::Tensors;
+use crate::units::{Examples, Tokens, UnitKind, Updates};
+
+mod backward;
+mod error;
+mod group;
+mod hooks;
+mod reduce;
+mod remote;
+mod update;
+
+pub use crate::settings::{EngineConfig, MAX_DATA_POSITIONS, MAX_MODEL_PARAMS, SettingError};
+use backward::{ReplicaOutcome, ReplicaState};
+pub use error::EngineError;
+use group::Groups;
+#[cfg(test)]
+pub(crate) use hooks::Mistakes;
+pub use hooks::{
+    Fault, GroupView, MicrobatchEvent, Observer, ObserverError, RunOptions, UpdateView,
+};
+
+/// Consecutive skipped attempts after which a run gives up.
+const MAX_SKIPS_IN_A_ROW: u64 = 64;
+
+/// The most activation memory (all replicas together) the engine allocates:
+/// a plan above it is refused before anything is allocated.
+pub const MAX_ACTIVATION_BYTES: u64 = 8 << 30;
+
+/// Tolerance of the R4 check that a group's token weights sum to one.
+const WEIGHT_TOLERANCE: f64 = 1e-4;
+
+/// The threads of this machine (1 when unknown).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The accumulation engine over a model `M` (the reference [`TokenMlp`] by default).
+pub struct Engine<M: Model = TokenMlp> {
+    plan: Plan,
+    config: EngineConfig,
+    model: M,
+    dataset: Dataset,
+    optimizer: Optimizer,
+    schedule: Schedule,
+    scaler: LossScaler,
+    reducer: Box<dyn Reducer + Send>,
+    replicas: Vec<ReplicaState<M::Workspace>>,
+    groups: Groups,
+    /// This group's outcomes, one per replica in rank order (reused).
+    outcomes: Vec<ReplicaOutcome>,
+    counters: Counters,
+    updates: Decimated<UpdateStats>,
+    curve: Decimated<CurvePoint>,
+    summary: RunSummary,
+    memory: MemoryTracker,
+    total: Updates,
+    data_tokens: Tokens,
+    next_log: u64,
+    skips_in_a_row: u64,
+    stopped_early: bool,
+    keep_gradient: bool,
+    last_gradient: Option<Tensors>,
+    failure: Option<Fault>,
+    /// Threads per replica (`T`).
+    threads: usize,
+    /// The pool the replicas run on, when more than one thread is used.
+    pool: Option<Arc<rayon::ThreadPool>>,
+    /// R14 mistakes injected by tests.
+    #[cfg(test)]
+    pub(crate) mistakes: Mistakes,
+}
+
+impl<M: Model> fmt::Debug for Engine<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine")
+            .field("plan", &self.plan)
+            .field("threads", &self.threads)
+            .field("counters", &self.counters)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine<TokenMlp> {
+    /// An engine on the built-in synthetic data and reference model, as the
+    /// config describes them.
+    pub fn new(plan: &Plan, config: &EngineConfig) -> Result<Engine<TokenMlp>, EngineError> {
+        let mut errors = config.validate();
+        errors.extend(config.builtin_limits());
+        if !errors.is_empty() {
+            return Err(EngineError::Invalid(errors));
+        }
+        let dataset = Dataset::synthetic(&config.data);
+        let model = TokenMlp::new(
+            config.data.vocab as usize,
+            config.model.hidden as usize,
+            config.model.ffn as usize,
+            config.data.seed,
+        );
+        Engine::with_model(plan, config, model, dataset)
+    }
+}
+
+/// Runs the built-in model and data as `config` describes, to the end.
+pub fn run(plan: &Plan, config: &EngineConfig) -> Result<RunReport, EngineError> {
+    Engine::new(plan, config)?.run(&mut RunOptions::default())
+}
+
+impl<M: Model> Engine<M> {
+    /// An engine on a given model and data set. `config.data` and
+    /// `config.model` are used only for the seed and the last-group policy.
+    pub fn with_model(
+        plan: &Plan,
+        config: &EngineConfig,
+        model: M,
+        dataset: Dataset,
+    ) -> Result<Engine<M>, EngineError> {
+        let n = dataset.len() as u64;
+        // R6: the walk refuses data the policy cannot run, before any work.
+        let walk = Walk::new(
+            *plan,
+            dataset.len(),
+            config.data.seed,
+            config.data.last_group,
+        )
+        .map_err(|e| match e {
+            DriverError::Plan(e) => EngineError::Plan(e),
+            _ => EngineError::NotEnoughData {
+                examples: n,
+                effective_batch: plan.effective_batch().get(),
+            },
+        })?;
+        let data_tokens = dataset.supervised_tokens(config.loss.ignore_index);
+        // Tokens per update measured on the data, for token spans without a
+        // fixed seq_len (R15).
+        let tokens_per_update =
+            (data_tokens.saturating_mul(plan.effective_batch().get()) / n).max(1);
+        let schedule = Schedule::resolve(
+            &config.schedule,
+            config.optimizer.lr,
+            plan,
+            Some(tokens_per_update),
+        )?;
+        if schedule.warmup() > schedule.total() {
+            return Err(EngineError::WarmupTooLong {
+                warmup: schedule.warmup().get(),
+                total: schedule.total().get(),
+            });
+        }
+        let d = plan.replicas() as usize;
+        let positions = plan.micro_batch().saturating_mul(dataset.max_len() as u64);
+        let bytes = positions
+            .saturating_mul(model.workspace_bytes_per_position() as u64)
+            .saturating_mul(plan.replicas());
+        if bytes > MAX_ACTIVATION_BYTES {
+            return Err(EngineError::TooLarge {
+                positions,
+                replicas: plan.replicas(),
+                bytes,
+            });
+        }
+        let max_positions = usize::try_from(positions).unwrap_or(usize::MAX);
+        let a = plan.accumulation() as usize;
+        let replicas = (0..d)
+            .map(|_| {
+                ReplicaState::new(
+                    model.params().zeros_like(),
+                    model.workspace(max_positions),
+                    a,
+                )
+            })
+            .collect();
+        let total = schedule.total();
+        Ok(Engine {
+            plan: *plan,
+            optimizer: Optimizer::from_section(&config.optimizer),
+            scaler: LossScaler::new(config.precision.mode, &config.precision.loss_scale),
+            schedule,
+            reducer: Box::new(InProcess::new(d)),
+            replicas,
+            groups: Groups::new(walk, &dataset, plan),
+            outcomes: Vec::with_capacity(d),
+            counters: Counters {
+                epochs: 1,
+                ..Counters::default()
+            },
+            updates: Decimated::new(KEPT_UPDATES),
+            curve: Decimated::new(CURVE_CAPACITY),
+            summary: RunSummary::default(),
+            memory: MemoryTracker::new(d),
+            total,
+            data_tokens: Tokens::new(data_tokens),
+            next_log: config.log.every.value(),
+            skips_in_a_row: 0,
+            stopped_early: false,
+            keep_gradient: false,
+            last_gradient: None,
+            failure: None,
+            threads: (cores() / d).max(1),
+            pool: None,
+            #[cfg(test)]
+            mistakes: Mistakes::default(),
+            config: config.clone(),
+            model,
+            dataset,
+        })
+    }
+
+    /// Runs the replicas through `reducer` instead of the default threads
+    /// ([`InProcess`]): with one process per replica (MPI), this process
+    /// runs only [`Reducer::local_ranks`] and learns the others' loss sums,
+    /// counters and example ids through the backend. Refused when the
+    /// backend's replicas differ from the plan's `D`, before any work.
+    /// Drive a distributed engine with [`Engine::run`]: it closes the run
+    /// with a collective and, on an error, aborts the reduction so the other
+    /// processes stop too. A backend whose local ranks are all `D` replicas
+    /// is not called: the engine sums the replicas of one process itself.
+    pub fn with_reducer(
+        mut self,
+        reducer: Box<dyn Reducer + Send>,
+    ) -> Result<Engine<M>, EngineError> {
+        let d = self.plan.replicas();
+        let local = reducer.local_ranks();
+        // A backend runs every replica here (threads) or exactly one.
+        let runnable =
+            local.end <= reducer.replicas() && (local.len() == 1 || local.len() as u64 == d);
+        if reducer.replicas() as u64 != d || !runnable {
+            return Err(EngineError::World {
+                replicas: d,
+                world: reducer.replicas(),
+            });
+        }
+        for (rank, state) in self.replicas.iter_mut().enumerate() {
+            if !local.contains(&rank) {
+                // Another process holds this replica's gradients and
+                // activations; here it only mirrors batches and counters.
+                state.grads = Tensors::new(Vec::new());
+                state.workspace = self.model.workspace(0);
+            }
+        }
+        self.threads = (cores() / local.len().max(1)).max(1);
+        self.pool = None;
+        self.reducer = reducer;
+        Ok(self)
+    }
+
+    /// Uses `threads` threads inside each replica this process runs (at
+    /// least 1; the default is all cores ÷ the local replicas). The
+    /// reference model's results are the same for any number of threads.
+    #[must_use]
+    pub fn with_threads(mut self, threads: usize) -> Engine<M> {
+        self.threads = threads.max(1);
+        self.pool = None;
+        self
+    }
+
+    /// Threads inside each replica.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The thread pool for `local replicas × threads`, built at the first
+    /// group that needs more than one thread.
+    fn pool(&mut self) -> Option<Arc<rayon::ThreadPool>> {
+        let size = self.reducer.local_ranks().len() * self.threads;
+        if size <= 1 {
+            return None;
+        }
+        if self.pool.is_none() {
+            // Building a pool only fails when threads cannot be spawned; the
+            // engine then runs on the calling thread alone.
+            self.pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(size)
+                .thread_name(|i| format!("accum-engine-{i}"))
+                .build()
+                .ok()
+                .map(Arc::new);
+            if let Some(pool) = &self.pool {
+                // Every thread runs once now, so that a thread's start-up
+                // (its thread-local state) happens here and not inside a
+                // later group.
+                pool.broadcast(|_| ());
+            }
+        }
+        self.pool.clone()
+    }
+
+    /// The ranks whose replicas this process runs: every rank with threads,
+    /// one with a process per replica. The process running rank 0 writes
+    /// reports and dumps.
+    pub fn local_ranks(&self) -> std::ops::Range<usize> {
+        self.reducer.local_ranks()
+    }
+
+    /// Test hook: replica `at.replica`'s microbatch `at.microbatch` of
+    /// attempt `at.attempt` fails with an error after its backward pass,
+    /// so that every replica stops before the update
+    /// ([`EngineError::InjectedFailure`] there, an aborted reduction
+    /// elsewhere).
+    pub fn inject_failure(&mut self, at: Fault) {
+        self.failure = Some(at);
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The model (its parameters are the current ones).
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// The data set.
+    pub fn dataset(&self) -> &Dataset {
+        &self.dataset
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Length of the run, in updates (the schedule's total).
+    pub fn total_updates(&self) -> Updates {
+        self.total
+    }
+
+    /// The current loss scale.
+    pub fn loss_scale(&self) -> f64 {
+        self.scaler.scale()
+    }
+
+    /// Ids of the examples of the last group, over all replicas.
+    pub fn last_group_ids(&self) -> &[u64] {
+        &self.groups.last_ids
+    }
+
+    /// Keep a copy of each group's full gradient (reduced, normalized,
+    /// unscaled, before clipping), readable through [`Engine::last_gradient`].
+    pub fn keep_gradient(&mut self, keep: bool) {
+        self.keep_gradient = keep;
+    }
+
+    /// The last group's full gradient, when [`Engine::keep_gradient`] is on.
+    pub fn last_gradient(&self) -> Option<&Tensors> {
+        self.last_gradient.as_ref()
+    }
+
+    /// A span in updates for this engine's plan and data (tokens without a
+    /// fixed `seq_len` use the data's measured tokens per update, R15): for
+    /// sheets and progress bars.
+    pub fn span_in_updates(&self, span: &Span) -> Result<Updates, PlanError> {
+        let n = self.dataset.len().max(1) as u64;
+        let per = (self
+            .data_tokens
+            .get()
+            .saturating_mul(self.plan.effective_batch().get())
+            / n)
+            .max(1);
+        span_to_updates(span, &self.plan, Some(per))
+    }
+
+    /// Whether the run has reached its total.
+    pub fn finished(&self) -> bool {
+        self.counters.applied_updates >= self.total
+    }
+
+    /// Runs groups until the total is reached or `options.stop` is set, and
+    /// returns the report.
+    pub fn run(&mut self, options: &mut RunOptions<'_>) -> Result<RunReport, EngineError> {
+        match self.pool() {
+            // The whole loop runs inside the pool, so that a group enters
+            // no new parallel region from outside it (which would allocate
+            // a job in the pool's queue). Collectives across processes are
+            // called from the calling thread, so a distributed run stays
+            // outside.
+            Some(pool) if !self.distributed() => pool.install(|| self.run_loop(options)),
+            _ => self.run_loop(options),
+        }
+    }
+
+    fn run_loop(&mut self, options: &mut RunOptions<'_>) -> Result<RunReport, EngineError> {
+        loop {
+            match self.step(options) {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    if self.distributed() {
+                        // A closing collective: a replica that failed after
+                        // the last group's reduction is heard before any
+                        // process reports success.
+                        self.reducer
+                            .all_reduce_counts(self.reducer.local_ranks().start, &mut [0])
+                            .map_err(EngineError::Reduce)?;
+                    }
+                    return Ok(self.report());
+                }
+                Err(e) => {
+                    // Replicas in other processes would otherwise wait for
+                    // this one in their next collective.
+                    if self.distributed() {
+                        let rank = self.reducer.local_ranks().start;
+                        self.reducer.abort(&format!("replica {rank} failed: {e}"));
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Whether other processes run some of the replicas.
+    fn distributed(&self) -> bool {
+        self.reducer.local_ranks().len() < self.replicas.len()
+    }
+
+    /// Runs one group: one update attempt. `None` when the run is finished
+    /// or stopped.
+    pub fn step(
+        &mut self,
+        options: &mut RunOptions<'_>,
+    ) -> Result<Option<UpdateStats>, EngineError> {
+        if self.finished() {
+            return Ok(None);
+        }
+        let mut stop = options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
+        if self.distributed() {
+            // Every process stops at the same group boundary, or none does.
+            let mut votes = [u64::from(stop)];
+            self.reducer
+                .all_reduce_counts(self.reducer.local_ranks().start, &mut votes)
+                .map_err(EngineError::Reduce)?;
+            stop = votes[0] > 0;
+        }
+        if stop {
+            self.stopped_early = true;
+            return Ok(None);
+        }
+        let attempt = self.counters.update_attempts + 1;
+
+        // Fix the group's boundaries and its denominator first (R5).
+        #[cfg(test)]
+        {
+            self.groups.same_shard = self.mistakes.same_shard;
+        }
+        self.groups
+            .next(&self.dataset)
+            .map_err(EngineError::Overlap)?;
+        self.counters.epochs = self.groups.epochs();
+        self.counters.dropped_examples = Examples::new(self.groups.dropped_examples);
+        if self.distributed() {
+            // R9 across processes: the ids each replica really loaded.
+            self.check_remote_shards(attempt)?;
+        }
+        let denominator = self.group_denominator()?;
+
+        // The backward passes of every local replica.
+        let loss_scale = self.scaler.scale();
+        self.backward(attempt, denominator, loss_scale, options)?;
+
+        // One reduction, the group's checks, then the update.
+        let reduced = self.reduce(attempt, options)?;
+        let stats = self.update(attempt, &reduced, denominator, loss_scale, options)?;
+        if self.skips_in_a_row >= MAX_SKIPS_IN_A_ROW {
+            return Err(EngineError::TooManySkips {
+                skipped: self.skips_in_a_row,
+                loss_scale: self.scaler.scale(),
+            });
+        }
+        Ok(Some(stats))
+    }
+
+    /// The count of the log interval's unit so far.
+    fn count_in(&self, unit: UnitKind) -> u64 {
+        match unit {
+            UnitKind::Update => self.counters.applied_updates.get(),
+            // A replica's loop counts microbatches (A per update); replica 0
+            // has the most.
+            UnitKind::Microbatch => self.replicas[0].counters.microbatches.get(),
+            UnitKind::Example => self.counters.examples.get(),
+            UnitKind::Token => self.counters.supervised_tokens.get(),
+        }
+    }
+
+    /// Records a point of the loss curve when the log interval is reached.
+    fn log_point(&mut self, stats: &UpdateStats, options: &mut RunOptions<'_>) {
+        let every: Span = self.config.log.every;
+        let now = self.count_in(every.unit());
+        if now < self.next_log && !self.finished() {
+            return;
+        }
+        let step = every.value().max(1);
+        self.next_log = (now / step + 1) * step;
+        let axis = self.config.log.axis;
+        let point = CurvePoint {
+            x: self.count_in(axis.unit()),
+            loss: stats.loss,
+        };
+        self.curve.push(point);
+        for obs in &mut options.observers {
+            obs.on_log(&point, axis);
+        }
+    }
+
+    /// The report so far.
+    pub fn report(&self) -> RunReport {
+        let memory = self.memory.report();
+        let mut warnings = Vec::new();
+        if memory.peak_grows {
+            warnings.push(
+                "memory peak grows across groups: something is kept between microbatches \
+                 (release losses and activations after each backward pass)"
+                    .to_owned(),
+            );
+        }
+        if self.counters.skipped_updates > 0 {
+            warnings.push(format!(
+                "{} update attempt(s) skipped for non-finite gradients",
+                self.counters.skipped_updates
+            ));
+        }
+        RunReport {
+            format: REPORT_FORMAT.to_owned(),
+            plan: PlanSummary::from(&self.plan),
+            model: self.model.describe(),
+            precision: self.config.precision.mode,
+            loss_scaling: self.scaler.enabled(),
+            normalization: self.config.loss.normalization,
+            last_group: self.config.data.last_group,
+            optimizer: self.config.optimizer.kind,
+            total_updates: self.total,
+            warmup_updates: self.schedule.warmup(),
+            data_examples: Examples::new(self.dataset.len() as u64),
+            data_tokens: self.data_tokens,
+            counters: self.counters,
+            replicas: self.replicas.iter().map(|r| r.counters).collect(),
+            updates: self.updates.items().to_vec(),
+            updates_stride: self.updates.stride(),
+            summary: self.summary,
+            stats_stream: None,
+            loss_curve: LossCurve {
+                axis: self.config.log.axis,
+                points: self.curve.items().to_vec(),
+                stride: self.curve.stride(),
+            },
+            memory,
+            dropped: self.groups.dropped.clone(),
+            stopped_early: self.stopped_early,
+            warnings,
+        }
+    }
+
+    /// The bytes every replica holds outside its workspace (R11).
+    fn fixed_bytes(&self) -> MemoryBreakdown {
+        MemoryBreakdown {
+            params: self.model.params().bytes() as u64,
+            grads: self.model.params().bytes() as u64,
+            optimizer_state: self.optimizer.state_bytes() as u64,
+            activations: 0,
+            retained: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod fault_tests;

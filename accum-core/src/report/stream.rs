@@ -1,0 +1,407 @@
+//! The stats stream: every update attempt and log point of a run, one JSON
+//! object per line (JSON Lines), written beside the run report while the
+//! run goes on — so a run of any length keeps its full-resolution history on
+//! disk while its memory and its report stay bounded.
+//!
+//! Each line is a [`StatsLine`]:
+//! ```text
+//! {"update":{"attempt":1,"epoch":0,"applied":true,"updates":1,"loss":5.61,…}}
+//! {"log":{"axis":"updates","x":1,"loss":5.61}}
+//! ```
+//! `update` lines carry an [`UpdateStats`] (the same keys as the report's
+//! `updates`), `log` lines a point of the loss curve in the declared axis,
+//! written when the `[log] every` interval is reached.
+//!
+//! Reading, for sheets and tools: [`logged_points`] yields the loss curve's
+//! points whichever form the run wrote — the `log` lines of the stream the
+//! report names in [`RunReport::stats_stream`](super::RunReport::stats_stream)
+//! (every point), or else the report's own bounded curve.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{CurvePoint, RunReport, UpdateStats};
+use crate::settings::LogAxis;
+
+/// The longest line a stats stream may have (a line is a few hundred bytes).
+const MAX_LINE: u64 = 64 * 1024;
+
+/// One line of a stats stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatsLine {
+    /// An update attempt, applied or skipped.
+    Update(UpdateStats),
+    /// A point of the loss curve.
+    Log {
+        /// The curve's axis.
+        axis: LogAxis,
+        /// Position on the axis.
+        x: u64,
+        /// The group's normalized loss (`null` when not finite).
+        #[serde(with = "super::non_finite_as_null")]
+        loss: f64,
+    },
+}
+
+/// Writes a stats stream (buffered; nothing is kept in memory but the
+/// buffer).
+#[derive(Debug)]
+pub struct StatsStream {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl StatsStream {
+    /// Creates (or truncates) the stream file at `path`.
+    pub fn create(path: &Path) -> Result<StatsStream, StatsError> {
+        let file = File::create(path).map_err(|e| StatsError::io(path, e))?;
+        Ok(StatsStream {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(64 * 1024, file),
+        })
+    }
+
+    /// The stream's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends an update line.
+    pub fn update(&mut self, stats: &UpdateStats) -> Result<(), StatsError> {
+        self.line(&StatsLine::Update(stats.clone()))
+    }
+
+    /// Appends a log line.
+    pub fn log(&mut self, point: &CurvePoint, axis: LogAxis) -> Result<(), StatsError> {
+        self.line(&StatsLine::Log {
+            axis,
+            x: point.x,
+            loss: point.loss,
+        })
+    }
+
+    fn line(&mut self, line: &StatsLine) -> Result<(), StatsError> {
+        serde_json::to_writer(&mut self.out, line)
+            .map_err(io::Error::from)
+            .and_then(|()| self.out.write_all(b"\n"))
+            .map_err(|e| StatsError::io(&self.path, e))
+    }
+
+    /// Flushes the buffer and syncs the file.
+    pub fn finish(mut self) -> Result<(), StatsError> {
+        self.out
+            .flush()
+            .and_then(|()| self.out.get_ref().sync_all())
+            .map_err(|e| StatsError::io(&self.path, e))
+    }
+}
+
+/// Reading or writing a stats stream failed.
+#[derive(Debug)]
+pub struct StatsError {
+    /// The stream file.
+    pub path: PathBuf,
+    /// The 1-based line, for a line that is not a stats line.
+    pub line: Option<u64>,
+    /// What went wrong.
+    pub kind: StatsErrorKind,
+}
+
+/// What went wrong with a stats stream.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StatsErrorKind {
+    /// The file could not be read or written.
+    Io(io::Error),
+    /// A line is not a stats line.
+    Parse(serde_json::Error),
+    /// A line is longer than any stats line.
+    LineTooLong,
+}
+
+impl StatsError {
+    fn io(path: &Path, e: io::Error) -> StatsError {
+        StatsError {
+            path: path.to_path_buf(),
+            line: None,
+            kind: StatsErrorKind::Io(e),
+        }
+    }
+}
+
+impl fmt::Display for StatsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        match &self.kind {
+            StatsErrorKind::Io(e) => write!(
+                f,
+                ": {e}; the stats stream is written beside the report: keep the two files together"
+            ),
+            StatsErrorKind::Parse(e) => write!(
+                f,
+                ": not a stats line ({e}); the file must be the stream `accum run` wrote"
+            ),
+            StatsErrorKind::LineTooLong => write!(
+                f,
+                ": a line longer than {MAX_LINE} bytes is not a stats line; the file must be the stream `accum run` wrote"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StatsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            StatsErrorKind::Io(e) => Some(e),
+            StatsErrorKind::Parse(e) => Some(e),
+            StatsErrorKind::LineTooLong => None,
+        }
+    }
+}
+
+/// The logged points of a run, in order (see [`logged_points`]).
+#[derive(Debug)]
+pub struct LoggedPoints<'a> {
+    axis: LogAxis,
+    source: Source<'a>,
+}
+
+#[derive(Debug)]
+enum Source<'a> {
+    Curve(std::slice::Iter<'a, CurvePoint>),
+    Stream {
+        path: PathBuf,
+        reader: BufReader<File>,
+        buf: String,
+        line: u64,
+        failed: bool,
+    },
+}
+
+impl LoggedPoints<'_> {
+    /// The axis of the points.
+    pub fn axis(&self) -> LogAxis {
+        self.axis
+    }
+
+    /// Whether the points come from a stats stream (every log point) rather
+    /// than the report's bounded curve.
+    pub fn from_stream(&self) -> bool {
+        matches!(self.source, Source::Stream { .. })
+    }
+}
+
+/// The loss-curve points of `report`, whichever form the run wrote: when
+/// the report names a stats stream ([`RunReport::stats_stream`]), the `log`
+/// lines of that file, resolved against the folder of `report_path` (every
+/// log point of the run); otherwise the report's own curve (at most
+/// [`CURVE_CAPACITY`](super::CURVE_CAPACITY) points, evenly spread).
+///
+/// The iterator reads the stream lazily, one line at a time, so a
+/// million-point run is never held in memory; an unreadable or malformed
+/// line ends it with an error naming the file and line.
+///
+/// ```
+/// use accum_core::report::logged_points;
+/// # fn show(report: &accum_core::RunReport) -> Result<(), accum_core::report::StatsError> {
+/// let points = logged_points(report, std::path::Path::new("run.json"))?;
+/// let axis = points.axis();
+/// for point in points {
+///     let point = point?;
+///     println!("{} {axis}: loss {}", point.x, point.loss);
+/// }
+/// # Ok(()) }
+/// ```
+pub fn logged_points<'a>(
+    report: &'a RunReport,
+    report_path: &Path,
+) -> Result<LoggedPoints<'a>, StatsError> {
+    let axis = report.loss_curve.axis;
+    let Some(name) = &report.stats_stream else {
+        return Ok(LoggedPoints {
+            axis,
+            source: Source::Curve(report.loss_curve.points.iter()),
+        });
+    };
+    let path = report_path
+        .parent()
+        .unwrap_or_else(|| Path::new(""))
+        .join(name);
+    let file = File::open(&path).map_err(|e| StatsError::io(&path, e))?;
+    Ok(LoggedPoints {
+        axis,
+        source: Source::Stream {
+            path,
+            reader: BufReader::new(file),
+            buf: String::new(),
+            line: 0,
+            failed: false,
+        },
+    })
+}
+
+impl Iterator for LoggedPoints<'_> {
+    type Item = Result<CurvePoint, StatsError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (path, reader, buf, line, failed) = match &mut self.source {
+            Source::Curve(points) => return points.next().copied().map(Ok),
+            Source::Stream {
+                path,
+                reader,
+                buf,
+                line,
+                failed,
+            } => (path, reader, buf, line, failed),
+        };
+        if *failed {
+            return None;
+        }
+        loop {
+            buf.clear();
+            *line += 1;
+            let error = |kind| StatsError {
+                path: path.clone(),
+                line: Some(*line),
+                kind,
+            };
+            match reader.by_ref().take(MAX_LINE + 1).read_line(buf) {
+                Ok(0) => return None,
+                Ok(n) if n as u64 > MAX_LINE => {
+                    *failed = true;
+                    return Some(Err(error(StatsErrorKind::LineTooLong)));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    *failed = true;
+                    return Some(Err(error(StatsErrorKind::Io(e))));
+                }
+            }
+            if buf.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<StatsLine>(buf) {
+                Ok(StatsLine::Log { x, loss, .. }) => return Some(Ok(CurvePoint { x, loss })),
+                Ok(StatsLine::Update(_)) => {}
+                Err(e) => {
+                    *failed = true;
+                    return Some(Err(error(StatsErrorKind::Parse(e))));
+                }
+            }
+        }
+    }
+}
+
+/// Reads every update line of the stats stream at `path`, in order.
+pub fn read_updates(path: &Path) -> Result<Vec<UpdateStats>, StatsError> {
+    let file = File::open(path).map_err(|e| StatsError::io(path, e))?;
+    let mut out = Vec::new();
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| StatsError::io(path, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<StatsLine>(&line) {
+            Ok(StatsLine::Update(u)) => out.push(u),
+            Ok(StatsLine::Log { .. }) => {}
+            Err(e) => {
+                return Err(StatsError {
+                    path: path.to_path_buf(),
+                    line: Some(i as u64 + 1),
+                    kind: StatsErrorKind::Parse(e),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Engine, RunOptions};
+    use crate::plan::Plan;
+    use crate::settings::{DataSection, EngineConfig, ModelSection};
+
+    fn small_report() -> RunReport {
+        let config = EngineConfig {
+            data: DataSection {
+                examples: 8,
+                min_len: 2,
+                max_len: 4,
+                vocab: 8,
+                ..DataSection::default()
+            },
+            model: ModelSection { hidden: 4, ffn: 4 },
+            ..EngineConfig::default()
+        };
+        let mut config = config;
+        config.schedule.total = Some("5 updates".parse().expect("a span"));
+        Engine::new(&Plan::new(2, 2, 1).expect("a plan"), &config)
+            .expect("an engine")
+            .with_threads(1)
+            .run(&mut RunOptions::default())
+            .expect("a run")
+    }
+
+    #[test]
+    fn logged_points_come_from_the_stream_or_the_report() {
+        let dir = std::env::temp_dir().join(format!("accum-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut report = small_report();
+        let report_path = dir.join("run.json");
+        // Without a stream: the report's own curve.
+        let from_report: Vec<CurvePoint> = logged_points(&report, &report_path)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(from_report, report.loss_curve.points);
+        assert_eq!(from_report.len(), 5);
+
+        // With a stream: its log lines, every one, in order.
+        let mut stream = StatsStream::create(&dir.join("run.stats.jsonl")).unwrap();
+        for (i, u) in report.updates.iter().enumerate() {
+            stream.update(u).unwrap();
+            let point = CurvePoint {
+                x: i as u64 * 10,
+                loss: u.loss,
+            };
+            stream.log(&point, LogAxis::Tokens).unwrap();
+        }
+        stream.finish().unwrap();
+        report.stats_stream = Some("run.stats.jsonl".into());
+        let points = logged_points(&report, &report_path).unwrap();
+        assert!(points.from_stream());
+        let xs: Vec<u64> = points.map(|p| p.unwrap().x).collect();
+        assert_eq!(xs, vec![0, 10, 20, 30, 40]);
+        let updates = read_updates(&dir.join("run.stats.jsonl")).unwrap();
+        assert_eq!(updates.len(), report.updates.len());
+        for (read, kept) in updates.iter().zip(&report.updates) {
+            assert_eq!((read.attempt, read.tokens), (kept.attempt, kept.tokens));
+            // serde_json reads floats to within one unit in the last place.
+            assert!((read.loss - kept.loss).abs() <= 1e-15 * kept.loss.abs());
+        }
+
+        // A malformed line names its file and line.
+        std::fs::write(
+            dir.join("run.stats.jsonl"),
+            "{\"log\":{\"axis\":\"updates\",\"x\":1,\"loss\":2.0}}\nnot json\n",
+        )
+        .unwrap();
+        let mut points = logged_points(&report, &report_path).unwrap();
+        assert_eq!(points.next().unwrap().unwrap().x, 1);
+        let err = points.next().unwrap().unwrap_err();
+        assert_eq!(err.line, Some(2));
+        assert!(err.to_string().contains("run.stats.jsonl:2"), "{err}");
+        assert!(points.next().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
