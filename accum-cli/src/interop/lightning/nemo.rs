@@ -243,7 +243,7 @@ fn restarts(span: Range<usize>, start: u64) -> Diagnostic {
         codes::RAMP_RESTARTS,
         owned(&["model", "rampup_batch_size"]),
         format!(
-            "NeMo counts the samples it feeds the calculator itself, leaving out the first step after every start (megatron_base_model.py, compute_consumed_samples: prev_consumed_samples + if_first_step × current global batch), so its ramp runs one step of {start} samples later than the calculator's rule imported here; and it stops the run at the first step of every new global batch (trainer.should_stop, to validate and save a checkpoint), so the ramp runs as a series of resumed runs, each again leaving its first step out of the count"
+            "NeMo counts the samples it feeds the calculator itself, leaving out the first step after every start (megatron_base_model.py, compute_consumed_samples: prev_consumed_samples + if_first_step × current global batch), so its ramp runs one step of {start} samples later than the calculator's rule imported here; and it stops the run at the first step of every new global batch (trainer.should_stop, to validate and save a checkpoint), so the ramp runs as a series of resumed runs (NeMo's guide, rampup_batch_size.rst, has each stage started anew, possibly on more nodes), each again leaving its first step out of the count"
         ),
     )
     .warning()
