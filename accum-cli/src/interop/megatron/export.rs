@@ -7,7 +7,8 @@ use accum_core::settings::{Normalization, PrecisionMode, ScheduleKind};
 use accum_core::units::group_digits;
 use accum_core::{Span, UnitKind, Updates};
 
-use super::schedules::{self, EXACT_FLOAT, RAMP_REMOVED, Rule};
+use super::ramp::RAMP_REMOVED;
+use super::schedules::{self, EXACT_FLOAT, Rule};
 use crate::interop::export::{Out, json_float};
 use crate::interop::stages::ramp_in_samples;
 use crate::interop::{ExportError, Framework};

@@ -10,6 +10,7 @@
 
 mod args;
 mod export;
+mod ramp;
 pub(crate) mod schedules;
 mod settings;
 mod shell;
@@ -20,7 +21,7 @@ use accum_core::config::ParallelSection;
 use accum_core::{LastGroup, Layout, PlanInput};
 
 pub(crate) use export::export;
-pub(crate) use schedules::{RAMP_REMOVED, linear_ramp};
+pub(crate) use ramp::{RAMP_REMOVED, linear_ramp};
 
 use self::args::{Arg, Invocation, NNODES, NPROC};
 use self::shell::Field;
@@ -418,77 +419,13 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     };
     let b = plan.effective_batch().get();
 
-    let ramp = schedules::rampup_values(a)?;
-    let (staged, schedule) = match (&steps, ramp) {
-        (Some(steps), ramp) => {
-            if let Some((_, span)) = ramp {
-                a.findings.push(ramp_ignored(span, true));
-            }
-            if decrease {
-                // num_microbatches_calculator.py, StepBatchsizeNumMicroBatchesCalculator.__init__.
-                let span = a
-                    .get("--decrease-batch-size-if-needed")
-                    .map_or(steps.span.clone(), |x| x.span.clone());
-                a.findings.push(
-                    Diagnostic::error(
-                        codes::ENGINE_ASSERT,
-                        Args::path("--decrease-batch-size-if-needed"),
-                        "Megatron would stop at start-up: \"Step batch size schedules do not support decrease_batch_size_if_needed\"",
-                    )
-                    .help("remove --decrease-batch-size-if-needed and write batches that are multiples of micro × D")
-                    .at(span, "not with a step schedule"),
-                );
-            }
-            (
-                schedules::step_stages(a, &plan, steps),
-                Some(BatchSchedule::Steps(steps.steps.clone())),
-            )
-        }
-        (None, Some((values, span))) => {
-            a.findings.push(ramp_ignored(span.clone(), false));
-            let [start, increment, samples] = values;
-            let schedule = BatchSchedule::Ramp {
-                start,
-                increment,
-                samples,
-                end: b,
-            };
-            let written = global.as_ref().map_or(b, |g| g.0);
-            if decrease && [start, increment, written].iter().any(|v| v % step != 0) {
-                a.findings.push(
-                    Diagnostic::error(
-                        codes::ROUNDS,
-                        Args::path("--rampup-batch-size"),
-                        format!(
-                            "with --decrease-batch-size-if-needed Megatron skips the ramp's divisibility check and rounds each batch of the ramp down to a multiple of micro {m} × D {replicas} = {step}, so it trains other batches than the ramp's; accum plans ramps whose batches are multiples of {step}"
-                        ),
-                    )
-                    .help(format!("use a start, increment and global batch that are multiples of {step}"))
-                    .at(span, "batches rounded down"),
-                );
-                (None, Some(schedule))
-            } else {
-                match schedules::linear_ramp(
-                    &plan,
-                    values,
-                    "--rampup-batch-size",
-                    Args::path("--rampup-batch-size"),
-                    span,
-                    "Megatron",
-                ) {
-                    Ok(staged) => (Some(staged), Some(schedule)),
-                    Err(refused) => {
-                        a.findings.push(*refused.finding);
-                        if refused.at_start {
-                            return None;
-                        }
-                        (None, Some(schedule))
-                    }
-                }
-            }
-        }
-        (None, None) => (None, None),
-    };
+    let (staged, schedule) = schedules::resolve(
+        a,
+        &plan,
+        steps.as_ref(),
+        global.as_ref().map(|g| g.0),
+        decrease,
+    )?;
     let rule = match (&staged, &schedule) {
         (Some(st), Some(BatchSchedule::Ramp { samples, .. })) => Some(schedules::Rule::Ramp {
             plan: &st.plan,
@@ -538,32 +475,6 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
             span: b_span,
         },
     })
-}
-
-/// `version`: the ramp-up is read by some versions of Megatron-LM only.
-fn ramp_ignored(span: Range<usize>, with_steps: bool) -> Diagnostic {
-    let deprecated = "init_num_microbatches_calculator logs \"rampup_batch_size is deprecated and will be removed in a future release. Use step_batch_size_schedule instead.\"";
-    let (message, help) = if with_steps {
-        (
-            format!(
-                "--rampup-batch-size is ignored next to --step-batch-size-schedule: the Megatron-LM versions that read step schedules (since {}) accept --rampup-batch-size but do not use it ({deprecated})",
-                schedules::RAMP_REMOVED
-            ),
-            "remove --rampup-batch-size; the step schedule is the run's".to_owned(),
-        )
-    } else {
-        (
-            format!(
-                "--rampup-batch-size runs in Megatron-LM before commit {} (April 2026) only: later versions accept it but ignore it ({deprecated}) and train at --global-batch-size from the first iteration; the ramp imported here is the one the earlier versions run",
-                schedules::RAMP_REMOVED
-            ),
-            "with a current Megatron-LM, write the same stages as --step-batch-size-schedule (`accum export megatron` writes it from the imported config)".to_owned(),
-        )
-    };
-    Diagnostic::error(codes::VERSION, Args::path("--rampup-batch-size"), message)
-        .warning()
-        .help(help)
-        .at(span, "depends on the Megatron-LM version")
 }
 
 /// argparse keeps the last of a repeated option: a warning when the values

@@ -1,6 +1,8 @@
-//! Batches that change during the run: `--step-batch-size-schedule` and
-//! `--rampup-batch-size`, checked as Megatron's microbatch calculators check
-//! them and imported as the stages they train.
+//! Batches that change during the run: `--step-batch-size-schedule`, which
+//! of it and `--rampup-batch-size` (in `ramp.rs`) a run trains, and how many
+//! iterations Megatron counts for `--train-samples` through either, checked
+//! as Megatron's microbatch calculators check them and imported as the
+//! stages they train.
 //!
 //! Megatron calls its calculator's `update(consumed_samples)` before every
 //! iteration (`megatron/training/training.py`, `train`), so the batch of an
@@ -9,19 +11,14 @@
 
 use std::ops::Range;
 
-use accum_core::plan::{LinearRamp, StageError, StagedPlan};
+use accum_core::plan::StagedPlan;
 use accum_core::units::group_digits;
 use accum_core::{Plan, PlanError, Rounding, Span, UnitKind, Updates};
 
-use super::{Args, python_number};
+use super::{Args, python_number, ramp};
 use crate::diagnostic::Diagnostic;
 use crate::interop::stages::{Form, Staged, specs_of};
-use crate::interop::{BatchStep, codes};
-
-/// The commit of Megatron-LM that replaced the ramp-up calculator by step
-/// schedules (April 2026, "Replace rampup batch size scheduler with custom
-/// step batch size schedules").
-pub(crate) const RAMP_REMOVED: &str = "532ad926b4";
+use crate::interop::{BatchSchedule, BatchStep, codes};
 
 /// The largest threshold Megatron reads exactly: it parses
 /// `int(float(text) * multiplier)`, and a float holds every integer up to 2^53.
@@ -264,7 +261,7 @@ pub(super) fn step_stages(a: &mut Args, plan: &Plan, schedule: &StepSchedule) ->
         Ok(staged) => staged,
         Err(err) => {
             a.findings
-                .push(stage_finding(&err, name, schedule.span.clone()));
+                .push(ramp::stage_finding(&err, name, schedule.span.clone()));
             return None;
         }
     };
@@ -298,170 +295,90 @@ fn group_digits_wide(value: u128) -> String {
     u64::try_from(value).map_or_else(|_| value.to_string(), group_digits)
 }
 
-/// The three values of `--rampup-batch-size START INCREMENT SAMPLES`, read
-/// as argparse's `nargs=3` and the calculator's `int()` read them.
-/// `Some(None)` when absent; `None` when they cannot be read.
-pub(super) fn rampup_values(a: &mut Args) -> Option<Option<([u64; 3], Range<usize>)>> {
-    let Some(arg) = a.get("--rampup-batch-size").cloned() else {
-        return Some(None);
-    };
-    let name = "--rampup-batch-size";
-    if arg.values.len() != 3 {
-        a.findings.push(
-            Diagnostic::error(codes::ENGINE_ASSERT, Args::path(name), format!("argparse would stop: {name} takes 3 values (start, increment, samples), {} given", arg.values.len()))
-                .help(format!("write {name} START INCREMENT SAMPLES"))
-                .at(arg.span.clone(), "3 values needed"),
-        );
-        return None;
-    }
-    let mut v = [0u64; 3];
-    for (i, field) in arg.values.iter().enumerate() {
-        if !field.unknown.is_empty() {
-            a.unknown(name, field);
-            return None;
+/// The batch schedule of the run, and its stages when accum can plan them:
+/// a step schedule (which the versions that read it prefer to a ramp-up),
+/// or a ramp-up. `None` when Megatron stops at start-up.
+pub(super) fn resolve(
+    a: &mut Args,
+    plan: &Plan,
+    steps: Option<&StepSchedule>,
+    global: Option<u64>,
+    decrease: bool,
+) -> Option<(Option<Staged>, Option<BatchSchedule>)> {
+    let (m, replicas) = (plan.micro_batch(), plan.replicas());
+    let step = m.saturating_mul(replicas);
+    let b = plan.effective_batch().get();
+    let ramp = ramp::rampup_values(a)?;
+    Some(match (steps, ramp) {
+        (Some(steps), ramp) => {
+            if let Some((_, span)) = ramp {
+                a.findings.push(ramp::ignored(span, true));
+            }
+            if decrease {
+                // num_microbatches_calculator.py, StepBatchsizeNumMicroBatchesCalculator.__init__.
+                let span = a
+                    .get("--decrease-batch-size-if-needed")
+                    .map_or(steps.span.clone(), |x| x.span.clone());
+                a.findings.push(
+                    Diagnostic::error(
+                        codes::ENGINE_ASSERT,
+                        Args::path("--decrease-batch-size-if-needed"),
+                        "Megatron would stop at start-up: \"Step batch size schedules do not support decrease_batch_size_if_needed\"",
+                    )
+                    .help("remove --decrease-batch-size-if-needed and write batches that are multiples of micro × D")
+                    .at(span, "not with a step schedule"),
+                );
+            }
+            (
+                step_stages(a, plan, steps),
+                Some(BatchSchedule::Steps(steps.steps.clone())),
+            )
         }
-        match python_number(&field.text)
-            .and_then(|n| n.whole())
-            .and_then(|n| u64::try_from(n).ok())
-        {
-            Some(x) => v[i] = x,
-            None => {
-                a.bad(name, field, "whole numbers ≥ 0");
-                return None;
+        (None, Some((values, span))) => {
+            a.findings.push(ramp::ignored(span.clone(), false));
+            let [start, increment, samples] = values;
+            let schedule = BatchSchedule::Ramp {
+                start,
+                increment,
+                samples,
+                end: b,
+            };
+            let written = global.unwrap_or(b);
+            if decrease && [start, increment, written].iter().any(|v| v % step != 0) {
+                a.findings.push(
+                    Diagnostic::error(
+                        codes::ROUNDS,
+                        Args::path("--rampup-batch-size"),
+                        format!(
+                            "with --decrease-batch-size-if-needed Megatron skips the ramp's divisibility check and rounds each batch of the ramp down to a multiple of micro {m} × D {replicas} = {step}, so it trains other batches than the ramp's; accum plans ramps whose batches are multiples of {step}"
+                        ),
+                    )
+                    .help(format!("use a start, increment and global batch that are multiples of {step}"))
+                    .at(span, "batches rounded down"),
+                );
+                (None, Some(schedule))
+            } else {
+                match ramp::linear_ramp(
+                    plan,
+                    values,
+                    "--rampup-batch-size",
+                    Args::path("--rampup-batch-size"),
+                    span,
+                    "Megatron",
+                ) {
+                    Ok(staged) => (Some(staged), Some(schedule)),
+                    Err(refused) => {
+                        a.findings.push(*refused.finding);
+                        if refused.at_start {
+                            return None;
+                        }
+                        (None, Some(schedule))
+                    }
+                }
             }
         }
-    }
-    Some(Some((v, arg.span)))
-}
-
-/// What Megatron's ramp-up does with a ramp core refuses: its own words,
-/// and whether it stops at start-up (`__init__`) or only when the ramp
-/// reaches a batch (`update`).
-fn calculator_says(err: &StageError, global: u64) -> (String, bool) {
-    match *err {
-        StageError::RampZero { what: "start" } => (
-            "the ramp-up calculator asserts \"start batch size should be positive, got 0.\"".to_owned(),
-            true,
-        ),
-        StageError::RampZero { .. } => (
-            "the ramp-up calculator asserts \"batch size increment should be positive, got 0.\"".to_owned(),
-            true,
-        ),
-        StageError::RampShrinks { start, end } => (
-            format!(
-                "the ramp-up calculator asserts \"expected global batch size to be greater than or equal to start batch size, got {end} and {start}\""
-            ),
-            true,
-        ),
-        StageError::RampIncrement { start, end, increment } => (
-            format!(
-                "the ramp-up calculator asserts \"expected global batch size interval ({}) to be divisible by global batch size increment ({increment})\"",
-                end - start
-            ),
-            true,
-        ),
-        // `num_increments = 0`, then `ramup_samples / num_increments`.
-        StageError::RampEmpty { .. } => (
-            format!(
-                "the ramp starts at the global batch {global}, so the calculator has 0 increments and its `ramup_samples / num_increments` raises ZeroDivisionError"
-            ),
-            true,
-        ),
-        // `rampup_samples_per_increment = 0.0`, then `consumed_samples / 0.0`.
-        StageError::RampZeroLength => (
-            "the ramp is over 0 samples, so the calculator's first update divides by rampup_samples_per_increment = 0.0 and raises ZeroDivisionError".to_owned(),
-            true,
-        ),
-        StageError::NotMultiple {
-            value,
-            micro_batch,
-            replicas,
-            what,
-            ..
-        } => (
-            format!(
-                "update() asserts that the current global batch is divisible by micro-batch-size ({micro_batch}) times data parallel size ({replicas}), and the ramp's {what} {value} is not, so the ramp reaches batches that are not"
-            ),
-            false,
-        ),
-        _ => (err.message(), false),
-    }
-}
-
-/// A core stage error about a framework's key, as a finding.
-pub(crate) fn stage_finding(err: &StageError, key: &str, span: Range<usize>) -> Diagnostic {
-    let code = match err {
-        StageError::TooMany { .. } | StageError::Plan { .. } => codes::VALUE,
-        _ => codes::ENGINE_ASSERT,
-    };
-    Diagnostic::error(
-        code,
-        vec![key.to_owned()],
-        format!("{key}: {}", err.message()),
-    )
-    .help(err.fix().text)
-    .at(span, err.label())
-}
-
-/// `--rampup-batch-size` (NeMo's `model.rampup_batch_size`) as
-/// `[batch.ramp]`: `start`, `increment` and `over = "SAMPLES examples"`,
-/// with `[batch]` the final global batch, so that core's
-/// [`StagedPlan::linear`] steps it as `RampupBatchsizeNumMicroBatchesCalculator.update`
-/// (`megatron/core/num_microbatches_calculator.py` before 532ad926b4) does.
-/// The calculator's checks are core's.
-pub(crate) fn linear_ramp(
-    plan: &Plan,
-    [start, increment, samples]: [u64; 3],
-    key: &str,
-    path: Vec<String>,
-    span: Range<usize>,
-    framework: &str,
-) -> Result<Staged, Refused> {
-    let ramp = LinearRamp {
-        start,
-        increment,
-        over: Span::new(samples, UnitKind::Example),
-    };
-    match StagedPlan::linear(plan, &ramp) {
-        Ok(staged) => Ok(Staged {
-            form: Form::Ramp(ramp),
-            plan: staged,
-            key: key.to_owned(),
-            span,
-        }),
-        Err(err) => {
-            let global = plan.effective_batch().get();
-            let (says, at_start) = calculator_says(&err, global);
-            let when = if at_start {
-                "would stop at start-up"
-            } else {
-                "would stop during the ramp-up"
-            };
-            let finding = match err {
-                StageError::TooMany { .. } | StageError::Plan { .. } => {
-                    stage_finding(&err, key, span)
-                }
-                _ => Diagnostic::error(
-                    codes::ENGINE_ASSERT,
-                    path,
-                    format!("{framework} {when}: {says}"),
-                )
-                .help(err.fix().text)
-                .at(span, "ramp-up refused"),
-            };
-            Err(Refused {
-                finding: Box::new(finding),
-                at_start,
-            })
-        }
-    }
-}
-
-/// A ramp-up the calculator refuses: the finding, and whether it stops at
-/// start-up (no batch at all) or only when the ramp reaches a batch.
-pub(crate) struct Refused {
-    pub(crate) finding: Box<Diagnostic>,
-    pub(crate) at_start: bool,
+        (None, None) => (None, None),
+    })
 }
 
 /// The rule by which Megatron counts the iterations of a sample-based run.
