@@ -59,6 +59,8 @@ mod reader;
 mod stages;
 
 #[cfg(test)]
+mod ramp_export_tests;
+#[cfg(test)]
 mod ramp_tests;
 #[cfg(test)]
 mod tests;

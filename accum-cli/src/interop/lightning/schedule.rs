@@ -93,6 +93,20 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
     };
     let refs: Vec<&str> = path.iter().map(String::as_str).collect();
     let node = r.node(&refs).cloned().ok_or(())?;
+    if path == owned(&acc_path) {
+        // CHANGELOG of 2.0.0: "Removed support for passing a scheduling
+        // dictionary to `Trainer(accumulate_grad_batches=...)`" (#16729).
+        r.push(
+            Diagnostic::error(
+                codes::VERSION,
+                path.clone(),
+                format!("a schedule in {ACC} is Lightning 1.x's form: Lightning 2.0 removed it and takes only an int there (LightningCLI refuses the mapping)"),
+            )
+            .warning()
+            .help("with Lightning 2.x, give the schedule to the GradientAccumulationScheduler callback in trainer.callbacks (`accum export lightning` writes it)")
+            .at(node.span.clone(), "Lightning 1.x only"),
+        );
+    }
     let steps = scheduling(r, &path, &node)?;
     // on_train_start: the Trainer's own factor must stay 1.
     if path != owned(&acc_path)

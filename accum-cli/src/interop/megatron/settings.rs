@@ -130,7 +130,26 @@ pub(super) fn settings(
                             ),
                         )
                         .warning()
-                        .help(format!("write --train-samples {} to state what is trained", trained.get()))
+                        .help(match rule {
+                            // A count that ends in the ramp-up phase always ends past
+                            // train_samples: the first count trained exactly is where
+                            // that phase ends (train_iters of the ramp's own samples).
+                            Rule::Ramp { samples: ramp, .. } if more => {
+                                let exact = schedules::train_iters(rule, *ramp)
+                                    .ok()
+                                    .and_then(|n| stages_of(rule).examples_at(Updates::new(n)).ok())
+                                    .map(|e| e.get());
+                                match exact {
+                                    Some(e) => format!(
+                                        "an iteration is counted while the samples before it are at most --train-samples, so a run that ends in the ramp-up trains past it; the ramp-up's iterations end at {} samples, and --train-samples {} (or that plus whole global batches of {b}) is trained exactly",
+                                        accum_core::units::group_digits(e),
+                                        e
+                                    ),
+                                    None => format!("write --train-samples {} to state what is trained", trained.get()),
+                                }
+                            }
+                            _ => format!("write --train-samples {} to state what is trained", trained.get()),
+                        })
                         .at(span.clone(), "not whole iterations through the stages"),
                     );
                 }
