@@ -9,8 +9,9 @@ use std::ops::Range;
 use accum_core::config::RunSection;
 use accum_core::config::partial::{PartialBatch, PartialConfig};
 use accum_core::settings::Normalization;
-use accum_core::{LastGroup, Plan, PlanError};
+use accum_core::{LastGroup, Layout, Plan, PlanError, PlanInput};
 
+use super::reader::Reader;
 use super::stages::{Form, Staged, StepLength, shift_finding};
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported, codes};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -264,4 +265,68 @@ pub(crate) fn partial_group_finding(
 /// The world size the options give (`--world-size` or `--num-processes`).
 pub(crate) fn world_from_options(opts: &ImportOptions) -> Option<u64> {
     opts.world_size.or(opts.num_processes)
+}
+
+/// One YAML or JSON file of training arguments, read by `read`: strings
+/// that hold numbers are numbers there (`"1e-4"`, as LightningCLI's and
+/// axolotl's parsers take them).
+pub(crate) fn read_arguments(
+    name: &str,
+    text: &str,
+    read: impl FnOnce(&mut Reader) -> Option<Batch>,
+) -> Result<Reading, ImportError> {
+    let mut r = Reader::parse(name, text, true)?;
+    r.strings_are_numbers = true;
+    let batch = read(&mut r);
+    Ok(Reading {
+        files: vec![r.into_report()],
+        batch,
+    })
+}
+
+/// The plan of a framework that states the microbatch and the accumulation
+/// of each process and counts the replicas from its layout.
+pub(crate) fn per_process_plan(
+    micro_batch: u64,
+    accumulation: u64,
+    layout: Layout,
+    seq_len: Option<u64>,
+) -> Result<Plan, PlanError> {
+    PlanInput {
+        micro_batch: Some(micro_batch),
+        accumulation: Some(accumulation),
+        replicas: None,
+        layout: Some(layout),
+        seq_len,
+        global_batch: None,
+    }
+    .resolve()
+}
+
+/// The layout of `world` processes with the model-parallel degrees
+/// `[tensor, pipeline, context]`, and its data-parallel replicas; `None`
+/// when the degrees do not divide the world (the finding is pushed).
+pub(crate) fn layout_of(
+    r: &mut Reader,
+    world: u64,
+    [tp, pp, cp]: [u64; 3],
+    root: &Range<usize>,
+) -> Option<(Layout, u64)> {
+    let layout = Layout::new(world, tp, pp, cp);
+    match layout.replicas() {
+        Ok(d) => Some((layout, d)),
+        Err(err) => {
+            r.push(plan_finding(&err, vec![], root.clone()));
+            None
+        }
+    }
+}
+
+/// The model-parallel degrees the options give (1 when not given).
+pub(crate) fn option_degrees(opts: &ImportOptions) -> [u64; 3] {
+    [
+        opts.tensor.unwrap_or(1),
+        opts.pipeline.unwrap_or(1),
+        opts.context.unwrap_or(1),
+    ]
 }

@@ -163,20 +163,24 @@ pub(crate) fn refuse_stages(
     if staged.is_constant() {
         return Ok(());
     }
-    let key = if config.batch.ramp.is_some() {
-        "batch.ramp"
-    } else {
-        "batch.stages"
-    };
     Err(ExportError::Unsupported {
         framework,
-        key,
+        key: stages_key(config),
         reason: format!(
             "{lacks}, so the {} stages (global batch {}) cannot be written; export to megatron (--rampup-batch-size or --step-batch-size-schedule) or nemo (model.rampup_batch_size), which change the batch during the run, or to lightning when every stage ends at a whole epoch",
             staged.stages().len(),
             batches(staged)
         ),
     })
+}
+
+/// The config's key that states its stages: `batch.ramp` or `batch.stages`.
+pub(crate) fn stages_key(config: &PartialConfig) -> &'static str {
+    if config.batch.ramp.is_some() {
+        "batch.ramp"
+    } else {
+        "batch.stages"
+    }
 }
 
 /// The stages' global batches, `32 → 64 → 128`.

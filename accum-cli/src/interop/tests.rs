@@ -19,15 +19,9 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/interop")
 }
 
+/// The fixtures of a framework are in the folder of its command-line name.
 fn dir(framework: Framework) -> &'static str {
-    match framework {
-        Framework::DeepSpeed => "deepspeed",
-        Framework::Megatron => "megatron",
-        Framework::HuggingFace => "hf",
-        Framework::Lightning => "lightning",
-        Framework::NeMo => "nemo",
-        Framework::Axolotl => "axolotl",
-    }
+    framework.key()
 }
 
 /// What a fixture says about itself.

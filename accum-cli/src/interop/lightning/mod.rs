@@ -20,11 +20,14 @@ mod schedule;
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
 use accum_core::settings::PrecisionMode;
-use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
+use accum_core::{LastGroup, Span, UnitKind};
 
 pub(crate) use export::{export, export_nemo};
 
-use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
+use super::dialect::{
+    Batch, Dialect, LastGroupRule, LossRule, Reading, layout_of, option_degrees, per_process_plan,
+    plan_finding, read_arguments,
+};
 use super::reader::{At, Reader, owned};
 use super::stages::StepLength;
 use super::{BatchSchedule, Framework, ImportError, ImportOptions, codes};
@@ -43,14 +46,11 @@ impl Dialect for NeMo {
     const FRAMEWORK: Framework = Framework::NeMo;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        let mut r = Reader::parse(name, text, true)?;
-        r.strings_are_numbers = true;
-        let batch = if r.has(&["model", "global_batch_size"])
-            || r.has(&["model", "micro_batch_size"])
-        {
-            let t = trainer(&r);
-            nemo::read(&mut r, opts, &t)
-        } else {
+        read_arguments(name, text, |r| {
+            if r.has(&["model", "global_batch_size"]) || r.has(&["model", "micro_batch_size"]) {
+                let t = trainer(r);
+                return nemo::read(r, opts, &t);
+            }
             let span = r.span(&[]);
             r.push(
                 Diagnostic::error(
@@ -62,10 +62,6 @@ impl Dialect for NeMo {
                 .at(span, "not a NeMo Megatron model"),
             );
             None
-        };
-        Ok(Reading {
-            files: vec![r.into_report()],
-            batch,
         })
     }
 }
@@ -101,13 +97,7 @@ impl Dialect for Lightning {
     const FRAMEWORK: Framework = Framework::Lightning;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        let mut r = Reader::parse(name, text, true)?;
-        r.strings_are_numbers = true;
-        let batch = read(&mut r, opts);
-        Ok(Reading {
-            files: vec![r.into_report()],
-            batch,
-        })
+        read_arguments(name, text, |r| read(r, opts))
     }
 }
 
@@ -167,19 +157,8 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
 
     let (a, epochs) = accumulation(r, &t)?;
     let world = devices::world(r, opts, &t)?;
-    let (tp, pp, cp) = (
-        opts.tensor.unwrap_or(1),
-        opts.pipeline.unwrap_or(1),
-        opts.context.unwrap_or(1),
-    );
-    let layout = Layout::new(world, tp, pp, cp);
-    let replicas = match layout.replicas() {
-        Ok(d) => d,
-        Err(err) => {
-            r.push(plan_finding(&err, vec![], root));
-            return None;
-        }
-    };
+    let [tp, pp, cp] = option_degrees(opts);
+    let (layout, replicas) = layout_of(r, world, [tp, pp, cp], &root)?;
     let model_parallel = tp * pp * cp > 1;
     if model_parallel {
         let span = r.span(&t.path("devices"));
@@ -198,16 +177,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
             .at(span, "devices, not replicas"),
         );
     }
-    let plan = match (PlanInput {
-        micro_batch: Some(m),
-        accumulation: Some(a),
-        replicas: None,
-        layout: Some(layout),
-        seq_len: opts.seq_len,
-        global_batch: None,
-    })
-    .resolve()
-    {
+    let plan = match per_process_plan(m, a, layout, opts.seq_len) {
         Ok(plan) => plan,
         Err(err) => {
             r.push(plan_finding(&err, owned(&t.path(ACC)), root));

@@ -20,35 +20,20 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
         &[accum_core::LastGroup::Drop],
         "runs whole global batches only (the leftover examples are not used)",
     )?;
-    let layout = plan
-        .layout()
-        .unwrap_or(accum_core::Layout::data_parallel(plan.replicas()));
+    let layout = out.layout();
     let s = &c.schedule;
     let batch = batch_lines(c, out)?;
     let mut lines: Vec<String> = vec![format!("--micro-batch-size {}", plan.micro_batch())];
     lines.extend(batch.lines);
-    // The degrees the config states (1 included), and those above 1.
-    let stated = c.parallel.as_ref();
-    for (flag, degree, given) in [
-        (
+    for (flag, degree) in out.parallel_degrees(
+        c,
+        [
             "--tensor-model-parallel-size",
-            layout.tensor,
-            stated.and_then(|p| p.tensor),
-        ),
-        (
             "--pipeline-model-parallel-size",
-            layout.pipeline,
-            stated.and_then(|p| p.pipeline),
-        ),
-        (
             "--context-parallel-size",
-            layout.context,
-            stated.and_then(|p| p.context),
-        ),
-    ] {
-        if degree > 1 || given.is_some() {
-            lines.push(format!("{flag} {degree}"));
-        }
+        ],
+    ) {
+        lines.push(format!("{flag} {degree}"));
     }
     if let Some(l) = plan.seq_len() {
         lines.push(format!("--seq-length {l}"));
@@ -250,16 +235,7 @@ fn batch_lines(c: &PartialConfig, out: &mut Out) -> Result<BatchLines, ExportErr
             ramp: Some(ramp),
         });
     }
-    let key = if c.batch.ramp.is_some() {
-        "batch.ramp"
-    } else {
-        "batch.stages"
-    };
-    let schedule = step_schedule(&staged).map_err(|reason| ExportError::Unsupported {
-        framework: Framework::Megatron,
-        key,
-        reason,
-    })?;
+    let schedule = step_schedule(&staged).map_err(|reason| out.stages_refused(c, reason))?;
     if c.batch.ramp.is_some() {
         out.note(format!(
             "batch.ramp written as --step-batch-size-schedule: {}",
