@@ -130,7 +130,10 @@ fn frameworks_with_one_accumulation_refuse_a_ramp() {
             text.contains("gradient_accumulation_steps for the whole run")
                 && text.contains("export to megatron")
                 && text.contains("nemo")
-                && text.contains("64 → 128 → 192"),
+                && text.contains("64 → 128 → 192")
+                && text.contains(
+                    "or remove batch.ramp from the config to train with the global batch 512"
+                ),
             "{text}"
         );
     }

@@ -167,9 +167,11 @@ pub(crate) fn refuse_stages(
         framework,
         key: stages_key(config),
         reason: format!(
-            "{lacks}, so the {} stages (global batch {}) cannot be written; export to megatron (--rampup-batch-size or --step-batch-size-schedule) or nemo (model.rampup_batch_size), which change the batch during the run, or to lightning when every stage ends at a whole epoch",
+            "{lacks}, so the {} stages (global batch {}) cannot be written; export to megatron (--rampup-batch-size or --step-batch-size-schedule) or nemo (model.rampup_batch_size), which change the batch during the run, or to lightning when every stage ends at a whole epoch; or remove {} from the config to train with the global batch {} from the first update",
             staged.stages().len(),
-            batches(staged)
+            batches(staged),
+            stages_key(config),
+            group_digits(staged.final_plan().effective_batch().get())
         ),
     })
 }
