@@ -63,6 +63,8 @@ mod ramp_export_tests;
 #[cfg(test)]
 mod ramp_tests;
 #[cfg(test)]
+mod survey_tests;
+#[cfg(test)]
 mod tests;
 
 /// The interop guide (`docs/interop.md`), compiled so that its example runs.
