@@ -95,12 +95,15 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
     let node = r.node(&refs).cloned().ok_or(())?;
     if path == owned(&acc_path) {
         // CHANGELOG of 2.0.0: "Removed support for passing a scheduling
-        // dictionary to `Trainer(accumulate_grad_batches=...)`" (#16729).
+        // dictionary to `Trainer(accumulate_grad_batches=...)`" (#16729);
+        // `Trainer.__init__` types it `int` and stores it as given, and
+        // `_TrainingEpochLoop._accumulated_batches_reached` takes
+        // `ready % trainer.accumulate_grad_batches`, which a dict cannot.
         r.push(
             Diagnostic::error(
                 codes::VERSION,
                 path.clone(),
-                format!("a schedule in {ACC} is Lightning 1.x's form: Lightning 2.0 removed it and takes only an int there (LightningCLI refuses the mapping)"),
+                format!("a schedule in {ACC} is Lightning 1.x's form: Lightning 2.0 removed it and takes only an int there (LightningCLI refuses the mapping, and a Trainer given one fails at the first batch)"),
             )
             .warning()
             .help("with Lightning 2.x, give the schedule to the GradientAccumulationScheduler callback in trainer.callbacks (`accum export lightning` writes it)")
