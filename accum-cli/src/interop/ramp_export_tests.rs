@@ -91,6 +91,44 @@ fn megatron_export_writes_the_ramp_or_the_step_schedule() {
     );
     assert!(!out.text.contains("--global-batch-size"), "{}", out.text);
     assert!(out.text.contains("--train-iters 30000"), "{}", out.text);
+    // A warmup in updates: Megatron's scheduler counts iterations of micro ×
+    // DP = 16 samples under a step schedule, so the warmup's samples through
+    // the stages are written over 16, and read back as the same samples.
+    config.schedule.warmup = Some(Span::new(6000, UnitKind::Update));
+    let staged_config = staged(&ramp);
+    let samples = staged_config
+        .examples_at(accum_core::Updates::new(6000))
+        .expect("counts")
+        .get();
+    let out = export(Framework::Megatron, &config).expect("exports");
+    assert!(
+        out.text
+            .contains(&format!("--lr-warmup-iters {}", samples / 16)),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.contains("micro × DP = 16 samples")),
+        "{:?}",
+        out.notes
+    );
+    let again = import(
+        Framework::Megatron,
+        "again.sh",
+        &out.text,
+        &ImportOptions {
+            world_size: Some(8),
+            ..ImportOptions::default()
+        },
+    )
+    .expect("imports");
+    assert_eq!(
+        again.config.schedule.warmup,
+        Some(Span::new(samples, UnitKind::Example))
+    );
+    config.schedule.warmup = None;
     // Without a sequence length the thresholds cannot be written as tokens.
     config.batch.seq_len = None;
     let err = export(Framework::Megatron, &config).expect_err("no seq_len");

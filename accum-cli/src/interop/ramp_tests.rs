@@ -549,3 +549,89 @@ fn a_run_ending_in_the_ramp_up_is_told_the_exact_count() {
         .expect("a rounds finding");
     assert!(help.contains("write --train-samples 2000896"), "{help}");
 }
+
+/// With `--train-iters` and a step schedule, Megatron's learning-rate
+/// scheduler counts `lr_warmup_iters × global_batch_size` samples, and
+/// `global_batch_size` is micro × DP there: the warmup is imported as those
+/// samples, and the finding gives where it ends through the stages.
+#[test]
+fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() {
+    let text = "torchrun --nproc_per_node 16 pretrain_gpt.py --micro-batch-size 1 --seq-length 2048 \
+                --step-batch-size-schedule \"0:16 2.4B:320 12B:1536\" --train-iters 500000 \
+                --lr-warmup-iters 100000 --lr-decay-iters 430000";
+    let imported =
+        import(Framework::Megatron, "s.sh", text, &ImportOptions::default()).expect("imports");
+    assert_eq!(
+        imported.config.schedule.warmup,
+        Some(Span::new(1_600_000, UnitKind::Example))
+    );
+    assert_eq!(
+        imported.config.schedule.total,
+        Some(Span::new(500_000, UnitKind::Update))
+    );
+    // 73,243 iterations of 16 reach 1,171,888 samples; then 1,338 of 320.
+    let staged = staged(&imported);
+    assert_eq!(
+        staged
+            .to_updates(1_600_000, UnitKind::Example, accum_core::Rounding::Up)
+            .map(Updates::get),
+        Ok(74_581)
+    );
+    let lr: Vec<_> = imported
+        .findings()
+        .filter(|f| f.code == codes::SCHEDULE_SHIFT && f.message.contains("learning-rate"))
+        .collect();
+    assert_eq!(lr.len(), 1, "{}", imported.render(false));
+    assert!(
+        lr[0].message.contains(
+            "--lr-warmup-iters 100,000 is 100,000 × 16 = 1,600,000 samples, reached after 74,581 iterations through the stages"
+        ) && lr[0].message.contains("--lr-decay-iters 430,000 is 430,000 × 16 = 6,880,000 samples"),
+        "{}",
+        lr[0].message
+    );
+    // 100,000 iterations through the stages are that many samples over 16.
+    let through = staged
+        .examples_at(Updates::new(100_000))
+        .expect("counts")
+        .get();
+    let help = lr[0].help.as_deref().unwrap_or_default();
+    assert!(
+        help.contains(&format!("--lr-warmup-iters {}", through / 16)),
+        "{help}"
+    );
+    // The run's length counts iterations: the shift of --train-iters only.
+    let shift: Vec<_> = imported
+        .findings()
+        .filter(|f| f.code == codes::SCHEDULE_SHIFT && !f.message.contains("learning-rate"))
+        .collect();
+    assert_eq!(shift.len(), 1);
+    assert!(
+        shift[0].message.contains("--train-iters 500,000")
+            && !shift[0].message.contains("--lr-warmup-iters"),
+        "{}",
+        shift[0].message
+    );
+    // A warmup within the first stage is the same either way: no finding.
+    let text = text.replace(
+        "--lr-warmup-iters 100000 --lr-decay-iters 430000",
+        "--lr-warmup-iters 2000",
+    );
+    let imported = import(
+        Framework::Megatron,
+        "s.sh",
+        &text,
+        &ImportOptions::default(),
+    )
+    .expect("imports");
+    assert!(
+        imported
+            .findings()
+            .all(|f| !f.message.contains("learning-rate")),
+        "{}",
+        imported.render(false)
+    );
+    assert_eq!(
+        imported.config.schedule.warmup,
+        Some(Span::new(32_000, UnitKind::Example))
+    );
+}

@@ -61,14 +61,18 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
         }
     }
     if let Some(w) = s.warmup {
-        lines.push(length(
-            out,
-            "schedule.warmup",
-            w,
-            in_samples,
-            "--lr-warmup-iters",
-            "--lr-warmup-samples",
-        )?);
+        if !in_samples && !out.staged.is_constant() {
+            lines.push(scheduler_iters(out, w)?);
+        } else {
+            lines.push(length(
+                out,
+                "schedule.warmup",
+                w,
+                in_samples,
+                "--lr-warmup-iters",
+                "--lr-warmup-samples",
+            )?);
+        }
     }
     if let Some(kind) = s.kind {
         lines.push(format!(
@@ -181,6 +185,25 @@ fn length(
         let v = out.span_in(key, iters, span, UnitKind::Update)?;
         Ok(format!("{iters} {v}"))
     }
+}
+
+/// `--lr-warmup-iters` under a step schedule with `--train-iters`: the
+/// learning-rate scheduler counts samples, `lr_warmup_iters ×
+/// global_batch_size`, and with a step schedule `global_batch_size` is
+/// micro × DP (`get_optimizer_param_scheduler` in
+/// `megatron/training/training.py`; `validate_args`). So the warmup is
+/// written as its samples through the stages over micro × DP, which is
+/// exact: every stage's batch is a multiple of micro × DP.
+fn scheduler_iters(out: &mut Out, warmup: Span) -> Result<String, ExportError> {
+    let name = "--lr-warmup-iters";
+    let samples = out.span_in("schedule.warmup", name, warmup, UnitKind::Example)?;
+    let per = out.plan.micro_batch().saturating_mul(out.plan.replicas());
+    let v = samples / per.max(1);
+    out.note(format!(
+        "schedule.warmup = {warmup} is {} samples through the stages: {name} {v}, as Megatron's learning-rate scheduler counts an iteration of it as micro × DP = {per} samples under a step schedule",
+        group_digits(samples)
+    ));
+    Ok(format!("{name} {v}"))
 }
 
 /// The batch arguments, and the ramp they write.

@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use accum_core::config::partial::{PartialConfig, PartialLossScale};
 use accum_core::settings::{PrecisionMode, ScheduleKind};
-use accum_core::{Span, UnitKind, Updates};
+use accum_core::units::group_digits;
+use accum_core::{Rounding, Span, UnitKind, Updates};
 
 use super::Args;
 use super::args::Arg;
@@ -175,10 +176,31 @@ pub(super) fn settings(
         }
         total = total.or(Some(Span::new(*s, UnitKind::Example)));
     }
+    // With a step schedule and --train-iters, the scheduler's lengths in
+    // iterations are iterations of micro × DP samples (`scheduler_samples`).
+    let per_iteration = match rule {
+        Some(Rule::Steps(plan)) if iters.is_some() => {
+            let first = plan.first_plan();
+            Some(first.micro_batch().saturating_mul(first.replicas()))
+        }
+        _ => None,
+    };
     let warmup = warm_iters
         .filter(|&w| w > 0 || warm_samples.is_none())
-        .map(|v| Span::new(v, UnitKind::Update))
+        .map(|v| match per_iteration {
+            Some(per) => Span::new(v.saturating_mul(per), UnitKind::Example),
+            None => Span::new(v, UnitKind::Update),
+        })
         .or(warm_samples.map(|v| Span::new(v, UnitKind::Example)));
+    if let (Some(per), Some(Rule::Steps(plan))) = (per_iteration, rule) {
+        let scheduled = [
+            ("--lr-warmup-iters", warm_iters.filter(|&w| w > 0)),
+            ("--lr-decay-iters", decay_iters),
+        ];
+        if let Some(finding) = scheduler_samples(a, plan, per, &scheduled, top) {
+            a.findings.push(finding);
+        }
+    }
     if let Some(frac) = a.get("--lr-warmup-fraction").cloned() {
         a.findings.push(
             Diagnostic::error(
@@ -195,6 +217,9 @@ pub(super) fn settings(
     // each stage (`schedule-shift`, with their values through the stages).
     // Lengths already in samples keep their meaning.
     let mut lengths = Vec::new();
+    // Under a step schedule the scheduler's lengths are not updates of the
+    // stages (`scheduler_samples` says what they are).
+    let scheduler_in_updates = per_iteration.is_none();
     if rule.is_some() {
         for (name, value, in_samples) in [
             (
@@ -204,10 +229,14 @@ pub(super) fn settings(
             ),
             (
                 "--lr-warmup-iters",
-                warm_iters.filter(|&w| w > 0),
+                warm_iters.filter(|&w| w > 0 && scheduler_in_updates),
                 "--lr-warmup-samples",
             ),
-            ("--lr-decay-iters", decay_iters, "--lr-decay-samples"),
+            (
+                "--lr-decay-iters",
+                decay_iters.filter(|_| scheduler_in_updates),
+                "--lr-decay-samples",
+            ),
         ] {
             if let Some(updates) = value {
                 let span = a.get(name).map_or(top.clone(), |x| x.span.clone());
@@ -272,4 +301,79 @@ fn stages_of<'a>(rule: &Rule<'a>) -> &'a accum_core::plan::StagedPlan {
     match *rule {
         Rule::Ramp { plan, .. } | Rule::Steps(plan) => plan,
     }
+}
+
+/// `schedule-shift` for the learning-rate lengths in iterations under a step
+/// schedule. `get_optimizer_param_scheduler` (`megatron/training/training.py`)
+/// counts samples: with `--train-iters` it sets `lr_warmup_steps =
+/// lr_warmup_iters × global_batch_size` and `lr_decay_steps = lr_decay_iters
+/// × global_batch_size`, and `train_step` steps it by each iteration's
+/// samples (`get_num_microbatches() × micro_batch_size ×
+/// data_parallel_size`). With a step schedule `--global-batch-size` is
+/// refused and `validate_args` sets `global_batch_size = micro_batch_size ×
+/// data_parallel_size`, so each of these iterations is `per` samples: the
+/// warmup ends after `W × per` samples, far fewer iterations than `W` once
+/// the batch grows.
+fn scheduler_samples(
+    a: &Args,
+    plan: &accum_core::plan::StagedPlan,
+    per: u64,
+    lengths: &[(&str, Option<u64>)],
+    top: &Range<usize>,
+) -> Option<Diagnostic> {
+    let mut parts = Vec::new();
+    let mut fixes = Vec::new();
+    let mut spans = Vec::new();
+    let mut names = Vec::new();
+    for &(name, value) in lengths {
+        let Some(n) = value else { continue };
+        let samples = n.saturating_mul(per);
+        // Within the first stage (batch `per`) the two counts agree.
+        let Ok(through) = plan
+            .to_updates(samples, UnitKind::Example, Rounding::Up)
+            .map(Updates::get)
+        else {
+            continue;
+        };
+        if through == n {
+            continue;
+        }
+        parts.push(format!(
+            "{name} {} is {} × {per} = {} samples, reached after {} iterations through the stages",
+            group_digits(n),
+            group_digits(n),
+            group_digits(samples),
+            group_digits(through)
+        ));
+        // The samples of `n` iterations through the stages, in iterations of `per`.
+        if let Ok(e) = plan.examples_at(Updates::new(n)) {
+            fixes.push(format!("{name} {}", e.get() / per));
+        }
+        spans.push(a.get(name).map_or(top.clone(), |x| x.span.clone()));
+        names.push(name);
+    }
+    let first = spans.first()?.clone();
+    let mut finding = Diagnostic::error(
+        codes::SCHEDULE_SHIFT,
+        Args::path(names.first()?),
+        format!(
+            "Megatron's learning-rate scheduler counts samples, and with --train-iters and --step-batch-size-schedule an iteration of it is global_batch_size = micro × DP = {per} samples (get_optimizer_param_scheduler), whatever the stage's batch: {}{}",
+            parts.join("; "),
+            if names.contains(&"--lr-warmup-iters") {
+                "; accum keeps the warmup as those samples"
+            } else {
+                ""
+            }
+        ),
+    )
+    .warning()
+    .help(format!(
+        "to count these lengths in iterations through the stages, write {} (the samples of that many iterations, divided by {per})",
+        fixes.join(", ")
+    ))
+    .at(first, "iterations of micro × DP samples");
+    for span in spans.into_iter().skip(1) {
+        finding = finding.also(span, "iterations of micro × DP samples");
+    }
+    Some(finding)
 }
