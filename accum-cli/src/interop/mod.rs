@@ -63,6 +63,8 @@ mod ramp_export_tests;
 #[cfg(test)]
 mod ramp_tests;
 #[cfg(test)]
+mod step_tests;
+#[cfg(test)]
 mod survey_tests;
 #[cfg(test)]
 mod tests;
