@@ -167,4 +167,27 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
         imported.config.schedule.warmup,
         Some(Span::new(32_000, UnitKind::Example))
     );
+    // A schedule of one batch has no stages, and the same rule: 2,000
+    // iterations of 16 samples are 500 iterations of the batch 64.
+    let text = "torchrun --nproc_per_node 16 pretrain_gpt.py --micro-batch-size 1 --seq-length 2048 \
+                --step-batch-size-schedule \"0:64\" --train-iters 500000 --lr-warmup-iters 2000";
+    let imported =
+        import(Framework::Megatron, "c.sh", text, &ImportOptions::default()).expect("imports");
+    assert_eq!(imported.config.batch.global_batch, Some(64));
+    assert_eq!(
+        imported.config.schedule.warmup,
+        Some(Span::new(32_000, UnitKind::Example))
+    );
+    let lr = imported
+        .findings()
+        .find(|f| f.message.contains("learning-rate"))
+        .expect("the scheduler's finding");
+    assert!(
+        lr.message.contains("reached after 500 iterations")
+            && lr
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("--lr-warmup-iters 8000")),
+        "{lr:?}"
+    );
 }

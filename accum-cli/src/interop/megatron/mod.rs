@@ -417,7 +417,6 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
             return None;
         }
     };
-    let b = plan.effective_batch().get();
 
     let (staged, schedule) = schedules::resolve(
         a,
@@ -434,7 +433,8 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         (Some(st), Some(_)) => Some(schedules::Rule::Steps(&st.plan)),
         _ => None,
     };
-    let (settings, step_lengths) = settings::settings(a, b, schedule.as_ref(), rule.as_ref(), &top);
+    let (settings, step_lengths) =
+        settings::settings(a, &plan, schedule.as_ref(), rule.as_ref(), &top);
 
     let per_token = a.has("--calculate-per-token-loss");
     let loss = if per_token {

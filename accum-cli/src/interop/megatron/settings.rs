@@ -5,9 +5,10 @@
 use std::ops::Range;
 
 use accum_core::config::partial::{PartialConfig, PartialLossScale};
+use accum_core::plan::StagedPlan;
 use accum_core::settings::{PrecisionMode, ScheduleKind};
 use accum_core::units::group_digits;
-use accum_core::{Rounding, Span, UnitKind, Updates};
+use accum_core::{Plan, Rounding, Span, UnitKind, Updates};
 
 use super::Args;
 use super::args::Arg;
@@ -20,11 +21,12 @@ use crate::interop::{BatchSchedule, codes};
 /// schedule-shift and iteration/sample findings.
 pub(super) fn settings(
     a: &mut Args,
-    b: u64,
+    plan: &Plan,
     schedule: Option<&BatchSchedule>,
     rule: Option<&Rule<'_>>,
     top: &Range<usize>,
 ) -> (PartialConfig, Vec<StepLength>) {
+    let b = plan.effective_batch().get();
     let mut c = PartialConfig::default();
     let iters = a.soft_uint("--train-iters", 1);
     let samples = a.soft_uint("--train-samples", 1);
@@ -178,13 +180,10 @@ pub(super) fn settings(
     }
     // With a step schedule and --train-iters, the scheduler's lengths in
     // iterations are iterations of micro × DP samples (`scheduler_samples`).
-    let per_iteration = match rule {
-        Some(Rule::Steps(plan)) if iters.is_some() => {
-            let first = plan.first_plan();
-            Some(first.micro_batch().saturating_mul(first.replicas()))
-        }
-        _ => None,
-    };
+    // A step schedule of one batch has no stages, and the same rule.
+    let per_iteration = matches!(schedule, Some(BatchSchedule::Steps(_)))
+        .then(|| plan.micro_batch().saturating_mul(plan.replicas()))
+        .filter(|_| iters.is_some());
     let warmup = warm_iters
         .filter(|&w| w > 0 || warm_samples.is_none())
         .map(|v| match per_iteration {
@@ -192,12 +191,20 @@ pub(super) fn settings(
             None => Span::new(v, UnitKind::Update),
         })
         .or(warm_samples.map(|v| Span::new(v, UnitKind::Example)));
-    if let (Some(per), Some(Rule::Steps(plan))) = (per_iteration, rule) {
+    if let Some(per) = per_iteration {
+        let constant;
+        let stages = match rule {
+            Some(Rule::Steps(stages)) => *stages,
+            _ => {
+                constant = StagedPlan::constant(*plan);
+                &constant
+            }
+        };
         let scheduled = [
             ("--lr-warmup-iters", warm_iters.filter(|&w| w > 0)),
             ("--lr-decay-iters", decay_iters),
         ];
-        if let Some(finding) = scheduler_samples(a, plan, per, &scheduled, top) {
+        if let Some(finding) = scheduler_samples(a, stages, per, &scheduled, top) {
             a.findings.push(finding);
         }
     }
@@ -297,7 +304,7 @@ pub(super) fn settings(
 }
 
 /// The stages a rule counts through.
-fn stages_of<'a>(rule: &Rule<'a>) -> &'a accum_core::plan::StagedPlan {
+fn stages_of<'a>(rule: &Rule<'a>) -> &'a StagedPlan {
     match *rule {
         Rule::Ramp { plan, .. } | Rule::Steps(plan) => plan,
     }
@@ -316,7 +323,7 @@ fn stages_of<'a>(rule: &Rule<'a>) -> &'a accum_core::plan::StagedPlan {
 /// the batch grows.
 fn scheduler_samples(
     a: &Args,
-    plan: &accum_core::plan::StagedPlan,
+    plan: &StagedPlan,
     per: u64,
     lengths: &[(&str, Option<u64>)],
     top: &Range<usize>,
