@@ -167,6 +167,23 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
         imported.config.schedule.warmup,
         Some(Span::new(32_000, UnitKind::Example))
     );
+    // A schedule of one batch counts --train-samples by the same rule:
+    // iterations while the samples consumed are below it, 16 × 64 = 1,024.
+    let text = "torchrun --nproc_per_node 16 pretrain_gpt.py --micro-batch-size 1 --seq-length 2048 \
+                --step-batch-size-schedule \"0:64\" --train-samples 1000";
+    let imported =
+        import(Framework::Megatron, "c.sh", text, &ImportOptions::default()).expect("imports");
+    let rounds = imported
+        .findings()
+        .find(|f| f.code == codes::ROUNDS)
+        .expect("a rounds finding");
+    assert!(
+        rounds
+            .message
+            .contains("train_iters = 16 (update_train_iters counts iterations while the samples consumed are below train_samples), so it trains 1024 samples, 24 more"),
+        "{}",
+        rounds.message
+    );
     // A schedule of one batch has no stages, and the same rule: 2,000
     // iterations of 16 samples are 500 iterations of the batch 64.
     let text = "torchrun --nproc_per_node 16 pretrain_gpt.py --micro-batch-size 1 --seq-length 2048 \

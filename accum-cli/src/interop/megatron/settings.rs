@@ -27,6 +27,14 @@ pub(super) fn settings(
     top: &Range<usize>,
 ) -> (PartialConfig, Vec<StepLength>) {
     let b = plan.effective_batch().get();
+    // A step schedule of one batch has no stages, and Megatron counts its
+    // iterations by the step schedule's rule all the same.
+    let one_batch = StagedPlan::constant(*plan);
+    let one_batch_rule = Rule::Steps(&one_batch);
+    let rule = match (rule, schedule) {
+        (None, Some(BatchSchedule::Steps(_))) => Some(&one_batch_rule),
+        _ => rule,
+    };
     let mut c = PartialConfig::default();
     let iters = a.soft_uint("--train-iters", 1);
     let samples = a.soft_uint("--train-samples", 1);
@@ -180,8 +188,7 @@ pub(super) fn settings(
     }
     // With a step schedule and --train-iters, the scheduler's lengths in
     // iterations are iterations of micro × DP samples (`scheduler_samples`).
-    // A step schedule of one batch has no stages, and the same rule.
-    let per_iteration = matches!(schedule, Some(BatchSchedule::Steps(_)))
+    let per_iteration = matches!(rule, Some(Rule::Steps(_)))
         .then(|| plan.micro_batch().saturating_mul(plan.replicas()))
         .filter(|_| iters.is_some());
     let warmup = warm_iters
@@ -191,15 +198,7 @@ pub(super) fn settings(
             None => Span::new(v, UnitKind::Update),
         })
         .or(warm_samples.map(|v| Span::new(v, UnitKind::Example)));
-    if let Some(per) = per_iteration {
-        let constant;
-        let stages = match rule {
-            Some(Rule::Steps(stages)) => *stages,
-            _ => {
-                constant = StagedPlan::constant(*plan);
-                &constant
-            }
-        };
+    if let (Some(per), Some(Rule::Steps(stages))) = (per_iteration, rule) {
         let scheduled = [
             ("--lr-warmup-iters", warm_iters.filter(|&w| w > 0)),
             ("--lr-decay-iters", decay_iters),
