@@ -86,25 +86,12 @@ pub(crate) struct LastGroupRule {
     pub(crate) span: Range<usize>,
 }
 
-/// Reads `text` with the framework's dialect and finishes the import.
-pub(crate) fn import(
-    framework: Framework,
+/// One dialect's reading, and the shared tail.
+pub(crate) fn run<D: Dialect>(
     name: &str,
     text: &str,
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
-    match framework {
-        Framework::DeepSpeed => run::<super::deepspeed::DeepSpeed>(name, text, opts),
-        Framework::Megatron => run::<super::megatron::Megatron>(name, text, opts),
-        Framework::HuggingFace => run::<super::huggingface::HuggingFace>(name, text, opts),
-        Framework::Lightning => run::<super::lightning::Lightning>(name, text, opts),
-        Framework::NeMo => run::<super::lightning::NeMo>(name, text, opts),
-        Framework::Axolotl => run::<super::axolotl::Axolotl>(name, text, opts),
-    }
-}
-
-/// One dialect's reading, and the shared tail.
-fn run<D: Dialect>(name: &str, text: &str, opts: &ImportOptions) -> Result<Imported, ImportError> {
     let reading = D::read(name, text, opts)?;
     finish(D::FRAMEWORK, name, opts, reading)
 }

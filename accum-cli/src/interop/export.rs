@@ -10,10 +10,15 @@ use serde_json::{Map, Value, json};
 use super::stages::{refuse_stages, staged_plan, stages_key};
 use super::{ExportError, Exported, Framework};
 
-/// Writes the framework's file for a config.
+/// One framework's writer: the file's text for a config, notes in `out`.
+pub(crate) type Writer = fn(&PartialConfig, &mut Out) -> Result<String, ExportError>;
+
+/// Writes the framework's file for a config with its `write`r, after the
+/// checks every export shares.
 pub(crate) fn export(
     framework: Framework,
     config: &PartialConfig,
+    write: Writer,
 ) -> Result<Exported, ExportError> {
     check_finite(framework, config)?;
     let plan = config.plan()?;
@@ -45,14 +50,7 @@ pub(crate) fn export(
         staged,
         notes: Vec::new(),
     };
-    let text = match framework {
-        Framework::DeepSpeed => super::deepspeed::export(config, &mut out)?,
-        Framework::Megatron => super::megatron::export(config, &mut out)?,
-        Framework::HuggingFace => super::huggingface::export(config, &mut out)?,
-        Framework::Lightning => super::lightning::export(config, &mut out)?,
-        Framework::NeMo => super::lightning::export_nemo(config, &mut out)?,
-        Framework::Axolotl => super::axolotl::export(config, &mut out)?,
-    };
+    let text = write(config, &mut out)?;
     Ok(Exported {
         text,
         notes: out.notes,

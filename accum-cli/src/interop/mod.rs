@@ -521,7 +521,15 @@ pub fn import(
     text: &str,
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
-    dialect::import(framework, name, text, opts)
+    use dialect::run;
+    match framework {
+        Framework::DeepSpeed => run::<deepspeed::DeepSpeed>(name, text, opts),
+        Framework::Megatron => run::<megatron::Megatron>(name, text, opts),
+        Framework::HuggingFace => run::<huggingface::HuggingFace>(name, text, opts),
+        Framework::Lightning => run::<lightning::Lightning>(name, text, opts),
+        Framework::NeMo => run::<lightning::NeMo>(name, text, opts),
+        Framework::Axolotl => run::<axolotl::Axolotl>(name, text, opts),
+    }
 }
 
 /// Reads a framework's file from disk (at most the configuration-file limit)
@@ -546,5 +554,13 @@ pub fn import_file(
 /// the config's plan gives, and what else the config sets that the
 /// framework can say.
 pub fn export(framework: Framework, config: &PartialConfig) -> Result<Exported, ExportError> {
-    export::export(framework, config)
+    let write = match framework {
+        Framework::DeepSpeed => deepspeed::export,
+        Framework::Megatron => megatron::export,
+        Framework::HuggingFace => huggingface::export,
+        Framework::Lightning => lightning::export,
+        Framework::NeMo => lightning::export_nemo,
+        Framework::Axolotl => axolotl::export,
+    };
+    export::export(framework, config, write)
 }
