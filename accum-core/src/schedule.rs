@@ -426,6 +426,7 @@ impl Clocked {
                 value: Err(PlanError::NeedsSeqLen {
                     value: span.value(),
                     unit: UnitKind::Token,
+                    to: UnitKind::Update,
                 }),
             },
             (false, _) => Clocked {

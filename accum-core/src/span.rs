@@ -611,7 +611,12 @@ mod tests {
 
     #[test]
     fn a_billion_displays_as_b_whichever_suffix_was_written() {
-        for text in ["1B tokens", "1G tokens", "1000M tokens", "1_000_000_000 tokens"] {
+        for text in [
+            "1B tokens",
+            "1G tokens",
+            "1000M tokens",
+            "1_000_000_000 tokens",
+        ] {
             let span: Span = text.parse().expect(text);
             assert_eq!(span.to_string(), "1B tokens", "{text}");
         }
