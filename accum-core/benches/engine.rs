@@ -78,7 +78,7 @@ fn config(replicas: u64) -> EngineConfig {
 
 fn engine(m: u64, a: u64, d: u64, threads: usize) -> Engine {
     let plan = Plan::new(m, a, d).expect("a valid plan");
-    Engine::new(&plan, &config(d))
+    Engine::new(plan, &config(d))
         .expect("a valid config")
         .with_threads(threads)
 }

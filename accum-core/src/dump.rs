@@ -1,8 +1,10 @@
 //! Dumps for cross-checking with other frameworks, format `accum-dump/1`
-//! (`DUMP.md`): a manifest, the initial parameters, every microbatch of every
-//! update attempt (token ids, labels, example ids), the group's full gradient
-//! and the parameters after the attempt, as `.npy` files numpy and PyTorch
-//! load directly.
+//! (`docs/dump-format.md`): a manifest, the initial parameters, every
+//! microbatch of every update attempt (token ids, labels, example ids), the
+//! group's full gradient and the parameters after the attempt, as `.npy`
+//! files numpy and PyTorch load directly. With a batch ramp-up, the manifest
+//! lists the stages and each attempt's `stats.json` names its stage and
+//! accumulation.
 //!
 //! [`DumpWriter`] is an [`Observer`]: pass it among
 //! [`RunOptions::observers`](crate::engine::RunOptions::observers); the
@@ -154,6 +156,8 @@ fn write_tensors(dir: &Path, tensors: &Tensors) -> Result<(), DumpError> {
 pub struct DumpWriter {
     dir: PathBuf,
     manifest: serde_json::Value,
+    /// `A` of each stage.
+    accumulation: Vec<u64>,
     updates: u64,
 }
 
@@ -165,9 +169,23 @@ impl DumpWriter {
         let config = engine.config();
         let o = &config.optimizer;
         let is_sgd = o.kind == crate::settings::OptimizerKind::Sgd;
+        let stages: Vec<serde_json::Value> = engine
+            .stages()
+            .stages()
+            .iter()
+            .map(|stage| {
+                serde_json::json!({
+                    "accumulation": stage.plan().accumulation(),
+                    "global_batch": stage.plan().effective_batch().get(),
+                    "first_update": stage.start().get() + 1,
+                    "last_update": stage.end().map(|end| end.get()),
+                })
+            })
+            .collect();
         let manifest = serde_json::json!({
             "format": DUMP_FORMAT,
             "plan": engine.plan(),
+            "stages": stages,
             "model": engine.model().describe(),
             "params": engine.model().params().names(),
             "loss": {
@@ -196,6 +214,12 @@ impl DumpWriter {
         let mut writer = DumpWriter {
             dir: dir.to_path_buf(),
             manifest,
+            accumulation: engine
+                .stages()
+                .stages()
+                .iter()
+                .map(|stage| stage.plan().accumulation())
+                .collect(),
             updates: 0,
         };
         writer.write_manifest()?;
@@ -280,6 +304,8 @@ impl DumpWriter {
             "grad_norm": stats.grad_norm,
             "loss_scale": stats.loss_scale,
             "microbatches": stats.microbatches,
+            "stage": stats.stage,
+            "accumulation": self.accumulation.get(stats.stage),
         });
         let text = serde_json::to_string_pretty(&json).expect("stats serialize");
         write_atomic(&dir.join("stats.json"), text.as_bytes())?;

@@ -121,6 +121,64 @@ pub struct ReplicaCounters {
     pub supervised_tokens: Tokens,
 }
 
+/// Counters of one stage of a batch ramp-up: the stage's plan and
+/// updates, and what the run did in it (R1, R7, R8). Summed over the stages,
+/// the counts equal the run's [`Counters`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageCounters {
+    /// The stage's plan: `A`, and so `B`, change from stage to stage.
+    pub plan: PlanSummary,
+    /// The stage's first update, counted from 1.
+    pub first_update: Updates,
+    /// The stage's last update, counted from 1; `None` for the last stage,
+    /// which lasts to the end of the run.
+    pub last_update: Option<Updates>,
+    /// Applied optimizer updates in the stage.
+    pub applied_updates: Updates,
+    /// Update attempts in the stage, applied or skipped.
+    pub attempts: u64,
+    /// Attempts skipped for non-finite gradients (the stage's update is
+    /// retried under the same stage).
+    pub skipped: u64,
+    /// Microbatches over all replicas.
+    pub microbatches: Microbatches,
+    /// Examples processed, over all replicas.
+    pub examples: Examples,
+    /// Supervised tokens processed, over all replicas.
+    pub tokens: Tokens,
+}
+
+impl StageCounters {
+    /// A stage of `plan` from update `first_update` to `last_update`
+    /// (counted from 1), before any attempt.
+    pub fn new(plan: &Plan, first_update: Updates, last_update: Option<Updates>) -> StageCounters {
+        StageCounters {
+            plan: PlanSummary::from(plan),
+            first_update,
+            last_update,
+            applied_updates: Updates::ZERO,
+            attempts: 0,
+            skipped: 0,
+            microbatches: Microbatches::ZERO,
+            examples: Examples::ZERO,
+            tokens: Tokens::ZERO,
+        }
+    }
+
+    /// Adds one update attempt of the stage.
+    pub fn add(&mut self, stats: &UpdateStats) {
+        self.attempts += 1;
+        if stats.applied {
+            self.applied_updates += Updates::ONE;
+        } else {
+            self.skipped += 1;
+        }
+        self.microbatches += stats.microbatches;
+        self.examples += stats.examples;
+        self.tokens += stats.tokens;
+    }
+}
+
 /// One update attempt.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UpdateStats {
@@ -128,6 +186,10 @@ pub struct UpdateStats {
     pub attempt: u64,
     /// Epoch of the group, 0-based.
     pub epoch: u64,
+    /// The stage of a batch ramp-up the group ran under, 0-based (an index
+    /// into [`RunReport::stages`]); 0 for a constant plan.
+    #[serde(default)]
+    pub stage: usize,
     /// Whether the parameters changed (false: skipped, non-finite).
     pub applied: bool,
     /// Applied updates after this attempt.
@@ -345,7 +407,8 @@ pub struct DroppedGroup {
 pub struct RunReport {
     /// Always [`REPORT_FORMAT`].
     pub format: String,
-    /// The plan.
+    /// The plan; with a batch ramp-up, the full batch the run reaches
+    /// after it (its last stage's), and each stage's in `stages`.
     pub plan: PlanSummary,
     /// Model dimensions (`{"kind", "vocab", "hidden", "ffn"}` for the reference model).
     pub model: serde_json::Value,
@@ -369,6 +432,11 @@ pub struct RunReport {
     pub data_tokens: Tokens,
     /// Whole-run counters.
     pub counters: Counters,
+    /// Counters per stage of a batch ramp-up, for every stage the run
+    /// reached, in order (one entry for a constant plan). At most one per
+    /// stage of the plan.
+    #[serde(default)]
+    pub stages: Vec<StageCounters>,
     /// Counters per replica, in rank order.
     pub replicas: Vec<ReplicaCounters>,
     /// Update attempts: every one up to [`KEPT_UPDATES`], then evenly

@@ -226,13 +226,25 @@ impl Schedule {
         measured: Option<(Tokens, Examples)>,
     ) -> Result<Schedule, PlanError> {
         if staged.is_constant() {
+            // One plan: tokens at the data's measured length become the
+            // examples that hold them, as through the stages, so a length in
+            // tokens ends where it ends under a ramp-up.
             let plan = staged.final_plan();
-            let per_update = measured.map(|(tokens, examples)| {
-                let per = u128::from(tokens.get()) * u128::from(plan.effective_batch().get())
-                    / u128::from(examples.get().max(1));
-                u64::try_from(per).unwrap_or(u64::MAX).max(1)
-            });
-            return Schedule::resolve(section, base_lr, plan, per_update);
+            let section = match measured {
+                Some((tokens, examples)) if plan.seq_len().is_none() => {
+                    let as_examples = |span: Span| match span.unit() {
+                        UnitKind::Token => tokens_as_examples(span, tokens, examples),
+                        _ => Ok(span),
+                    };
+                    ScheduleSection {
+                        kind: section.kind,
+                        warmup: as_examples(section.warmup)?,
+                        total: Some(as_examples(section.run_length())?),
+                    }
+                }
+                _ => section.clone(),
+            };
+            return Schedule::resolve(&section, base_lr, plan, None);
         }
         let clock = |span: Span| Clocked::of(span, staged, measured);
         Clock::build(
@@ -391,6 +403,23 @@ impl Schedule {
     }
 }
 
+/// A length in tokens as the examples that hold it at the data's measured
+/// length: `tokens` supervised tokens over `examples` examples (R15),
+/// rounded up so that a partial example counts, as a partial update does.
+pub(crate) fn tokens_as_examples(
+    span: Span,
+    tokens: Tokens,
+    examples: Examples,
+) -> Result<Span, PlanError> {
+    let value = u128::from(span.value()) * u128::from(examples.get());
+    let value = value.div_ceil(u128::from(tokens.get().max(1)));
+    u64::try_from(value)
+        .map(|value| Span::new(value, UnitKind::Example))
+        .map_err(|_| PlanError::Overflow {
+            equation: format!("{span} in examples"),
+        })
+}
+
 /// A length in the unit a staged schedule counts.
 struct Clocked {
     /// The length as written.
@@ -407,19 +436,11 @@ impl Clocked {
         let needs_examples =
             span.unit() == UnitKind::Token && staged.final_plan().seq_len().is_none();
         match (needs_examples, measured) {
-            (true, Some((tokens, examples))) if tokens.get() > 0 => {
-                // R15: the data's tokens per example, rounded up so that a
-                // partial example counts, as a partial update does.
-                let value = u128::from(span.value()) * u128::from(examples.get());
-                let value = value.div_ceil(u128::from(tokens.get()));
-                Clocked {
-                    span,
-                    unit: UnitKind::Example,
-                    value: u64::try_from(value).map_err(|_| PlanError::Overflow {
-                        equation: format!("{span} in examples"),
-                    }),
-                }
-            }
+            (true, Some((tokens, examples))) if tokens.get() > 0 => Clocked {
+                span,
+                unit: UnitKind::Example,
+                value: tokens_as_examples(span, tokens, examples).map(|s| s.value()),
+            },
             (true, _) => Clocked {
                 span,
                 unit: UnitKind::Token,

@@ -14,13 +14,22 @@
 //! `√v + eps`: where `|g| ≈ eps` a gradient difference of `1e-8` moves the
 //! update by a visible fraction of `lr` (observed: `4e-4` of the largest
 //! update). With SGD the proptest holds parameters to `1e-4` of the update.
+//!
+//! A plan with stages (batch ramp-up) is checked stage by stage
+//! ([`verify_stages`]): for each stage, its first update — on the examples
+//! the staged run gives that update when every attempt is applied — as the
+//! stage's `A` microbatches × `D` replicas against one batch of the stage's
+//! `B`, from the initial parameters.
 
 use serde::{Deserialize, Serialize};
 
+use crate::driver::{Position, survey};
 use crate::engine::{Engine, EngineConfig, EngineError, MicrobatchEvent, Observer, RunOptions};
 use crate::model::Model;
-use crate::plan::Plan;
+use crate::plan::{Plan, StagedPlan};
+use crate::report::PlanSummary;
 use crate::tensor::Tensors;
+use crate::units::Updates;
 
 /// Tolerance of the comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -121,8 +130,80 @@ pub fn verify(
 ) -> Result<VerifyReport, EngineError> {
     let accumulated = Engine::new(plan, config)?;
     let large_plan = Plan::new(plan.effective_batch().get(), 1, 1)?;
-    let large = Engine::new(&large_plan, config)?;
+    let large = Engine::new(large_plan, config)?;
     compare(accumulated, large, tolerance, &mut RunOptions::default())
+}
+
+/// The check of one stage of a plan with stages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageCheck {
+    /// The stage, counted from 0.
+    pub stage: usize,
+    /// The stage's plan.
+    pub plan: PlanSummary,
+    /// The update checked: the stage's first, counted from 1.
+    pub update: Updates,
+    /// The check of that update against one batch of the stage's `B`.
+    pub check: VerifyReport,
+}
+
+/// The result of [`verify_stages`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StagedVerifyReport {
+    /// Whether every stage passed.
+    pub passed: bool,
+    /// One check per stage, in order.
+    pub stages: Vec<StageCheck>,
+}
+
+/// Runs the check once per stage of `stages`, for the built-in model and
+/// data of `config`: the stage's first update, on the examples a run of
+/// the staged plan gives it when every attempt is applied, computed as the
+/// stage's `A` microbatches × `D` replicas and as one batch of its `B`,
+/// from the initial parameters (R10, R12). A constant plan gives one check,
+/// the same as [`verify`]'s.
+pub fn verify_stages(
+    stages: &StagedPlan,
+    config: &EngineConfig,
+    tolerance: Tolerance,
+) -> Result<StagedVerifyReport, EngineError> {
+    // The whole staged engine first: it checks the config, the stages
+    // against the data and the schedule, and holds the data and the initial
+    // model every check starts from.
+    let whole = Engine::new(stages, config)?;
+    let examples = whole.dataset().len();
+    let mut starts = Vec::with_capacity(stages.stages().len());
+    survey(stages, examples as u64, config.data.last_group, |_, at| {
+        starts.push(at);
+    })
+    .map_err(EngineError::StageGroup)?;
+    let engine = |plan: &Plan, at: Position| -> Result<Engine, EngineError> {
+        let mut e =
+            Engine::with_model(plan, config, whole.model().clone(), whole.dataset().clone())?;
+        e.seek(at);
+        Ok(e)
+    };
+    let mut checks = Vec::with_capacity(starts.len());
+    for (index, (stage, &at)) in stages.stages().iter().zip(&starts).enumerate() {
+        let plan = stage.plan();
+        let large_plan = Plan::new(plan.effective_batch().get(), 1, 1)?;
+        let check = compare(
+            engine(plan, at)?,
+            engine(&large_plan, at)?,
+            tolerance,
+            &mut RunOptions::default(),
+        )?;
+        checks.push(StageCheck {
+            stage: index,
+            plan: PlanSummary::from(plan),
+            update: Updates::new(stage.start().get() + 1),
+            check,
+        });
+    }
+    Ok(StagedVerifyReport {
+        passed: checks.iter().all(|c| c.check.passed),
+        stages: checks,
+    })
 }
 
 /// Runs the check on two engines over the same model and data: `accumulated`

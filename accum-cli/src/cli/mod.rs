@@ -61,7 +61,8 @@ pub(crate) enum Command {
     /// with a progress bar in updates; writes the run report atomically.
     Run(RunArgs),
     /// The pre-flight check: one update as A microbatches × D replicas and
-    /// as one large batch on the same examples, compared; exit 1 on failure.
+    /// as one large batch on the same examples, compared (one update of each
+    /// stage under a batch ramp-up); exit 1 on failure.
     Verify(VerifyArgs),
     /// Read a framework's batch settings (DeepSpeed, Megatron-LM, Hugging Face,
     /// Lightning/NeMo, axolotl) into an accum config, with findings: what does

@@ -1,7 +1,9 @@
 //! `accum run`: the engine on the built-in model and data, with a progress
 //! bar in updates, logs in the declared axis, an atomic run report of
 //! bounded size, an optional stats stream beside it (every update, JSON
-//! Lines) and an optional dump. Ctrl-C stops at the next group boundary and the report is
+//! Lines) and an optional dump. A batch ramp-up (`[[batch.stages]]` or
+//! `[batch.ramp]`) runs stage by stage, and the summary counts each stage.
+//! Ctrl-C stops at the next group boundary and the report is
 //! still written. With `--backend mpi` each MPI process runs one replica and
 //! only rank 0 writes (report, dump, output); errors name the rank.
 
@@ -11,11 +13,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
 use accum_core::dump::DumpWriter;
 use accum_core::engine::{Engine, Fault, Observer, ObserverError, RunOptions, UpdateView};
 use accum_core::estimate::ByteSize;
-use accum_core::report::{Counters, CurvePoint, RunReport, StatsError, StatsStream, UpdateStats};
+use accum_core::plan::StagedPlan;
+use accum_core::report::{
+    Counters, CurvePoint, RunReport, StageCounters, StatsError, StatsStream, UpdateStats,
+};
 use accum_core::settings::LogAxis;
 use accum_core::units::group_digits;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -218,7 +224,12 @@ fn attach_backend(
 pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let checked = load_checked::<TrainingConfig>(&args.file, TrainingConfig::check)?;
     let config = checked.config.engine_config();
-    let engine = Engine::new(&checked.plan, &config)
+    // `check` has accepted the stages already.
+    let stages = checked
+        .config
+        .staged_plan()
+        .map_err(|findings| CliError::invalid(format!("{}: {findings}", checked.doc.name)))?;
+    let engine = Engine::new(&stages, &config)
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
     let (mut engine, exit_sync) = attach_backend(engine, args.backend, &checked.doc.name)?;
     if let Some(threads) = args.threads {
@@ -256,8 +267,13 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     );
     let plan = checked.plan;
     if !quiet {
+        let ramp = if stages.is_constant() {
+            String::new()
+        } else {
+            format!(" after a ramp-up {}", ramp_text(&stages))
+        };
         eprintln!(
-            "running {}: {} ({} updates, {} per update, loss {} normalized, {} precision)",
+            "running {}: {} ({} updates, {} per update{ramp}, loss {} normalized, {} precision)",
             checked.doc.name,
             plan.batch_formula(),
             group_digits(total),
@@ -350,6 +366,26 @@ fn write_report(path: &Path, report: &RunReport) -> Result<(), CliError> {
     write_atomic(path, text.as_bytes())
 }
 
+/// `"16 → 32 → 64 in 3 stages"`; the middle is elided past five stages.
+fn ramp_text(stages: &StagedPlan) -> String {
+    let batches: Vec<String> = stages
+        .stages()
+        .iter()
+        .map(|stage| group_digits(stage.plan().effective_batch().get()))
+        .collect();
+    let shown = if batches.len() > 5 {
+        format!(
+            "{} → {} → … → {}",
+            batches[0],
+            batches[1],
+            batches[batches.len() - 1]
+        )
+    } else {
+        batches.join(" → ")
+    };
+    format!("{shown} in {} stages", batches.len())
+}
+
 fn plural(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
@@ -396,6 +432,9 @@ fn summary(
     if let (Some(first), Some(last)) = (first, last) {
         out.push_str(&format!("  loss {first:.4} → {last:.4}\n"));
     }
+    if report.stages.len() > 1 {
+        out.push_str(&stage_lines(&report.stages));
+    }
     out.push_str(&format!(
         "  peak accounted memory per replica {} (activations {}){}\n",
         ByteSize::new(report.memory.peak_bytes),
@@ -420,6 +459,36 @@ fn summary(
     }
     if let Some(dir) = dump {
         out.push_str(&format!("  dump: {}\n", dir.display()));
+    }
+    out
+}
+
+/// One line per stage of a batch ramp-up: its batch, its updates, and what
+/// the run did in it.
+fn stage_lines(stages: &[StageCounters]) -> String {
+    let mut out = String::from("  stages:\n");
+    for (i, stage) in stages.iter().enumerate() {
+        // The last stage lasts to the end of the run: up to its last update.
+        let first = stage.first_update.get();
+        let last = stage.last_update.map(|last| last.get()).or_else(|| {
+            (stage.applied_updates.get() > 0).then(|| first + stage.applied_updates.get() - 1)
+        });
+        let span = match last {
+            Some(last) => format!("updates {}–{}", group_digits(first), group_digits(last)),
+            None => format!("updates {}–", group_digits(first)),
+        };
+        out.push_str(&format!(
+            "    {}: B {} (A {}), {span}: applied {}, attempts {}, skipped {}, microbatches {}, examples {}, tokens {}\n",
+            i + 1,
+            group_digits(stage.plan.effective_batch),
+            group_digits(stage.plan.accumulation),
+            group_digits(stage.applied_updates.get()),
+            group_digits(stage.attempts),
+            group_digits(stage.skipped),
+            group_digits(stage.microbatches.get()),
+            group_digits(stage.examples.get()),
+            group_digits(stage.tokens.get()),
+        ));
     }
     out
 }

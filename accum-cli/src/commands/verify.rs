@@ -1,9 +1,13 @@
 //! `accum verify`: the pre-flight check (SPEC R12) — one update computed as
 //! `A` microbatches on `D` replicas and as one large batch on the same
-//! examples, compared within a documented tolerance (R10).
+//! examples, compared within a documented tolerance (R10). With a batch
+//! ramp-up, one update of each stage: the stage's first, against one batch
+//! of the stage's `B`.
 
+use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
-use accum_core::verify::{Tolerance, VerifyReport, verify};
+use accum_core::units::group_digits;
+use accum_core::verify::{StagedVerifyReport, Tolerance, VerifyReport, verify, verify_stages};
 
 use crate::cli::{Format, VerifyArgs};
 use crate::error::{CliError, Exit};
@@ -24,23 +28,39 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
     if warmup_off {
         config.schedule.warmup = accum_core::Span::of(accum_core::Updates::ZERO);
     }
-    let report = verify(&checked.plan, &config, tolerance)
-        .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
+    // `check` has accepted the stages already.
+    let stages = checked
+        .config
+        .staged_plan()
+        .map_err(|findings| CliError::invalid(format!("{}: {findings}", checked.doc.name)))?;
+    let fail = |err| CliError::invalid(format!("{}: {err}", checked.doc.name));
     if warmup_off && args.format == Format::Text {
         eprintln!(
-            "note: the check runs the first update at the peak learning rate (warmup {} would start at 0)",
+            "note: the check runs {} at the peak learning rate (warmup {} would start at 0)",
+            if stages.is_constant() {
+                "the first update"
+            } else {
+                "each stage's update"
+            },
             checked.config.schedule.warmup
         );
     }
-    match args.format {
-        Format::Json => print_json(&report)?,
-        Format::Text => print_text(&render(&checked.doc.name, &checked.plan, &report))?,
-    }
-    Ok(if report.passed {
-        Exit::Ok
+    let passed = if stages.is_constant() {
+        let report = verify(&checked.plan, &config, tolerance).map_err(fail)?;
+        match args.format {
+            Format::Json => print_json(&report)?,
+            Format::Text => print_text(&render(&checked.doc.name, &checked.plan, &report))?,
+        }
+        report.passed
     } else {
-        Exit::Invalid
-    })
+        let report = verify_stages(&stages, &config, tolerance).map_err(fail)?;
+        match args.format {
+            Format::Json => print_json(&report)?,
+            Format::Text => print_text(&render_stages(&checked.doc.name, &report))?,
+        }
+        report.passed
+    };
+    Ok(if passed { Exit::Ok } else { Exit::Invalid })
 }
 
 /// The rule a pre-flight check tests, by the check's name in the core's
@@ -64,6 +84,56 @@ fn render(name: &str, plan: &accum_core::Plan, report: &VerifyReport) -> String 
         plan.batch_formula(),
         plan.effective_batch().get()
     );
+    out.push_str(&render_checks(report));
+    out.push_str(if report.passed {
+        "all checks passed\n"
+    } else {
+        "some checks failed: fix them before a campaign\n"
+    });
+    out
+}
+
+/// One block per stage: the stage's first update against one batch of the
+/// stage's `B`, then a line per stage that failed.
+fn render_stages(name: &str, report: &StagedVerifyReport) -> String {
+    let mut out = format!(
+        "pre-flight check of {name}: the first update of each of its {} stages vs one batch of the stage's size\n",
+        report.stages.len()
+    );
+    for stage in &report.stages {
+        let p = &stage.plan;
+        out.push_str(&format!(
+            "stage {} (update {}): B = m·A·D = {} × {} × {} = {} vs one batch of {}\n",
+            stage.stage + 1,
+            group_digits(stage.update.get()),
+            p.micro_batch,
+            p.accumulation,
+            p.replicas,
+            group_digits(p.effective_batch),
+            group_digits(p.effective_batch)
+        ));
+        out.push_str(&render_checks(&stage.check));
+    }
+    let failed: Vec<String> = report
+        .stages
+        .iter()
+        .filter(|s| !s.check.passed)
+        .map(|s| (s.stage + 1).to_string())
+        .collect();
+    if failed.is_empty() {
+        out.push_str("all checks passed in every stage\n");
+    } else {
+        out.push_str(&format!(
+            "some checks failed in stage {}: fix them before a campaign\n",
+            failed.join(", ")
+        ));
+    }
+    out
+}
+
+/// The checklist of one update, its differences and the tolerance.
+fn render_checks(report: &VerifyReport) -> String {
+    let mut out = String::new();
     for check in &report.checks {
         out.push_str(&format!(
             "  {} {:<28} {}\n",
@@ -92,11 +162,6 @@ fn render(name: &str, plan: &accum_core::Plan, report: &VerifyReport) -> String 
         "  tolerance: |Δ| ≤ {:e} + {:e}·|reference| (not bit-exact)\n",
         report.tolerance.atol, report.tolerance.rtol
     ));
-    out.push_str(if report.passed {
-        "all checks passed\n"
-    } else {
-        "some checks failed: fix them before a campaign\n"
-    });
     out
 }
 

@@ -284,7 +284,7 @@ pub(crate) mod tests {
         let config: accum_core::config::TrainingConfig =
             toml::from_str(FP16).expect("the fixture parses");
         let plan = config.plan().expect("the fixture has a plan");
-        let report = accum_core::run(&plan, &config.engine_config()).expect("the fixture runs");
+        let report = accum_core::run(plan, &config.engine_config()).expect("the fixture runs");
         let extras = crate::training::sheet_extras(&config, &plan);
         let sheet = build::build(
             &config,
@@ -324,6 +324,7 @@ pub(crate) mod tests {
             data_examples: Examples::new(8),
             data_tokens: Tokens::new(80),
             counters: Counters::default(),
+            stages: vec![],
             replicas: vec![],
             updates: vec![],
             updates_stride: 1,

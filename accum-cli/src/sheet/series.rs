@@ -196,6 +196,7 @@ mod tests {
         UpdateStats {
             attempt: n,
             epoch: 0,
+            stage: 0,
             applied,
             updates: Updates::new(updates),
             loss,

@@ -1,6 +1,14 @@
-//! `accum run` and `accum verify` on a tiny config.
+//! `accum run` and `accum verify` on a tiny config, and on the ramp-up
+//! example `examples/rampup.toml`.
+
+use std::path::{Path, PathBuf};
 
 use crate::{fixtures, run_in, scratch};
+
+/// The repository's `examples/` folder.
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
+}
 
 #[test]
 fn run_writes_a_report_and_counts_in_units() {
@@ -97,6 +105,114 @@ fn verify_passes_the_preflight_checklist() {
     .expect("json");
     assert_eq!(json["passed"], true);
     assert!(json["max_rel_grad_diff"].as_f64().expect("number") < 1e-3);
+}
+
+/// The three-stage quickstart variant: B = 16, 32, then 64, every length
+/// in examples. The report and the summary count each stage.
+#[test]
+fn run_ramps_up_in_three_stages_and_counts_each_stage() {
+    let dir = scratch("run-rampup");
+    std::fs::copy(examples().join("rampup.toml"), dir.join("rampup.toml")).expect("copy");
+    let out = run_in(
+        &dir,
+        &["run", "rampup.toml", "--report", "run.json", "--quiet"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // 1,600 examples at 16, 3,200 at 32, then 14,400 at 64: 100 + 100 + 225.
+    assert!(
+        out.stdout.contains("425 applied updates in"),
+        "{}",
+        out.stdout
+    );
+    for line in [
+        "    1: B 16 (A 1), updates 1–100: applied 100, attempts 100, skipped 0, microbatches 200, examples 1,600,",
+        "    2: B 32 (A 2), updates 101–200: applied 100, attempts 100, skipped 0, microbatches 400, examples 3,200,",
+        "    3: B 64 (A 4), updates 201–425: applied 225, attempts 225, skipped 0,",
+    ] {
+        assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("report"))
+            .expect("json");
+    assert_eq!(report["total_updates"], 425);
+    // The warmup of 1,280 examples is 80 updates of the first stage.
+    assert_eq!(report["warmup_updates"], 80);
+    assert_eq!(report["plan"]["effective_batch"], 64);
+    let stages = report["stages"].as_array().expect("stages");
+    let rows: Vec<(u64, u64, Option<u64>, u64)> = stages
+        .iter()
+        .map(|s| {
+            (
+                s["plan"]["accumulation"].as_u64().expect("A"),
+                s["first_update"].as_u64().expect("first"),
+                s["last_update"].as_u64(),
+                s["applied_updates"].as_u64().expect("applied"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (1, 1, Some(100), 100),
+            (2, 101, Some(200), 100),
+            (4, 201, None, 225)
+        ]
+    );
+    let sum = |key: &str| {
+        stages
+            .iter()
+            .map(|s| s[key].as_u64().expect(key))
+            .sum::<u64>()
+    };
+    assert_eq!(sum("examples"), report["counters"]["examples"]);
+    assert_eq!(sum("tokens"), report["counters"]["supervised_tokens"]);
+    assert_eq!(sum("microbatches"), report["counters"]["microbatches"]);
+    assert_eq!(report["counters"]["scheduler_steps"], 425);
+    let updates = report["updates"].as_array().expect("updates");
+    assert_eq!(updates[99]["stage"], 0);
+    assert_eq!(updates[100]["stage"], 1);
+    assert_eq!(updates[200]["stage"], 2);
+}
+
+/// `accum verify` on a ramp-up checks the first update of each stage
+/// against one batch of that stage's size.
+#[test]
+fn verify_checks_one_update_of_each_stage() {
+    let out = run_in(&examples(), &["verify", "rampup.toml"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    for header in [
+        "stage 1 (update 1): B = m·A·D = 8 × 1 × 2 = 16 vs one batch of 16",
+        "stage 2 (update 101): B = m·A·D = 8 × 2 × 2 = 32 vs one batch of 32",
+        "stage 3 (update 201): B = m·A·D = 8 × 4 × 2 = 64 vs one batch of 64",
+        "all checks passed in every stage",
+    ] {
+        assert!(out.stdout.contains(header), "{header}\n{}", out.stdout);
+    }
+    assert_eq!(out.stdout.matches("pass gradient equivalence").count(), 3);
+    let json: serde_json::Value = serde_json::from_str(
+        &run_in(&examples(), &["verify", "rampup.toml", "--format", "json"]).stdout,
+    )
+    .expect("json");
+    assert_eq!(json["passed"], true);
+    let stages = json["stages"].as_array().expect("stages");
+    let checked: Vec<u64> = stages
+        .iter()
+        .map(|s| s["check"]["examples"].as_u64().expect("examples"))
+        .collect();
+    assert_eq!(checked, [16, 32, 64]);
+    // No tolerance at all fails every stage: accumulation is not bit-exact.
+    let strict = run_in(
+        &examples(),
+        &["verify", "rampup.toml", "--rtol=0", "--atol=0"],
+    );
+    assert_eq!(strict.code, 1, "{}", strict.stdout);
+    assert!(
+        strict
+            .stdout
+            .contains("some checks failed in stage 1, 2, 3"),
+        "{}",
+        strict.stdout
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ pub struct Group {
     partial: bool,
     rank: usize,
     plan: Plan,
+    stage: usize,
     assignment: GroupAssignment,
     counts: Option<GroupCounts>,
 }
@@ -106,6 +107,7 @@ impl Group {
             partial: draw.partial,
             rank,
             plan: draw.plan,
+            stage: draw.stage,
             assignment: draw.assignment(),
             counts: None,
         }
@@ -132,9 +134,16 @@ impl Group {
         self.rank
     }
 
-    /// The plan this update runs under (`m`, `A`, `D` of this group).
+    /// The plan this update runs under (`m`, `A`, `D` of this group): its
+    /// stage's, with stages.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// The index (0-based) of the stage this update runs under; 0 for a
+    /// constant plan.
+    pub fn stage(&self) -> usize {
+        self.stage
     }
 
     /// Every replica's microbatches.

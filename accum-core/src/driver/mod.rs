@@ -2,7 +2,8 @@
 //! (SPEC R2, R4–R9). No tensor types: it deals in example ids, counts and
 //! flags, and the caller's framework does the math.
 //!
-//! A [`Driver`] walks a [`Plan`] over a data set of `N` examples (ids
+//! A [`Driver`] walks a [`Plan`] — or a [`StagedPlan`] whose `A` grows at
+//! stage boundaries (batch ramp-up) — over a data set of `N` examples (ids
 //! `0..N`, positions in the caller's data), epoch by epoch in a seeded
 //! order, and update by update:
 //!
@@ -19,6 +20,12 @@
 //!    its backward pass, the others run without synchronisation (R9).
 //! 4. [`Driver::finish`] takes the attempt's [`Outcome`]: only an applied
 //!    update advances the schedule and the [`Progress`] counters (R7, R8).
+//!
+//! With stages, each group is drawn under the plan of the update it will
+//! produce: the stage of the applied updates so far ([`Group::plan`],
+//! [`Group::stage`]). A skipped attempt does not advance the stage; its
+//! retry runs under the same plan. The denominator stays the whole group's
+//! whatever the stage.
 //!
 //! The walk is the one accum's own engine uses: the same seed gives the same
 //! order, the same examples on the same replica in the same microbatch, and
@@ -59,16 +66,18 @@ mod progress;
 mod walk;
 
 #[cfg(test)]
+mod stage_tests;
+#[cfg(test)]
 mod tests;
 
 use std::fmt;
 
 pub use group::{Denominator, Group, GroupCounts, MicrobatchIds};
 pub use progress::Progress;
-pub(crate) use walk::{Draw, Walk};
-pub use walk::{GroupAssignment, epoch_order};
+pub(crate) use walk::{Draw, Position, Walk, survey};
+pub use walk::{GroupAssignment, StageGroupError, epoch_order};
 
-use crate::plan::{LastGroup, Plan, PlanError};
+use crate::plan::{LastGroup, Plan, PlanError, StagedPlan};
 use crate::replica::ReduceError;
 use crate::report::DroppedGroup;
 use crate::schedule::Schedule;
@@ -145,6 +154,9 @@ pub enum DriverError {
     },
     /// The count all-reduce failed (another replica aborted).
     Reduce(ReduceError),
+    /// With stages under `last_group = "error"`: a stage's group would be
+    /// partial (R6).
+    StageGroup(StageGroupError),
 }
 
 impl fmt::Display for DriverError {
@@ -190,6 +202,7 @@ impl fmt::Display for DriverError {
                  or count every example here with `group.count_all`"
             ),
             DriverError::Reduce(e) => write!(f, "counting the group's denominator: {e}"),
+            DriverError::StageGroup(e) => write!(f, "{e}"),
             DriverError::NotCounted { attempt } => write!(
                 f,
                 "attempt {attempt} was finished without a denominator; call `group.denominator(...)` (or `count`) \
@@ -211,7 +224,7 @@ impl From<PlanError> for DriverError {
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct DriverBuilder {
-    plan: Plan,
+    plan: StagedPlan,
     examples: usize,
     seed: u64,
     policy: LastGroup,
@@ -240,7 +253,8 @@ impl DriverBuilder {
     }
 
     /// The length of the run in applied updates. Default: the schedule's
-    /// total when a schedule is given, else one epoch.
+    /// total when a schedule is given, else one epoch (with stages: the
+    /// first epoch's updates).
     pub fn total(mut self, total: Updates) -> Self {
         self.total = Some(total);
         self
@@ -254,10 +268,12 @@ impl DriverBuilder {
 
     /// The driver, after checking the data against the plan and the policy.
     pub fn build(self) -> Result<Driver, DriverError> {
-        if self.rank as u64 >= self.plan.replicas() {
+        // `m` and `D` are the same in every stage.
+        let replicas = self.plan.first_plan().replicas();
+        if self.rank as u64 >= replicas {
             return Err(DriverError::Rank {
                 rank: self.rank,
-                replicas: self.plan.replicas(),
+                replicas,
             });
         }
         // R6: the walk refuses data the policy cannot run, before any work.
@@ -268,7 +284,6 @@ impl DriverBuilder {
             .unwrap_or(walk.updates_per_epoch());
         Ok(Driver {
             walk,
-            plan: self.plan,
             rank: self.rank,
             total,
             schedule: self.schedule,
@@ -284,7 +299,6 @@ impl DriverBuilder {
 #[derive(Clone, Debug)]
 pub struct Driver {
     walk: Walk,
-    plan: Plan,
     rank: usize,
     total: Updates,
     schedule: Option<Schedule>,
@@ -297,10 +311,11 @@ pub struct Driver {
 
 impl Driver {
     /// Settings for a driver of `plan` over `examples` examples (ids
-    /// `0..examples`).
-    pub fn builder(plan: Plan, examples: usize) -> DriverBuilder {
+    /// `0..examples`): a [`Plan`], or a [`StagedPlan`] for a batch
+    /// ramp-up.
+    pub fn builder(plan: impl Into<StagedPlan>, examples: usize) -> DriverBuilder {
         DriverBuilder {
-            plan,
+            plan: plan.into(),
             examples,
             seed: 0,
             policy: LastGroup::Process,
@@ -310,9 +325,21 @@ impl Driver {
         }
     }
 
-    /// The plan.
+    /// The plan of the next update: its stage's (the only one for a
+    /// constant plan).
     pub fn plan(&self) -> &Plan {
-        &self.plan
+        self.walk.plan_for_next(self.progress.updates).1
+    }
+
+    /// The stages of the plan (one for a constant plan).
+    pub fn stages(&self) -> &StagedPlan {
+        self.walk.stages()
+    }
+
+    /// The index (0-based) of the next update's stage. A skipped attempt
+    /// does not change it: its retry produces the same update.
+    pub fn stage(&self) -> usize {
+        self.walk.plan_for_next(self.progress.updates).0
     }
 
     /// This driver's rank.
@@ -325,7 +352,8 @@ impl Driver {
         self.total
     }
 
-    /// Applied updates one epoch gives under the last-group policy.
+    /// Applied updates one epoch gives under the last-group policy (with
+    /// stages: the first epoch, when every attempt is applied).
     pub fn updates_per_epoch(&self) -> Updates {
         self.walk.updates_per_epoch()
     }
@@ -361,8 +389,10 @@ impl Driver {
         self.schedule.as_ref().map(Schedule::lr)
     }
 
-    /// The next update's group, or `None` when the run has reached its
-    /// total. Fails when the previous group was not finished.
+    /// The next update's group, under that update's stage, or `None` when
+    /// the run has reached its total. Fails when the previous group was not
+    /// finished, and with stages under `last_group = "error"` when skipped
+    /// attempts moved a stage's group across the end of an epoch.
     pub fn next_group(&mut self) -> Result<Option<Group>, DriverError> {
         if let Some(attempt) = self.open {
             return Err(DriverError::Unfinished { attempt });
@@ -372,12 +402,14 @@ impl Driver {
         }
         let mut draw = self.walk.empty_draw();
         let dropped = &mut self.dropped;
-        self.walk.next_into(&mut draw, |epoch, positions| {
-            dropped.push(DroppedGroup {
-                epoch,
-                ids: positions.iter().map(|&p| p as u64).collect(),
-            });
-        });
+        self.walk
+            .next_into(&mut draw, self.progress.updates, |epoch, positions| {
+                dropped.push(DroppedGroup {
+                    epoch,
+                    ids: positions.iter().map(|&p| p as u64).collect(),
+                });
+            })
+            .map_err(DriverError::StageGroup)?;
         let attempt = self.progress.attempts + 1;
         self.open = Some(attempt);
         Ok(Some(Group::new(attempt, self.rank, &draw)))

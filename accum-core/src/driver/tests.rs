@@ -12,6 +12,7 @@ use crate::data::{Batch, Dataset, ShardCheck};
 use crate::engine::{Engine, EngineConfig, Fault, RunOptions};
 use crate::model::{GradScale, LossSums, Model, TokenMlp};
 use crate::optim::Optimizer;
+use crate::plan::StagedPlan;
 use crate::replica::{InProcess, Reducer};
 use crate::settings::{Normalization, ScheduleKind};
 use crate::units::{Examples, Tokens, UnitKind};
@@ -86,9 +87,10 @@ fn drawing_into_a_draw_reuses_its_buffer() {
     let buffer = draw.members.as_ptr();
     let mut dropped = Vec::new();
     for _ in 0..7 {
-        walk.next_into(&mut draw, |epoch, positions| {
+        walk.next_into(&mut draw, Updates::ZERO, |epoch, positions| {
             dropped.push((epoch, positions.len()));
-        });
+        })
+        .unwrap();
         assert_eq!(draw.members.as_ptr(), buffer);
         assert_eq!((draw.members.len(), draw.partial), (12, false));
         assert_eq!(draw.plan, plan);
@@ -440,14 +442,14 @@ proptest! {
 /// fused forward and backward, the engine's optimizer) over the same config,
 /// and returns both final parameter sets and per-attempt losses.
 fn engine_and_driver(
-    plan: Plan,
+    plan: &StagedPlan,
     config: &EngineConfig,
     faults: &[Fault],
 ) -> (
     (crate::tensor::Tensors, Vec<f64>),
     (crate::tensor::Tensors, Vec<f64>),
 ) {
-    let mut engine = Engine::new(&plan, config).expect("engine");
+    let mut engine = Engine::new(plan, config).expect("engine");
     let report = engine
         .run(&mut RunOptions {
             faults: faults.to_vec(),
@@ -463,9 +465,16 @@ fn engine_and_driver(
         config.model.ffn as usize,
         config.data.seed,
     );
-    let schedule = Schedule::resolve(&config.schedule, config.optimizer.lr, &plan, None)
-        .expect("schedule in updates");
-    let d = plan.replicas() as usize;
+    // In updates, the stages do not change the schedule's length.
+    let schedule = Schedule::resolve(
+        &config.schedule,
+        config.optimizer.lr,
+        plan.first_plan(),
+        None,
+    )
+    .expect("schedule in updates");
+    assert_eq!(schedule.total(), engine.total_updates());
+    let d = plan.first_plan().replicas() as usize;
     let mut ranks: Vec<Driver> = (0..d)
         .map(|rank| {
             Driver::builder(plan, data.len())
@@ -487,7 +496,8 @@ fn engine_and_driver(
             .filter(|&&l| l != ignore)
             .count() as u64
     };
-    let max_positions = plan.micro_batch() as usize * data.max_len();
+    let max_positions = plan.first_plan().micro_batch() as usize * data.max_len();
+    let mut stages_seen = Vec::new();
     let mut state: Vec<_> = (0..d)
         .map(|_| (model.params().zeros_like(), model.workspace(max_positions)))
         .collect();
@@ -499,6 +509,7 @@ fn engine_and_driver(
             break;
         };
         let attempt = groups[0].attempt();
+        stages_seen.push(groups[0].stage());
         let model_ref = &model;
         let sums: Vec<LossSums> = std::thread::scope(|s| {
             let handles: Vec<_> = groups
@@ -583,6 +594,12 @@ fn engine_and_driver(
         dropped.iter().map(|g| g.ids.len() as u64).sum::<u64>(),
         engine.counters().dropped_examples.get()
     );
+    // The same stage for every attempt, and per-stage counts that add up.
+    let engine_stages: Vec<usize> = report.updates.iter().map(|u| u.stage).collect();
+    assert_eq!(stages_seen, engine_stages);
+    assert_eq!(report.stages.len(), plan.stages().len());
+    let attempts: u64 = report.stages.iter().map(|s| s.attempts).sum();
+    assert_eq!(attempts, report.counters.update_attempts);
     (
         (engine.model().params().clone(), engine_losses),
         (model.params().clone(), losses),
@@ -608,9 +625,25 @@ fn config(examples: u64, policy: LastGroup, normalization: Normalization) -> Eng
     config
 }
 
+/// `m` and `D` with `A` of `(A, updates)` stages, then `last`.
+fn ramp(m: u64, d: u64, before: &[(u64, u64)], last: u64) -> StagedPlan {
+    let base = Plan::new(m, last, d).unwrap();
+    let mut until = 0;
+    let mut specs: Vec<crate::plan::StageSpec> = before
+        .iter()
+        .map(|&(a, updates)| {
+            until += updates;
+            crate::plan::StageSpec::accumulation(a).until(Span::of(Updates::new(until)))
+        })
+        .collect();
+    specs.push(crate::plan::StageSpec::accumulation(last));
+    StagedPlan::from_specs(&base, &specs).unwrap()
+}
+
 /// The driver reproduces accum's own engine bit for bit on the reference
 /// model: the same groups, replicas, microbatches, partial groups and
-/// denominators, the schedule per applied update, and a skipped attempt.
+/// denominators, the schedule per applied update, and a skipped attempt;
+/// with stages too, where a skipped attempt retries under its stage.
 #[test]
 fn a_loop_on_the_driver_equals_the_engine_bit_for_bit() {
     let cases = [
@@ -647,11 +680,42 @@ fn a_loop_on_the_driver_equals_the_engine_bit_for_bit() {
             }],
         ),
     ];
-    for (m, a, d, n, policy, norm, faults) in cases {
-        let plan = Plan::new(m, a, d).unwrap();
+    let constant = cases.into_iter().map(|(m, a, d, n, policy, norm, faults)| {
+        (
+            StagedPlan::from(Plan::new(m, a, d).unwrap()),
+            n,
+            policy,
+            norm,
+            faults,
+        )
+    });
+    let staged = [
+        // A = 1 for 3 updates, 3 for 2, then 2 (m = 2, D = 2); the second
+        // attempt is skipped and retried under the first stage.
+        (
+            ramp(2, 2, &[(1, 3), (3, 2)], 2),
+            29,
+            LastGroup::Process,
+            Normalization::PerToken,
+            vec![Fault {
+                attempt: 2,
+                replica: 1,
+                microbatch: 0,
+            }],
+        ),
+        (
+            ramp(1, 2, &[(3, 4)], 1),
+            23,
+            LastGroup::Drop,
+            Normalization::PerExample,
+            vec![],
+        ),
+    ];
+    for (plan, n, policy, norm, faults) in constant.chain(staged) {
         let config = config(n, policy, norm);
         let ((engine_params, engine_losses), (params, losses)) =
-            engine_and_driver(plan, &config, &faults);
+            engine_and_driver(&plan, &config, &faults);
+        let plan = plan.final_plan();
         assert_eq!(losses.len(), engine_losses.len(), "{plan}");
         for (x, y) in losses.iter().zip(&engine_losses) {
             assert_eq!(

@@ -7,6 +7,7 @@ use std::fmt;
 use super::MAX_ACTIVATION_BYTES;
 use super::hooks::ObserverError;
 use crate::data::OverlapError;
+use crate::driver::StageGroupError;
 use crate::plan::PlanError;
 use crate::replica::ReduceError;
 use crate::settings::{Normalization, SettingError};
@@ -44,6 +45,9 @@ pub enum EngineError {
     },
     /// An example reached two replicas in one epoch (R9).
     Overlap(OverlapError),
+    /// With stages under `last_group = "error"`: a stage's group would be
+    /// partial (R6).
+    StageGroup(StageGroupError),
     /// A collective failed.
     Reduce(ReduceError),
     /// A replica thread panicked.
@@ -184,6 +188,7 @@ impl fmt::Display for EngineError {
                 "warmup of {warmup} updates is longer than the run of {total} updates; shorten the warmup or lengthen schedule.total"
             ),
             EngineError::Overlap(e) => write!(f, "{e}"),
+            EngineError::StageGroup(e) => write!(f, "{e}"),
             EngineError::Reduce(e) => write!(f, "{e}"),
             EngineError::ReplicaPanicked { replica, message } => {
                 write!(f, "replica {replica} panicked: {message}")

@@ -45,7 +45,7 @@ fn all_zero(engine: &Engine<impl Model>) -> bool {
 #[test]
 fn a_non_finite_gradient_on_one_replica_skips_the_attempt_for_all() {
     let config = small(64);
-    let mut engine = Engine::new(&plan(2, 2, 4), &config).expect("engine");
+    let mut engine = Engine::new(plan(2, 2, 4), &config).expect("engine");
     let before = engine.model().params().clone();
     let mut options = RunOptions {
         faults: vec![Fault {
@@ -82,7 +82,7 @@ fn a_replica_failing_mid_group_names_replica_and_microbatch_and_applies_nothing(
     let config = small(64);
     let p = plan(2, 4, 2);
     // Find the example replica 1 sees in its third microbatch of the first group.
-    let mut probe = Engine::new(&p, &config).expect("engine");
+    let mut probe = Engine::new(p, &config).expect("engine");
     probe.step(&mut RunOptions::default()).expect("step");
     let id = probe.groups.batches[1][2].ids[0];
 
@@ -91,7 +91,7 @@ fn a_replica_failing_mid_group_names_replica_and_microbatch_and_applies_nothing(
         id,
     };
     let data = Dataset::synthetic(&config.data);
-    let mut engine = Engine::with_model(&p, &config, model, data).expect("engine");
+    let mut engine = Engine::with_model(p, &config, model, data).expect("engine");
     let before = engine.model().params().clone();
     let err = engine.step(&mut RunOptions::default()).unwrap_err();
     match &err {
@@ -126,7 +126,7 @@ fn an_empty_data_set_is_refused_before_any_work() {
     let config = small(16);
     let empty = Dataset::from_examples(Vec::new(), 16).expect("no examples is a data set");
     let model = TokenMlp::new(16, 8, 16, 1);
-    let err = Engine::with_model(&plan(2, 2, 2), &config, model, empty).unwrap_err();
+    let err = Engine::with_model(plan(2, 2, 2), &config, model, empty).unwrap_err();
     assert!(
         matches!(
             err,
@@ -138,7 +138,7 @@ fn an_empty_data_set_is_refused_before_any_work() {
         "{err}"
     );
     // Through the settings: zero examples is an invalid config, named.
-    let err = Engine::new(&plan(2, 2, 2), &small(0)).unwrap_err();
+    let err = Engine::new(plan(2, 2, 2), &small(0)).unwrap_err();
     assert!(err.to_string().contains("data.examples"), "{err}");
 }
 
@@ -163,7 +163,7 @@ fn fewer_examples_than_one_microbatch_follow_the_last_group_policy() {
     // process: one update over the 3 examples, with their real denominator (R6).
     config.data.last_group = LastGroup::Process;
     let model = TokenMlp::new(16, 8, 16, 1);
-    let mut engine = Engine::with_model(&p, &config, model, three_examples()).expect("engine");
+    let mut engine = Engine::with_model(p, &config, model, three_examples()).expect("engine");
     let report = engine.run(&mut RunOptions::default()).expect("run");
     assert_eq!(report.counters.applied_updates, Updates::new(1));
     assert_eq!(report.updates[0].microbatches, Microbatches::new(1));
@@ -172,7 +172,7 @@ fn fewer_examples_than_one_microbatch_follow_the_last_group_policy() {
     // drop: nothing is left to train on.
     config.data.last_group = LastGroup::Drop;
     let model = TokenMlp::new(16, 8, 16, 1);
-    let err = Engine::with_model(&p, &config, model, three_examples()).unwrap_err();
+    let err = Engine::with_model(p, &config, model, three_examples()).unwrap_err();
     assert!(
         matches!(
             err,
@@ -187,7 +187,7 @@ fn fewer_examples_than_one_microbatch_follow_the_last_group_policy() {
     // error: the partial group is refused before any work.
     config.data.last_group = LastGroup::Error;
     let model = TokenMlp::new(16, 8, 16, 1);
-    let err = Engine::with_model(&p, &config, model, three_examples()).unwrap_err();
+    let err = Engine::with_model(p, &config, model, three_examples()).unwrap_err();
     assert!(matches!(err, EngineError::Plan(_)), "{err}");
     assert!(err.to_string().contains('3'), "{err}");
 }
@@ -235,7 +235,7 @@ fn a_model_without_loss_weights_is_told_so() {
     let config = small(16);
     let model = NoWeights(TokenMlp::new(16, 8, 16, 1));
     let data = Dataset::synthetic(&config.data);
-    let mut engine = Engine::with_model(&plan(2, 2, 1), &config, model, data).unwrap();
+    let mut engine = Engine::with_model(plan(2, 2, 1), &config, model, data).unwrap();
     let err = engine.step(&mut RunOptions::default()).unwrap_err();
     assert!(
         matches!(

@@ -1,21 +1,22 @@
 //! The engine's groups (SPEC R4, R5, R6, R9). The loop driver's walk
 //! ([`crate::driver`]) decides which examples form each group, under which
-//! plan, and which replica runs each microbatch — the same walk a user's
-//! loop draws from. Here the engine packs the group into the batches every
-//! replica runs, checks that no example reaches two replicas in one epoch,
-//! keeps the dropped groups for the report, and counts the group's
-//! denominator.
+//! plan — with stages, the plan of the update the group will produce — and
+//! which replica runs each microbatch: the same walk a user's loop draws
+//! from. Here the engine packs the group into the batches every replica
+//! runs, checks that no example reaches two replicas in one epoch, keeps
+//! the dropped groups for the report, and counts the group's denominator.
 //!
-//! Buffers are reused from group to group, so a group allocates nothing
-//! once the first group has sized them.
+//! Buffers are reused from group to group and sized for the largest `A` of
+//! every stage up front, so a group allocates nothing once the first group
+//! has filled them.
 
 use super::{Engine, EngineError};
 use crate::data::{Batch, Dataset, OverlapError};
-use crate::driver::{Draw, GroupCounts, Walk};
+use crate::driver::{Draw, GroupCounts, Position, Walk};
 use crate::model::Model;
 use crate::plan::Plan;
 use crate::report::DroppedGroup;
-use crate::units::{Examples, Tokens};
+use crate::units::{Examples, Tokens, Updates};
 
 /// The most dropped groups whose ids a report lists (R6); the count of
 /// dropped examples is always exact.
@@ -61,10 +62,12 @@ fn reserved_batch(m: usize, positions: usize) -> Batch {
 
 impl Groups {
     /// The groups of `walk` over `dataset`, before the first, with every
-    /// buffer sized for a full group of `plan`.
-    pub(crate) fn new(walk: Walk, dataset: &Dataset, plan: &Plan) -> Groups {
+    /// buffer sized for a full group of the walk's largest stage (`m` and
+    /// `D` are the same in every stage).
+    pub(crate) fn new(walk: Walk, dataset: &Dataset) -> Groups {
+        let plan = *walk.stages().first_plan();
         let d = plan.replicas() as usize;
-        let a = plan.accumulation() as usize;
+        let a = max_accumulation(&walk);
         let m = plan.micro_batch() as usize;
         let batch_positions = m.saturating_mul(dataset.max_len());
         let batches = (0..d)
@@ -91,6 +94,16 @@ impl Groups {
         &self.draw.plan
     }
 
+    /// The stage (0-based) of the current group.
+    pub(crate) fn stage(&self) -> usize {
+        self.draw.stage
+    }
+
+    /// Moves the walk to `at`, as if the groups before it had been drawn.
+    pub(crate) fn seek(&mut self, at: Position) {
+        self.walk.seek(at);
+    }
+
     /// The epoch of the current group, 0-based.
     pub(crate) fn epoch(&self) -> u64 {
         self.draw.epoch
@@ -111,22 +124,25 @@ impl Groups {
         self.draw.members.len()
     }
 
-    /// Draws the next group from the walk and packs it into
+    /// Draws the group of the update after `applied` applied updates from
+    /// the walk, under that update's stage, and packs it into
     /// [`Groups::batches`], as the walk places its microbatches (R9); no
     /// example may reach two replicas in one epoch. Dropped groups are
     /// counted, and the first ones kept with their ids (R6).
-    pub(crate) fn next(&mut self, dataset: &Dataset) -> Result<(), OverlapError> {
+    pub(crate) fn next(&mut self, dataset: &Dataset, applied: Updates) -> Result<(), EngineError> {
         let (dropped, dropped_examples) = (&mut self.dropped, &mut self.dropped_examples);
-        self.walk.next_into(&mut self.draw, |epoch, positions| {
-            *dropped_examples += positions.len() as u64;
-            if dropped.len() < MAX_DROPPED_GROUPS {
-                let ids = positions
-                    .iter()
-                    .map(|&p| dataset.examples()[p].id)
-                    .collect();
-                dropped.push(DroppedGroup { epoch, ids });
-            }
-        });
+        self.walk
+            .next_into(&mut self.draw, applied, |epoch, positions| {
+                *dropped_examples += positions.len() as u64;
+                if dropped.len() < MAX_DROPPED_GROUPS {
+                    let ids = positions
+                        .iter()
+                        .map(|&p| dataset.examples()[p].id)
+                        .collect();
+                    dropped.push(DroppedGroup { epoch, ids });
+                }
+            })
+            .map_err(EngineError::StageGroup)?;
         if self.draw.epoch != self.owner_epoch {
             self.owner.fill(0);
             self.owner_epoch = self.draw.epoch;
@@ -158,11 +174,11 @@ impl Groups {
                 match self.owner[p] {
                     0 => self.owner[p] = rank,
                     first if first != rank => {
-                        return Err(OverlapError {
+                        return Err(EngineError::Overlap(OverlapError {
                             id: example.id,
                             first: first as usize - 1,
                             second: replica,
-                        });
+                        }));
                     }
                     _ => {}
                 }
@@ -191,6 +207,18 @@ impl Groups {
         }
         counts
     }
+}
+
+/// The largest `A` of the walk's stages.
+fn max_accumulation(walk: &Walk) -> usize {
+    let a = walk
+        .stages()
+        .stages()
+        .iter()
+        .map(|stage| stage.plan().accumulation())
+        .max()
+        .unwrap_or(1);
+    usize::try_from(a).unwrap_or(usize::MAX)
 }
 
 impl<M: Model> Engine<M> {
@@ -241,7 +269,7 @@ mod tests {
 
     fn groups(data: &Dataset, plan: Plan, seed: u64, policy: LastGroup) -> Groups {
         let walk = Walk::new(plan, data.len(), seed, policy).expect("a walk");
-        Groups::new(walk, data, &plan)
+        Groups::new(walk, data)
     }
 
     #[test]
@@ -252,7 +280,7 @@ mod tests {
         let order = epoch_order(data.len(), 11, 0);
         let mut seen = Vec::new();
         for g in 0..3 {
-            groups.next(&data).unwrap();
+            groups.next(&data, Updates::ZERO).unwrap();
             let members = &order[g * 18..((g + 1) * 18).min(50)];
             let want = GroupAssignment::split(members, &plan);
             for (r, microbatches) in want.replicas.iter().enumerate() {
@@ -269,7 +297,7 @@ mod tests {
         seen.sort_unstable();
         assert_eq!(seen, (0..50).collect::<Vec<u64>>());
         // The next group starts epoch 1, with a clean shard check.
-        groups.next(&data).unwrap();
+        groups.next(&data, Updates::ZERO).unwrap();
         assert_eq!((groups.epoch(), groups.epochs()), (1, 2));
     }
 
@@ -279,7 +307,7 @@ mod tests {
         let plan = Plan::new(2, 2, 2).unwrap(); // B = 8: 2 groups, 4 dropped
         let mut groups = groups(&data, plan, 1, LastGroup::Drop);
         for _ in 0..3 {
-            groups.next(&data).unwrap();
+            groups.next(&data, Updates::ZERO).unwrap();
             assert!(!groups.partial());
         }
         assert_eq!(groups.dropped_examples, 4);
@@ -295,7 +323,9 @@ mod tests {
         let plan = Plan::new(2, 2, 2).unwrap();
         let mut groups = groups(&data, plan, 4, LastGroup::Process);
         groups.same_shard = true;
-        let err = groups.next(&data).unwrap_err();
+        let Err(EngineError::Overlap(err)) = groups.next(&data, Updates::ZERO) else {
+            panic!("the overlap is refused");
+        };
         assert_eq!((err.first, err.second), (0, 1));
         assert_eq!(err.id, groups.batches[0][0].ids[0]);
     }

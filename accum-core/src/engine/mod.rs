@@ -19,8 +19,9 @@
 //! ```
 //!
 //! Entry points: [`Engine::new`] (the built-in model and data from an
-//! [`EngineConfig`] and a [`Plan`]), [`Engine::with_model`] (any [`Model`]
-//! and [`Dataset`]), then [`Engine::run`] with [`RunOptions`] (observers,
+//! [`EngineConfig`] and a [`Plan`], or a [`StagedPlan`] for a batch
+//! ramp-up), [`Engine::with_model`] (any [`Model`] and [`Dataset`]), then
+//! [`Engine::run`] with [`RunOptions`] (observers,
 //! stop flag, fault injection) giving a [`RunReport`]. [`run`] does both for
 //! a config. [`Engine::with_reducer`] runs the replicas through another
 //! [`Reducer`] backend than threads (one MPI process per replica);
@@ -31,6 +32,15 @@
 //! training loop of one's own draws from: the same epoch order, last-group
 //! policy and split into replicas and microbatches, each group under its
 //! own plan. `group.rs` packs them into the replicas' batches.
+//!
+//! Stages (batch ramp-up): each group runs under the stage of the update it
+//! will produce, decided from the applied updates so far, so a skipped
+//! attempt is retried under the same stage. `A` and `B` change per group;
+//! the denominator is the whole group's whatever the stage (R4), the
+//! scheduler steps once per applied update (R8), and the run's length and
+//! warmup resolve to updates through the stages, so a length in examples or
+//! tokens ends at the same count whatever the stages. The report counts
+//! each stage ([`StageCounters`]).
 //!
 //! Threads: the replicas this process runs work side by side on one thread
 //! pool of `D_local × T` threads, each replica splitting its microbatches
@@ -47,7 +57,9 @@
 //! After the first group has sized every buffer, an update attempt of the
 //! in-process loop allocates nothing of its own (the matrix products'
 //! packing buffers are matrixmultiply's, one per product; see
-//! `docs/performance.md`).
+//! `docs/performance.md`); with stages, group buffers are sized for the
+//! largest stage up front and the per-stage counters have room for the
+//! first 1,024 stages, so a stage change allocates nothing either.
 
 use std::fmt;
 use std::sync::Arc;
@@ -58,14 +70,14 @@ use crate::driver::{DriverError, Walk};
 use crate::memory::{MemoryBreakdown, MemoryTracker};
 use crate::model::{Model, TokenMlp};
 use crate::optim::Optimizer;
-use crate::plan::{Plan, PlanError};
+use crate::plan::{Plan, PlanError, Rounding, StagedPlan};
 use crate::replica::{InProcess, Reducer};
 use crate::report::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, KEPT_UPDATES, LossCurve, PlanSummary,
-    REPORT_FORMAT, RunReport, RunSummary, UpdateStats,
+    REPORT_FORMAT, RunReport, RunSummary, StageCounters, UpdateStats,
 };
 use crate::scaler::LossScaler;
-use crate::schedule::{Schedule, span_to_updates};
+use crate::schedule::Schedule;
 use crate::span::Span;
 use crate::tensor::Tensors;
 use crate::units::{Examples, Tokens, UnitKind, Updates};
@@ -98,6 +110,31 @@ pub const MAX_ACTIVATION_BYTES: u64 = 8 << 30;
 /// Tolerance of the R4 check that a group's token weights sum to one.
 const WEIGHT_TOLERANCE: f64 = 1e-4;
 
+/// Stage counters the engine reserves room for up front; a plan with more
+/// stages grows the list when a stage starts.
+const MAX_STAGES_KEPT_AHEAD: usize = 1024;
+
+/// A span in updates through the stages, rounded up; tokens without a
+/// fixed `seq_len` are the examples that hold them at the data's measured
+/// length, `data_tokens` over `examples` examples (R15), as the learning-rate
+/// schedule counts them.
+fn span_through_stages(
+    span: &Span,
+    stages: &StagedPlan,
+    data_tokens: u64,
+    examples: u64,
+) -> Result<Updates, PlanError> {
+    let span = match (span.unit(), stages.first_plan().seq_len()) {
+        (UnitKind::Token, None) => crate::schedule::tokens_as_examples(
+            *span,
+            Tokens::new(data_tokens),
+            Examples::new(examples),
+        )?,
+        _ => *span,
+    };
+    stages.span_to_updates(&span, Rounding::Up)
+}
+
 /// The threads of this machine (1 when unknown).
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
@@ -105,7 +142,7 @@ fn cores() -> usize {
 
 /// The accumulation engine over a model `M` (the reference [`TokenMlp`] by default).
 pub struct Engine<M: Model = TokenMlp> {
-    plan: Plan,
+    stages: StagedPlan,
     config: EngineConfig,
     model: M,
     dataset: Dataset,
@@ -118,6 +155,8 @@ pub struct Engine<M: Model = TokenMlp> {
     /// This group's outcomes, one per replica in rank order (reused).
     outcomes: Vec<ReplicaOutcome>,
     counters: Counters,
+    /// One entry per stage reached, in order.
+    stage_counters: Vec<StageCounters>,
     updates: Decimated<UpdateStats>,
     curve: Decimated<CurvePoint>,
     summary: RunSummary,
@@ -142,7 +181,7 @@ pub struct Engine<M: Model = TokenMlp> {
 impl<M: Model> fmt::Debug for Engine<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Engine")
-            .field("plan", &self.plan)
+            .field("stages", &self.stages)
             .field("threads", &self.threads)
             .field("counters", &self.counters)
             .finish_non_exhaustive()
@@ -151,8 +190,11 @@ impl<M: Model> fmt::Debug for Engine<M> {
 
 impl Engine<TokenMlp> {
     /// An engine on the built-in synthetic data and reference model, as the
-    /// config describes them.
-    pub fn new(plan: &Plan, config: &EngineConfig) -> Result<Engine<TokenMlp>, EngineError> {
+    /// config describes them, for a [`Plan`] or a [`StagedPlan`].
+    pub fn new(
+        plan: impl Into<StagedPlan>,
+        config: &EngineConfig,
+    ) -> Result<Engine<TokenMlp>, EngineError> {
         let mut errors = config.validate();
         errors.extend(config.builtin_limits());
         if !errors.is_empty() {
@@ -170,44 +212,56 @@ impl Engine<TokenMlp> {
 }
 
 /// Runs the built-in model and data as `config` describes, to the end.
-pub fn run(plan: &Plan, config: &EngineConfig) -> Result<RunReport, EngineError> {
+pub fn run(plan: impl Into<StagedPlan>, config: &EngineConfig) -> Result<RunReport, EngineError> {
     Engine::new(plan, config)?.run(&mut RunOptions::default())
 }
 
 impl<M: Model> Engine<M> {
-    /// An engine on a given model and data set. `config.data` and
-    /// `config.model` are used only for the seed and the last-group policy.
+    /// An engine on a given model and data set, for a [`Plan`] or a
+    /// [`StagedPlan`]. `config.data` and `config.model` are used only for
+    /// the seed and the last-group policy.
     pub fn with_model(
-        plan: &Plan,
+        plan: impl Into<StagedPlan>,
         config: &EngineConfig,
         model: M,
         dataset: Dataset,
     ) -> Result<Engine<M>, EngineError> {
+        let stages: StagedPlan = plan.into();
         let n = dataset.len() as u64;
         // R6: the walk refuses data the policy cannot run, before any work.
         let walk = Walk::new(
-            *plan,
+            stages.clone(),
             dataset.len(),
             config.data.seed,
             config.data.last_group,
         )
         .map_err(|e| match e {
             DriverError::Plan(e) => EngineError::Plan(e),
+            DriverError::StageGroup(e) => EngineError::StageGroup(e),
+            DriverError::NotEnoughData {
+                examples,
+                effective_batch,
+            } => EngineError::NotEnoughData {
+                examples,
+                effective_batch,
+            },
             _ => EngineError::NotEnoughData {
                 examples: n,
-                effective_batch: plan.effective_batch().get(),
+                effective_batch: stages.final_plan().effective_batch().get(),
             },
         })?;
+        // `m`, `D` and `L` are the same in every stage.
+        let plan = *stages.final_plan();
         let data_tokens = dataset.supervised_tokens(config.loss.ignore_index);
-        // Tokens per update measured on the data, for token spans without a
-        // fixed seq_len (R15).
-        let tokens_per_update =
-            (data_tokens.saturating_mul(plan.effective_batch().get()) / n).max(1);
-        let schedule = Schedule::resolve(
+        // R8 through the stages: lengths in tokens or examples follow what
+        // each applied update consumes, so they end at the same count
+        // whatever the stages; tokens without a fixed seq_len go through
+        // the data's measured tokens per example (R15).
+        let schedule = Schedule::resolve_staged(
             &config.schedule,
             config.optimizer.lr,
-            plan,
-            Some(tokens_per_update),
+            &stages,
+            Some((Tokens::new(data_tokens), Examples::new(n))),
         )?;
         if schedule.warmup() > schedule.total() {
             return Err(EngineError::WarmupTooLong {
@@ -228,7 +282,12 @@ impl<M: Model> Engine<M> {
             });
         }
         let max_positions = usize::try_from(positions).unwrap_or(usize::MAX);
-        let a = plan.accumulation() as usize;
+        let a = stages
+            .stages()
+            .iter()
+            .map(|stage| stage.plan().accumulation() as usize)
+            .max()
+            .unwrap_or(1);
         let replicas = (0..d)
             .map(|_| {
                 ReplicaState::new(
@@ -240,13 +299,14 @@ impl<M: Model> Engine<M> {
             .collect();
         let total = schedule.total();
         Ok(Engine {
-            plan: *plan,
+            stage_counters: Vec::with_capacity(stages.stages().len().min(MAX_STAGES_KEPT_AHEAD)),
+            stages,
             optimizer: Optimizer::from_section(&config.optimizer),
             scaler: LossScaler::new(config.precision.mode, &config.precision.loss_scale),
             schedule,
             reducer: Box::new(InProcess::new(d)),
             replicas,
-            groups: Groups::new(walk, &dataset, plan),
+            groups: Groups::new(walk, &dataset),
             outcomes: Vec::with_capacity(d),
             counters: Counters {
                 epochs: 1,
@@ -287,7 +347,7 @@ impl<M: Model> Engine<M> {
         mut self,
         reducer: Box<dyn Reducer + Send>,
     ) -> Result<Engine<M>, EngineError> {
-        let d = self.plan.replicas();
+        let d = self.plan().replicas();
         let local = reducer.local_ranks();
         // A backend runs every replica here (threads) or exactly one.
         let runnable =
@@ -369,9 +429,21 @@ impl<M: Model> Engine<M> {
         self.failure = Some(at);
     }
 
-    /// The plan.
+    /// The plan; with stages, the full batch the run reaches after its
+    /// ramp-up (the last stage's). `m`, `D` and `L` are the same in every
+    /// stage.
     pub fn plan(&self) -> &Plan {
-        &self.plan
+        self.stages.final_plan()
+    }
+
+    /// The plan's stages (one for a constant plan).
+    pub fn stages(&self) -> &StagedPlan {
+        &self.stages
+    }
+
+    /// Counters of every stage the run has reached so far, in order.
+    pub fn stage_counters(&self) -> &[StageCounters] {
+        &self.stage_counters
     }
 
     /// The settings.
@@ -420,18 +492,18 @@ impl<M: Model> Engine<M> {
         self.last_gradient.as_ref()
     }
 
-    /// A span in updates for this engine's plan and data (tokens without a
-    /// fixed `seq_len` use the data's measured tokens per update, R15): for
-    /// sheets and progress bars.
+    /// A span in updates for this engine's plan and data, through the
+    /// stages (tokens without a fixed `seq_len` use the data's measured
+    /// tokens, R15), rounded up: for sheets and progress bars.
     pub fn span_in_updates(&self, span: &Span) -> Result<Updates, PlanError> {
         let n = self.dataset.len().max(1) as u64;
-        let per = (self
-            .data_tokens
-            .get()
-            .saturating_mul(self.plan.effective_batch().get())
-            / n)
-            .max(1);
-        span_to_updates(span, &self.plan, Some(per))
+        span_through_stages(span, &self.stages, self.data_tokens.get(), n)
+    }
+
+    /// Moves the data walk to `at`, as if the groups before it had been
+    /// drawn (the pre-flight check runs one group of each stage).
+    pub(crate) fn seek(&mut self, at: crate::driver::Position) {
+        self.groups.seek(at);
     }
 
     /// Whether the run has reached its total.
@@ -516,8 +588,7 @@ impl<M: Model> Engine<M> {
             self.groups.same_shard = self.mistakes.same_shard;
         }
         self.groups
-            .next(&self.dataset)
-            .map_err(EngineError::Overlap)?;
+            .next(&self.dataset, self.counters.applied_updates)?;
         self.counters.epochs = self.groups.epochs();
         self.counters.dropped_examples = Examples::new(self.groups.dropped_examples);
         if self.distributed() {
@@ -593,7 +664,7 @@ impl<M: Model> Engine<M> {
         }
         RunReport {
             format: REPORT_FORMAT.to_owned(),
-            plan: PlanSummary::from(&self.plan),
+            plan: PlanSummary::from(self.plan()),
             model: self.model.describe(),
             precision: self.config.precision.mode,
             loss_scaling: self.scaler.enabled(),
@@ -605,6 +676,7 @@ impl<M: Model> Engine<M> {
             data_examples: Examples::new(self.dataset.len() as u64),
             data_tokens: self.data_tokens,
             counters: self.counters,
+            stages: self.stage_counters.clone(),
             replicas: self.replicas.iter().map(|r| r.counters).collect(),
             updates: self.updates.items().to_vec(),
             updates_stride: self.updates.stride(),
@@ -639,3 +711,6 @@ mod tests;
 
 #[cfg(test)]
 mod fault_tests;
+
+#[cfg(test)]
+mod stage_tests;

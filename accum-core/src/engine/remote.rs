@@ -191,7 +191,7 @@ mod tests {
 
     use super::*;
     use crate::engine::{EngineConfig, Fault, RunOptions};
-    use crate::plan::Plan;
+    use crate::plan::{Plan, StageSpec, StagedPlan};
     use crate::replica::{InProcess, ReduceError, Reducer};
     use crate::report::RunReport;
     use crate::settings::{
@@ -252,7 +252,7 @@ mod tests {
 
     /// Runs `d` engines, one rank each, on threads; every rank's result.
     fn run_per_rank(
-        plan: &Plan,
+        plan: impl Into<StagedPlan>,
         config: &EngineConfig,
         failure: Option<Fault>,
         configure: impl Fn(usize, &mut EngineConfig) + Sync,
@@ -265,12 +265,14 @@ mod tests {
 
     /// [`run_per_rank`], with each rank's parameters at the end.
     fn run_per_rank_with_params(
-        plan: &Plan,
+        plan: impl Into<StagedPlan>,
         config: &EngineConfig,
         failure: Option<Fault>,
         configure: impl Fn(usize, &mut EngineConfig) + Sync,
     ) -> Vec<(Result<RunReport, EngineError>, Option<Tensors>)> {
-        let d = plan.replicas() as usize;
+        let plan: StagedPlan = plan.into();
+        let plan = &plan;
+        let d = plan.final_plan().replicas() as usize;
         let shared = Arc::new(InProcess::new(d));
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..d)
@@ -302,11 +304,11 @@ mod tests {
     fn one_engine_per_rank_reports_the_in_process_run() {
         let plan = Plan::new(2, 3, 2).unwrap();
         let config = config();
-        let threads = Engine::new(&plan, &config)
+        let threads = Engine::new(plan, &config)
             .unwrap()
             .run(&mut RunOptions::default())
             .unwrap();
-        let ranks = run_per_rank(&plan, &config, None, |_, _| {});
+        let ranks = run_per_rank(plan, &config, None, |_, _| {});
         for report in ranks {
             let report = report.unwrap();
             // Partial last group included (70 examples, B = 12).
@@ -326,6 +328,43 @@ mod tests {
         }
     }
 
+    /// A ramp-up across processes: every rank draws each group under the
+    /// same stage, so the shard check and the outcome records (sized by the
+    /// group's `A`) agree, and each rank reports the in-process run.
+    #[test]
+    fn one_engine_per_rank_runs_a_ramp_up_like_the_in_process_run() {
+        let base = Plan::new(2, 2, 2).unwrap();
+        let stages = StagedPlan::from_specs(
+            &base,
+            &[
+                StageSpec::accumulation(1).until("2 updates".parse().unwrap()),
+                StageSpec::accumulation(3).until("4 updates".parse().unwrap()),
+                StageSpec::accumulation(2),
+            ],
+        )
+        .unwrap();
+        let mut config = config();
+        config.schedule.total = Some("9 updates".parse().unwrap());
+        let threads = Engine::new(&stages, &config)
+            .unwrap()
+            .run(&mut RunOptions::default())
+            .unwrap();
+        assert_eq!(threads.stages.len(), 3);
+        for report in run_per_rank(&stages, &config, None, |_, _| {}) {
+            let report = report.unwrap();
+            assert_eq!(report.counters, threads.counters);
+            assert_eq!(report.stages, threads.stages);
+            assert_eq!(report.replicas, threads.replicas);
+            for (a, b) in report.updates.iter().zip(&threads.updates) {
+                assert_eq!(
+                    (a.stage, a.microbatches, a.tokens),
+                    (b.stage, b.microbatches, b.tokens)
+                );
+                assert_eq!(a.denominator, b.denominator);
+            }
+        }
+    }
+
     #[test]
     fn a_failing_rank_stops_every_rank_before_the_update() {
         let plan = Plan::new(2, 3, 3).unwrap();
@@ -335,9 +374,9 @@ mod tests {
             microbatch: 1,
         };
         // The reference: the one update that completed before the failure.
-        let mut one = Engine::new(&plan, &config()).unwrap();
+        let mut one = Engine::new(plan, &config()).unwrap();
         one.step(&mut RunOptions::default()).unwrap();
-        let results = run_per_rank_with_params(&plan, &config(), Some(at), |_, _| {});
+        let results = run_per_rank_with_params(plan, &config(), Some(at), |_, _| {});
         for (rank, (r, params)) in results.into_iter().enumerate() {
             // No partial update: every rank still holds the parameters
             // after attempt 1 (up to the order of the f32 sums; a second
@@ -425,7 +464,7 @@ mod tests {
                         });
                         let model = PanicsOnce { inner, calls };
                         let data = crate::data::Dataset::synthetic(d);
-                        Engine::with_model(&plan, config, model, data)?
+                        Engine::with_model(plan, config, model, data)?
                             .with_reducer(Box::new(OneRank { shared, rank }))?
                             .run(&mut RunOptions::default())
                     })
@@ -450,7 +489,7 @@ mod tests {
     #[test]
     fn ranks_with_different_data_are_refused_before_the_backward_passes() {
         let plan = Plan::new(2, 2, 2).unwrap();
-        let results = run_per_rank(&plan, &config(), None, |rank, c| {
+        let results = run_per_rank(plan, &config(), None, |rank, c| {
             c.data.seed += rank as u64;
         });
         for r in results {
@@ -465,7 +504,7 @@ mod tests {
     #[test]
     fn a_backend_of_another_size_is_refused() {
         let plan = Plan::new(2, 2, 2).unwrap();
-        let engine = Engine::new(&plan, &config()).unwrap();
+        let engine = Engine::new(plan, &config()).unwrap();
         let err = engine
             .with_reducer(Box::new(InProcess::new(3)))
             .unwrap_err()

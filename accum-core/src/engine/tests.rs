@@ -59,7 +59,7 @@ fn loss_falls_on_the_markov_data() {
     let mut config = small(64);
     config.schedule.total = Some("40 updates".parse().unwrap());
     config.optimizer.lr = 3e-2;
-    let report = run(&plan(4, 2, 2), &config).unwrap();
+    let report = run(plan(4, 2, 2), &config).unwrap();
     assert_eq!(report.counters.applied_updates, Updates::new(40));
     let first = report.updates[0].loss;
     let last = report
@@ -77,7 +77,7 @@ fn loss_falls_on_the_markov_data() {
 #[test]
 fn counters_add_up_per_replica_and_total() {
     let config = small(32); // B = 8: 4 groups per epoch
-    let report = run(&plan(2, 2, 2), &config).unwrap();
+    let report = run(plan(2, 2, 2), &config).unwrap();
     let c = report.counters;
     assert_eq!(c.update_attempts, 4);
     assert_eq!(c.applied_updates, Updates::new(4));
@@ -200,7 +200,7 @@ fn r4_weighted_mean_is_not_the_mean_of_means() {
     config.data.vocab = 3;
     config.schedule.total = Some("1 update".parse().unwrap());
     let p = plan(4, 2, 1);
-    let engine = Engine::with_model(&p, &config, model.clone(), data.clone()).unwrap();
+    let engine = Engine::with_model(p, &config, model.clone(), data.clone()).unwrap();
     let mut engine = engine;
     let stats = engine.step(&mut RunOptions::default()).unwrap().unwrap();
     assert!((stats.loss - 3.5).abs() < 1e-4, "{}", stats.loss);
@@ -208,8 +208,8 @@ fn r4_weighted_mean_is_not_the_mean_of_means() {
     assert_eq!(stats.denominator, 2048.0);
 
     // And the verify check reports the mean of microbatch means beside it.
-    let acc = Engine::with_model(&p, &config, model.clone(), data.clone()).unwrap();
-    let big = Engine::with_model(&plan(8, 1, 1), &config, model, data).unwrap();
+    let acc = Engine::with_model(p, &config, model.clone(), data.clone()).unwrap();
+    let big = Engine::with_model(plan(8, 1, 1), &config, model, data).unwrap();
     let report = compare(acc, big, Tolerance::default(), &mut RunOptions::default()).unwrap();
     assert!(report.passed, "{report:#?}");
     assert!((report.loss_accumulated - 3.5).abs() < 1e-4);
@@ -222,9 +222,9 @@ fn r4_per_token_differs_from_per_example_with_unequal_lengths() {
     config.data.min_len = 1;
     config.data.max_len = 12;
     config.schedule.total = Some("1 update".parse().unwrap());
-    let a = run(&plan(4, 2, 2), &config).unwrap();
+    let a = run(plan(4, 2, 2), &config).unwrap();
     config.loss.normalization = Normalization::PerExample;
-    let b = run(&plan(4, 2, 2), &config).unwrap();
+    let b = run(plan(4, 2, 2), &config).unwrap();
     assert_eq!(a.updates[0].denominator, a.updates[0].tokens.get() as f64);
     assert_eq!(b.updates[0].denominator, 16.0);
     assert!((a.updates[0].loss - b.updates[0].loss).abs() > 1e-4);
@@ -384,7 +384,7 @@ fn r7_fp16_overflow_skips_backs_off_and_keeps_params() {
     config.precision.mode = PrecisionMode::Fp16;
     config.precision.loss_scale.init = 2f64.powi(40); // scaled gradients far above 65504
     config.schedule.total = Some("2 updates".parse().unwrap());
-    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let mut engine = Engine::new(plan(2, 2, 2), &config).unwrap();
     let before = engine.model().params().clone();
     let stats = engine.step(&mut RunOptions::default()).unwrap().unwrap();
     assert!(!stats.applied);
@@ -420,7 +420,7 @@ fn r7_injected_fault_is_skipped_in_every_precision() {
         let mut config = small(16);
         config.precision.mode = mode;
         config.schedule.total = Some("3 updates".parse().unwrap());
-        let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+        let mut engine = Engine::new(plan(2, 2, 2), &config).unwrap();
         let mut options = RunOptions {
             faults: vec![Fault {
                 attempt: 2,
@@ -461,7 +461,7 @@ fn r7_injected_fault_is_skipped_in_every_precision() {
 fn r6_partial_group_is_processed_with_its_real_denominator() {
     let mut config = small(10); // B = 8: one full group and 2 examples
     config.schedule.total = Some("2 updates".parse().unwrap());
-    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let mut engine = Engine::new(plan(2, 2, 2), &config).unwrap();
     let report = engine.run(&mut RunOptions::default()).unwrap();
     let last = &report.updates[1];
     assert!(last.partial);
@@ -485,7 +485,7 @@ fn r6_partial_group_dropped_with_ids_or_refused() {
     let mut config = small(10);
     config.data.last_group = LastGroup::Drop;
     config.schedule.total = Some("3 updates".parse().unwrap());
-    let report = run(&plan(2, 2, 2), &config).unwrap();
+    let report = run(plan(2, 2, 2), &config).unwrap();
     assert!(
         report
             .updates
@@ -500,7 +500,7 @@ fn r6_partial_group_dropped_with_ids_or_refused() {
     assert!(epoch0.iter().all(|&id| id < 10));
 
     config.data.last_group = LastGroup::Error;
-    let err = Engine::new(&plan(2, 2, 2), &config).unwrap_err();
+    let err = Engine::new(plan(2, 2, 2), &config).unwrap_err();
     assert!(
         matches!(err, EngineError::Plan(PlanError::PartialGroup { .. })),
         "{err}"
@@ -512,7 +512,7 @@ fn r6_partial_group_dropped_with_ids_or_refused() {
 
     config.data.last_group = LastGroup::Drop;
     config.data.examples = 6;
-    let err = Engine::new(&plan(2, 2, 2), &config).unwrap_err();
+    let err = Engine::new(plan(2, 2, 2), &config).unwrap_err();
     assert!(
         matches!(
             err,
@@ -555,7 +555,7 @@ fn observer_logs_in_the_declared_axis() {
         axis: LogAxis::Tokens,
     };
     let mut recorder = Recorder::default();
-    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let mut engine = Engine::new(plan(2, 2, 2), &config).unwrap();
     let report = engine
         .run(&mut RunOptions {
             observers: vec![&mut recorder],
@@ -587,7 +587,7 @@ fn observer_logs_in_the_declared_axis() {
     // Examples as the interval unit.
     config.log.every = "16 examples".parse().unwrap();
     config.log.axis = LogAxis::Examples;
-    let report = run(&plan(2, 2, 2), &config).unwrap();
+    let report = run(plan(2, 2, 2), &config).unwrap();
     let xs: Vec<u64> = report.loss_curve.points.iter().map(|p| p.x).collect();
     assert_eq!(xs, vec![16, 32, 48]);
 }
@@ -595,7 +595,7 @@ fn observer_logs_in_the_declared_axis() {
 #[test]
 fn stop_flag_ends_at_a_group_boundary() {
     let stop = AtomicBool::new(true);
-    let mut engine = Engine::new(&plan(2, 2, 1), &small(16)).unwrap();
+    let mut engine = Engine::new(plan(2, 2, 1), &small(16)).unwrap();
     let report = engine
         .run(&mut RunOptions {
             stop: Some(&stop),
@@ -614,7 +614,7 @@ fn settings_are_validated_all_at_once() {
     config.loss.ignore_index = 3;
     config.optimizer.betas = [0.9, 1.0];
     config.precision.loss_scale.backoff_factor = 2.0;
-    let err = Engine::new(&plan(1, 1, 1), &config).unwrap_err();
+    let err = Engine::new(plan(1, 1, 1), &config).unwrap_err();
     let EngineError::Invalid(errors) = &err else {
         panic!("{err}")
     };
@@ -633,7 +633,7 @@ fn settings_are_validated_all_at_once() {
 
     let mut config = small(1 << 40);
     config.model.hidden = 1 << 30;
-    let err = Engine::new(&plan(1, 1, 1), &config).unwrap_err();
+    let err = Engine::new(plan(1, 1, 1), &config).unwrap_err();
     let EngineError::Invalid(errors) = &err else {
         panic!("{err}")
     };
@@ -642,7 +642,7 @@ fn settings_are_validated_all_at_once() {
 
     let mut config = small(16);
     config.schedule.warmup = "10 updates".parse().unwrap();
-    let err = Engine::new(&plan(1, 1, 1), &config).unwrap_err();
+    let err = Engine::new(plan(1, 1, 1), &config).unwrap_err();
     assert!(
         matches!(
             err,
@@ -661,14 +661,14 @@ fn token_spans_resolve_through_the_measured_data() {
     let tokens = Dataset::synthetic(&config.data).supervised_tokens(-100);
     // One epoch of tokens is 4 updates of B = 8.
     config.schedule.total = Some(Span::new(tokens, UnitKind::Token));
-    let engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let engine = Engine::new(plan(2, 2, 2), &config).unwrap();
     assert_eq!(engine.total_updates(), Updates::new(4));
 }
 
 #[test]
 fn r11_activation_memory_falls_with_the_micro_batch() {
     let peak = |m: u64, a: u64| {
-        let report = run(&plan(m, a, 1), &small(16)).unwrap();
+        let report = run(plan(m, a, 1), &small(16)).unwrap();
         (
             report.memory.peak_activation_bytes,
             report.memory.replicas[0],
@@ -690,7 +690,7 @@ fn dump_files_are_readable() {
     let _ = std::fs::remove_dir_all(&dir);
     let mut config = small(10);
     config.schedule.total = Some("2 updates".parse().unwrap());
-    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let mut engine = Engine::new(plan(2, 2, 2), &config).unwrap();
     let mut dump = DumpWriter::create(&dir, &engine).unwrap();
     engine
         .run(&mut RunOptions {
@@ -823,7 +823,7 @@ fn a_failing_replica_aborts_the_group_instead_of_hanging() {
             inner: TokenMlp::new(16, 8, 16, 1),
             id: 3,
         };
-        let mut engine = Engine::with_model(&plan(2, 2, d), &config, model, data).unwrap();
+        let mut engine = Engine::with_model(plan(2, 2, d), &config, model, data).unwrap();
         let err = engine.run(&mut RunOptions::default()).unwrap_err();
         match err {
             EngineError::MicrobatchFailed { message, .. } => {
@@ -844,13 +844,13 @@ fn plans_too_large_for_memory_are_refused_before_allocating() {
         ffn: 256,
     };
     // m = 32, D = 64, L ≤ 4096: about 28 GiB of activations.
-    let err = Engine::new(&plan(32, 1, 64), &config).unwrap_err();
+    let err = Engine::new(plan(32, 1, 64), &config).unwrap_err();
     assert!(
         matches!(err, EngineError::TooLarge { replicas: 64, .. }),
         "{err}"
     );
     assert!(err.to_string().contains("lower micro_batch"), "{err}");
-    let engine = Engine::new(&plan(2, 2, 2), &small(16)).unwrap();
+    let engine = Engine::new(plan(2, 2, 2), &small(16)).unwrap();
     assert_eq!(
         engine.span_in_updates(&"16 examples".parse().unwrap()),
         Ok(Updates::new(2))
@@ -869,7 +869,7 @@ fn r7_clipping_bounds_the_applied_gradient() {
         ..OptimizerSection::default()
     };
     config.schedule.total = Some("1 update".parse().unwrap());
-    let mut engine = Engine::new(&plan(2, 2, 2), &config).unwrap();
+    let mut engine = Engine::new(plan(2, 2, 2), &config).unwrap();
     let before = engine.model().params().clone();
     let stats = engine.step(&mut RunOptions::default()).unwrap().unwrap();
     assert!(stats.clipped && stats.grad_norm > 1e-3, "{stats:?}");
@@ -890,7 +890,7 @@ fn r8_learning_rate_follows_applied_updates() {
         warmup: "2 updates".parse().unwrap(),
         total: Some("4 updates".parse().unwrap()),
     };
-    let report = run(&plan(2, 2, 2), &config).unwrap();
+    let report = run(plan(2, 2, 2), &config).unwrap();
     let lrs: Vec<f64> = report.updates.iter().map(|u| u.lr).collect();
     let want = [0.0, 0.05, 0.1, 0.05];
     assert!(
@@ -944,14 +944,14 @@ fn r10_verify_fails_when_the_runs_differ() {
     let config = small(24);
     let data = Dataset::synthetic(&config.data);
     let acc = Engine::with_model(
-        &plan(2, 3, 2),
+        plan(2, 3, 2),
         &config,
         TokenMlp::new(16, 8, 16, 1),
         data.clone(),
     )
     .unwrap();
     let big =
-        Engine::with_model(&plan(12, 1, 1), &config, TokenMlp::new(16, 8, 16, 2), data).unwrap();
+        Engine::with_model(plan(12, 1, 1), &config, TokenMlp::new(16, 8, 16, 2), data).unwrap();
     let report = compare(acc, big, Tolerance::default(), &mut RunOptions::default()).unwrap();
     let status: Vec<(&str, bool)> = report
         .checks
@@ -992,7 +992,7 @@ fn tiny_run(updates: u64) -> RunReport {
         },
         ..EngineConfig::default()
     };
-    Engine::new(&plan(1, 2, 1), &config)
+    Engine::new(plan(1, 2, 1), &config)
         .unwrap()
         .with_threads(1)
         .run(&mut RunOptions::default())
@@ -1052,7 +1052,7 @@ fn runs_are_identical_for_any_number_of_threads() {
     config.schedule.total = Some("6 updates".parse().unwrap());
     for p in [plan(4, 3, 1), plan(3, 2, 2)] {
         let run = |threads: usize| {
-            let mut engine = Engine::new(&p, &config).unwrap().with_threads(threads);
+            let mut engine = Engine::new(p, &config).unwrap().with_threads(threads);
             let report = engine.run(&mut RunOptions::default()).unwrap();
             (report, engine.model().params().clone())
         };

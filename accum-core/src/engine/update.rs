@@ -9,7 +9,7 @@ use super::reduce::Reduced;
 use super::{Engine, EngineError, RunOptions, UpdateView};
 use crate::memory::MemoryBreakdown;
 use crate::model::Model;
-use crate::report::UpdateStats;
+use crate::report::{StageCounters, UpdateStats};
 use crate::scaler::FP16_MAX;
 use crate::settings::PrecisionMode;
 use crate::units::{Examples, Microbatches, Tokens, Updates};
@@ -132,6 +132,7 @@ impl<M: Model> Engine<M> {
         let stats = UpdateStats {
             attempt,
             epoch: self.groups.epoch(),
+            stage: self.groups.stage(),
             applied: finite,
             updates: self.counters.applied_updates,
             loss: sums.objective,
@@ -159,7 +160,25 @@ impl<M: Model> Engine<M> {
             self.log_point(&stats, options);
         }
         self.summary.add(&stats);
+        self.count_stage(&stats);
         self.updates.push(stats.clone());
         Ok(stats)
+    }
+}
+
+impl<M: Model> Engine<M> {
+    /// Adds the attempt to its stage's counters, opening the entries of the
+    /// stages reached since the last one (stages are reached in order: the
+    /// applied updates only grow).
+    fn count_stage(&mut self, stats: &UpdateStats) {
+        while self.stage_counters.len() <= stats.stage {
+            let stage = &self.stages.stages()[self.stage_counters.len()];
+            self.stage_counters.push(StageCounters::new(
+                stage.plan(),
+                Updates::new(stage.start().get() + 1),
+                stage.end(),
+            ));
+        }
+        self.stage_counters[stats.stage].add(stats);
     }
 }

@@ -217,6 +217,18 @@ impl From<Plan> for StagedPlan {
     }
 }
 
+impl From<&Plan> for StagedPlan {
+    fn from(plan: &Plan) -> StagedPlan {
+        StagedPlan::constant(*plan)
+    }
+}
+
+impl From<&StagedPlan> for StagedPlan {
+    fn from(plan: &StagedPlan) -> StagedPlan {
+        plan.clone()
+    }
+}
+
 impl StagedPlan {
     /// One stage that lasts the whole run.
     #[must_use]

@@ -345,7 +345,7 @@ mod tests {
         };
         let mut config = config;
         config.schedule.total = Some("5 updates".parse().expect("a span"));
-        Engine::new(&Plan::new(2, 2, 1).expect("a plan"), &config)
+        Engine::new(Plan::new(2, 2, 1).expect("a plan"), &config)
             .expect("an engine")
             .with_threads(1)
             .run(&mut RunOptions::default())
