@@ -71,23 +71,11 @@ fn the_matcher_finds_bare_rule_ids_only() {
     );
 }
 
-/// Pages whose owners are rewording them now. A ratchet: a listed page is
-/// allowed its ids, and a listed page without any fails, so that the list
-/// only shrinks.
-const PENDING: &[&str] = &["docs/engine.md"];
-
 #[test]
 fn no_page_of_the_guide_cites_a_bare_rule_id() {
     let mut offenders = Vec::new();
     for page in guide_pages() {
         let ids = bare_rule_ids(&read(&page));
-        if PENDING.contains(&page.as_str()) {
-            assert!(
-                !ids.is_empty(),
-                "{page} has no bare rule id left: remove it from PENDING"
-            );
-            continue;
-        }
         offenders.extend(ids.into_iter().map(|line| format!("{page}: {line}")));
     }
     assert!(
