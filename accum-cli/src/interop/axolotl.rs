@@ -13,11 +13,14 @@
 
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
-use accum_core::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
-use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
+use accum_core::settings::{OptimizerKind, PrecisionMode};
+use accum_core::{LastGroup, Layout, Span, UnitKind};
 use serde_json::{Map, Value, json};
 
-use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
+use super::dialect::{
+    Batch, Dialect, LastGroupRule, LossRule, Reading, per_process_plan, plan_finding,
+    read_arguments,
+};
 use super::export::{Out, yaml};
 use super::reader::{Reader, owned};
 use super::{ExportError, Framework, ImportError, ImportOptions, codes};
@@ -34,13 +37,7 @@ impl Dialect for Axolotl {
     const FRAMEWORK: Framework = Framework::Axolotl;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        let mut r = Reader::parse(name, text, true)?;
-        r.strings_are_numbers = true;
-        let batch = read(&mut r, opts);
-        Ok(Reading {
-            files: vec![r.into_report()],
-            batch,
-        })
+        read_arguments(name, text, |r| read(r, opts))
     }
 }
 
@@ -119,16 +116,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         r.push(plan_finding(&err, owned(&["tensor_parallel_size"]), root));
         return None;
     }
-    let plan = match (PlanInput {
-        micro_batch: Some(m),
-        accumulation: Some(a),
-        replicas: None,
-        layout: Some(layout),
-        seq_len: opts.seq_len,
-        global_batch: None,
-    })
-    .resolve()
-    {
+    let plan = match per_process_plan(m, a, layout, opts.seq_len) {
         Ok(plan) => plan,
         Err(err) => {
             let span = r.span(&[MICRO]);
@@ -149,6 +137,8 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         }),
         settings,
         schedule: None,
+        staged: None,
+        step_lengths: Vec::new(),
         loss: LossRule::PerTokenIfDefault(
             Diagnostic::error(
                 codes::PER_TOKEN,
@@ -180,12 +170,7 @@ fn settings(r: &mut Reader) -> PartialConfig {
         .map(|v| Span::new(v.value, UnitKind::Update));
     c.schedule.kind = r
         .str(&["lr_scheduler"])
-        .and_then(|s| match s.value.as_str() {
-            "linear" => Some(ScheduleKind::Linear),
-            "cosine" => Some(ScheduleKind::Cosine),
-            "constant_with_warmup" => Some(ScheduleKind::Constant),
-            _ => None,
-        });
+        .and_then(|s| super::huggingface::scheduler_kind(&s.value));
     c.log.every = r
         .uint(&["logging_steps"], 1)
         .map(|v| Span::new(v.value, UnitKind::Update));
@@ -267,29 +252,7 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
         }
         _ => {}
     }
-    let s = &c.schedule;
-    if let Some(kind) = s.kind {
-        root.insert(
-            "lr_scheduler".into(),
-            json!(match kind {
-                ScheduleKind::Constant => "constant_with_warmup",
-                ScheduleKind::Linear => "linear",
-                ScheduleKind::Cosine => "cosine",
-            }),
-        );
-    }
-    if let Some(t) = s.total {
-        let v = out.span_in("schedule.total", "max_steps", t, UnitKind::Update)?;
-        root.insert("max_steps".into(), json!(v));
-    }
-    if let Some(w) = s.warmup {
-        let v = out.span_in("schedule.warmup", "warmup_steps", w, UnitKind::Update)?;
-        root.insert("warmup_steps".into(), json!(v));
-    }
-    if let Some(every) = c.log.every {
-        let v = out.span_in("log.every", "logging_steps", every, UnitKind::Update)?;
-        root.insert("logging_steps".into(), json!(v));
-    }
+    out.trainer_schedule(c, &mut root, "lr_scheduler")?;
     out.note(format!(
         "launch {} processes (WORLD_SIZE)",
         plan.layout().map_or(plan.replicas(), |l| l.world_size)

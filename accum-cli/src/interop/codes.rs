@@ -33,3 +33,9 @@ pub const AUTO: &str = "accum::interop::auto";
 pub const DIALECT: &str = "accum::interop::dialect";
 /// A file named by the imported one could not be read.
 pub const FILE: &str = "accum::interop::file";
+/// What the framework does with a setting depends on its version.
+pub const VERSION: &str = "accum::interop::version";
+/// The framework stops the run at each change of the batch and restarts
+/// its count of consumed samples, so its ramp-up runs later than the
+/// calculator's rule.
+pub const RAMP_RESTARTS: &str = "accum::interop::ramp-restarts";

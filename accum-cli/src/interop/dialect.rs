@@ -9,8 +9,10 @@ use std::ops::Range;
 use accum_core::config::RunSection;
 use accum_core::config::partial::{PartialBatch, PartialConfig};
 use accum_core::settings::Normalization;
-use accum_core::{LastGroup, Plan, PlanError};
+use accum_core::{LastGroup, Layout, Plan, PlanError, PlanInput};
 
+use super::reader::Reader;
+use super::stages::{Form, Staged, StepLength, shift_finding};
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported, codes};
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -44,8 +46,12 @@ pub(crate) struct Batch {
     /// `parallel`, `run`, `loss.normalization`, `data.examples` and
     /// `data.last_group` are filled here).
     pub(crate) settings: PartialConfig,
-    /// A batch that changes during the run.
+    /// A batch that changes during the run, as the framework states it.
     pub(crate) schedule: Option<BatchSchedule>,
+    /// The same, resolved into stages when accum can plan it exactly.
+    pub(crate) staged: Option<Staged>,
+    /// Lengths the file counts in updates, for `schedule-shift`.
+    pub(crate) step_lengths: Vec<StepLength>,
     /// How the framework normalizes the loss of a group.
     pub(crate) loss: LossRule,
     /// What the framework does with a partial last group.
@@ -135,6 +141,12 @@ fn finish(
         ..PartialBatch::default()
     };
     config.parallel = batch.parallel;
+    if let Some(staged) = &batch.staged {
+        match &staged.form {
+            Form::Ramp(ramp) => config.batch.ramp = Some(*ramp),
+            Form::Stages(specs) => config.batch.stages = Some(specs.clone()),
+        }
+    }
 
     let main = reading
         .files
@@ -158,6 +170,13 @@ fn finish(
             Normalization::PerToken
         }
     });
+    if let Some(finding) = batch
+        .staged
+        .as_ref()
+        .and_then(|staged| shift_finding(staged, &batch.step_lengths))
+    {
+        main.findings.push(finding);
+    }
     // R6: the last partial group.
     let rule = batch.last_group;
     config.data.last_group = Some(rule.policy);
@@ -246,4 +265,68 @@ pub(crate) fn partial_group_finding(
 /// The world size the options give (`--world-size` or `--num-processes`).
 pub(crate) fn world_from_options(opts: &ImportOptions) -> Option<u64> {
     opts.world_size.or(opts.num_processes)
+}
+
+/// One YAML or JSON file of training arguments, read by `read`: strings
+/// that hold numbers are numbers there (`"1e-4"`, as LightningCLI's and
+/// axolotl's parsers take them).
+pub(crate) fn read_arguments(
+    name: &str,
+    text: &str,
+    read: impl FnOnce(&mut Reader) -> Option<Batch>,
+) -> Result<Reading, ImportError> {
+    let mut r = Reader::parse(name, text, true)?;
+    r.strings_are_numbers = true;
+    let batch = read(&mut r);
+    Ok(Reading {
+        files: vec![r.into_report()],
+        batch,
+    })
+}
+
+/// The plan of a framework that states the microbatch and the accumulation
+/// of each process and counts the replicas from its layout.
+pub(crate) fn per_process_plan(
+    micro_batch: u64,
+    accumulation: u64,
+    layout: Layout,
+    seq_len: Option<u64>,
+) -> Result<Plan, PlanError> {
+    PlanInput {
+        micro_batch: Some(micro_batch),
+        accumulation: Some(accumulation),
+        replicas: None,
+        layout: Some(layout),
+        seq_len,
+        global_batch: None,
+    }
+    .resolve()
+}
+
+/// The layout of `world` processes with the model-parallel degrees
+/// `[tensor, pipeline, context]`, and its data-parallel replicas; `None`
+/// when the degrees do not divide the world (the finding is pushed).
+pub(crate) fn layout_of(
+    r: &mut Reader,
+    world: u64,
+    [tp, pp, cp]: [u64; 3],
+    root: &Range<usize>,
+) -> Option<(Layout, u64)> {
+    let layout = Layout::new(world, tp, pp, cp);
+    match layout.replicas() {
+        Ok(d) => Some((layout, d)),
+        Err(err) => {
+            r.push(plan_finding(&err, vec![], root.clone()));
+            None
+        }
+    }
+}
+
+/// The model-parallel degrees the options give (1 when not given).
+pub(crate) fn option_degrees(opts: &ImportOptions) -> [u64; 3] {
+    [
+        opts.tensor.unwrap_or(1),
+        opts.pipeline.unwrap_or(1),
+        opts.context.unwrap_or(1),
+    ]
 }

@@ -3,8 +3,11 @@
 //! and the notes about keys that are not written.
 
 use accum_core::config::partial::PartialConfig;
-use accum_core::{LastGroup, Plan, Rounding, Span, UnitKind};
+use accum_core::plan::StagedPlan;
+use accum_core::{LastGroup, Layout, Plan, Rounding, Span, UnitKind};
+use serde_json::{Map, Value, json};
 
+use super::stages::{refuse_stages, staged_plan, stages_key};
 use super::{ExportError, Exported, Framework};
 
 /// Writes the framework's file for a config.
@@ -14,9 +17,32 @@ pub(crate) fn export(
 ) -> Result<Exported, ExportError> {
     check_finite(framework, config)?;
     let plan = config.plan()?;
+    if config.batch.stages.is_some() && config.batch.ramp.is_some() {
+        return Err(ExportError::Unsupported {
+            framework,
+            key: "batch.ramp",
+            reason: "both batch.stages and batch.ramp are given; describe the ramp-up once, as stages or as a linear ramp".to_owned(),
+        });
+    }
+    let staged = staged_plan(config, &plan).map_err(ExportError::Stages)?;
+    // One accumulation for the whole run: a ramp is refused, never dropped.
+    let lacks = match framework {
+        Framework::DeepSpeed => Some(
+            "DeepSpeed has one train_batch_size and gradient_accumulation_steps for the whole run",
+        ),
+        Framework::HuggingFace => {
+            Some("the Trainer has one gradient_accumulation_steps for the whole run")
+        }
+        Framework::Axolotl => Some("axolotl has one gradient_accumulation_steps for the whole run"),
+        Framework::Megatron | Framework::NeMo | Framework::Lightning => None,
+    };
+    if let Some(lacks) = lacks {
+        refuse_stages(framework, config, &staged, lacks)?;
+    }
     let mut out = Out {
         framework,
         plan,
+        staged,
         notes: Vec::new(),
     };
     let text = match framework {
@@ -36,7 +62,10 @@ pub(crate) fn export(
 /// The state of one export: the plan, and the notes so far.
 pub(crate) struct Out {
     pub(crate) framework: Framework,
+    /// The plan of `[batch]`: the batch after the ramp, if there is one.
     pub(crate) plan: Plan,
+    /// The stages of the config (one when the batch does not change).
+    pub(crate) staged: StagedPlan,
     pub(crate) notes: Vec<String>,
 }
 
@@ -46,7 +75,8 @@ impl Out {
         self.notes.push(note.into());
     }
 
-    /// A span in `unit`, exactly, or the plan's error with the nearest values.
+    /// A span in `unit` through the stages, exactly, or the plan's error
+    /// with the nearest values.
     pub(crate) fn span_in(
         &self,
         key: &'static str,
@@ -54,7 +84,7 @@ impl Out {
         span: Span,
         unit: UnitKind,
     ) -> Result<u64, ExportError> {
-        self.plan
+        self.staged
             .convert(span.value(), span.unit(), unit, Rounding::Exact)
             .map_err(|source| ExportError::NotWhole {
                 framework: self.framework,
@@ -63,6 +93,87 @@ impl Out {
                 span,
                 source,
             })
+    }
+
+    /// Each length that is set, in updates, under the framework's key:
+    /// `(config key, length, framework key)`.
+    pub(crate) fn insert_updates(
+        &self,
+        map: &mut Map<String, Value>,
+        lengths: &[(&'static str, Option<Span>, &'static str)],
+    ) -> Result<(), ExportError> {
+        for &(key, span, framework_key) in lengths {
+            if let Some(span) = span {
+                let v = self.span_in(key, framework_key, span, UnitKind::Update)?;
+                map.insert(framework_key.into(), json!(v));
+            }
+        }
+        Ok(())
+    }
+
+    /// The Trainer's learning-rate schedule (Hugging Face's
+    /// `TrainingArguments`, which axolotl hands on): the scheduler's type
+    /// under `scheduler_key`, and `max_steps`, `warmup_steps` and
+    /// `logging_steps` in optimizer steps.
+    pub(crate) fn trainer_schedule(
+        &self,
+        c: &PartialConfig,
+        root: &mut Map<String, Value>,
+        scheduler_key: &str,
+    ) -> Result<(), ExportError> {
+        let s = &c.schedule;
+        if let Some(kind) = s.kind {
+            root.insert(
+                scheduler_key.into(),
+                json!(super::huggingface::scheduler_name(kind)),
+            );
+        }
+        self.insert_updates(
+            root,
+            &[
+                ("schedule.total", s.total, "max_steps"),
+                ("schedule.warmup", s.warmup, "warmup_steps"),
+                ("log.every", c.log.every, "logging_steps"),
+            ],
+        )
+    }
+
+    /// The layout of the plan (data-parallel when the config gives none).
+    pub(crate) fn layout(&self) -> Layout {
+        self.plan
+            .layout()
+            .unwrap_or(Layout::data_parallel(self.plan.replicas()))
+    }
+
+    /// The tensor, pipeline and context degrees to write, under the
+    /// framework's `names` for them: those above 1 and those the config
+    /// states (1 included).
+    pub(crate) fn parallel_degrees(
+        &self,
+        c: &PartialConfig,
+        names: [&'static str; 3],
+    ) -> Vec<(&'static str, u64)> {
+        let layout = self.layout();
+        let stated = c.parallel.as_ref();
+        [
+            (layout.tensor, stated.and_then(|p| p.tensor)),
+            (layout.pipeline, stated.and_then(|p| p.pipeline)),
+            (layout.context, stated.and_then(|p| p.context)),
+        ]
+        .into_iter()
+        .zip(names)
+        .filter(|((degree, given), _)| *degree > 1 || given.is_some())
+        .map(|((degree, _), name)| (name, degree))
+        .collect()
+    }
+
+    /// The config's stages cannot be written to this framework, and why.
+    pub(crate) fn stages_refused(&self, c: &PartialConfig, reason: String) -> ExportError {
+        ExportError::Unsupported {
+            framework: self.framework,
+            key: stages_key(c),
+            reason,
+        }
     }
 
     /// The data's partial last group against what the framework does with it.

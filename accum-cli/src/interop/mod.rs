@@ -56,7 +56,16 @@ mod huggingface;
 mod lightning;
 mod megatron;
 mod reader;
+mod stages;
 
+#[cfg(test)]
+mod ramp_export_tests;
+#[cfg(test)]
+mod ramp_tests;
+#[cfg(test)]
+mod step_tests;
+#[cfg(test)]
+mod survey_tests;
 #[cfg(test)]
 mod tests;
 
@@ -214,8 +223,9 @@ pub struct ImportOptions {
 }
 
 /// A batch that changes during the run, as the framework states it. The
-/// imported plan is the final (or first, for Lightning) batch; this keeps
-/// the rest so that it can be planned in stages.
+/// imported config holds it as `[batch.ramp]` or `[[batch.stages]]`, with
+/// `[batch]` the batch after the ramp, when accum can plan it exactly (the
+/// findings say why not).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BatchSchedule {
@@ -407,6 +417,8 @@ pub struct Exported {
 pub enum ExportError {
     /// The batch section is not a valid plan.
     Plan(accum_core::PlanError),
+    /// The batch ramp-up (`[batch.ramp]` or `[[batch.stages]]`) is not valid.
+    Stages(accum_core::plan::StageError),
     /// A span is not a whole number of the framework's unit.
     NotWhole {
         /// The framework.
@@ -450,6 +462,7 @@ impl fmt::Display for ExportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExportError::Plan(err) => write!(f, "the batch section is not a valid plan: {err}"),
+            ExportError::Stages(err) => write!(f, "the batch ramp-up is not valid: {err}"),
             ExportError::NotWhole {
                 framework,
                 key,

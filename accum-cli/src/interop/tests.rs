@@ -15,19 +15,14 @@ use accum_core::{Span, UnitKind};
 
 use super::*;
 
-fn root() -> PathBuf {
+/// The fixtures' folder.
+pub(super) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/interop")
 }
 
+/// The fixtures of a framework are in the folder of its command-line name.
 fn dir(framework: Framework) -> &'static str {
-    match framework {
-        Framework::DeepSpeed => "deepspeed",
-        Framework::Megatron => "megatron",
-        Framework::HuggingFace => "hf",
-        Framework::Lightning => "lightning",
-        Framework::NeMo => "nemo",
-        Framework::Axolotl => "axolotl",
-    }
+    framework.key()
 }
 
 /// What a fixture says about itself.
@@ -37,6 +32,9 @@ struct Expect {
     options: ImportOptions,
     batch: Option<[u64; 4]>,
     codes: Vec<String>,
+    /// The stages, `B:END …` (each stage's global batch and the examples
+    /// consumed when it ends) then the last batch; `…` skips to the last.
+    stages: Option<String>,
 }
 
 fn header(path: &Path, text: &str) -> Expect {
@@ -79,6 +77,40 @@ fn header(path: &Path, text: &str) -> Expect {
         options,
         batch,
         codes,
+        stages: field("stages"),
+    }
+}
+
+/// The stages of an imported config, as a fixture's `stages:` line writes them.
+fn stages_line(config: &PartialConfig) -> String {
+    let plan = config.plan().expect("an imported config has a plan");
+    let staged = super::stages::staged_plan(config, &plan).expect("imported stages resolve");
+    let stages = staged.stages();
+    let mut words: Vec<String> = stages
+        .windows(2)
+        .map(|w| {
+            format!(
+                "{}:{}",
+                w[0].plan().effective_batch().get(),
+                w[1].examples_before().get()
+            )
+        })
+        .collect();
+    words.push(staged.final_plan().effective_batch().get().to_string());
+    words.join(" ")
+}
+
+/// Whether `actual` matches the `stages:` line `expected` (`…` skips to the last word).
+fn stages_match(expected: &str, actual: &str) -> bool {
+    match expected.split_once('…') {
+        None => expected == actual,
+        Some((head, last)) => {
+            let head = head.trim();
+            let last = last.trim();
+            actual.starts_with(head)
+                && actual.ends_with(last)
+                && actual.len() > head.len() + last.len()
+        }
     }
 }
 
@@ -250,13 +282,30 @@ fn every_fixture_gives_the_frameworks_batch_or_refusal() {
                 render(&result)
             ));
         }
+        if let Some(imported) = imported {
+            let actual = stages_line(&imported.config);
+            let constant = !actual.contains(':');
+            match &e.stages {
+                Some(expected) if !stages_match(expected, &actual) => {
+                    failures.push(format!("{show}: stages {actual}, expected {expected}"))
+                }
+                None if !constant => {
+                    failures.push(format!("{show}: stages {actual}, expected none"));
+                }
+                _ => {}
+            }
+        }
         if let Some(imported) = imported
             && !imported.has_errors()
         {
             let toml = imported.to_toml();
             match toml::from_str::<TrainingConfig>(&toml) {
                 Ok(config) => {
-                    if let Err(findings) = config.check() {
+                    // Warnings (a length in updates under a ramp-up) are the
+                    // config's own, as the import's.
+                    if let Err(findings) = config.check()
+                        && findings.has_errors()
+                    {
                         failures.push(format!(
                             "{show}: the imported config does not validate: {findings:?}\n{toml}"
                         ));
@@ -278,145 +327,6 @@ fn render(result: &Result<Imported, ImportError>) -> String {
     match result {
         Ok(i) => i.render(false),
         Err(e) => e.render(false),
-    }
-}
-
-/// Each finding of the survey that motivated the importers, and the fixtures
-/// that show it handled.
-const FINDINGS: &[(&str, &[&str])] = &[
-    (
-        "DeepSpeed \"auto\" resolved as the HF Trainer does",
-        &[
-            "hf/llamafactory_full_sft.yaml",
-            "deepspeed/ds_z3_auto.json",
-            "hf/ds_mismatch.yaml",
-        ],
-    ),
-    ("DeepSpeed comments (hjson)", &["deepspeed/commented.json"]),
-    (
-        "DeepSpeed pipeline parallel: no mpu advice",
-        &[
-            "deepspeed/pipeline.json",
-            "deepspeed/pipeline_with_mpu.json",
-        ],
-    ),
-    (
-        "gradient_clipping 0 is off",
-        &["deepspeed/no_clipping.json", "hf/no_clipping.yaml"],
-    ),
-    (
-        "export writes no invented values",
-        &["deepspeed/bing_bert_all_three.json"],
-    ),
-    (
-        "import → export → import without a hidden 256",
-        &["deepspeed/cifar_fill_gas.json", "megatron/torchrun_args.sh"],
-    ),
-    (
-        "Megatron arguments in quoted strings",
-        &["megatron/quoted_args.sh"],
-    ),
-    (
-        "Megatron variables of the same file",
-        &["megatron/variables.sh", "megatron/arrays.sh"],
-    ),
-    (
-        "launcher variables with --world-size",
-        &[
-            "megatron/launcher_vars.sh",
-            "megatron/launcher_vars_unknown.sh",
-            "megatron/env_given.sh",
-        ],
-    ),
-    (
-        "no duplicate warnings from branches or other commands",
-        &["megatron/branches.sh", "megatron/duplicate.sh"],
-    ),
-    ("int(\"220_000_000\")", &["megatron/underscores.sh"]),
-    (
-        "Megatron YAML argument files",
-        &["megatron/model_config.yaml", "megatron/yaml_cfg.yaml"],
-    ),
-    (
-        "--expert-model-parallel-size",
-        &[
-            "megatron/expert_parallel_refused.sh",
-            "megatron/expert_parallel.sh",
-        ],
-    ),
-    (
-        "--rampup-batch-size consistency",
-        &[
-            "megatron/rampup_inconsistent.sh",
-            "megatron/rampup_increment.sh",
-        ],
-    ),
-    (
-        "--step-batch-size-schedule",
-        &["megatron/step_schedule.sh", "megatron/step_with_global.sh"],
-    ),
-    (
-        "no \"recent versions refuse\" claim",
-        &["megatron/train_samples_floor.sh"],
-    ),
-    (
-        "schedule-shift silent when the schedule is in samples",
-        &["megatron/rampup_samples.sh", "megatron/rampup_iters.sh"],
-    ),
-    (
-        "TrainingArguments YAML recipes",
-        &[
-            "hf/zephyr_sft_full.yaml",
-            "hf/llamafactory_lora_sft.yaml",
-            "hf/zephyr_dpo_ddp.yaml",
-        ],
-    ),
-    (
-        "Accelerate configs",
-        &[
-            "hf/zephyr_sft_full.yaml",
-            "hf/accelerate_gas_mismatch.yaml",
-            "hf/accelerate_as_args.yaml",
-        ],
-    ),
-    (
-        "axolotl files",
-        &[
-            "hf/axolotl_as_hf.yml",
-            "axolotl/mistral_qlora.yml",
-            "axolotl/batch_size_only.yml",
-        ],
-    ),
-    (
-        "NeMo model.micro_batch_size / global_batch_size",
-        &[
-            "nemo/nemo_gpt.yaml",
-            "nemo/nemo_gpt_tp.yaml",
-            "nemo/nemo_accumulate.yaml",
-        ],
-    ),
-    (
-        "model.train_ds.batch_size, data.params.batch_size, lightning: trainer",
-        &["lightning/nemo_asr.yaml", "lightning/latent_diffusion.yaml"],
-    ),
-    (
-        "devices forms \"0,\", -1, lists, auto",
-        &[
-            "lightning/latent_diffusion.yaml",
-            "lightning/nemo_asr_unknown_devices.yaml",
-            "lightning/devices_list.json",
-            "lightning/devices_auto.yaml",
-        ],
-    ),
-];
-
-#[test]
-fn every_finding_of_the_survey_has_fixtures() {
-    for (finding, files) in FINDINGS {
-        assert!(!files.is_empty(), "{finding}");
-        for f in *files {
-            assert!(root().join(f).is_file(), "{finding}: {f} is not a fixture");
-        }
     }
 }
 

@@ -298,3 +298,178 @@ fn export_converts_schedules_into_the_frameworks_unit() {
         out.stderr
     );
 }
+
+#[test]
+fn a_step_schedule_round_trips_and_deepspeed_refuses_it() {
+    let dir = scratch("step-schedule");
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "megatron",
+            &fixture("megatron/step_exact.sh"),
+            "--world-size",
+            "16",
+            "-o",
+            "train.toml",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let toml = std::fs::read_to_string(dir.join("train.toml")).expect("read");
+    assert!(
+        toml.contains("[[batch.stages]]\nglobal_batch = 16\nuntil = \"2400026624 tokens\""),
+        "{toml}"
+    );
+    let out = run_in(&dir, &["validate", "train.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let out = run_in(&dir, &["export", "megatron", "train.toml", "-o", "args.sh"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let args = std::fs::read_to_string(dir.join("args.sh")).expect("read");
+    assert!(
+        args.contains("--step-batch-size-schedule \"0:16 2400026624:320 4800610304:624"),
+        "{args}"
+    );
+    assert!(!args.contains("--global-batch-size"), "{args}");
+    let again = run_in(
+        &dir,
+        &["import", "megatron", "args.sh", "--world-size", "16"],
+    );
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(without_names(&toml), without_names(&again.stdout));
+    // DeepSpeed has one accumulation for the run: refused, nothing written.
+    let out = run_in(
+        &dir,
+        &["export", "deepspeed", "train.toml", "-o", "ds.json"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("DeepSpeed cannot express batch.stages")
+            && out.stderr.contains("16 → 320 → 624 → 928 → 1,232 → 1,536")
+            && out.stderr.contains("export to megatron"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.join("ds.json").exists());
+}
+
+#[test]
+fn a_ramp_up_imports_with_its_shift_in_tokens() {
+    let dir = scratch("ramp-shift");
+    let out = run_in(
+        &dir,
+        &[
+            "lint",
+            "megatron",
+            &fixture("megatron/rampup_gpt3_175b.sh"),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let findings = json["findings"].as_array().expect("findings");
+    let shift = findings
+        .iter()
+        .find(|f| f["code"] == "accum::interop::schedule-shift")
+        .expect("schedule-shift");
+    let message = shift["message"].as_str().expect("a message");
+    assert!(
+        message.contains("--train-iters 500,000 = 743,443,552 examples (1,522,572,394,496 tokens) through the stages, not 768,000,000 examples"),
+        "{message}"
+    );
+    assert_eq!(shift["severity"], "warning");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["code"] == "accum::interop::version"),
+        "{findings:?}"
+    );
+    assert_eq!(json["batch_schedule"]["ramp"]["start"], 16);
+}
+
+/// The config of an import without its `name` and `notes`, which name the file.
+fn without_names(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("name") && !l.starts_with("notes"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn ramp_ups_round_trip_through_nemo_and_lightning_and_the_trainer_refuses_them() {
+    let dir = scratch("ramp-export");
+    // NeMo's rampup_batch_size: [batch.ramp] and back.
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "nemo",
+            &fixture("nemo/nemo_rampup.yaml"),
+            "-o",
+            "nemo.toml",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let toml = std::fs::read_to_string(dir.join("nemo.toml")).expect("read");
+    assert!(
+        toml.contains("[batch.ramp]\nstart = 16\nincrement = 16\nover = \"5k examples\""),
+        "{toml}"
+    );
+    let out = run_in(&dir, &["export", "nemo", "nemo.toml", "-o", "nemo.yaml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let yaml = std::fs::read_to_string(dir.join("nemo.yaml")).expect("read");
+    assert!(
+        yaml.contains("rampup_batch_size:\n  - 16\n  - 16\n  - 5000"),
+        "{yaml}"
+    );
+    let again = run_in(&dir, &["import", "nemo", "nemo.yaml"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(without_names(&toml), without_names(&again.stdout));
+
+    // The Trainer has one accumulation: refused with the fixes, nothing written.
+    let out = run_in(&dir, &["export", "hf", "nemo.toml", "-o", "hf.json"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("Hugging Face Trainer cannot express batch.ramp")
+            && out.stderr.contains("global batch 16 → 32 → 48 → 64")
+            && out.stderr.contains("export to megatron")
+            && out.stderr.contains("or remove batch.ramp from the config"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.join("hf.json").exists());
+
+    // Lightning's accumulation scheduler: [[batch.stages]] by epoch and back.
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "lightning",
+            &fixture("lightning/scheduler_callback.yaml"),
+            "--examples",
+            "12800",
+            "-o",
+            "pl.toml",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let toml = std::fs::read_to_string(dir.join("pl.toml")).expect("read");
+    assert!(
+        toml.contains("[[batch.stages]]\naccumulation = 1\nuntil = \"25600 examples\""),
+        "{toml}"
+    );
+    let out = run_in(&dir, &["export", "lightning", "pl.toml", "-o", "pl.yaml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let yaml = std::fs::read_to_string(dir.join("pl.yaml")).expect("read");
+    assert!(
+        yaml.contains("GradientAccumulationScheduler\n    init_args:\n      scheduling:\n        0: 1\n        2: 4"),
+        "{yaml}"
+    );
+    let again = run_in(
+        &dir,
+        &["import", "lightning", "pl.yaml", "--examples", "12800"],
+    );
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(without_names(&toml), without_names(&again.stdout));
+}

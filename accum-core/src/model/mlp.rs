@@ -17,7 +17,7 @@
 
 use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, Axis, Ix2, IxDyn};
 
-use super::split::{Rows, par_cols, par_cols_pair, par_dz, par_rows};
+use super::split::{Rows, mat, mat_mut, par_cols, par_cols_pair, par_dz, par_rows};
 use super::{GradScale, LossSums, Model, Team};
 use crate::data::{Batch, Rng};
 use crate::tensor::{Tensors, accumulate, fast_exp, fast_tanh, flat_mut, gemm, max_of};
@@ -150,15 +150,6 @@ fn view2_mut(array: &mut ArrayD<f32>) -> ArrayViewMut2<'_, f32> {
         .view_mut()
         .into_dimensionality::<Ix2>()
         .expect("TokenMlp weight matrices are 2-D")
-}
-
-pub(super) fn mat(buf: &[f32], rows: usize, cols: usize) -> ArrayView2<'_, f32> {
-    ArrayView2::from_shape((rows, cols), &buf[..rows * cols]).expect("buffer holds rows × cols")
-}
-
-pub(super) fn mat_mut(buf: &mut [f32], rows: usize, cols: usize) -> ArrayViewMut2<'_, f32> {
-    ArrayViewMut2::from_shape((rows, cols), &mut buf[..rows * cols])
-        .expect("buffer holds rows × cols")
 }
 
 /// The most rows (packed positions) processed at once, forward and

@@ -7,7 +7,6 @@
 use ndarray::{ArrayView2, ArrayViewMut2, Axis};
 
 use super::Team;
-use super::mlp::{mat, mat_mut};
 use crate::tensor::gemm;
 
 /// The split point of `len` items when `parts` parts are divided into
@@ -180,4 +179,15 @@ pub(super) fn par_cols_pair<F>(
         || par_cols_pair(team, first, a0, b0, half, f),
         || par_cols_pair(team, first + mid, a1, b1, parts - half, f),
     );
+}
+
+/// The first `rows × cols` elements of `buf` as a row-major matrix view.
+pub(super) fn mat(buf: &[f32], rows: usize, cols: usize) -> ArrayView2<'_, f32> {
+    ArrayView2::from_shape((rows, cols), &buf[..rows * cols]).expect("buffer holds rows × cols")
+}
+
+/// The first `rows × cols` elements of `buf` as a mutable row-major matrix view.
+pub(super) fn mat_mut(buf: &mut [f32], rows: usize, cols: usize) -> ArrayViewMut2<'_, f32> {
+    ArrayViewMut2::from_shape((rows, cols), &mut buf[..rows * cols])
+        .expect("buffer holds rows × cols")
 }

@@ -22,12 +22,12 @@ mod settings;
 
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
-use accum_core::{LastGroup, Layout, Plan, PlanInput};
+use accum_core::{LastGroup, Plan, PlanInput};
 
 pub(crate) use export::{check_normalization, export};
 use fill::{FillFailure, GAS, MICRO, TRAIN_BATCH, fill};
 
-use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
+use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, layout_of, plan_finding};
 use super::reader::{At, Reader, owned};
 use super::{Framework, ImportError, ImportOptions, codes};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -66,6 +66,8 @@ impl Dialect for DeepSpeed {
                 parallel: ds.parallel,
                 settings: ds.settings,
                 schedule: None,
+                staged: None,
+                step_lengths: Vec::new(),
             }
         });
         Ok(Reading {
@@ -213,14 +215,7 @@ pub(crate) fn read_config(
     let tp = opts.tensor.unwrap_or(1);
     let pp = opts.pipeline.unwrap_or(1);
     let cp = opts.context.or(sp.as_ref().map(|s| s.value)).unwrap_or(1);
-    let layout = Layout::new(world, tp, pp, cp);
-    let replicas = match layout.replicas() {
-        Ok(d) => d,
-        Err(err) => {
-            r.push(plan_finding(&err, vec![], root));
-            return None;
-        }
-    };
+    let (layout, replicas) = layout_of(r, world, [tp, pp, cp], &root)?;
     let pipeline_module = pp > 1;
     if pipeline_module && opts.deepspeed_mpu {
         // deepspeed/__init__.py, initialize(): a PipelineModule brings its

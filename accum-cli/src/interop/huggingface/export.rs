@@ -1,9 +1,9 @@
 //! Writing `TrainingArguments` JSON; the run is launched with
 //! `batch.replicas` processes.
 
+use accum_core::LastGroup;
 use accum_core::config::partial::PartialConfig;
-use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode, ScheduleKind};
-use accum_core::{LastGroup, UnitKind};
+use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
 use serde_json::{Map, Value, json};
 
 use super::{AVG, GAS, MICRO};
@@ -78,29 +78,7 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
     if o.momentum.is_some() {
         out.note("optimizer.momentum not written: the Trainer has no argument for it");
     }
-    let s = &c.schedule;
-    if let Some(kind) = s.kind {
-        root.insert(
-            "lr_scheduler_type".into(),
-            json!(match kind {
-                ScheduleKind::Constant => "constant_with_warmup",
-                ScheduleKind::Linear => "linear",
-                ScheduleKind::Cosine => "cosine",
-            }),
-        );
-    }
-    if let Some(t) = s.total {
-        let v = out.span_in("schedule.total", "max_steps", t, UnitKind::Update)?;
-        root.insert("max_steps".into(), json!(v));
-    }
-    if let Some(w) = s.warmup {
-        let v = out.span_in("schedule.warmup", "warmup_steps", w, UnitKind::Update)?;
-        root.insert("warmup_steps".into(), json!(v));
-    }
-    if let Some(every) = c.log.every {
-        let v = out.span_in("log.every", "logging_steps", every, UnitKind::Update)?;
-        root.insert("logging_steps".into(), json!(v));
-    }
+    out.trainer_schedule(c, &mut root, "lr_scheduler_type")?;
     out.note(format!(
         "launch {} processes (Accelerate's num_processes): the Trainer multiplies the batch by them",
         plan.replicas()

@@ -16,13 +16,16 @@ mod accelerate;
 mod export;
 
 use accum_core::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
-use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
+use accum_core::{LastGroup, Span, UnitKind};
 
 pub(crate) use export::export;
 
 use self::accelerate::Launch;
 use super::deepspeed::{self, TrainerFill};
-use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
+use super::dialect::{
+    Batch, Dialect, LastGroupRule, LossRule, Reading, layout_of, option_degrees, per_process_plan,
+    plan_finding,
+};
 use super::reader::{Reader, owned};
 use super::{FileReport, Framework, ImportError, ImportOptions, codes, files};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -127,18 +130,9 @@ impl Dialect for HuggingFace {
                 return Ok(refused(r, extra));
             }
         };
-        let (tp, pp, cp) = (
-            opts.tensor.unwrap_or(1),
-            opts.pipeline.unwrap_or(1),
-            opts.context.unwrap_or(1),
-        );
-        let layout = Layout::new(world, tp, pp, cp);
-        let replicas = match layout.replicas() {
-            Ok(d) => d,
-            Err(err) => {
-                r.push(plan_finding(&err, vec![], root));
-                return Ok(refused(r, extra));
-            }
+        let [tp, pp, cp] = option_degrees(opts);
+        let Some((layout, replicas)) = layout_of(&mut r, world, [tp, pp, cp], &root) else {
+            return Ok(refused(r, extra));
         };
         let model_parallel = tp * pp * cp > 1;
         if model_parallel {
@@ -158,16 +152,7 @@ impl Dialect for HuggingFace {
                 .at(r.span(&[MICRO]), "per device, not per replica"),
             );
         }
-        let plan = match (PlanInput {
-            micro_batch: Some(m),
-            accumulation: Some(a),
-            replicas: None,
-            layout: Some(layout),
-            seq_len: opts.seq_len,
-            global_batch: None,
-        })
-        .resolve()
-        {
+        let plan = match per_process_plan(m, a, layout, opts.seq_len) {
             Ok(plan) => plan,
             Err(err) => {
                 let span = r.span(&[MICRO]);
@@ -271,6 +256,8 @@ impl Dialect for HuggingFace {
                 parallel,
                 settings,
                 schedule: None,
+                staged: None,
+                step_lengths: Vec::new(),
                 loss,
                 last_group,
             }),
@@ -432,12 +419,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
     }
     c.schedule.kind = r
         .str(&["lr_scheduler_type"])
-        .and_then(|s| match s.value.as_str() {
-            "linear" => Some(ScheduleKind::Linear),
-            "cosine" => Some(ScheduleKind::Cosine),
-            "constant_with_warmup" => Some(ScheduleKind::Constant),
-            _ => None,
-        });
+        .and_then(|s| scheduler_kind(&s.value));
     if matches!(
         r.node(&["logging_steps"]).map(|n| &n.kind),
         Some(NodeKind::Integer(_))
@@ -515,6 +497,28 @@ pub(crate) fn exact_product(count: u64, decimal: &str) -> Option<(Option<u64>, S
         (rest == 0).then(|| u64::try_from(whole).ok()).flatten(),
         text,
     ))
+}
+
+/// The Trainer's `lr_scheduler_type` name of a schedule kind
+/// (`transformers/trainer_utils.py`, `SchedulerType`); axolotl hands its
+/// `lr_scheduler` on as the same name.
+pub(crate) fn scheduler_name(kind: ScheduleKind) -> &'static str {
+    match kind {
+        ScheduleKind::Constant => "constant_with_warmup",
+        ScheduleKind::Linear => "linear",
+        ScheduleKind::Cosine => "cosine",
+    }
+}
+
+/// The schedule kind of a Trainer scheduler name, when accum has it.
+pub(crate) fn scheduler_kind(name: &str) -> Option<ScheduleKind> {
+    [
+        ScheduleKind::Constant,
+        ScheduleKind::Linear,
+        ScheduleKind::Cosine,
+    ]
+    .into_iter()
+    .find(|&kind| scheduler_name(kind) == name)
 }
 
 #[cfg(test)]

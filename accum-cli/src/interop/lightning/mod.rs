@@ -15,17 +15,22 @@
 mod devices;
 mod export;
 mod nemo;
+mod schedule;
 
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
 use accum_core::settings::PrecisionMode;
-use accum_core::{LastGroup, Layout, PlanInput, Span, UnitKind};
+use accum_core::{LastGroup, Span, UnitKind};
 
 pub(crate) use export::{export, export_nemo};
 
-use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
+use super::dialect::{
+    Batch, Dialect, LastGroupRule, LossRule, Reading, layout_of, option_degrees, per_process_plan,
+    plan_finding, read_arguments,
+};
 use super::reader::{At, Reader, owned};
-use super::{AccumulationStep, BatchSchedule, Framework, ImportError, ImportOptions, codes};
+use super::stages::StepLength;
+use super::{BatchSchedule, Framework, ImportError, ImportOptions, codes};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::NodeKind;
 
@@ -41,14 +46,11 @@ impl Dialect for NeMo {
     const FRAMEWORK: Framework = Framework::NeMo;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        let mut r = Reader::parse(name, text, true)?;
-        r.strings_are_numbers = true;
-        let batch = if r.has(&["model", "global_batch_size"])
-            || r.has(&["model", "micro_batch_size"])
-        {
-            let t = trainer(&r);
-            nemo::read(&mut r, opts, &t)
-        } else {
+        read_arguments(name, text, |r| {
+            if r.has(&["model", "global_batch_size"]) || r.has(&["model", "micro_batch_size"]) {
+                let t = trainer(r);
+                return nemo::read(r, opts, &t);
+            }
             let span = r.span(&[]);
             r.push(
                 Diagnostic::error(
@@ -60,10 +62,6 @@ impl Dialect for NeMo {
                 .at(span, "not a NeMo Megatron model"),
             );
             None
-        };
-        Ok(Reading {
-            files: vec![r.into_report()],
-            batch,
         })
     }
 }
@@ -99,13 +97,7 @@ impl Dialect for Lightning {
     const FRAMEWORK: Framework = Framework::Lightning;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        let mut r = Reader::parse(name, text, true)?;
-        r.strings_are_numbers = true;
-        let batch = read(&mut r, opts);
-        Ok(Reading {
-            files: vec![r.into_report()],
-            batch,
-        })
+        read_arguments(name, text, |r| read(r, opts))
     }
 }
 
@@ -163,21 +155,10 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         }
     };
 
-    let (a, schedule) = accumulation(r, &t)?;
+    let (a, epochs) = accumulation(r, &t)?;
     let world = devices::world(r, opts, &t)?;
-    let (tp, pp, cp) = (
-        opts.tensor.unwrap_or(1),
-        opts.pipeline.unwrap_or(1),
-        opts.context.unwrap_or(1),
-    );
-    let layout = Layout::new(world, tp, pp, cp);
-    let replicas = match layout.replicas() {
-        Ok(d) => d,
-        Err(err) => {
-            r.push(plan_finding(&err, vec![], root));
-            return None;
-        }
-    };
+    let [tp, pp, cp] = option_degrees(opts);
+    let (layout, replicas) = layout_of(r, world, [tp, pp, cp], &root)?;
     let model_parallel = tp * pp * cp > 1;
     if model_parallel {
         let span = r.span(&t.path("devices"));
@@ -196,16 +177,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
             .at(span, "devices, not replicas"),
         );
     }
-    let plan = match (PlanInput {
-        micro_batch: Some(m),
-        accumulation: Some(a),
-        replicas: None,
-        layout: Some(layout),
-        seq_len: opts.seq_len,
-        global_batch: None,
-    })
-    .resolve()
-    {
+    let plan = match per_process_plan(m, a, layout, opts.seq_len) {
         Ok(plan) => plan,
         Err(err) => {
             r.push(plan_finding(&err, owned(&t.path(ACC)), root));
@@ -214,6 +186,10 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
     };
     let settings = settings(r, &t, a);
     let acc_span = r.span(&t.path(ACC));
+    let staged = epochs
+        .as_ref()
+        .and_then(|e| schedule::stages(r, &plan, e, opts.examples));
+    let step_lengths = step_lengths(r, &t, &settings);
     Some(Batch {
         loss: divides_by_a(a, owned(&t.path(ACC)), acc_span.clone()),
         last_group: LastGroupRule {
@@ -233,8 +209,28 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
             context: (cp > 1).then_some(cp),
         }),
         settings,
-        schedule,
+        schedule: epochs.map(|e| BatchSchedule::Epochs(e.steps)),
+        staged,
+        step_lengths,
     })
+}
+
+/// `trainer.max_steps`, which counts optimizer steps, for `schedule-shift`.
+pub(crate) fn step_lengths(r: &Reader, t: &Trainer, settings: &PartialConfig) -> Vec<StepLength> {
+    let path = t.path("max_steps");
+    settings
+        .schedule
+        .total
+        .filter(|s| s.unit() == UnitKind::Update)
+        .map(|s| StepLength {
+            key: crate::diagnostic::dotted(&owned(&path)),
+            path: owned(&path),
+            span: r.span(&path),
+            updates: s.value(),
+            in_samples: None,
+        })
+        .into_iter()
+        .collect()
 }
 
 /// R4: Lightning divides each batch's loss by `accumulate_grad_batches`.
@@ -252,71 +248,18 @@ pub(crate) fn divides_by_a(a: u64, path: Vec<String>, span: std::ops::Range<usiz
     )
 }
 
-/// `accumulate_grad_batches`: an int, or a schedule by epoch (the first
-/// phase is the plan, the rest is kept).
-fn accumulation(r: &mut Reader, t: &Trainer) -> Option<(u64, Option<BatchSchedule>)> {
-    let path = t.path(ACC);
-    let node = r.node(&path).cloned();
-    match node.as_ref().map(|n| &n.kind) {
-        None | Some(NodeKind::Null) => Some((1, None)),
-        Some(NodeKind::Table(entries)) => {
-            let mut steps: Vec<AccumulationStep> = Vec::new();
-            for e in entries {
-                let epoch = e.key.trim().parse::<u64>().ok();
-                let factor = match &e.value.kind {
-                    NodeKind::Integer(i) => u64::try_from(*i).ok().filter(|&f| f >= 1),
-                    _ => None,
-                };
-                match (epoch, factor) {
-                    (Some(from_epoch), Some(accumulation)) => steps.push(AccumulationStep {
-                        from_epoch,
-                        accumulation,
-                    }),
-                    _ => r.push(
-                        Diagnostic::error(
-                            codes::VALUE,
-                            path.iter().map(|s| (*s).to_owned()).chain([e.key.clone()]).collect(),
-                            format!("`{}: …` in {ACC} is not `epoch: factor` with whole numbers (factor ≥ 1)", e.key),
-                        )
-                        .help("write the schedule as {0: 8, 4: 4}")
-                        .at(e.key_span.start..e.value.span.end, "not epoch: factor"),
-                    ),
-                }
-            }
-            steps.sort_by_key(|s| s.from_epoch);
-            // Before the first listed epoch the factor is 1.
-            let first = match steps.first() {
-                Some(s) if s.from_epoch == 0 => s.accumulation,
-                _ => 1,
-            };
-            let changes = steps.iter().any(|s| s.accumulation != first)
-                || steps
-                    .first()
-                    .is_some_and(|s| s.from_epoch > 0 && s.accumulation != 1);
-            if changes {
-                let span = node.as_ref().map_or(0..0, |n| n.span.clone());
-                let shown = steps
-                    .iter()
-                    .map(|s| format!("epoch {}: {}", s.from_epoch, s.accumulation))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                r.push(
-                    Diagnostic::error(
-                        codes::SCHEDULE_SHIFT,
-                        owned(&path),
-                        format!(
-                            "{ACC} changes during the run ({shown}): B = m·A·D changes with it, so max_steps, warmup and log_every_n_steps (optimizer steps) cover a different number of examples in each phase, and the learning rate meets a different batch"
-                        ),
-                    )
-                    .help(format!(
-                        "use one accumulation for the run (accum's plan uses the first phase, A = {first}), or count the schedule in examples; Lightning 2.x takes only an int here, a schedule goes in the GradientAccumulationScheduler callback"
-                    ))
-                    .at(span, "accumulation schedule"),
-                );
-            }
-            Some((first, changes.then_some(BatchSchedule::Epochs(steps))))
-        }
-        Some(_) => r.uint(&path, 1).map(|v| (v.value, None)),
+/// `accumulate_grad_batches`, or a schedule by epoch: the accumulation of
+/// the plan (the last phase's, as `[batch]` holds the batch after the
+/// ramp) and the schedule when the factor changes.
+fn accumulation(r: &mut Reader, t: &Trainer) -> Option<(u64, Option<schedule::EpochSchedule>)> {
+    match schedule::read(r, t) {
+        Err(()) => None,
+        Ok(Some(s)) if s.changes() => Some((s.last(), Some(s))),
+        Ok(Some(s)) => Some((s.last(), None)),
+        Ok(None) => match r.node(&t.path(ACC)).map(|n| &n.kind) {
+            None | Some(NodeKind::Null) => Some((1, None)),
+            Some(_) => r.uint(&t.path(ACC), 1).map(|v| (v.value, None)),
+        },
     }
 }
 

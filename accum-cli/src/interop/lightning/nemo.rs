@@ -9,14 +9,19 @@
 //! (`megatron_gpt_model.py`: "Gradient accumulation is done within
 //! training_step. trainer.accumulate_grad_batches must equal 1").
 
+use std::ops::Range;
+
 use accum_core::config::ParallelSection;
-use accum_core::{LastGroup, Layout, PlanInput};
+use accum_core::{LastGroup, Layout, Plan, PlanInput};
 
 use super::super::dialect::{Batch, LastGroupRule, LossRule, plan_finding};
+use super::super::megatron::{RAMP_REMOVED, linear_ramp};
 use super::super::reader::{Reader, owned};
+use super::super::stages::Staged;
 use super::super::{BatchSchedule, ImportOptions, codes};
 use super::{ACC, Trainer, devices};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::NodeKind;
 
 pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<Batch> {
     let root = r.span(&[]);
@@ -125,8 +130,9 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
             return None;
         }
     };
-    let schedule = rampup(r, &plan);
+    let (schedule, staged) = rampup(r, &plan)?;
     let settings = super::settings(r, t, 1);
+    let step_lengths = super::step_lengths(r, t, &settings);
     Some(Batch {
         loss: LossRule::MicrobatchMean(
             Diagnostic::error(
@@ -156,44 +162,91 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
         }),
         settings,
         schedule,
+        staged,
+        step_lengths,
     })
 }
 
-/// `model.rampup_batch_size: [start, increment, samples]`: Megatron's ramp-up,
-/// kept for planning in stages.
-fn rampup(r: &mut Reader, plan: &accum_core::Plan) -> Option<BatchSchedule> {
+/// `model.rampup_batch_size: [start, increment, samples]`. NeMo hands it to
+/// Megatron's calculator unchanged: `MegatronBaseModel.__init__`
+/// (`megatron_base_model.py`) passes `cfg.rampup_batch_size` to
+/// `initialize_model_parallel_for_nemo`
+/// (`nemo/collections/nlp/modules/common/megatron/megatron_init.py`), which
+/// calls Megatron core's `init_num_microbatches_calculator` with it, so the
+/// ramp is imported as Megatron's, with its checks. `None` when the
+/// calculator refuses it at start-up.
+fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<Staged>)> {
     let path = ["model", "rampup_batch_size"];
     if !r.has(&path) {
+        return Some((None, None));
+    }
+    let key = "model.rampup_batch_size";
+    let span = r.span(&path);
+    let three = matches!(&r.node(&path).map(|n| &n.kind), Some(NodeKind::Array(v)) if v.len() == 3);
+    if !three {
+        r.push(
+            Diagnostic::error(
+                codes::ENGINE_ASSERT,
+                owned(&path),
+                "NeMo would stop at start-up: Megatron's calculator asserts \"expected the following format: --rampup-batch-size <start batch size> <batch size incerement> <ramp-up samples>\" (a list of three numbers)",
+            )
+            .help("write model.rampup_batch_size: [START, INCREMENT, SAMPLES], or null for a constant batch")
+            .at(span, "3 values needed"),
+        );
         return None;
     }
-    let v: Vec<u64> = (0..3)
-        .filter_map(|i| {
-            let i = i.to_string();
-            r.uint(&["model", "rampup_batch_size", i.as_str()], 0)
-                .map(|v| v.value)
-        })
-        .collect();
-    let [start, increment, samples] = v[..] else {
-        return None;
-    };
-    let span = r.span(&path);
-    r.push(
-        Diagnostic::error(
-            codes::SCHEDULE_SHIFT,
-            owned(&path),
-            format!(
-                "model.rampup_batch_size ramps the global batch from {start} to {}, so trainer.max_steps and the warmup (optimizer steps) cover iterations of different sizes",
-                plan.effective_batch().get()
-            ),
-        )
-        .warning()
-        .help("count the run in samples, or plan the ramp in stages; accum's plan uses the final global batch")
-        .at(span, "batch size changes"),
-    );
-    Some(BatchSchedule::Ramp {
+    let mut values = [0u64; 3];
+    for (i, value) in values.iter_mut().enumerate() {
+        let i = i.to_string();
+        *value = r
+            .uint(&["model", "rampup_batch_size", i.as_str()], 0)?
+            .value;
+    }
+    let [start, increment, samples] = values;
+    let schedule = BatchSchedule::Ramp {
         start,
         increment,
         samples,
         end: plan.effective_batch().get(),
-    })
+    };
+    match linear_ramp(plan, values, key, owned(&path), span.clone(), "NeMo") {
+        Ok(staged) => {
+            r.push(version(span.clone()));
+            r.push(restarts(span, start));
+            Some((Some(schedule), Some(staged)))
+        }
+        Err(refused) => {
+            r.push(*refused.finding);
+            (!refused.at_start).then_some((Some(schedule), None))
+        }
+    }
+}
+
+/// `version`: current NeMo and Megatron-LM do not run this ramp-up.
+fn version(span: Range<usize>) -> Diagnostic {
+    Diagnostic::error(
+        codes::VERSION,
+        owned(&["model", "rampup_batch_size"]),
+        format!(
+            "model.rampup_batch_size runs in some versions only: NeMo's GPT model (megatron_gpt_model.py, MegatronGPTModel.training_step) updates the ramp with `num_microbatch_calculator.update(…)`, a name it no longer defines since NeMo commit c277b9a698 (August 2024), so those versions stop with a NameError after the first step; and Megatron core since {} ignores rampup_batch_size; the ramp imported here is the one earlier versions run",
+            RAMP_REMOVED
+        ),
+    )
+    .warning()
+    .help("check the NeMo and Megatron core versions of the run; with current Megatron-LM, write the stages as --step-batch-size-schedule (`accum export megatron`)")
+    .at(span, "depends on the NeMo and Megatron core versions")
+}
+
+/// `ramp-restarts`: NeMo's own count of consumed samples and its stops.
+fn restarts(span: Range<usize>, start: u64) -> Diagnostic {
+    Diagnostic::error(
+        codes::RAMP_RESTARTS,
+        owned(&["model", "rampup_batch_size"]),
+        format!(
+            "NeMo counts the samples it feeds the calculator itself, leaving out the first step after every start (megatron_base_model.py, compute_consumed_samples: prev_consumed_samples + if_first_step × current global batch), so its ramp runs one step of {start} samples later than the calculator's rule imported here; and it stops the run at the first step of every new global batch (trainer.should_stop, to validate and save a checkpoint), so the ramp runs as a series of resumed runs (NeMo's guide, rampup_batch_size.rst, has each stage started anew, possibly on more nodes), each again leaving its first step out of the count"
+        ),
+    )
+    .warning()
+    .help("expect each stage to last one step longer than accum's plan, and resume the run after each stop; Megatron-LM counts every sample")
+    .at(span, "counted and run by NeMo")
 }

@@ -2,10 +2,15 @@
 //! a comment that states the world size the launcher must start.
 
 use accum_core::config::partial::PartialConfig;
+use accum_core::plan::{LinearRamp, StagedPlan};
 use accum_core::settings::{Normalization, PrecisionMode, ScheduleKind};
-use accum_core::{Span, UnitKind};
+use accum_core::units::group_digits;
+use accum_core::{Span, UnitKind, Updates};
 
+use super::ramp::RAMP_REMOVED;
+use super::schedules::{self, EXACT_FLOAT, Rule};
 use crate::interop::export::{Out, json_float};
+use crate::interop::stages::ramp_in_samples;
 use crate::interop::{ExportError, Framework};
 
 pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportError> {
@@ -15,47 +20,33 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
         &[accum_core::LastGroup::Drop],
         "runs whole global batches only (the leftover examples are not used)",
     )?;
-    let layout = plan
-        .layout()
-        .unwrap_or(accum_core::Layout::data_parallel(plan.replicas()));
-    let mut lines: Vec<String> = vec![
-        format!("--micro-batch-size {}", plan.micro_batch()),
-        format!("--global-batch-size {}", plan.effective_batch().get()),
-    ];
-    // The degrees the config states (1 included), and those above 1.
-    let stated = c.parallel.as_ref();
-    for (flag, degree, given) in [
-        (
+    let layout = out.layout();
+    let s = &c.schedule;
+    let batch = batch_lines(c, out)?;
+    let mut lines: Vec<String> = vec![format!("--micro-batch-size {}", plan.micro_batch())];
+    lines.extend(batch.lines);
+    for (flag, degree) in out.parallel_degrees(
+        c,
+        [
             "--tensor-model-parallel-size",
-            layout.tensor,
-            stated.and_then(|p| p.tensor),
-        ),
-        (
             "--pipeline-model-parallel-size",
-            layout.pipeline,
-            stated.and_then(|p| p.pipeline),
-        ),
-        (
             "--context-parallel-size",
-            layout.context,
-            stated.and_then(|p| p.context),
-        ),
-    ] {
-        if degree > 1 || given.is_some() {
-            lines.push(format!("{flag} {degree}"));
-        }
+        ],
+    ) {
+        lines.push(format!("{flag} {degree}"));
     }
     if let Some(l) = plan.seq_len() {
         lines.push(format!("--seq-length {l}"));
     }
     // Megatron asserts that every length is in iterations or every one in
-    // samples: the run's total decides, and the warmup follows it.
-    let s = &c.schedule;
-    let in_samples = match (s.total, s.warmup) {
-        (Some(t), _) => t.unit() == UnitKind::Example,
-        (None, Some(w)) => w.unit() == UnitKind::Example,
-        (None, None) => false,
-    };
+    // samples: the run's total decides, and the warmup follows it. A
+    // ramp-up needs samples.
+    let in_samples = batch.ramp.is_some()
+        || match (s.total, s.warmup) {
+            (Some(t), _) => t.unit() == UnitKind::Example,
+            (None, Some(w)) => w.unit() == UnitKind::Example,
+            (None, None) => false,
+        };
     if let Some(t) = s.total {
         lines.push(length(
             out,
@@ -65,16 +56,23 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
             "--train-iters",
             "--train-samples",
         )?);
+        if in_samples && !out.staged.is_constant() {
+            trained_note(out, t, batch.ramp.as_ref())?;
+        }
     }
     if let Some(w) = s.warmup {
-        lines.push(length(
-            out,
-            "schedule.warmup",
-            w,
-            in_samples,
-            "--lr-warmup-iters",
-            "--lr-warmup-samples",
-        )?);
+        if !in_samples && !out.staged.is_constant() {
+            lines.push(scheduler_iters(out, w)?);
+        } else {
+            lines.push(length(
+                out,
+                "schedule.warmup",
+                w,
+                in_samples,
+                "--lr-warmup-iters",
+                "--lr-warmup-samples",
+            )?);
+        }
     }
     if let Some(kind) = s.kind {
         lines.push(format!(
@@ -187,4 +185,148 @@ fn length(
         let v = out.span_in(key, iters, span, UnitKind::Update)?;
         Ok(format!("{iters} {v}"))
     }
+}
+
+/// `--lr-warmup-iters` under a step schedule with `--train-iters`: the
+/// learning-rate scheduler counts samples, `lr_warmup_iters ×
+/// global_batch_size`, and with a step schedule `global_batch_size` is
+/// micro × DP (`get_optimizer_param_scheduler` in
+/// `megatron/training/training.py`; `validate_args`). So the warmup is
+/// written as its samples through the stages over micro × DP, which is
+/// exact: every stage's batch is a multiple of micro × DP.
+fn scheduler_iters(out: &mut Out, warmup: Span) -> Result<String, ExportError> {
+    let name = "--lr-warmup-iters";
+    let samples = out.span_in("schedule.warmup", name, warmup, UnitKind::Example)?;
+    let per = out.plan.micro_batch().saturating_mul(out.plan.replicas());
+    let v = samples / per.max(1);
+    out.note(format!(
+        "schedule.warmup = {warmup} is {} samples through the stages: {name} {v}, as Megatron's learning-rate scheduler counts an iteration of it as micro × DP = {per} samples under a step schedule",
+        group_digits(samples)
+    ));
+    Ok(format!("{name} {v}"))
+}
+
+/// The batch arguments, and the ramp they write.
+struct BatchLines {
+    lines: Vec<String>,
+    ramp: Option<LinearRamp>,
+}
+
+/// `--global-batch-size`, with `--rampup-batch-size` when the config's ramp
+/// is one Megatron's ramp-up calculator steps the same way and every
+/// length is in samples (the versions with the ramp-up refuse iterations);
+/// otherwise the stages as `--step-batch-size-schedule` (thresholds in
+/// tokens, which Megatron divides by `--seq-length`), without
+/// `--global-batch-size`, which Megatron refuses next to it.
+fn batch_lines(c: &PartialConfig, out: &mut Out) -> Result<BatchLines, ExportError> {
+    let global = out.plan.effective_batch().get();
+    let staged = out.staged.clone();
+    if staged.is_constant() {
+        return Ok(BatchLines {
+            lines: vec![format!("--global-batch-size {global}")],
+            ramp: None,
+        });
+    }
+    let counts_updates = [c.schedule.total, c.schedule.warmup]
+        .into_iter()
+        .flatten()
+        .any(|s| matches!(s.unit(), UnitKind::Update | UnitKind::Microbatch));
+    let ramp = c
+        .batch
+        .ramp
+        .and_then(|r| ramp_in_samples(&r, &staged))
+        .filter(|_| !counts_updates);
+    if let Some(ramp) = ramp {
+        let steps = step_schedule(&staged).ok();
+        out.note(format!(
+            "--rampup-batch-size runs in Megatron-LM before {RAMP_REMOVED} only; later versions ignore it and train at --global-batch-size {global} from the start{}",
+            steps.map_or_else(
+                || ": give batch.seq_len to get the same stages as --step-batch-size-schedule".to_owned(),
+                |s| format!(": the same stages there are --step-batch-size-schedule \"{s}\" (without --global-batch-size)")
+            )
+        ));
+        return Ok(BatchLines {
+            lines: vec![
+                format!("--global-batch-size {global}"),
+                format!(
+                    "--rampup-batch-size {} {} {}",
+                    ramp.start,
+                    ramp.increment,
+                    ramp.over.value()
+                ),
+            ],
+            ramp: Some(ramp),
+        });
+    }
+    let schedule = step_schedule(&staged).map_err(|reason| out.stages_refused(c, reason))?;
+    if c.batch.ramp.is_some() {
+        out.note(format!(
+            "batch.ramp written as --step-batch-size-schedule: {}",
+            if counts_updates {
+                "the Megatron-LM versions with --rampup-batch-size refuse lengths in iterations next to it"
+            } else {
+                "its length is not a number of samples that --rampup-batch-size steps the same way"
+            }
+        ));
+    }
+    Ok(BatchLines {
+        lines: vec![format!("--step-batch-size-schedule \"{schedule}\"")],
+        ramp: None,
+    })
+}
+
+/// The stages as Megatron's step schedule, `"0:16 2400026624:320 …"`:
+/// each stage from the tokens consumed before it. Exact, because each
+/// threshold is whole iterations of the stages before it, and `update`
+/// changes the batch at the first iteration that reaches it.
+fn step_schedule(staged: &StagedPlan) -> Result<String, String> {
+    let mut entries = Vec::new();
+    for stage in staged.stages() {
+        let Some(tokens) = stage.tokens_before() else {
+            return Err("Megatron reads the thresholds of --step-batch-size-schedule as tokens and divides them by --seq-length, which training always has: give batch.seq_len".to_owned());
+        };
+        if tokens.get() > EXACT_FLOAT {
+            return Err(format!(
+                "the threshold {} tokens is above 2^53, which Megatron's int(float(…)) does not read exactly",
+                group_digits(tokens.get())
+            ));
+        }
+        entries.push(format!(
+            "{}:{}",
+            tokens.get(),
+            stage.plan().effective_batch().get()
+        ));
+    }
+    Ok(entries.join(" "))
+}
+
+/// A note when Megatron's iterations for `--train-samples` train other
+/// samples than the config's total (`update_train_iters`).
+fn trained_note(out: &mut Out, total: Span, ramp: Option<&LinearRamp>) -> Result<(), ExportError> {
+    let samples = out.span_in(
+        "schedule.total",
+        "--train-samples",
+        total,
+        UnitKind::Example,
+    )?;
+    let rule = match ramp {
+        Some(r) => Rule::Ramp {
+            plan: &out.staged,
+            samples: r.over.value(),
+        },
+        None => Rule::Steps(&out.staged),
+    };
+    let trained = schedules::train_iters(&rule, samples).and_then(|n| {
+        out.staged
+            .examples_at(Updates::new(n))
+            .map(|e| (n, e.get()))
+    });
+    if let Ok((n, trained)) = trained
+        && trained != samples
+    {
+        out.note(format!(
+            "--train-samples {samples}: Megatron counts train_iters = {n} through the stages (update_train_iters), which trains {trained} samples"
+        ));
+    }
+    Ok(())
 }

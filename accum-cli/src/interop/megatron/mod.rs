@@ -10,7 +10,8 @@
 
 mod args;
 mod export;
-mod schedules;
+mod ramp;
+pub(crate) mod schedules;
 mod settings;
 mod shell;
 
@@ -20,6 +21,7 @@ use accum_core::config::ParallelSection;
 use accum_core::{LastGroup, Layout, PlanInput};
 
 pub(crate) use export::export;
+pub(crate) use ramp::{RAMP_REMOVED, linear_ramp};
 
 use self::args::{Arg, Invocation, NNODES, NPROC};
 use self::shell::Field;
@@ -315,7 +317,12 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         Got::Absent => None,
         Got::Bad => return None,
     };
-    let steps = schedules::step_schedule(a, opts, m, replicas)?;
+    let seq_len = a
+        .soft_uint("--seq-length", 1)
+        .or_else(|| a.soft_uint("--encoder-seq-length", 1))
+        .map(|v| v.0)
+        .or(opts.seq_len);
+    let steps = schedules::step_schedule(a, seq_len)?;
     if let (Some(_), Some((g, span))) = (&steps, &global) {
         a.findings.push(
             Diagnostic::error(
@@ -329,7 +336,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     }
     let final_global = steps
         .as_ref()
-        .and_then(|s| s.last().map(|x| x.global_batch))
+        .and_then(|s| s.steps.last().map(|x| x.global_batch))
         .or(global.as_ref().map(|g| g.0));
     let b_span = global
         .as_ref()
@@ -390,11 +397,6 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         );
     }
 
-    let seq_len = a
-        .soft_uint("--seq-length", 1)
-        .or_else(|| a.soft_uint("--encoder-seq-length", 1))
-        .map(|v| v.0)
-        .or(opts.seq_len);
     let plan = match (PlanInput {
         micro_batch: Some(m),
         accumulation: if running.is_none() { Some(1) } else { None },
@@ -415,15 +417,24 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
             return None;
         }
     };
-    let b = plan.effective_batch().get();
 
-    let ramp = schedules::rampup(a, m, replicas, b)?;
-    let schedule = match (ramp, steps) {
-        (Some(r), _) => Some(r),
-        (None, Some(s)) => Some(BatchSchedule::Steps(s)),
-        (None, None) => None,
+    let (staged, schedule) = schedules::resolve(
+        a,
+        &plan,
+        steps.as_ref(),
+        global.as_ref().map(|g| g.0),
+        decrease,
+    )?;
+    let rule = match (&staged, &schedule) {
+        (Some(st), Some(BatchSchedule::Ramp { samples, .. })) => Some(schedules::Rule::Ramp {
+            plan: &st.plan,
+            samples: *samples,
+        }),
+        (Some(st), Some(_)) => Some(schedules::Rule::Steps(&st.plan)),
+        _ => None,
     };
-    let settings = settings::settings(a, b, schedule.as_ref(), &top);
+    let (settings, step_lengths) =
+        settings::settings(a, &plan, schedule.as_ref(), rule.as_ref(), &top);
 
     let per_token = a.has("--calculate-per-token-loss");
     let loss = if per_token {
@@ -453,6 +464,8 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         parallel,
         settings,
         schedule,
+        staged,
+        step_lengths,
         loss,
         last_group: LastGroupRule {
             policy: LastGroup::Drop,

@@ -5,22 +5,36 @@
 use std::ops::Range;
 
 use accum_core::config::partial::{PartialConfig, PartialLossScale};
+use accum_core::plan::StagedPlan;
 use accum_core::settings::{PrecisionMode, ScheduleKind};
-use accum_core::{Span, UnitKind};
+use accum_core::units::group_digits;
+use accum_core::{Plan, Rounding, Span, UnitKind, Updates};
 
 use super::Args;
 use super::args::Arg;
+use super::schedules::{self, Rule};
 use crate::diagnostic::Diagnostic;
+use crate::interop::stages::StepLength;
 use crate::interop::{BatchSchedule, codes};
 
 /// Lengths, logging, precision, clipping and the learning rate; the
 /// schedule-shift and iteration/sample findings.
 pub(super) fn settings(
     a: &mut Args,
-    b: u64,
+    plan: &Plan,
     schedule: Option<&BatchSchedule>,
+    rule: Option<&Rule<'_>>,
     top: &Range<usize>,
-) -> PartialConfig {
+) -> (PartialConfig, Vec<StepLength>) {
+    let b = plan.effective_batch().get();
+    // A step schedule of one batch has no stages, and Megatron counts its
+    // iterations by the step schedule's rule all the same.
+    let one_batch = StagedPlan::constant(*plan);
+    let one_batch_rule = Rule::Steps(&one_batch);
+    let rule = match (rule, schedule) {
+        (None, Some(BatchSchedule::Steps(_))) => Some(&one_batch_rule),
+        _ => rule,
+    };
     let mut c = PartialConfig::default();
     let iters = a.soft_uint("--train-iters", 1);
     let samples = a.soft_uint("--train-samples", 1);
@@ -70,31 +84,129 @@ pub(super) fn settings(
         );
     }
 
+    // arguments.py, validate_args (before 532ad926b4): "expected no
+    // batch-size rampup for iteration-based training".
+    if let (Some((n, span)), Some(BatchSchedule::Ramp { .. })) = (&iters, schedule) {
+        let converted = match rule {
+            Some(Rule::Ramp { plan, .. }) => plan
+                .examples_at(Updates::new(*n))
+                .map(|e| {
+                    format!(
+                        " (--train-iters {n} trains {} samples through the ramp)",
+                        accum_core::units::group_digits(e.get())
+                    )
+                })
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        a.findings.push(
+            Diagnostic::error(
+                codes::ENGINE_ASSERT,
+                Args::path("--train-iters"),
+                format!("the Megatron-LM versions that run --rampup-batch-size stop at start-up: \"expected no batch-size rampup for iteration-based training\" (validate_args); later versions ignore the ramp-up{converted}"),
+            )
+            .help("count the run in samples: --train-samples N, with --lr-warmup-samples and --lr-decay-samples")
+            .at(span.clone(), "iterations with a ramp-up"),
+        );
+    }
     let mut total = iters.as_ref().map(|v| Span::new(v.0, UnitKind::Update));
     if let Some((s, span)) = &samples {
-        // training.py, update_train_iters: train_iters = train_samples // global_batch_size.
-        if schedule.is_none() && s % b != 0 {
-            a.findings.push(
-                Diagnostic::error(
-                    codes::ROUNDS,
-                    Args::path("--train-samples"),
-                    format!(
-                        "Megatron sets train_iters = train_samples // global_batch_size = {s} // {b} = {}, so the last {} samples are not trained",
-                        s / b,
-                        s % b
-                    ),
-                )
-                .warning()
-                .help(format!("use --train-samples {} or {}", s / b * b, (s / b + 1).saturating_mul(b)))
-                .at(span.clone(), "not a multiple of the global batch"),
-            );
+        match rule {
+            // training.py, update_train_iters, through the stages.
+            Some(rule) => {
+                if let Ok(n) = schedules::train_iters(rule, *s)
+                    && let Ok(trained) = stages_of(rule).examples_at(Updates::new(n))
+                    && trained.get() != *s
+                {
+                    let (how, more) = match rule {
+                        Rule::Ramp { .. } => (
+                            "counts iterations through the ramp-up while the samples consumed before them are at most the ramp's and the run's, then adds (train_samples − consumed) // global_batch_size",
+                            trained.get() > *s,
+                        ),
+                        Rule::Steps(_) => (
+                            "counts iterations while the samples consumed are below train_samples",
+                            true,
+                        ),
+                    };
+                    let diff = trained.get().abs_diff(*s);
+                    a.findings.push(
+                        Diagnostic::error(
+                            codes::ROUNDS,
+                            Args::path("--train-samples"),
+                            format!(
+                                "Megatron sets train_iters = {n} (update_train_iters {how}), so it trains {} samples, {} {} than --train-samples {s}",
+                                trained.get(),
+                                diff,
+                                if more { "more" } else { "fewer" }
+                            ),
+                        )
+                        .warning()
+                        .help(match rule {
+                            // A count that ends in the ramp-up phase always ends past
+                            // train_samples: the first count trained exactly is where
+                            // that phase ends (train_iters of the ramp's own samples).
+                            Rule::Ramp { samples: ramp, .. } if more => {
+                                let exact = schedules::train_iters(rule, *ramp)
+                                    .ok()
+                                    .and_then(|n| stages_of(rule).examples_at(Updates::new(n)).ok())
+                                    .map(|e| e.get());
+                                match exact {
+                                    Some(e) => format!(
+                                        "an iteration is counted while the samples before it are at most --train-samples, so a run that ends in the ramp-up trains past it; the ramp-up's iterations end at {} samples, and --train-samples {} (or that plus whole global batches of {b}) is trained exactly",
+                                        accum_core::units::group_digits(e),
+                                        e
+                                    ),
+                                    None => format!("write --train-samples {} to state what is trained", trained.get()),
+                                }
+                            }
+                            _ => format!("write --train-samples {} to state what is trained", trained.get()),
+                        })
+                        .at(span.clone(), "not whole iterations through the stages"),
+                    );
+                }
+            }
+            // training.py, update_train_iters: train_iters = train_samples // global_batch_size.
+            None if schedule.is_none() && s % b != 0 => {
+                a.findings.push(
+                    Diagnostic::error(
+                        codes::ROUNDS,
+                        Args::path("--train-samples"),
+                        format!(
+                            "Megatron sets train_iters = train_samples // global_batch_size = {s} // {b} = {}, so the last {} samples are not trained",
+                            s / b,
+                            s % b
+                        ),
+                    )
+                    .warning()
+                    .help(format!("use --train-samples {} or {}", s / b * b, (s / b + 1).saturating_mul(b)))
+                    .at(span.clone(), "not a multiple of the global batch"),
+                );
+            }
+            None => {}
         }
         total = total.or(Some(Span::new(*s, UnitKind::Example)));
     }
+    // With a step schedule and --train-iters, the scheduler's lengths in
+    // iterations are iterations of micro × DP samples (`scheduler_samples`).
+    let per_iteration = matches!(rule, Some(Rule::Steps(_)))
+        .then(|| plan.micro_batch().saturating_mul(plan.replicas()))
+        .filter(|_| iters.is_some());
     let warmup = warm_iters
         .filter(|&w| w > 0 || warm_samples.is_none())
-        .map(|v| Span::new(v, UnitKind::Update))
+        .map(|v| match per_iteration {
+            Some(per) => Span::new(v.saturating_mul(per), UnitKind::Example),
+            None => Span::new(v, UnitKind::Update),
+        })
         .or(warm_samples.map(|v| Span::new(v, UnitKind::Example)));
+    if let (Some(per), Some(Rule::Steps(stages))) = (per_iteration, rule) {
+        let scheduled = [
+            ("--lr-warmup-iters", warm_iters.filter(|&w| w > 0)),
+            ("--lr-decay-iters", decay_iters),
+        ];
+        if let Some(finding) = scheduler_samples(a, stages, per, &scheduled, top) {
+            a.findings.push(finding);
+        }
+    }
     if let Some(frac) = a.get("--lr-warmup-fraction").cloned() {
         a.findings.push(
             Diagnostic::error(
@@ -107,42 +219,41 @@ pub(super) fn settings(
             .at(frac.span.clone(), "not converted"),
         );
     }
-    // The batch changes: spans in iterations cover different examples in
-    // each phase. Lengths already in samples keep their meaning.
-    if let Some(sched) = schedule {
-        let in_iters: Vec<&str> = [
-            ("--train-iters", iters.is_some()),
-            ("--lr-warmup-iters", warm_iters.is_some_and(|w| w > 0)),
-            ("--lr-decay-iters", decay_iters.is_some()),
-        ]
-        .into_iter()
-        .filter(|(_, on)| *on)
-        .map(|(n, _)| n)
-        .collect();
-        if !in_iters.is_empty() {
-            let (what, arg) = match sched {
-                BatchSchedule::Ramp { start, end, .. } => (
-                    format!("--rampup-batch-size ramps the global batch from {start} to {end}"),
-                    "--rampup-batch-size",
-                ),
-                _ => (
-                    "--step-batch-size-schedule changes the global batch".to_owned(),
-                    "--step-batch-size-schedule",
-                ),
-            };
-            let span = a.get(arg).map_or(top.clone(), |x| x.span.clone());
-            a.findings.push(
-                Diagnostic::error(
-                    codes::SCHEDULE_SHIFT,
-                    Args::path(arg),
-                    format!(
-                        "{what}, so {} count iterations of different sizes: early iterations hold fewer examples than at B = {b}",
-                        in_iters.join(", ")
-                    ),
-                )
-                .help("count the schedule in samples (--train-samples, --lr-warmup-samples, --lr-decay-samples); accum's plan uses the final global batch")
-                .at(span, "batch size changes"),
-            );
+    // The batch changes: lengths in iterations cover different examples in
+    // each stage (`schedule-shift`, with their values through the stages).
+    // Lengths already in samples keep their meaning.
+    let mut lengths = Vec::new();
+    // Under a step schedule the scheduler's lengths are not updates of the
+    // stages (`scheduler_samples` says what they are).
+    let scheduler_in_updates = per_iteration.is_none();
+    if rule.is_some() {
+        for (name, value, in_samples) in [
+            (
+                "--train-iters",
+                iters.as_ref().map(|v| v.0),
+                "--train-samples",
+            ),
+            (
+                "--lr-warmup-iters",
+                warm_iters.filter(|&w| w > 0 && scheduler_in_updates),
+                "--lr-warmup-samples",
+            ),
+            (
+                "--lr-decay-iters",
+                decay_iters.filter(|_| scheduler_in_updates),
+                "--lr-decay-samples",
+            ),
+        ] {
+            if let Some(updates) = value {
+                let span = a.get(name).map_or(top.clone(), |x| x.span.clone());
+                lengths.push(StepLength {
+                    key: name.to_owned(),
+                    path: Args::path(name),
+                    span,
+                    updates,
+                    in_samples: Some(in_samples),
+                });
+            }
         }
     }
     c.schedule.total = total;
@@ -188,5 +299,87 @@ pub(super) fn settings(
     if let (Some(b1), Some(b2)) = (a.float("--adam-beta1"), a.float("--adam-beta2")) {
         c.optimizer.betas = Some([b1.0, b2.0]);
     }
-    c
+    (c, lengths)
+}
+
+/// The stages a rule counts through.
+fn stages_of<'a>(rule: &Rule<'a>) -> &'a StagedPlan {
+    match *rule {
+        Rule::Ramp { plan, .. } | Rule::Steps(plan) => plan,
+    }
+}
+
+/// `schedule-shift` for the learning-rate lengths in iterations under a step
+/// schedule. `get_optimizer_param_scheduler` (`megatron/training/training.py`)
+/// counts samples: with `--train-iters` it sets `lr_warmup_steps =
+/// lr_warmup_iters × global_batch_size` and `lr_decay_steps = lr_decay_iters
+/// × global_batch_size`, and `train_step` steps it by each iteration's
+/// samples (`get_num_microbatches() × micro_batch_size ×
+/// data_parallel_size`). With a step schedule `--global-batch-size` is
+/// refused and `validate_args` sets `global_batch_size = micro_batch_size ×
+/// data_parallel_size`, so each of these iterations is `per` samples: the
+/// warmup ends after `W × per` samples, far fewer iterations than `W` once
+/// the batch grows.
+fn scheduler_samples(
+    a: &Args,
+    plan: &StagedPlan,
+    per: u64,
+    lengths: &[(&str, Option<u64>)],
+    top: &Range<usize>,
+) -> Option<Diagnostic> {
+    let mut parts = Vec::new();
+    let mut fixes = Vec::new();
+    let mut spans = Vec::new();
+    let mut names = Vec::new();
+    for &(name, value) in lengths {
+        let Some(n) = value else { continue };
+        let samples = n.saturating_mul(per);
+        // Within the first stage (batch `per`) the two counts agree.
+        let Ok(through) = plan
+            .to_updates(samples, UnitKind::Example, Rounding::Up)
+            .map(Updates::get)
+        else {
+            continue;
+        };
+        if through == n {
+            continue;
+        }
+        parts.push(format!(
+            "{name} {} is {} × {per} = {} samples, reached after {} iterations through the stages",
+            group_digits(n),
+            group_digits(n),
+            group_digits(samples),
+            group_digits(through)
+        ));
+        // The samples of `n` iterations through the stages, in iterations of `per`.
+        if let Ok(e) = plan.examples_at(Updates::new(n)) {
+            fixes.push(format!("{name} {}", e.get() / per));
+        }
+        spans.push(a.get(name).map_or(top.clone(), |x| x.span.clone()));
+        names.push(name);
+    }
+    let first = spans.first()?.clone();
+    let mut finding = Diagnostic::error(
+        codes::SCHEDULE_SHIFT,
+        Args::path(names.first()?),
+        format!(
+            "Megatron's learning-rate scheduler counts samples, and with --train-iters and --step-batch-size-schedule an iteration of it is global_batch_size = micro × DP = {per} samples (get_optimizer_param_scheduler), whatever the stage's batch: {}{}",
+            parts.join("; "),
+            if names.contains(&"--lr-warmup-iters") {
+                "; accum keeps the warmup as those samples"
+            } else {
+                ""
+            }
+        ),
+    )
+    .warning()
+    .help(format!(
+        "to count these lengths in iterations through the stages, write {} (the samples of that many iterations, divided by {per})",
+        fixes.join(", ")
+    ))
+    .at(first, "iterations of micro × DP samples");
+    for span in spans.into_iter().skip(1) {
+        finding = finding.also(span, "iterations of micro × DP samples");
+    }
+    Some(finding)
 }

@@ -1,0 +1,213 @@
+//! `--rampup-batch-size START INCREMENT SAMPLES` (and NeMo's
+//! `model.rampup_batch_size`, which reaches the same calculator):
+//! `RampupBatchsizeNumMicroBatchesCalculator` in
+//! `megatron/core/num_microbatches_calculator.py`, as it was before commit
+//! 532ad926b4, imported as `[batch.ramp]` and checked by core's
+//! [`StagedPlan::linear`], which steps the calculator's rule.
+
+use std::ops::Range;
+
+use accum_core::plan::{LinearRamp, StageError, StagedPlan};
+use accum_core::{Plan, Span, UnitKind};
+
+use super::{Args, python_number};
+use crate::diagnostic::Diagnostic;
+use crate::interop::codes;
+use crate::interop::stages::{Form, Staged};
+
+/// The commit of Megatron-LM that replaced the ramp-up calculator by step
+/// schedules (April 2026, "Replace rampup batch size scheduler with custom
+/// step batch size schedules").
+pub(crate) const RAMP_REMOVED: &str = "532ad926b4";
+
+/// The three values of `--rampup-batch-size START INCREMENT SAMPLES`, read
+/// as argparse's `nargs=3` and the calculator's `int()` read them.
+/// `Some(None)` when absent; `None` when they cannot be read.
+pub(super) fn rampup_values(a: &mut Args) -> Option<Option<([u64; 3], Range<usize>)>> {
+    let Some(arg) = a.get("--rampup-batch-size").cloned() else {
+        return Some(None);
+    };
+    let name = "--rampup-batch-size";
+    if arg.values.len() != 3 {
+        a.findings.push(
+            Diagnostic::error(codes::ENGINE_ASSERT, Args::path(name), format!("argparse would stop: {name} takes 3 values (start, increment, samples), {} given", arg.values.len()))
+                .help(format!("write {name} START INCREMENT SAMPLES"))
+                .at(arg.span.clone(), "3 values needed"),
+        );
+        return None;
+    }
+    let mut v = [0u64; 3];
+    for (i, field) in arg.values.iter().enumerate() {
+        if !field.unknown.is_empty() {
+            a.unknown(name, field);
+            return None;
+        }
+        match python_number(&field.text)
+            .and_then(|n| n.whole())
+            .and_then(|n| u64::try_from(n).ok())
+        {
+            Some(x) => v[i] = x,
+            None => {
+                a.bad(name, field, "whole numbers ≥ 0");
+                return None;
+            }
+        }
+    }
+    Some(Some((v, arg.span)))
+}
+
+/// What Megatron's ramp-up does with a ramp core refuses: its own words,
+/// and whether it stops at start-up (`__init__`) or only when the ramp
+/// reaches a batch (`update`).
+fn calculator_says(err: &StageError, global: u64) -> (String, bool) {
+    match *err {
+        StageError::RampZero { what: "start" } => (
+            "the ramp-up calculator asserts \"start batch size should be positive, got 0.\"".to_owned(),
+            true,
+        ),
+        StageError::RampZero { .. } => (
+            "the ramp-up calculator asserts \"batch size increment should be positive, got 0.\"".to_owned(),
+            true,
+        ),
+        StageError::RampShrinks { start, end } => (
+            format!(
+                "the ramp-up calculator asserts \"expected global batch size to be greater than or equal to start batch size, got {end} and {start}\""
+            ),
+            true,
+        ),
+        StageError::RampIncrement { start, end, increment } => (
+            format!(
+                "the ramp-up calculator asserts \"expected global batch size interval ({}) to be divisible by global batch size increment ({increment})\"",
+                end - start
+            ),
+            true,
+        ),
+        // `num_increments = 0`, then `ramup_samples / num_increments`.
+        StageError::RampEmpty { .. } => (
+            format!(
+                "the ramp starts at the global batch {global}, so the calculator has 0 increments and its `ramup_samples / num_increments` raises ZeroDivisionError"
+            ),
+            true,
+        ),
+        // `rampup_samples_per_increment = 0.0`, then `consumed_samples / 0.0`.
+        StageError::RampZeroLength => (
+            "the ramp is over 0 samples, so the calculator's first update divides by rampup_samples_per_increment = 0.0 and raises ZeroDivisionError".to_owned(),
+            true,
+        ),
+        StageError::NotMultiple {
+            value,
+            micro_batch,
+            replicas,
+            what,
+            ..
+        } => (
+            format!(
+                "update() asserts that the current global batch is divisible by micro-batch-size ({micro_batch}) times data parallel size ({replicas}), and the ramp's {what} {value} is not, so the ramp reaches batches that are not"
+            ),
+            false,
+        ),
+        _ => (err.message(), false),
+    }
+}
+
+/// A core stage error about a framework's key, as a finding.
+pub(crate) fn stage_finding(err: &StageError, key: &str, span: Range<usize>) -> Diagnostic {
+    let code = match err {
+        StageError::TooMany { .. } | StageError::Plan { .. } => codes::VALUE,
+        _ => codes::ENGINE_ASSERT,
+    };
+    Diagnostic::error(
+        code,
+        vec![key.to_owned()],
+        format!("{key}: {}", err.message()),
+    )
+    .help(err.fix().text)
+    .at(span, err.label())
+}
+
+/// `--rampup-batch-size` (NeMo's `model.rampup_batch_size`) as
+/// `[batch.ramp]`: `start`, `increment` and `over = "SAMPLES examples"`,
+/// with `[batch]` the final global batch, so that core's
+/// [`StagedPlan::linear`] steps it as `RampupBatchsizeNumMicroBatchesCalculator.update`
+/// (`megatron/core/num_microbatches_calculator.py` before 532ad926b4) does.
+/// The calculator's checks are core's.
+pub(crate) fn linear_ramp(
+    plan: &Plan,
+    [start, increment, samples]: [u64; 3],
+    key: &str,
+    path: Vec<String>,
+    span: Range<usize>,
+    framework: &str,
+) -> Result<Staged, Refused> {
+    let ramp = LinearRamp {
+        start,
+        increment,
+        over: Span::new(samples, UnitKind::Example),
+    };
+    match StagedPlan::linear(plan, &ramp) {
+        Ok(staged) => Ok(Staged {
+            form: Form::Ramp(ramp),
+            plan: staged,
+            key: key.to_owned(),
+            span,
+        }),
+        Err(err) => {
+            let global = plan.effective_batch().get();
+            let (says, at_start) = calculator_says(&err, global);
+            let when = if at_start {
+                "would stop at start-up"
+            } else {
+                "would stop during the ramp-up"
+            };
+            let finding = match err {
+                StageError::TooMany { .. } | StageError::Plan { .. } => {
+                    stage_finding(&err, key, span)
+                }
+                _ => Diagnostic::error(
+                    codes::ENGINE_ASSERT,
+                    path,
+                    format!("{framework} {when}: {says}"),
+                )
+                .help(err.fix().text)
+                .at(span, "ramp-up refused"),
+            };
+            Err(Refused {
+                finding: Box::new(finding),
+                at_start,
+            })
+        }
+    }
+}
+
+/// A ramp-up the calculator refuses: the finding, and whether it stops at
+/// start-up (no batch at all) or only when the ramp reaches a batch.
+pub(crate) struct Refused {
+    pub(crate) finding: Box<Diagnostic>,
+    pub(crate) at_start: bool,
+}
+
+/// `version`: the ramp-up is read by some versions of Megatron-LM only.
+pub(super) fn ignored(span: Range<usize>, with_steps: bool) -> Diagnostic {
+    let deprecated = "init_num_microbatches_calculator logs \"rampup_batch_size is deprecated and will be removed in a future release. Use step_batch_size_schedule instead.\"";
+    let (message, help) = if with_steps {
+        (
+            format!(
+                "--rampup-batch-size is ignored next to --step-batch-size-schedule: the Megatron-LM versions that read step schedules (since {}) accept --rampup-batch-size but do not use it ({deprecated})",
+                RAMP_REMOVED
+            ),
+            "remove --rampup-batch-size; the step schedule is the run's".to_owned(),
+        )
+    } else {
+        (
+            format!(
+                "--rampup-batch-size runs in Megatron-LM before commit {} (April 2026) only: later versions accept it but ignore it ({deprecated}) and train at --global-batch-size from the first iteration; the ramp imported here is the one the earlier versions run",
+                RAMP_REMOVED
+            ),
+            "with a current Megatron-LM, write the same stages as --step-batch-size-schedule (`accum export megatron` writes it from the imported config)".to_owned(),
+        )
+    };
+    Diagnostic::error(codes::VERSION, Args::path("--rampup-batch-size"), message)
+        .warning()
+        .help(help)
+        .at(span, "depends on the Megatron-LM version")
+}

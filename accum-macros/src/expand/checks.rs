@@ -1,0 +1,153 @@
+//! Generated role checks across nested sections (R3): the required-role,
+//! role-once and ramp-once rules as const assertions over the field tables,
+//! and a probe for fields that hold a section without `#[accum(nested)]`.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+
+use super::{panic_message, ramp_tokens, role_tokens};
+use crate::ast::{Container, Field};
+use crate::attr::{Ramp, Role};
+use crate::valid;
+
+/// Whether a field table holds any plan role, nested sections included.
+fn any_role(krate: &TokenStream, fields: &TokenStream) -> TokenStream {
+    let checks = Role::ALL.iter().map(|&role| {
+        let role = role_tokens(krate, role);
+        quote!(#krate::derive::has_role(#fields, #role))
+    });
+    quote!((#(#checks)||*))
+}
+
+/// Rule (R3, nested sections): a field without `#[accum(nested)]` whose type
+/// derives `AccumConfig` with plan roles would have its roles ignored
+/// silently. The macro cannot see another type's impls, so a generated probe
+/// does: an inherent associated const that exists only when the type
+/// implements `AccumConfig`, shadowing a trait default for every other type
+/// (the way the `impls` crate tests for a trait). Each such field gets a
+/// const assertion naming it and the fix; `unmarked` is true when any field
+/// is such a section, so that no "missing role" error follows.
+fn unmarked_section_checks(
+    krate: &TokenStream,
+    cont: &Container<'_>,
+) -> (TokenStream, Vec<TokenStream>, TokenStream) {
+    let probes: Vec<(&Field<'_>, &syn::Type)> = cont
+        .fields
+        .iter()
+        .filter_map(|f| valid::probed_type(f).map(|ty| (f, ty)))
+        .collect();
+    if probes.is_empty() {
+        return (TokenStream::new(), Vec::new(), quote!(false));
+    }
+    let items = quote! {
+        struct __AccumProbe<__T: ?::core::marker::Sized>(::core::marker::PhantomData<__T>);
+        trait __AccumNotAConfig {
+            const __FIELDS: &'static [#krate::FieldInfo] = &[];
+        }
+        impl<__T: ?::core::marker::Sized> __AccumNotAConfig for __AccumProbe<__T> {}
+        impl<__T: ?::core::marker::Sized + #krate::AccumConfig> __AccumProbe<__T> {
+            const __FIELDS: &'static [#krate::FieldInfo] = <__T as #krate::AccumConfig>::FIELDS;
+        }
+    };
+    let ident = cont.ident;
+    let mut checks = Vec::new();
+    let mut any = Vec::new();
+    for (field, ty) in probes {
+        let span = field.ident.span();
+        let fields = quote_spanned!(span=> <__AccumProbe<#ty>>::__FIELDS);
+        let has_roles = any_role(krate, &fields);
+        let name = field.ident;
+        let written = quote!(#ty).to_string().replace(' ', "");
+        let message = panic_message(&format!(
+            "field `{name}` of `{ident}` holds `{written}`, which derives `AccumConfig` with plan roles; \
+             unmarked, its roles are ignored: write `#[accum(nested)]` on `{name}`"
+        ));
+        checks.push(quote_spanned! {span=>
+            const _: () = {
+                if #has_roles {
+                    ::core::panic!(#message)
+                }
+            };
+        });
+        any.push(has_roles);
+    }
+    (items, checks, quote!((#(#any)||*)))
+}
+
+/// With nested sections (or fields that may be unmarked sections), the
+/// required-role and role-once rules (R3) can only be checked once the
+/// sections' field tables exist: a const assertion over `FIELDS`. Generic
+/// structs are checked by the macro instead (a const item cannot name them).
+pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    if !valid::deferred_role_checks(cont) {
+        return None;
+    }
+    let (probe_items, probe_checks, unmarked) = unmarked_section_checks(krate, cont);
+    let required = !cont.attrs.section;
+    let ident = cont.ident;
+    let span = ident.span();
+    let fields = quote_spanned!(span=> <#ident as #krate::AccumConfig>::FIELDS);
+    let has = |role: Role| {
+        let role_tokens = role_tokens(krate, role);
+        quote!(#krate::derive::has_role(__fields, #role_tokens))
+    };
+    let mut checks = Vec::new();
+    for role in [Role::MicroBatch, Role::Accumulation] {
+        if !required {
+            break;
+        }
+        let present = has(role);
+        let key = role.key();
+        let message = panic_message(&format!(
+            "`{ident}` has no `{key}` role in its fields or nested sections; mark the field that holds it \
+             with `#[accum({key})]`, or fix it with `#[accum({key} = ...)]` on the struct"
+        ));
+        // An unmarked section already has its own error.
+        checks.push(quote_spanned!(span=> if !#unmarked && !#present { ::core::panic!(#message) }));
+    }
+    let replicas = has(Role::Replicas);
+    let world = has(Role::WorldSize);
+    let message = panic_message(&format!(
+        "`{ident}` has no `replicas` or `world_size` role in its fields or nested sections; mark a field with \
+         `#[accum(replicas)]` or `#[accum(world_size)]`, or write `#[accum(replicas = 1)]` on the struct"
+    ));
+    if required {
+        checks.push(
+            quote_spanned!(span=> if !#unmarked && !(#replicas || #world) { ::core::panic!(#message) }),
+        );
+    }
+    for role in Role::ALL {
+        let role_tokens = role_tokens(krate, role);
+        let key = role.key();
+        let message = panic_message(&format!(
+            "`{key}` is given more than once in `{ident}` (its fields, nested sections and constants); \
+             a role is given once, remove the extra `#[accum({key})]`"
+        ));
+        checks.push(quote_spanned! {span=>
+            if #krate::derive::count_role(__fields, #role_tokens) > 1 {
+                ::core::panic!(#message)
+            }
+        });
+    }
+    for ramp in Ramp::ALL {
+        let ramp_tokens = ramp_tokens(krate, ramp);
+        let key = ramp.key();
+        let message = panic_message(&format!(
+            "`{key}` is given more than once in `{ident}` (its fields and nested sections); \
+             a run has one batch ramp-up, remove the extra `#[accum({key})]`"
+        ));
+        checks.push(quote_spanned! {span=>
+            if #krate::derive::count_ramp(__fields, #ramp_tokens) > 1 {
+                ::core::panic!(#message)
+            }
+        });
+    }
+    Some(quote_spanned! {span=>
+        #probe_items
+        #(#probe_checks)*
+        const _: () = {
+            let __fields: &[#krate::FieldInfo] = #fields;
+            #(#checks)*
+        };
+    })
+}

@@ -1,0 +1,188 @@
+//! Constant plans (R3): `impl ConstPlan` when every role is a constant,
+//! and const assertions for constants given as paths, whose values the
+//! macro cannot see.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::{const_u64, panic_message};
+use crate::ast::Container;
+use crate::attr::{ConstValue, Constant, Role};
+use crate::valid;
+
+fn constant<'c>(cont: &'c Container<'_>, role: Role) -> Option<&'c Constant> {
+    cont.attrs.constants.iter().find(|c| c.role == role)
+}
+
+/// `impl ConstPlan` when every role is a constant and the batch does not
+/// ramp up (R3: the plan is known at compile time and usable in const
+/// context).
+pub(super) fn const_plan(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    if cont.attrs.section
+        || cont
+            .fields
+            .iter()
+            .any(|f| f.attrs.role.is_some() || f.attrs.ramp.is_some() || valid::is_nested(f))
+    {
+        return None;
+    }
+    let m = const_u64(&constant(cont, Role::MicroBatch)?.value);
+    let a = const_u64(&constant(cont, Role::Accumulation)?.value);
+    let seq = match constant(cont, Role::SeqLen) {
+        Some(c) => {
+            let v = const_u64(&c.value);
+            quote!(::core::option::Option::Some(#v))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let plan = match constant(cont, Role::WorldSize) {
+        Some(world) => {
+            let world = const_u64(&world.value);
+            let degree =
+                |role| constant(cont, role).map_or_else(|| quote!(1u64), |c| const_u64(&c.value));
+            let (tp, pp, cp) = (
+                degree(Role::TensorParallel),
+                degree(Role::PipelineParallel),
+                degree(Role::ContextParallel),
+            );
+            quote! {
+                #krate::Plan::from_layout_parts(#m, #a, #krate::Layout::new(#world, #tp, #pp, #cp), #seq)
+            }
+        }
+        None => {
+            let d = const_u64(&constant(cont, Role::Replicas)?.value);
+            quote!(#krate::Plan::from_parts(#m, #a, #d, #seq))
+        }
+    };
+    let ident = cont.ident;
+    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
+    Some(quote! {
+        #[automatically_derived]
+        impl #impl_generics #krate::ConstPlan for #ident #ty_generics #where_clause {
+            const PLAN: #krate::Plan = #plan;
+        }
+    })
+}
+
+/// Constant plans that involve paths to `const`s (R3): the macro cannot see
+/// their values, so a const assertion checks zeroes, the layout's
+/// divisibility and `m·A·D = global_batch`, with the equation in its message.
+/// Literal-only plans were checked by the macro itself (`valid`).
+pub(super) fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
+    let constants = &cont.attrs.constants;
+    let any_path = constants
+        .iter()
+        .any(|c| matches!(c.value, ConstValue::Path(_)));
+    if !any_path {
+        return None;
+    }
+    let ident = cont.ident;
+    let mut checks = Vec::new();
+    for c in constants {
+        if let ConstValue::Path(path) = &c.value {
+            let value = const_u64(&c.value);
+            let key = c.role.key();
+            let message = panic_message(&format!(
+                "`{ident}`: `{key} = {}` is 0; every factor of the plan must be at least 1",
+                c.value.written()
+            ));
+            checks.push(quote_spanned!(path.span()=> if #value == 0 { ::core::panic!(#message) }));
+        }
+    }
+    let written = |role: Role| constant(cont, role).map(|c| c.value.written());
+    let mut replicas =
+        constant(cont, Role::Replicas).map(|c| (const_u64(&c.value), c.value.written()));
+    if let Some(world) = constant(cont, Role::WorldSize) {
+        let span = world.value.span();
+        let value = const_u64(&world.value);
+        let degree =
+            |role| constant(cont, role).map_or_else(|| quote!(1u64), |c| const_u64(&c.value));
+        let (tp, pp, cp) = (
+            degree(Role::TensorParallel),
+            degree(Role::PipelineParallel),
+            degree(Role::ContextParallel),
+        );
+        let shown = |role| written(role).unwrap_or_else(|| "1".to_owned());
+        let equation = format!(
+            "{} / ({} × {} × {})",
+            world.value.written(),
+            shown(Role::TensorParallel),
+            shown(Role::PipelineParallel),
+            shown(Role::ContextParallel)
+        );
+        let overflow = panic_message(&format!(
+            "`{ident}`: tensor_parallel × pipeline_parallel × context_parallel does not fit in a 64-bit count"
+        ));
+        let not_divisible = panic_message(&format!(
+            "`{ident}`: world_size is not divisible by tensor_parallel × pipeline_parallel × context_parallel \
+             ({equation} is not whole): devices that share one model copy do not multiply the batch; \
+             use a world_size that is a multiple of tp·pp·cp"
+        ));
+        checks.push(quote_spanned! {span=>
+            let __group = match #tp.checked_mul(#pp) {
+                ::core::option::Option::Some(__tp_pp) => match __tp_pp.checked_mul(#cp) {
+                    ::core::option::Option::Some(__group) => __group,
+                    ::core::option::Option::None => ::core::panic!(#overflow),
+                },
+                ::core::option::Option::None => ::core::panic!(#overflow),
+            };
+            if #value % __group != 0 {
+                ::core::panic!(#not_divisible)
+            }
+            let __layout_replicas = #value / __group;
+        });
+        if let Some((d, d_written)) = &replicas {
+            let message = panic_message(&format!(
+                "`{ident}`: replicas ({d_written}) ≠ world_size / (tensor_parallel × pipeline_parallel × \
+                 context_parallel) = {equation}; remove `replicas` or make them agree"
+            ));
+            checks.push(
+                quote_spanned!(span=> if #d != __layout_replicas { ::core::panic!(#message) }),
+            );
+        }
+        replicas = Some((quote!(__layout_replicas), format!("({equation})")));
+    }
+    if let (Some(m), Some(a), Some((d, d_written)), Some(b)) = (
+        constant(cont, Role::MicroBatch),
+        constant(cont, Role::Accumulation),
+        replicas,
+        constant(cont, Role::GlobalBatch),
+    ) {
+        let span = b.value.span();
+        let (m_value, a_value, b_value) = (
+            const_u64(&m.value),
+            const_u64(&a.value),
+            const_u64(&b.value),
+        );
+        let equation = format!(
+            "global_batch {} ≠ micro_batch {} × accumulation {} × replicas {d_written}",
+            b.value.written(),
+            m.value.written(),
+            a.value.written(),
+        );
+        let mismatch = panic_message(&format!(
+            "`{ident}`: {equation}; change accumulation or global_batch so that m·A·D = global_batch"
+        ));
+        let overflow = panic_message(&format!(
+            "`{ident}`: micro_batch × accumulation × replicas does not fit in a 64-bit count"
+        ));
+        checks.push(quote_spanned! {span=>
+            let __product = match #m_value.checked_mul(#a_value) {
+                ::core::option::Option::Some(__ma) => match __ma.checked_mul(#d) {
+                    ::core::option::Option::Some(__product) => __product,
+                    ::core::option::Option::None => ::core::panic!(#overflow),
+                },
+                ::core::option::Option::None => ::core::panic!(#overflow),
+            };
+            if __product != #b_value {
+                ::core::panic!(#mismatch)
+            }
+        });
+    }
+    Some(quote! {
+        const _: () = {
+            #(#checks)*
+        };
+    })
+}

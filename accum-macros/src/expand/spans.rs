@@ -1,0 +1,181 @@
+//! The lengths and the ramp-up a config reads at run time: `fn span_values`,
+//! `fn ramp_values` and `const VARIABLE_LENGTH`, each reaching into nested
+//! sections.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::{field_unit, name_lit, span_use_tokens};
+use crate::ast::{self, Container, Field};
+use crate::attr::Ramp;
+use crate::valid;
+
+/// `fn ramp_values`: the `stages` and `ramp` fields and every nested
+/// section. Nothing when the struct has none.
+pub(super) fn ramp_values(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let reads: Vec<TokenStream> = cont
+        .fields
+        .iter()
+        .filter_map(|field| {
+            let ident = field.ident;
+            let name = name_lit(field);
+            let ty = field.ty;
+            if valid::is_nested(field) {
+                return Some(quote_spanned! {ty.span()=>
+                    <#ty as #krate::NestedConfig>::nested_ramp_values(
+                        &self.#ident,
+                        &#krate::derive::join_path(__prefix, #name),
+                        __out,
+                    );
+                });
+            }
+            // Spanned at the type: a type that holds no ramp-up is reported there.
+            match field.attrs.ramp.as_ref()?.0 {
+                Ramp::Stages => Some(quote_spanned! {ty.span()=>
+                    if let ::core::option::Option::Some(__stages) =
+                        <#ty as #krate::StagesField>::stages_value(&self.#ident)
+                    {
+                        __out.push(#krate::RampValue::stages(__prefix, #name, __stages));
+                    }
+                }),
+                Ramp::Linear => Some(quote_spanned! {ty.span()=>
+                    if let ::core::option::Option::Some(__ramp) =
+                        <#ty as #krate::RampField>::ramp_value(&self.#ident)
+                    {
+                        __out.push(#krate::RampValue::linear(__prefix, #name, __ramp));
+                    }
+                }),
+            }
+        })
+        .collect();
+    if reads.is_empty() {
+        return None;
+    }
+    Some(quote! {
+        fn ramp_values(
+            &self,
+            __prefix: &#krate::FieldPath,
+            __out: &mut ::std::vec::Vec<#krate::RampValue>,
+        ) {
+            #(#reads)*
+        }
+    })
+}
+
+/// Whether `ty` (or `Option<ty>`) is an unsigned integer that
+/// `accum_core::RoleType` reads as a count.
+fn is_count_integer(ty: &syn::Type) -> bool {
+    const COUNTS: &[&str] = &[
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "usize",
+        "NonZeroU8",
+        "NonZeroU16",
+        "NonZeroU32",
+        "NonZeroU64",
+        "NonZeroUsize",
+    ];
+    let ty = ast::option_inner(ty).unwrap_or(ty);
+    ast::last_ident(ty).is_some_and(|(ident, _)| COUNTS.iter().any(|name| ident == name))
+}
+
+/// Whether the field's type is `Span` (or `Option<Span>`): its unit is in
+/// the value.
+fn is_span(field: &Field<'_>) -> bool {
+    let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
+    ast::last_ident(ty).is_some_and(|(ident, _)| ident == "Span")
+}
+
+/// `fn span_values`: every length field (a `Span`, a typed count, an
+/// integer with `unit = "..."`, or a field marked with a use) and every
+/// nested section. Nothing when the struct has none.
+pub(super) fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let reads: Vec<TokenStream> = cont
+        .fields
+        .iter()
+        .filter_map(|field| {
+            let ident = field.ident;
+            let name = name_lit(field);
+            let ty = field.ty;
+            if valid::is_nested(field) {
+                return Some(quote_spanned! {ty.span()=>
+                    <#ty as #krate::NestedConfig>::nested_span_values(
+                        &self.#ident,
+                        &#krate::derive::join_path(__prefix, #name),
+                        __out,
+                    );
+                });
+            }
+            if field.attrs.role.is_some() || field.attrs.ramp.is_some() {
+                return None;
+            }
+            let span_use = match &field.attrs.span_use {
+                Some((u, _)) => {
+                    let u = span_use_tokens(krate, *u);
+                    quote!(::core::option::Option::Some(#u))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let value = match &field.attrs.unit {
+                // A plain integer with its unit declared (other types with a
+                // declared unit are not read as lengths).
+                Some((unit, _)) if is_count_integer(ty) => {
+                    let variant = format_ident!("{}", unit.variant());
+                    quote_spanned! {ty.span()=>
+                        <#ty as #krate::RoleType>::role_value(&self.#ident)
+                            .map(|__v| #krate::Span::new(__v, #krate::UnitKind::#variant))
+                    }
+                }
+                Some(_) if field.attrs.span_use.is_none() => return None,
+                _ if field_unit(field).is_some()
+                    || is_span(field)
+                    || field.attrs.span_use.is_some() =>
+                {
+                    // Spanned at the type: a type that is not a length is reported there.
+                    quote_spanned! {ty.span()=>
+                        <#ty as #krate::SpanField>::span_value(&self.#ident)
+                    }
+                }
+                _ => return None,
+            };
+            Some(quote! {
+                if let ::core::option::Option::Some(__span) = #value {
+                    __out.push(#krate::SpanValue::field(__prefix, #name, #span_use, __span));
+                }
+            })
+        })
+        .collect();
+    if reads.is_empty() {
+        return None;
+    }
+    Some(quote! {
+        fn span_values(
+            &self,
+            __prefix: &#krate::FieldPath,
+            __out: &mut ::std::vec::Vec<#krate::SpanValue>,
+        ) {
+            #(#reads)*
+        }
+    })
+}
+
+/// `const VARIABLE_LENGTH`: the struct's own `#[accum(variable_length)]`, or
+/// any nested section's.
+pub(super) fn variable_length(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let nested: Vec<&syn::Type> = cont
+        .fields
+        .iter()
+        .filter(|f| valid::is_nested(f))
+        .map(|f| f.ty)
+        .collect();
+    if !cont.attrs.variable_length && nested.is_empty() {
+        return None;
+    }
+    let own = cont.attrs.variable_length;
+    Some(quote! {
+        const VARIABLE_LENGTH: bool = #own #(|| <#nested as #krate::NestedConfig>::VARIABLE_LENGTH)*;
+    })
+}

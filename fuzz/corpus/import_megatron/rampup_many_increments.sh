@@ -1,0 +1,1 @@
+--micro-batch-size 1 --global-batch-size 100000000 --rampup-batch-size 1 1 1

@@ -1,0 +1,1 @@
+--micro-batch-size 1 --seq-length 1 --step-batch-size-schedule "0:1 1:18446744073709551615 2T:3 1e29:7"
