@@ -68,7 +68,7 @@ fn r3_user_struct_plans_from_toml() {
     assert_eq!(plan, Plan::new(2, 8, 2).unwrap().with_seq_len(128).unwrap());
     assert_eq!(plan.effective_batch().get(), 32);
     assert_eq!(plan.tokens_per_update().map(|t| t.get()), Some(4096));
-    assert_eq!(t.validate(), Ok(()));
+    assert_eq!(t.validate(), Ok(accum::Findings::default()));
     let input = t.plan_input();
     assert_eq!(input.global_batch, Some(32));
     assert_eq!(input.accumulation, Some(8));
@@ -172,7 +172,7 @@ pipeline = 2
 fn r3_training_config_with_a_layout() {
     // R3: 256 devices / (tp 2 × pp 2) = 64 replicas; m=8, A=4 → B=2048, T=8,388,608.
     let c = config(GOOD_CONFIG);
-    assert_eq!(c.validate(), Ok(()));
+    assert_eq!(c.validate(), Ok(accum::Findings::default()));
     let plan = c.plan().expect("valid");
     assert_eq!(plan.replicas(), 64);
     assert_eq!(plan.effective_batch().get(), 2048);
@@ -322,7 +322,7 @@ fn r3_constant_plans_in_const_context() {
         name: String::new(),
     };
     assert_eq!(fixed.plan(), Ok(<Fixed as ConstPlan>::PLAN));
-    assert_eq!(fixed.validate(), Ok(()));
+    assert_eq!(fixed.validate(), Ok(accum::Findings::default()));
     assert!(Fixed::roles().is_empty());
     let layout = <FixedLayout as ConstPlan>::PLAN;
     assert_eq!(
@@ -452,7 +452,7 @@ fn fine_tune(text: &str) -> FineTune {
 #[test]
 fn a_good_fine_tune_validates_and_plans() {
     let f = fine_tune(GOOD_FINE_TUNE);
-    assert_eq!(f.validate(), Ok(()));
+    assert_eq!(f.validate(), Ok(accum::Findings::default()));
     // 32 GPUs / tp 2 = 16 replicas; 4 × 8 × 16 = 512.
     assert_eq!(f.plan().map(|p| p.effective_batch().get()), Ok(512));
 }
@@ -514,7 +514,7 @@ fn token_lengths_need_a_fixed_seq_len() {
     // updates, well within the run.
     let f =
         fine_tune(&GOOD_FINE_TUNE.replace("warmup = \"100 updates\"", "warmup = \"2M tokens\""));
-    assert_eq!(f.validate(), Ok(()));
+    assert_eq!(f.validate(), Ok(accum::Findings::default()));
 }
 
 #[test]
@@ -678,6 +678,35 @@ fn the_canonical_config_ramps_up_through_the_derive() {
 }
 
 #[test]
+fn warnings_alone_validate_ok_and_are_kept() {
+    // A warmup in updates under a ramp-up is a warning: `validate` is Ok,
+    // with the warning in it, and the config plans.
+    let c = config(
+        "[batch]\nmicro_batch = 8\naccumulation = 16\nreplicas = 4\nseq_len = 2048\n\
+         [[batch.stages]]\nglobal_batch = 128\nuntil = \"128k examples\"\n\
+         [schedule]\nwarmup = \"2000 updates\"\ntotal = \"10B tokens\"\n",
+    );
+    let warnings = c.validate().expect("warnings only");
+    assert_eq!(warnings.codes(), [Code::StageShift]);
+    assert_eq!(warnings.paths(), ["schedule.warmup"]);
+    assert!(!warnings.has_errors());
+    assert_eq!(c.plan().map(|p| p.effective_batch().get()), Ok(512));
+    // An error beside it: Err, with both.
+    let both = config(
+        "[batch]\nmicro_batch = 8\naccumulation = 16\nreplicas = 4\nseq_len = 2048\n\
+         [[batch.stages]]\nglobal_batch = 128\nuntil = \"128k examples\"\n\
+         [schedule]\nwarmup = \"2000 updates\"\ntotal = \"10B tokens\"\n\
+         [log]\nevery = \"20B tokens\"\n",
+    );
+    let all = both
+        .validate()
+        .expect_err("an interval longer than the run");
+    assert!(all.has_errors());
+    assert_eq!(all.paths(), ["log.every", "schedule.warmup"]);
+    assert_eq!((all.errors().count(), all.warnings().count()), (1, 1));
+}
+
+#[test]
 fn schemas_have_an_id_and_a_version() {
     let schema = accum::schema_for::<TrainingConfig>();
     let value = schema.as_value();
@@ -692,7 +721,7 @@ fn schemas_have_an_id_and_a_version() {
 #[test]
 fn the_run_section_is_optional_and_named_by_the_loader() {
     let c = config("[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\n");
-    assert_eq!(c.validate(), Ok(()));
+    assert_eq!(c.validate(), Ok(accum::Findings::default()));
     assert_eq!(c.run.name, None);
     assert_eq!(c.run.name_or("quickstart"), "quickstart");
     // Written back, an empty [run] is left out.

@@ -94,7 +94,9 @@ pub fn span(data: &[u8]) {
 
 /// Parses `data` as a configuration file in `format` and validates it as
 /// `accum validate` does with the built-in schema: syntax, schema, spans, the
-/// typed config and its plan. Returns whether it is valid.
+/// typed config and its plan. Returns whether it is valid: no finding is an
+/// error (warnings alone leave a config valid, as `accum validate` exits 0
+/// for them).
 pub fn config(format: ConfigFormat, data: &[u8]) -> bool {
     let Ok(text) = String::from_utf8(data.to_vec()) else {
         return false;
@@ -122,10 +124,13 @@ pub fn config(format: ConfigFormat, data: &[u8]) -> bool {
                 }
             }
             let _ = crate::diagnostic::render_text(&doc.name, &doc.text, &findings, false);
-            if let Some(config) = outcome.config.filter(|_| findings.is_empty()) {
+            let valid = !findings
+                .iter()
+                .any(|f| f.severity == crate::diagnostic::Severity::Error);
+            if let Some(config) = outcome.config.filter(|_| valid) {
                 downstream(&doc, schema, &config);
             }
-            findings.is_empty()
+            valid
         }
         Err(_) => false,
     }

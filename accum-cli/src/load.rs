@@ -62,7 +62,9 @@ impl<T: CliConfig> Schema<T> {
 
 /// The semantic check of a typed config: the derive's `validate` for any
 /// type, `TrainingConfig::check` (plan and engine sections) for `accum`.
-pub(crate) type Checker<T> = fn(&T) -> Result<(), accum_core::Findings>;
+/// `Ok` holds the warnings, `Err` every finding when one is an error; both
+/// are reported.
+pub(crate) type Checker<T> = fn(&T) -> Result<accum_core::Findings, accum_core::Findings>;
 
 /// A document that passed validation, with its typed value and plan.
 pub(crate) struct Checked<T> {
@@ -132,20 +134,22 @@ pub(crate) fn check_document<T: CliConfig>(
 ) -> Result<Outcome<T>, CliError> {
     let mut diagnostics = validate(doc, schema, map, typed.is_none()).map_err(CliError::usage)?;
     let mut config = None;
+    // Warnings do not keep a file from being typed and checked.
     if let Some(check) = typed
-        && diagnostics.is_empty()
+        && !diagnostics
+            .iter()
+            .any(|d| d.severity == diagnostic::Severity::Error)
     {
         match crate::typed::from_value::<T>(&crate::validate::instance(doc)) {
             Err(err) => diagnostics.push(err.diagnostic(doc)),
             Ok((typed, ignored)) => {
                 diagnostics.extend(ignored.iter().map(|key| key.diagnostic(doc)));
-                if let Err(problems) = check(&typed) {
-                    diagnostics.extend(
-                        problems
-                            .iter()
-                            .map(|finding| crate::validate::finding_diagnostic(doc, finding)),
-                    );
-                }
+                let (Ok(findings) | Err(findings)) = check(&typed);
+                diagnostics.extend(
+                    findings
+                        .iter()
+                        .map(|finding| crate::validate::finding_diagnostic(doc, finding)),
+                );
                 config = Some(typed);
             }
         }

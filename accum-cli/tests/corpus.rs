@@ -150,3 +150,18 @@ fn the_seed_configs_are_valid_through_the_harness() {
         .replace("global_batch = 64", "global_batch = 63");
     assert!(!harness::config(ConfigFormat::Toml, broken.as_bytes()));
 }
+
+#[test]
+fn a_config_with_warnings_only_is_valid_through_the_harness() {
+    // A warmup in updates under a ramp-up is a warning: the config plans
+    // and runs, as `accum validate` says with exit 0. Made an error by a
+    // broken stage, it is not.
+    let shift = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rampup/shift.toml"),
+    )
+    .expect("the warnings-only fixture");
+    assert!(shift.contains("warmup = \"2000 updates\""));
+    assert!(harness::config(ConfigFormat::Toml, shift.as_bytes()));
+    let broken = shift.replace("global_batch = 128", "global_batch = 100");
+    assert!(!harness::config(ConfigFormat::Toml, broken.as_bytes()));
+}

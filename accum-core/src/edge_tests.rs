@@ -254,8 +254,8 @@ proptest! {
     }
 
     #[test]
-    fn spans_with_scales_are_exact_or_too_large(digits in 0u64..=u64::MAX, scale in 0usize..5, unit in unit()) {
-        let (suffix, pow) = [("", 0u32), ("k", 3), ("M", 6), ("G", 9), ("T", 12)][scale];
+    fn spans_with_scales_are_exact_or_too_large(digits in 0u64..=u64::MAX, scale in 0usize..6, unit in unit()) {
+        let (suffix, pow) = [("", 0u32), ("k", 3), ("M", 6), ("B", 9), ("G", 9), ("T", 12)][scale];
         let name = match unit {
             UnitKind::Update => "updates",
             UnitKind::Microbatch => "microbatches",
@@ -273,6 +273,22 @@ proptest! {
             Err(SpanError::TooLarge { .. }) => prop_assert!(exact > u128::from(u64::MAX)),
             Err(err) => prop_assert!(false, "{text}: {err}"),
         }
+    }
+
+    #[test]
+    fn a_displayed_span_parses_back_with_the_config_suffixes(value in prop_oneof![edge(), (0u64..10_000, 0u32..=15).prop_map(|(v, p)| v.saturating_mul(10u64.pow(p)))], unit in unit()) {
+        let span = Span::new(value, unit);
+        let text = span.to_string();
+        prop_assert_eq!(text.parse::<Span>(), Ok(span), "{}", text);
+        let number = text.split(' ').next().expect("a number");
+        let digits = number.trim_end_matches(['k', 'M', 'B', 'T']);
+        prop_assert!(digits.bytes().all(|b| b.is_ascii_digit()), "{}", text);
+        // The largest suffix that divides the value exactly.
+        let expected = [(12, "T"), (9, "B"), (6, "M"), (3, "k")]
+            .into_iter()
+            .find(|&(p, _)| value != 0 && value.is_multiple_of(10u64.pow(p)))
+            .map_or("", |(_, s)| s);
+        prop_assert_eq!(&number[digits.len()..], expected, "{}", text);
     }
 
     #[test]

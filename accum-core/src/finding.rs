@@ -314,10 +314,16 @@ impl Findings {
         self.findings.iter().filter(|f| !f.is_error())
     }
 
-    /// `Ok` when there is nothing to report, else the findings (warnings
-    /// included: see [`has_errors`](Self::has_errors)).
-    pub fn into_result(self) -> Result<(), Findings> {
-        if self.is_empty() { Ok(()) } else { Err(self) }
+    /// `Ok` with the warnings (often none) when no finding is an error; `Err`
+    /// with every finding, warnings included, when at least one is. A
+    /// config with warnings only plans and runs, and its warnings are still
+    /// there to report.
+    pub fn into_result(self) -> Result<Findings, Findings> {
+        if self.has_errors() {
+            Err(self)
+        } else {
+            Ok(self)
+        }
     }
 }
 
@@ -396,7 +402,7 @@ mod tests {
             role: Role::MicroBatch,
         };
         let mut findings = Findings::default();
-        assert_eq!(findings.clone().into_result(), Ok(()));
+        assert_eq!(findings.clone().into_result(), Ok(Findings::default()));
         findings.push(Finding::from_error(
             &err,
             FieldPath::parse("batch.micro_batch"),
@@ -409,5 +415,32 @@ mod tests {
              of the plan must be at least 1; set micro_batch to 1 or more\n"
         );
         assert!(findings.into_result().is_err());
+    }
+
+    #[test]
+    fn warnings_alone_are_ok_and_kept() {
+        let warning = Finding::new(
+            Code::StageShift,
+            FieldPath::parse("schedule.warmup"),
+            "`schedule.warmup` is 200 updates under a batch ramp-up".to_owned(),
+            "in updates".to_owned(),
+        )
+        .warning();
+        let mut findings = Findings::default();
+        findings.push(warning.clone());
+        let kept = findings.clone().into_result().expect("warnings only");
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept.warnings().count(), 1);
+        assert_eq!(kept.codes(), [Code::StageShift]);
+        // One error among them: Err, with the warning still in it.
+        findings.push(Finding::from_error(
+            &PlanError::Zero {
+                role: Role::MicroBatch,
+            },
+            FieldPath::parse("batch.micro_batch"),
+        ));
+        let all = findings.into_result().expect_err("an error");
+        assert_eq!(all.codes(), [Code::StageShift, Code::Zero]);
+        assert_eq!((all.errors().count(), all.warnings().count()), (1, 1));
     }
 }

@@ -447,6 +447,7 @@ impl Clocked {
                 value: Err(PlanError::NeedsSeqLen {
                     value: span.value(),
                     unit: UnitKind::Token,
+                    to: UnitKind::Update,
                 }),
             },
             (false, _) => Clocked {

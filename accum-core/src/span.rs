@@ -157,7 +157,7 @@ impl SpanError {
                 format!("use one of {UNITS_HINT}")
             }
             SpanError::BadNumber { .. } => {
-                "write digits with an optional decimal part and suffix k, M, G or T, e.g. \"1.5k\""
+                "write digits with an optional decimal part and suffix k, M, B (or G) or T, e.g. \"1.5k\""
                     .to_owned()
             }
             SpanError::NotWhole { .. } => {
@@ -309,7 +309,10 @@ fn is_suffix_at(text: &str, i: usize) -> bool {
 }
 
 impl fmt::Display for Span {
-    /// Compact and re-parseable: `"500 updates"`, `"2M tokens"`, `"1 update"`.
+    /// Compact and re-parseable: `"500 updates"`, `"2M tokens"`, `"1B tokens"`,
+    /// `"1 update"`. The suffixes are the ones people write in configs
+    /// (k, M, B, T); the parser also reads `G` for a billion, but never
+    /// gets it back from here.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let noun = if self.value == 1 {
             self.unit.singular()
@@ -318,7 +321,7 @@ impl fmt::Display for Span {
         };
         let suffixes = [
             (1_000_000_000_000, "T"),
-            (1_000_000_000, "G"),
+            (1_000_000_000, "B"),
             (1_000_000, "M"),
             (1_000, "k"),
         ];
@@ -595,11 +598,36 @@ mod tests {
             "1500 examples",
             "40 microbatches",
             "3k tokens",
+            "1B tokens",
+            "2500M tokens",
+            "300B tokens",
+            "4T tokens",
         ] {
             let span: Span = text.parse().expect(text);
             assert_eq!(span.to_string(), text);
             assert_eq!(span.to_string().parse::<Span>(), Ok(span));
         }
+    }
+
+    #[test]
+    fn a_billion_displays_as_b_whichever_suffix_was_written() {
+        for text in [
+            "1B tokens",
+            "1G tokens",
+            "1000M tokens",
+            "1_000_000_000 tokens",
+        ] {
+            let span: Span = text.parse().expect(text);
+            assert_eq!(span.to_string(), "1B tokens", "{text}");
+        }
+        assert_eq!(
+            Span::new(2_500_000_000, UnitKind::Example).to_string(),
+            "2500M examples"
+        );
+        assert_eq!(
+            Span::new(1_000_000_000_000, UnitKind::Token).to_string(),
+            "1T tokens"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ struct Train {
 fn main() {
     let t = Train { micro_batch: 2, replicas: Some(2), global_batch: Some(32), ..Train::default() };
     assert_eq!(t.plan().unwrap().accumulation(), 8);
-    assert_eq!(t.validate(), Ok(()));
+    assert_eq!(t.validate(), Ok(accum::Findings::default()));
     let neither = Train { micro_batch: 2, accumulation: Some(8), ..Train::default() };
     let findings = neither.validate().unwrap_err();
     assert_eq!(findings.paths(), ["replicas"]);

@@ -32,7 +32,7 @@ fn main() {
          [[batch.warmup]]\nglobal_batch = 32\nuntil = \"10 updates\"\n",
     )
     .expect("valid TOML");
-    assert_eq!(train.validate(), Ok(()));
+    assert_eq!(train.validate(), Ok(accum::Findings::default()));
     let staged = train.staged_plan().expect("valid stages");
     assert_eq!(staged.stages()[1].start(), Updates::new(10));
     assert_eq!(staged.final_plan().effective_batch().get(), 128);

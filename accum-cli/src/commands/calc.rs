@@ -188,7 +188,22 @@ fn staged_plan(args: &CalcArgs, plan: &Plan) -> Result<StagedPlan, CliError> {
 /// A stage error said to someone who typed flags: the flag, what is wrong,
 /// and the way out.
 fn stage_error(flag: &str, err: &StageError) -> CliError {
-    CliError::usage(format!("{flag}: {}; {}", err.message(), err.fix().text))
+    let fix = match err {
+        StageError::Plan { error, .. } => fix_in_flags(flag, error),
+        _ => err.fix().text,
+    };
+    CliError::usage(format!("{flag}: {}; {fix}", err.message()))
+}
+
+/// The way out of a plan error met in `flag`, in flags: a missing sequence
+/// length is given with `-L/--seq-len`, not with a config's `seq_len`.
+fn fix_in_flags(flag: &str, err: &PlanError) -> String {
+    match err {
+        PlanError::NeedsSeqLen { .. } => format!(
+            "give -L/--seq-len when every example has the same number of tokens, or write {flag} in updates or examples"
+        ),
+        _ => err.fix().text,
+    }
 }
 
 /// What the first `updates` updates consume.
@@ -250,7 +265,11 @@ fn run_report(staged: &StagedPlan, total: Span) -> Result<RunReport, CliError> {
     let updates = staged
         .span_to_updates(&total, Rounding::Up)
         .map_err(|err| {
-            CliError::usage(format!("--total: {}; {}", err.message(), err.fix().text))
+            CliError::usage(format!(
+                "--total: {}; {}",
+                err.message(),
+                fix_in_flags("--total", &err)
+            ))
         })?;
     let amounts = amounts(staged, updates)?;
     Ok(RunReport {

@@ -356,6 +356,42 @@ fn a_linear_ramp_in_json() {
 }
 
 #[test]
+fn tokens_without_a_seq_len_say_which_conversion_failed_and_the_flag() {
+    let base = ["calc", "-m", "8", "-a", "4", "-d", "2"];
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--total", "2M-tokens"],
+            "error: --total: 2,000,000 tokens cannot be converted to updates: without a fixed seq_len the tokens of an update (T = B·L) are unknown; give -L/--seq-len when every example has the same number of tokens, or write --total in updates or examples\n",
+        ),
+        (
+            &["--stage", "128:1M-tokens"],
+            "error: --stage: stage 1: 1,000,000 tokens cannot be converted to updates: without a fixed seq_len the tokens of an update (T = B·L) are unknown; give -L/--seq-len when every example has the same number of tokens, or write --stage in updates or examples\n",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let out = accum().args(base).args(*extra).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), *expected, "{extra:?}");
+        assert!(out.stdout.is_empty(), "{extra:?}");
+    }
+    // With -L the same lengths resolve.
+    let out = stdout_of(&[
+        "calc",
+        "-m",
+        "8",
+        "-a",
+        "4",
+        "-d",
+        "2",
+        "-L",
+        "1000",
+        "--total",
+        "2M-tokens",
+    ]);
+    assert!(out.contains("the run (2M tokens)"), "{out}");
+}
+
+#[test]
 fn ramp_up_mistakes_exit_2_with_the_fix() {
     let base = ["calc", "-m", "8", "-a", "16", "-d", "4"];
     let cases: &[(&[&str], &str)] = &[

@@ -4,6 +4,7 @@ mod atomic;
 mod backend;
 mod calc;
 mod custom;
+mod docs;
 mod editors;
 mod engines;
 mod explain;

@@ -316,6 +316,36 @@ fn a_warmup_in_updates_under_a_ramp_is_a_warning() {
     assert_eq!((good.code, good.stdout.as_str()), (0, "good.toml: ok\n"));
 }
 
+/// Warnings alone leave a file usable: a command that needs a valid config
+/// prints the warning and goes on, exit 0; every format of `validate`
+/// exits 0 and shows it.
+#[test]
+fn warnings_alone_are_printed_and_exit_0() {
+    for format in ["human", "short", "json"] {
+        let out = validate_rampup("shift.toml", format);
+        assert_eq!(out.code, 0, "{format}: {}", out.stdout);
+        assert!(
+            out.stdout.contains("accum::stages::shift"),
+            "{format}: {}",
+            out.stdout
+        );
+    }
+    let out = run_in(
+        &fixtures().join("rampup"),
+        &["replan", "shift.toml", "--max-micro-batch", "4"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "warning[accum::stages::shift]: `schedule.warmup` is 2k updates under a batch ramp-up"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("micro_batch = 4"), "{}", out.stdout);
+    assert!(out.stdout.contains("accumulation = 32"), "{}", out.stdout);
+}
+
 /// The schema-driven path (`--schema`) reads the ramp-up by its
 /// `x-accum-role` and the lengths by their `x-accum-span`, and reports what
 /// the typed path reports.

@@ -168,11 +168,12 @@ pub trait AccumConfig {
     /// stages, and — as warnings — a warmup or run length written in updates
     /// under a ramp-up (see [`check_values`]).
     ///
-    /// The `Err` holds every finding, warnings included; a config whose
-    /// findings are all warnings ([`Findings::has_errors`] is false) still
-    /// plans and runs. When there is no error, [`plan`](AccumConfig::plan)
-    /// and [`staged_plan`](AccumConfig::staged_plan) succeed.
-    fn validate(&self) -> Result<(), Findings> {
+    /// `Ok` holds the warnings (often none): a config whose findings are
+    /// all warnings plans and runs. `Err` holds every finding, warnings
+    /// included, when at least one is an error. When there is no error,
+    /// [`plan`](AccumConfig::plan) and
+    /// [`staged_plan`](AccumConfig::staged_plan) succeed.
+    fn validate(&self) -> Result<Findings, Findings> {
         let root = FieldPath::root();
         let (mut roles, mut spans, mut ramps) = (Vec::new(), Vec::new(), Vec::new());
         self.role_values(&root, &mut roles);

@@ -43,10 +43,15 @@ impl Plan {
             UnitKind::Update => Ok(1),
             UnitKind::Microbatch => Ok(self.accumulation),
             UnitKind::Example => Ok(self.effective_batch().get()),
-            UnitKind::Token => self
-                .tokens_per_update()
-                .map(Tokens::get)
-                .ok_or(PlanError::NeedsSeqLen { value: 1, unit }),
+            UnitKind::Token => {
+                self.tokens_per_update()
+                    .map(Tokens::get)
+                    .ok_or(PlanError::NeedsSeqLen {
+                        value: 1,
+                        unit: UnitKind::Update,
+                        to: UnitKind::Token,
+                    })
+            }
         }
     }
 
@@ -57,9 +62,11 @@ impl Plan {
         unit: UnitKind,
         rounding: Rounding,
     ) -> Result<Updates, PlanError> {
-        let per = self
-            .per_update(unit)
-            .map_err(|_| PlanError::NeedsSeqLen { value, unit })?;
+        let per = self.per_update(unit).map_err(|_| PlanError::NeedsSeqLen {
+            value,
+            unit,
+            to: UnitKind::Update,
+        })?;
         let whole = value / per;
         let rest = value % per;
         let updates = match rounding {
@@ -91,6 +98,7 @@ impl Plan {
         let per = self.per_update(unit).map_err(|_| PlanError::NeedsSeqLen {
             value: updates.get(),
             unit: UnitKind::Update,
+            to: unit,
         })?;
         updates
             .get()
@@ -118,12 +126,13 @@ impl Plan {
         }
         // Examples ↔ tokens and microbatches ↔ examples have exact ratios that
         // need not be whole updates; go through the smallest shared quantity.
-        let per_from = self
-            .per_update(from)
-            .map_err(|_| PlanError::NeedsSeqLen { value, unit: from })?;
-        let per_to = self
-            .per_update(to)
-            .map_err(|_| PlanError::NeedsSeqLen { value, unit: from })?;
+        let needs_len = |_| PlanError::NeedsSeqLen {
+            value,
+            unit: from,
+            to,
+        };
+        let per_from = self.per_update(from).map_err(needs_len)?;
+        let per_to = self.per_update(to).map_err(needs_len)?;
         // value·per_to / per_from, computed in u128 so that it cannot overflow.
         let num = u128::from(value) * u128::from(per_to);
         let den = u128::from(per_from);
@@ -212,7 +221,8 @@ mod tests {
             err,
             PlanError::NeedsSeqLen {
                 value: 1000,
-                unit: UnitKind::Token
+                unit: UnitKind::Token,
+                to: UnitKind::Update,
             }
         );
     }

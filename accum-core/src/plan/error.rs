@@ -121,12 +121,16 @@ pub enum PlanError {
         /// The known factors, with their roles, in plan order.
         factors: Vec<(Role, u64)>,
     },
-    /// A conversion to tokens needs a fixed sequence length (R15).
+    /// A conversion from or to tokens needs the tokens of one update,
+    /// `T = B·L`, so a fixed sequence length (R15).
     NeedsSeqLen {
         /// The count that was to be converted.
         value: u64,
         /// Its unit.
         unit: UnitKind,
+        /// The unit it was to be converted to; one of `unit` and `to` is
+        /// tokens.
+        to: UnitKind,
     },
     /// A count is not a whole number of updates and the rounding is exact.
     NotWholeUpdates {
@@ -385,10 +389,25 @@ impl PlanError {
                 fmt_num(*global_batch),
                 factors_text(factors)
             ),
-            PlanError::NeedsSeqLen { value, unit } => format!(
-                "{} {unit} cannot be converted to or from tokens without a fixed seq_len",
-                fmt_num(*value)
-            ),
+            PlanError::NeedsSeqLen { value, unit, to } => {
+                let count = format!(
+                    "{} {}",
+                    fmt_num(*value),
+                    if *value == 1 {
+                        unit.singular()
+                    } else {
+                        unit.plural()
+                    }
+                );
+                let what = if *unit == UnitKind::Token {
+                    format!("{count} cannot be converted to {to}")
+                } else {
+                    format!("{count} cannot be counted in tokens")
+                };
+                format!(
+                    "{what}: without a fixed seq_len the tokens of an update (T = B·L) are unknown"
+                )
+            }
             PlanError::NotWholeUpdates {
                 value,
                 unit,
@@ -554,7 +573,7 @@ impl PlanError {
                 factors,
             } => global_options(*global_batch, product_of(factors), None),
             PlanError::NeedsSeqLen { .. } => Fix::text(
-                "set seq_len, or count tokens from the data (variable or packed lengths need token accounting)",
+                "set seq_len when every example has the same number of tokens; with variable or packed lengths, write the length in updates or examples, or let a run count the tokens of its data",
             ),
             &PlanError::NotWholeUpdates {
                 value,
@@ -666,6 +685,7 @@ mod tests {
             PlanError::NeedsSeqLen {
                 value: 2_000_000,
                 unit: UnitKind::Token,
+                to: UnitKind::Update,
             },
             PlanError::NotWholeUpdates {
                 value: 330,
@@ -760,6 +780,47 @@ mod tests {
         );
         assert_eq!(not_multiple.fix().text, "use global_batch 16 or 32");
         assert_eq!(not_multiple.label(), "not a multiple of 16");
+    }
+
+    #[test]
+    fn a_missing_seq_len_names_the_conversion_that_failed() {
+        use crate::plan::{Plan, Rounding};
+        let plan = Plan::new(8, 4, 2).expect("a plan");
+        let from_tokens = plan
+            .to_updates(2_000_000, UnitKind::Token, Rounding::Up)
+            .unwrap_err();
+        assert_eq!(
+            from_tokens.message(),
+            "2,000,000 tokens cannot be converted to updates: without a fixed seq_len the tokens of an update (T = B·L) are unknown"
+        );
+        let to_tokens = plan
+            .convert(1, UnitKind::Update, UnitKind::Token, Rounding::Exact)
+            .unwrap_err();
+        assert_eq!(
+            to_tokens.message(),
+            "1 update cannot be counted in tokens: without a fixed seq_len the tokens of an update (T = B·L) are unknown"
+        );
+        let to_examples = plan
+            .convert(640, UnitKind::Token, UnitKind::Example, Rounding::Exact)
+            .unwrap_err();
+        assert!(
+            to_examples
+                .message()
+                .starts_with("640 tokens cannot be converted to examples: "),
+            "{to_examples}"
+        );
+        for err in [&from_tokens, &to_tokens, &to_examples] {
+            assert_eq!(err.code(), Code::SeqLen);
+            assert_eq!(err.role(), Some(Role::SeqLen));
+            assert!(!err.message().contains("to or from tokens"), "{err}");
+            assert!(
+                err.fix()
+                    .text
+                    .starts_with("set seq_len when every example has the same number of tokens"),
+                "{err}"
+            );
+            assert!(err.fix().text.contains("updates or examples"), "{err}");
+        }
     }
 
     #[test]

@@ -195,6 +195,7 @@ impl Stage {
                     None => Err(PlanError::NeedsSeqLen {
                         value: self.examples_before.get(),
                         unit: UnitKind::Example,
+                        to: UnitKind::Token,
                     }),
                 }
             }

@@ -84,6 +84,7 @@ impl<'a> Builder<'a> {
                 let len = plan.seq_len().ok_or(PlanError::NeedsSeqLen {
                     value: until,
                     unit: UnitKind::Token,
+                    to: UnitKind::Update,
                 })?;
                 self.examples
                     .checked_mul(len)
