@@ -3,15 +3,17 @@
 //! matrixmultiply allocates and frees inside each matrix product (one per
 //! product; it takes no buffer from its caller). With a batch ramp-up, the
 //! buffers are sized for the largest stage up front, so a stage change
-//! allocates nothing either. Counted with a global allocator, so this
-//! binary holds these tests, and it runs without the test harness: the
-//! harness's own threads would allocate while the updates are counted.
+//! allocates nothing either. Counted with a global allocator from inside
+//! `Engine::run`, between one attempt's end and the next, so this binary
+//! holds these tests, and it runs without the test harness: the harness's
+//! own threads would allocate while the updates are counted.
 
 use std::alloc::System;
 
-use accum_core::engine::{Engine, RunOptions};
+use accum_core::engine::{Engine, Observer, RunOptions};
 use accum_core::plan::{Plan, StageSpec, StagedPlan};
-use accum_core::settings::{DataSection, EngineConfig, ModelSection};
+use accum_core::report::{Counters, UpdateStats};
+use accum_core::settings::{DataSection, EngineConfig, ModelSection, ScheduleSection};
 use accum_core::tensor::gemm_calls;
 use accum_core::{Span, Updates};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
@@ -20,15 +22,16 @@ use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 fn main() {
-    // The counter sees every thread: the worker pool of an engine dropped
-    // just before may still be winding its threads down, so the test with
-    // the longest warm-up runs last.
     stage_changes_allocate_nothing_of_their_own();
     updates_after_the_first_group_allocate_nothing_of_their_own();
 }
 
-fn config() -> EngineConfig {
+/// A tiny model on 40 examples, running `updates` update attempts.
+fn config_of(updates: u64) -> EngineConfig {
+    let mut schedule = ScheduleSection::default();
+    schedule.total = Some(Span::of(Updates::new(updates)));
     EngineConfig {
+        schedule,
         data: DataSection {
             examples: 40,
             min_len: 3,
@@ -41,31 +44,68 @@ fn config() -> EngineConfig {
     }
 }
 
-/// Runs `warm` update attempts, then counts the allocations of each of the
-/// next `counted` ones and checks that they are only the matrix products'.
+/// Waits (up to five seconds) until the process runs no more than `threads`
+/// threads. The counter sees every thread, and the worker pool of an engine
+/// dropped just before winds its threads down on its own time: their exit
+/// (the thread pool's bookkeeping unregistering them) would be counted as
+/// the next engine's allocations.
+fn settle(threads: usize) {
+    let running = || {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|status| {
+                status
+                    .lines()
+                    .find_map(|line| line.strip_prefix("Threads:"))
+                    .and_then(|n| n.trim().parse::<usize>().ok())
+            })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while running().is_some_and(|n| n > threads) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Records, after each update attempt, the allocations and reallocations
+/// so far and the matrix products so far, into room reserved up front.
+struct Meter {
+    seen: Vec<(usize, usize, u64)>,
+}
+
+impl Observer for Meter {
+    fn on_update(&mut self, _stats: &UpdateStats, _counters: &Counters) {
+        let stats = GLOBAL.stats();
+        self.seen
+            .push((stats.allocations, stats.reallocations, gemm_calls()));
+    }
+}
+
+/// Runs `warm + counted` update attempts through `Engine::run` (the whole
+/// loop inside the engine's thread pool, as `accum run` runs it), and
+/// checks that each of the last `counted` allocates only the matrix
+/// products' packing buffers, measured from the end of one attempt to the
+/// end of the next.
 fn allocations_after(engine: &mut Engine, warm: usize, counted: usize, what: &str) {
-    let mut options = RunOptions::default();
-    for _ in 0..warm {
-        engine.step(&mut options).expect("an update");
-    }
-    let mut per_step = Vec::new();
-    for _ in 0..counted {
-        let gemms = gemm_calls();
-        let region = Region::new(GLOBAL);
-        engine.step(&mut options).expect("an update");
-        let stats = region.change();
-        per_step.push((
-            stats.allocations as u64,
-            stats.reallocations,
-            gemm_calls() - gemms,
-        ));
-    }
-    for (i, (allocations, reallocations, gemms)) in per_step.into_iter().enumerate() {
+    settle(1);
+    let mut meter = Meter {
+        seen: Vec::with_capacity(warm + counted + 1),
+    };
+    engine
+        .run(&mut RunOptions::default().observe(&mut meter))
+        .expect("a run");
+    assert_eq!(
+        meter.seen.len(),
+        warm + counted,
+        "{what}: the run's attempts"
+    );
+    for (i, pair) in meter.seen.windows(2).enumerate().skip(warm - 1) {
+        let [(a0, r0, g0), (a1, r1, g1)] = [pair[0], pair[1]];
+        let (allocations, reallocations, gemms) = ((a1 - a0) as u64, r1 - r0, g1 - g0);
         assert_eq!(
             (allocations, reallocations),
             (gemms, 0),
             "{what}, attempt {}: {allocations} allocations for {gemms} products",
-            warm + i + 1
+            i + 2
         );
     }
 }
@@ -73,7 +113,7 @@ fn allocations_after(engine: &mut Engine, warm: usize, counted: usize, what: &st
 fn updates_after_the_first_group_allocate_nothing_of_their_own() {
     for (m, a, d) in [(4, 2, 1), (2, 3, 2)] {
         let plan = Plan::new(m, a, d).expect("a plan");
-        let mut engine = Engine::new(plan, &config())
+        let mut engine = Engine::new(plan, &config_of(32))
             .expect("an engine")
             .with_threads(1);
         // Two epochs' worth of warm-up: every buffer sized, optimizer state allocated.
@@ -95,7 +135,7 @@ fn stage_changes_allocate_nothing_of_their_own() {
         ],
     )
     .expect("valid stages");
-    let mut engine = Engine::new(&stages, &config())
+    let mut engine = Engine::new(&stages, &config_of(21))
         .expect("an engine")
         .with_threads(1);
     allocations_after(&mut engine, 1, 20, "A = 1 → 3 → 2");
