@@ -16,7 +16,7 @@ use accum_core::report::{Counters, UpdateStats};
 use accum_core::settings::{DataSection, EngineConfig, ModelSection, ScheduleSection};
 use accum_core::tensor::gemm_calls;
 use accum_core::{Span, Updates};
-use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -28,8 +28,10 @@ fn main() {
 
 /// A tiny model on 40 examples, running `updates` update attempts.
 fn config_of(updates: u64) -> EngineConfig {
-    let mut schedule = ScheduleSection::default();
-    schedule.total = Some(Span::of(Updates::new(updates)));
+    let schedule = ScheduleSection {
+        total: Some(Span::of(Updates::new(updates))),
+        ..ScheduleSection::default()
+    };
     EngineConfig {
         schedule,
         data: DataSection {

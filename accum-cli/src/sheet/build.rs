@@ -6,17 +6,21 @@
 
 use std::path::Path;
 
-use accum_core::plan::Epoch;
+use accum_core::derive::{RampUp, SpanUse};
+use accum_core::plan::{Epoch, StagedPlan};
 use accum_core::report::RunReport;
 use accum_core::schedule::Schedule;
-use accum_core::settings::{ScheduleKind, ScheduleSection};
+use accum_core::settings::ScheduleSection;
+use accum_core::units::Tokens;
 use accum_core::units::group_digits;
-use accum_core::{AccumConfig, FieldPath, Plan, Rounding, Span, UnitKind};
+use accum_core::{AccumConfig, FieldPath, Plan, PlanError, Span, UnitKind};
 
-use super::chart::{Axis, Chart, Scale, Series, Style, Tone};
+use super::axes::{Axes, TokenCount};
+use super::schedule::{charts, count};
+use super::stages::{Declared, Ramp};
 use super::summary::summary;
 use super::trial::trial;
-use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series};
+use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series, stages, trained};
 
 /// What a configuration type adds to the generic sheet (its sheet hook).
 #[derive(Clone, Debug, Default)]
@@ -27,8 +31,9 @@ pub(crate) struct Extras {
     pub(crate) notes: Option<String>,
     /// Tables after the plan and the lengths.
     pub(crate) tables: Vec<Table>,
-    /// Expected supervised tokens per update when lengths vary (the engine
-    /// counts the real ones), for converting token spans.
+    /// Expected supervised tokens per update of the (final) plan when
+    /// lengths vary (the engine counts the real ones), for converting token
+    /// spans.
     pub(crate) expected_tokens_per_update: Option<u64>,
     /// The learning-rate schedule, drawn over the whole run.
     pub(crate) schedule: Option<LrSchedule>,
@@ -61,43 +66,78 @@ pub(crate) fn build<T: AccumConfig>(
             .map_or_else(|| source.to_owned(), |s| s.to_string_lossy().into_owned())
     });
     let expected = extras.expected_tokens_per_update;
-    let schedule = extras.schedule.as_ref().map(|s| {
-        Schedule::resolve(&s.section, s.peak_lr, plan, expected).map(|resolved| (s, resolved))
-    });
-    let mut tables = vec![plan_table(plan, expected)];
+    // Every position in examples and tokens goes through the stages (one
+    // stage when the batch does not change).
+    let ramp = ramp_of(config);
+    let ramp = ramp.as_ref();
+    let staged = ramp.map_or_else(|| StagedPlan::constant(*plan), |r| r.staged.clone());
+    let axes = Axes::new(staged, expected);
+    let schedule = extras
+        .schedule
+        .as_ref()
+        .map(|s| resolve_schedule(s, axes.staged(), expected).map(|resolved| (s, resolved)));
+    let planned_updates = match &schedule {
+        Some(Ok((_, resolved))) => Some(resolved.total().get()),
+        _ => None,
+    };
+    let mut tables = vec![plan_table(plan, expected, ramp.is_some())];
     let mut spans = Vec::new();
     config.span_values(&FieldPath::root(), &mut spans);
     if !spans.is_empty() {
+        // With a ramp-up, a length counted from the start of the run goes
+        // through the stages; an interval means a different amount in each
+        // stage. Either way, the full batch makes something else of it:
+        // both are shown where they differ.
+        let full = ramp.map(|_| Axes::new(StagedPlan::constant(*plan), expected));
+        let first = ramp.map(|r| {
+            let first = *r.staged.first_plan();
+            let tokens = axes.tokens_per_update(first.effective_batch().get());
+            Axes::new(StagedPlan::constant(first), tokens)
+        });
         tables.push(Table {
-            title: "Lengths in every unit".into(),
+            title: if ramp.is_some() {
+                "Lengths in every unit, through the stages".into()
+            } else {
+                "Lengths in every unit".into()
+            },
             rows: spans
                 .iter()
                 .map(|v| {
-                    Row::new(
-                        v.path.to_string(),
-                        v.span.to_string(),
-                        in_every_unit(&v.span, plan, expected),
-                    )
+                    let interval = v.span_use == Some(SpanUse::Every);
+                    let (lead, here) = match (&first, interval) {
+                        (Some(first), true) => {
+                            ("in the first stage", in_every_unit(&v.span, first))
+                        }
+                        (Some(_), false) => {
+                            ("from the start of the run", in_every_unit(&v.span, &axes))
+                        }
+                        (None, _) => ("", in_every_unit(&v.span, &axes)),
+                    };
+                    let note = match full.as_ref().map(|f| in_every_unit(&v.span, f)) {
+                        Some(at_full) if at_full != here => {
+                            format!("{lead} {here}; at the full batch {at_full}")
+                        }
+                        _ => here,
+                    };
+                    Row::new(v.path.to_string(), v.span.to_string(), note)
                 })
                 .collect(),
         });
     }
     tables.extend(extras.tables.iter().cloned());
-    let mut charts = Vec::new();
-    match &schedule {
-        Some(Ok((configured, resolved))) => {
-            charts.push(schedule_chart(configured, resolved, plan, expected));
+    let resolved = match &schedule {
+        Some(Ok((configured, resolved))) => Some((*configured, resolved)),
+        Some(Err(err)) => {
+            tables.push(Table {
+                title: "Learning-rate schedule".into(),
+                rows: vec![Row::new("not drawn", "", err.to_string())],
+            });
+            None
         }
-        Some(Err(err)) => tables.push(Table {
-            title: "Learning-rate schedule".into(),
-            rows: vec![Row::new("not drawn", "", err.to_string())],
-        }),
-        None => {}
-    }
-    let planned_updates = match &schedule {
-        Some(Ok((_, resolved))) => Some(resolved.total().get()),
-        _ => None,
+        None => None,
     };
+    let charts = charts(resolved, &axes, planned_updates);
+    let stages = ramp.map(|r| stages::table(r, &axes, planned_updates));
     // The report's series, read once (from its stats stream when it names one).
     let run = report
         .as_ref()
@@ -105,9 +145,12 @@ pub(crate) fn build<T: AccumConfig>(
     let trial = report
         .as_ref()
         .zip(run.as_ref())
-        .map(|((source, report), run)| trial(source.clone(), report, run, plan, &extras));
+        .map(|((source, report), run)| {
+            let stages = trained::trained(&axes, report, planned_updates);
+            trial(source.clone(), report, run, plan, &extras, stages)
+        });
     let summary = summary(
-        plan,
+        &axes,
         &extras,
         planned_updates,
         report.as_ref().map(|(_, r)| *r),
@@ -119,13 +162,58 @@ pub(crate) fn build<T: AccumConfig>(
         notes: extras.notes,
         config: source.to_owned(),
         summary,
-        preparation: Preparation { tables, charts },
+        preparation: Preparation {
+            tables,
+            stages,
+            charts,
+        },
         trial,
         accepted: None,
     }
 }
 
-fn plan_table(plan: &Plan, expected_tokens: Option<u64>) -> Table {
+/// The schedule the engine steps through, per applied update: its warmup
+/// and total resolved through the stages, so that a length in tokens
+/// (examples) ends at the same count whatever the stages. With variable
+/// lengths, the expected tokens per update of the final plan stand for the
+/// data's.
+fn resolve_schedule(
+    configured: &LrSchedule,
+    staged: &StagedPlan,
+    expected_tokens: Option<u64>,
+) -> Result<Schedule, PlanError> {
+    let b = staged.final_plan().effective_batch();
+    let measured = expected_tokens.map(|t| (Tokens::new(t), b));
+    Schedule::resolve_staged(&configured.section, configured.peak_lr, staged, measured)
+}
+
+/// The batch ramp-up of any derived config: its one `#[accum(stages)]` or
+/// `#[accum(ramp)]` field that holds a value, and the stages it resolves to
+/// (a config that reaches the sheet has passed its checks).
+fn ramp_of<T: AccumConfig>(config: &T) -> Option<Ramp> {
+    let mut values = Vec::new();
+    config.ramp_values(&FieldPath::root(), &mut values);
+    let [value] = values.as_slice() else {
+        return None;
+    };
+    let declared = match &value.ramp {
+        RampUp::Stages(specs) => Declared::Stages {
+            field: value.path.to_string(),
+            until: specs.iter().filter_map(|s| s.until).collect(),
+        },
+        RampUp::Linear(ramp) => Declared::Linear {
+            field: value.path.to_string(),
+            ramp: *ramp,
+        },
+        RampUp::Unreadable(_) => return None,
+    };
+    let staged = config.staged_plan().ok()?;
+    (!staged.is_constant()).then_some(Ramp { staged, declared })
+}
+
+/// The plan's numbers with their formulas; with a ramp-up, the plan is the
+/// full batch the last stage trains at, and the title says so.
+fn plan_table(plan: &Plan, expected_tokens: Option<u64>, ramped: bool) -> Table {
     let n = group_digits;
     let mut rows = vec![
         Row::new(
@@ -188,156 +276,52 @@ fn plan_table(plan: &Plan, expected_tokens: Option<u64>) -> Table {
         format!("m·A = {} × {}", plan.micro_batch(), plan.accumulation()),
     ));
     Table {
-        title: "Plan".into(),
+        title: if ramped {
+            "Plan after the ramp-up".into()
+        } else {
+            "Plan".into()
+        },
         rows,
     }
 }
 
-/// `"= 300 updates = 19,200 examples = 768,000 tokens"`, with `≈` where the
+/// `"= 300 updates = 1,200 microbatches per replica = 19,200 examples =
+/// 768,000 tokens"`, through the stages of a ramp-up, with `≈` where the
 /// token count is an expectation or a conversion rounds.
-pub(crate) fn in_every_unit(span: &Span, plan: &Plan, expected_tokens: Option<u64>) -> String {
-    let tokens_per_update = plan
-        .tokens_per_update()
-        .map(|t| (t.get(), true))
-        .or(expected_tokens.map(|t| (t, false)));
-    // Updates first: exact when whole, rounded up (a partial update still runs) otherwise.
-    let (updates, exact) = match span.unit() {
-        UnitKind::Token => match tokens_per_update {
-            Some((per, is_exact)) if per > 0 => (
-                span.value().div_ceil(per),
-                is_exact && span.value().is_multiple_of(per),
-            ),
-            _ => return "tokens need a fixed seq_len or data to count".into(),
-        },
-        unit => match plan.to_updates(span.value(), unit, Rounding::Exact) {
-            Ok(u) => (u.get(), true),
-            Err(_) => match plan.to_updates(span.value(), unit, Rounding::Up) {
-                Ok(u) => (u.get(), false),
-                Err(err) => return err.to_string(),
-            },
-        },
+pub(crate) fn in_every_unit(span: &Span, axes: &Axes) -> String {
+    let (updates, exact) = match axes.updates_for(span.value(), span.unit()) {
+        Ok(found) => found,
+        Err(err) => return err,
     };
     let approx = if exact { "=" } else { "≈" };
-    let b = plan.effective_batch().get();
-    let mut parts = vec![
-        format!("{approx} {}", count(updates, "update")),
-        format!(
-            "{approx} {} per replica",
-            count(updates.saturating_mul(plan.accumulation()), "microbatch")
-        ),
-        format!("{approx} {}", count(updates.saturating_mul(b), "example")),
-    ];
-    if let Some((per, is_exact)) = tokens_per_update {
-        let sign = if exact && is_exact { "=" } else { "≈" };
-        parts.push(format!(
-            "{sign} {}",
-            count(updates.saturating_mul(per), "token")
-        ));
+    let mut parts = vec![format!("{approx} {}", count(updates, "update"))];
+    for (unit, noun, suffix) in [
+        (UnitKind::Microbatch, "microbatch", " per replica"),
+        (UnitKind::Example, "example", ""),
+    ] {
+        match axes.at(updates, unit) {
+            Ok(v) => parts.push(format!("{approx} {}{suffix}", count(v, noun))),
+            Err(err) => return err.to_string(),
+        }
+    }
+    if let Some(tokens) = axes.tokens() {
+        let sign = if exact && tokens == TokenCount::Exact {
+            "="
+        } else {
+            "≈"
+        };
+        match axes.at(updates, UnitKind::Token) {
+            Ok(v) => parts.push(format!("{sign} {}", count(v, "token"))),
+            Err(err) => return err.to_string(),
+        }
     }
     parts.join(" ")
-}
-
-/// `"1 update"`, `"2,048 examples"`.
-fn count(n: u64, unit: &str) -> String {
-    match (n, unit) {
-        (1, _) => format!("1 {unit}"),
-        (_, "microbatch") => format!("{} microbatches", group_digits(n)),
-        _ => format!("{} {unit}s", group_digits(n)),
-    }
-}
-
-/// The learning rate a schedule gives after each applied update, with x in
-/// updates and further scales in examples and tokens.
-pub(super) fn schedule_chart(
-    configured: &LrSchedule,
-    schedule: &Schedule,
-    plan: &Plan,
-    expected_tokens: Option<u64>,
-) -> Chart {
-    let n = group_digits;
-    let total = schedule.total().get();
-    let warmup = schedule.warmup().get();
-    // Every update of a short run; evenly spaced samples of a long one,
-    // with the end of warmup and the end kept exactly.
-    let samples = super::chart::MAX_LINE_POINTS as u64;
-    let mut at: Vec<u64> = if total <= samples {
-        (0..=total).collect()
-    } else {
-        (0..=samples)
-            .map(|i| (u128::from(total) * u128::from(i) / u128::from(samples)) as u64)
-            .collect()
-    };
-    at.extend([warmup.min(total), warmup.saturating_sub(1).min(total)]);
-    at.sort_unstable();
-    at.dedup();
-    let lr = Series::new(
-        "learning rate",
-        Style::Line,
-        Tone::Primary,
-        at.iter().map(|&u| (u as f64, schedule.lr_at(u))),
-    );
-    let mut series = vec![lr];
-    if warmup > 0 && warmup < total {
-        series.push(Series::new(
-            "end of warmup",
-            Style::Reference,
-            Tone::Muted,
-            [(warmup as f64, 0.0), (warmup as f64, configured.peak_lr)],
-        ));
-    }
-    let b = plan.effective_batch().get() as f64;
-    let mut scales = vec![Scale {
-        label: "examples".into(),
-        knots: vec![[0.0, 0.0], [1.0, b]],
-        approximate: false,
-    }];
-    match (plan.tokens_per_update(), expected_tokens) {
-        (Some(t), _) => scales.push(Scale {
-            label: "tokens".into(),
-            knots: vec![[0.0, 0.0], [1.0, t.get() as f64]],
-            approximate: false,
-        }),
-        (None, Some(t)) => scales.push(Scale {
-            label: "tokens".into(),
-            knots: vec![[0.0, 0.0], [1.0, t as f64]],
-            approximate: true,
-        }),
-        (None, None) => {}
-    }
-    let shape = match configured.section.kind {
-        ScheduleKind::Constant => "then constant".to_owned(),
-        ScheduleKind::Linear => format!("then linear to 0 at {} updates", n(total)),
-        ScheduleKind::Cosine => format!("then cosine to 0 at {} updates", n(total)),
-    };
-    let written = configured.section.warmup;
-    let as_written = if written.unit() == UnitKind::Update {
-        String::new()
-    } else {
-        format!(" ({written})")
-    };
-    let caption = format!(
-        "Peak {} after a warmup of {}{as_written}, {shape}; the schedule steps once per applied update, so a skipped update does not advance it.",
-        super::setting(configured.peak_lr),
-        count(warmup, "update"),
-    );
-    Chart {
-        id: "schedule".into(),
-        title: "Learning-rate schedule".into(),
-        caption,
-        x: Axis::count("updates"),
-        x_scales: scales,
-        y: Axis {
-            from_zero: true,
-            ..Axis::linear("learning rate")
-        },
-        series,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sheet::chart::LogBase;
+    use crate::sheet::chart::{LogBase, Style};
     use crate::sheet::tests::{fp16_sheet, has_rule_id};
     use crate::sheet::without_rule_ids;
 
@@ -459,29 +443,6 @@ mod tests {
         assert_eq!(warmup.points, vec![[4.0, 0.0], [4.0, 0.01]]);
     }
 
-    #[test]
-    fn long_schedules_are_sampled_with_their_corners() {
-        let plan = Plan::new(8, 4, 64).expect("plan");
-        let configured = LrSchedule {
-            section: ScheduleSection {
-                kind: ScheduleKind::Linear,
-                warmup: "2,001 updates".parse().expect("span"),
-                total: Some("1M updates".parse().expect("span")),
-            },
-            peak_lr: 3e-4,
-        };
-        let resolved = Schedule::resolve(&configured.section, 3e-4, &plan, None).expect("resolves");
-        let chart = schedule_chart(&configured, &resolved, &plan, None);
-        let points = &chart.series[0].points;
-        assert!(points.len() <= super::super::chart::MAX_LINE_POINTS + 3);
-        assert!(
-            points.contains(&[2_001.0, 3e-4]),
-            "the end of warmup is kept"
-        );
-        assert_eq!(points.last().map(|p| p[0]), Some(1_000_000.0));
-        assert_eq!(chart.x_scales.len(), 1, "no tokens without a length");
-    }
-
     /// A user's own config type: no sheet hook, only what the derive knows.
     #[derive(serde::Deserialize, accum_core::AccumConfig)]
     #[accum(crate = "accum_core")]
@@ -536,6 +497,54 @@ mod tests {
         );
     }
 
+    /// A user's own config type with a ramp-up field in a nested section:
+    /// the sheet finds it through the derive, without a sheet hook.
+    #[derive(serde::Deserialize, accum_core::AccumConfig)]
+    #[accum(crate = "accum_core", section)]
+    struct OwnBatch {
+        #[accum(micro_batch)]
+        micro: u32,
+        #[accum(accumulation)]
+        accum: u32,
+        #[accum(stages)]
+        #[serde(default)]
+        ramp_up: Vec<accum_core::plan::StageSpec>,
+    }
+
+    #[derive(serde::Deserialize, accum_core::AccumConfig)]
+    #[accum(crate = "accum_core", replicas = 2)]
+    struct OwnRun {
+        #[accum(nested)]
+        batch: OwnBatch,
+    }
+
+    #[test]
+    fn a_derived_config_type_gets_its_ramp_up() {
+        let config: OwnRun = toml::from_str(
+            "[batch]\nmicro = 4\naccum = 16\n[[batch.ramp_up]]\nglobal_batch = 32\nuntil = \"10 updates\"\n",
+        )
+        .expect("toml");
+        let plan = config.plan().expect("plan");
+        let sheet = build(&config, &plan, "own.toml", Extras::default(), None);
+        let table = sheet.preparation.stages.as_ref().expect("a stages table");
+        assert!(table.declared.starts_with("Declared in batch.ramp_up:"));
+        let batches: Vec<u64> = table.rows.iter().map(|r| r.effective_batch).collect();
+        assert_eq!(batches, [32, 128]);
+        assert_eq!(table.rows[1].start.examples, 320);
+        assert_eq!(
+            table.cells(&table.rows[0]).last().map(String::as_str),
+            Some("10 updates")
+        );
+        assert_eq!(sheet.summary.cards[0].value, "32 → 128");
+        // No schedule: the batch alone, against updates and examples (no
+        // tokens without a length).
+        let ids: Vec<&str> = sheet.charts().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["schedule", "schedule-examples"]);
+        assert_eq!(sheet.preparation.charts[1].title, "Batch against examples");
+        let marks = sheet.preparation.charts[1].marks.as_ref().expect("marks");
+        assert_eq!(marks.at[0].x, 320.0);
+    }
+
     #[test]
     fn nothing_shown_cites_a_bare_rule_id() {
         let (mut sheet, _) = fp16_sheet();
@@ -544,11 +553,14 @@ mod tests {
                 .warnings
                 .push(without_rule_ids("shifted (R8, R14) and skipped (R7)"));
         }
-        let json = serde_json::to_string(&sheet).expect("json");
-        let html = crate::sheet::html::render(&sheet);
-        let md = crate::sheet::markdown::render(&sheet, &|c| Some(format!("{}.svg", c.id)));
-        for (format, text) in [("json", &json), ("html", &html), ("md", &md)] {
-            assert!(!has_rule_id(text), "{format}: {text}");
+        let ramp = crate::sheet::tests::sheet_of(crate::sheet::tests::RAMPUP);
+        for sheet in [&sheet, &ramp] {
+            let json = serde_json::to_string(sheet).expect("json");
+            let html = crate::sheet::html::render(sheet);
+            let md = crate::sheet::markdown::render(sheet, &|c| Some(format!("{}.svg", c.id)));
+            for (format, text) in [("json", &json), ("html", &html), ("md", &md)] {
+                assert!(!has_rule_id(text), "{format}: {text}");
+            }
         }
         assert!(has_rule_id("a (R13) here") && has_rule_id("(R8, R14)"));
     }

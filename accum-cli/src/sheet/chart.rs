@@ -1,7 +1,9 @@
 //! What a sheet plots, as data: any series against any axis, with more
 //! scales of the same x axis below it (updates, examples and tokens of one
-//! run). [`plot`](super::plot) draws a [`Chart`]; the JSON sheet carries it
-//! as it is, so other tools can draw the same points.
+//! run), further panels above it that share its x axis (the batch above the
+//! learning rate), and vertical marks across every panel (where a stage of
+//! a batch ramp-up starts). [`plot`](super::plot) draws a [`Chart`]; the
+//! JSON sheet carries it as it is, so other tools can draw the same points.
 
 use serde::Serialize;
 
@@ -32,6 +34,42 @@ pub(crate) struct Chart {
     pub(crate) y: Axis,
     /// What is drawn, in drawing order.
     pub(crate) series: Vec<Series>,
+    /// Panels drawn above this one, top first, with the same x axis (the
+    /// batch above the learning rate).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) above: Vec<Panel>,
+    /// Vertical marks across every panel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) marks: Option<Marks>,
+}
+
+/// A panel above a chart's main one: its own y axis and series against the
+/// chart's x axis.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Panel {
+    /// The panel's y axis.
+    pub(crate) y: Axis,
+    /// What is drawn in it, in drawing order.
+    pub(crate) series: Vec<Series>,
+}
+
+/// Vertical marks at places on the x axis, such as the starts of the
+/// stages of a batch ramp-up.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Marks {
+    /// What the marks are, for the legend (`"stage starts"`).
+    pub(crate) name: String,
+    /// Where they are.
+    pub(crate) at: Vec<Mark>,
+}
+
+/// One vertical mark.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Mark {
+    /// Its place on the x axis.
+    pub(crate) x: f64,
+    /// A short label drawn at its top (`"B 64"`), when there is room.
+    pub(crate) label: String,
 }
 
 /// An axis.

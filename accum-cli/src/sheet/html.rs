@@ -43,6 +43,12 @@ td.n{color:var(--muted);font-size:13px}\
 .warnings{background:#fffbeb;border:1px solid #fcd34d;border-radius:10px;padding:10px 16px;margin:0 0 16px}\
 .warnings h3{margin:0;font-size:14px;color:#92400e}.warnings ul{margin:4px 0 0;padding-left:20px}\
 .empty{color:var(--muted)}\
+.stages{margin-bottom:16px}.stages .lead{margin:0 0 8px;color:var(--soft);font-size:13.5px;max-width:70rem}\
+.stages .scroll{overflow-x:auto}.stages table{min-width:720px}\
+.stages th{width:auto;font-size:12.5px;color:var(--muted);vertical-align:bottom;border-bottom:2px solid var(--line);white-space:nowrap;padding-right:14px}.stages th.group{text-align:center;border-bottom:1px solid var(--line)}.stages thead tr:first-child>*{border-top:none}\
+.stages td{font-variant-numeric:tabular-nums;white-space:nowrap;padding-right:14px}.stages .num{text-align:right}\
+.stages tbody tr:first-child>*{border-top:none}.stages thead tr+tr>th{border-top:none}.stages tr.gap td{color:var(--muted);text-align:center}.stages tr.unreached td{color:var(--muted)}\
+.stages .note{margin:8px 0 0;color:var(--alert);font-size:13.5px}\
 footer{margin-top:36px;color:var(--muted);font-size:12px}\
 @media (max-width:700px){main{padding:16px 12px}.card .value{font-size:21px}td.v{white-space:normal}th{width:auto}}\
 @media print{body{background:#fff}.panel,.card,figure{break-inside:avoid}}";
@@ -96,8 +102,22 @@ pub(crate) fn render(sheet: &Sheet) -> String {
         "<section id=\"preparation\">\n<h2>Preparation <small>what the configuration says, before any run</small></h2>\n",
     );
     // The schedule beside the plan; the other tables below, two abreast.
-    // Without a plot, every table goes into the columns.
+    // Without a plot, every table goes into the columns. With a ramp-up,
+    // its two plots side by side, then its stages across the page.
     let rest = match prep.tables.split_first() {
+        _ if prep.stages.is_some() => {
+            if !prep.charts.is_empty() {
+                out.push_str("<div class=\"grid\">\n");
+                for chart in &prep.charts {
+                    figure(&mut out, chart);
+                }
+                out.push_str("</div>\n");
+            }
+            if let Some(stages) = &prep.stages {
+                stages.grid().html(&mut out);
+            }
+            &prep.tables[..]
+        }
         Some((first, rest)) if !prep.charts.is_empty() => {
             out.push_str("<div class=\"grid\">\n");
             for chart in &prep.charts {
@@ -131,6 +151,9 @@ pub(crate) fn render(sheet: &Sheet) -> String {
                     let _ = writeln!(out, "<li>{}</li>", escape_html(warning));
                 }
                 out.push_str("</ul></div>\n");
+            }
+            if let Some(stages) = &trial.stages {
+                stages.grid().html(&mut out);
             }
             // The loss across the page, then the other plots and the
             // tables two abreast.
@@ -277,5 +300,30 @@ mod tests {
         let html = render(&sheet);
         assert!(html.contains("No run report given"));
         assert_eq!(html.matches("<svg ").count(), 1, "the schedule only");
+    }
+
+    #[test]
+    fn a_ramp_up_puts_its_plots_abreast_and_its_stages_across() {
+        let sheet = crate::sheet::tests::sheet_of(crate::sheet::tests::RAMPUP);
+        let html = render(&sheet);
+        assert_eq!(html.matches("<svg ").count(), 2);
+        let order: Vec<usize> = [
+            "id=\"schedule\"",
+            "id=\"schedule-tokens\"",
+            "id=\"stages\"",
+            "<h3>Plan after the ramp-up</h3>",
+        ]
+        .iter()
+        .map(|needle| html.find(needle).unwrap_or_else(|| panic!("{needle}")))
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+        assert!(html.contains("<th scope=\"colgroup\" colspan=\"3\" class=\"group\">lasts</th>"));
+        assert!(
+            html.contains(
+                "<tr><td class=\"num\">3</td><td>64 = 4 × 8 × 2</td><td class=\"num\">8</td>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<td>the end of the run (235 updates)</td>"));
     }
 }

@@ -43,6 +43,9 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
     for chart in &sheet.preparation.charts {
         figure(&mut out, chart, link);
     }
+    if let Some(stages) = &sheet.preparation.stages {
+        stages.grid().markdown(&mut out);
+    }
     for table in &sheet.preparation.tables {
         table_md(&mut out, table);
     }
@@ -61,6 +64,9 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
                     let _ = writeln!(out, "- {}", escape_markdown(warning));
                 }
                 out.push('\n');
+            }
+            if let Some(stages) = &trial.stages {
+                stages.grid().markdown(&mut out);
             }
             for chart in &trial.charts {
                 figure(&mut out, chart, link);
@@ -170,5 +176,30 @@ mod tests {
         let md = render(&sheet, &|_| None);
         assert!(!md.contains("]("), "no links: {md}");
         assert!(md.contains("_4 plots are not included: write the sheet to a file"));
+    }
+
+    #[test]
+    fn a_ramp_up_gets_its_stages_table_and_two_plots() {
+        let sheet = crate::sheet::tests::sheet_of(crate::sheet::tests::RAMPUP);
+        let md = render(&sheet, &|chart| Some(format!("sheet.{}.svg", chart.id)));
+        assert!(md.contains(
+            "| stage | B = m·A·D | A | tokens per update | starts after | updates | examples | tokens | until |\n| ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | --- |\n| 1 | 16 = 4 × 2 × 2 | 2 | 512 | the start | 20 | 320 | 10,240 | 10240 tokens |"
+        ), "{md}");
+        assert!(
+            md.contains("![Batch and learning rate against tokens](sheet.schedule-tokens.svg)")
+        );
+        let at = |needle: &str| {
+            md.find(needle)
+                .unwrap_or_else(|| panic!("{needle} in {md}"))
+        };
+        assert!(
+            at("### Batch and learning rate against updates")
+                < at("### Batch and learning rate against tokens")
+        );
+        assert!(
+            at("### Batch and learning rate against tokens") < at("### Batch ramp-up in 3 stages")
+        );
+        assert!(at("### Batch ramp-up in 3 stages") < at("### Plan after the ramp-up"));
+        assert!(md.contains("| **16 → 32 → 64** |"));
     }
 }

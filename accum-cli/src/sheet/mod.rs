@@ -1,9 +1,10 @@
 //! The run's data sheet: m, A, D, B, supervised tokens, precision,
 //! normalization, last-group handling, every length in every unit and the
-//! learning-rate schedule over the whole run; with a run report, what the
-//! trial observed — counters, skipped updates, memory peaks, the loss, the
-//! gradient norm and the loss scale. Preparation, trial and accepted results
-//! are kept apart.
+//! learning-rate schedule over the whole run; with a batch ramp-up, its
+//! stages and the batch and learning rate against updates and against
+//! tokens; with a run report, what the trial observed — counters, skipped
+//! updates, memory peaks, the loss, the gradient norm and the loss scale.
+//! Preparation, trial and accepted results are kept apart.
 //!
 //! The [`Sheet`] model is built once, from the typed configuration and the
 //! run report only ([`build`]); [`markdown`], [`html`] and JSON render it and
@@ -11,15 +12,20 @@
 
 use serde::Serialize;
 
+mod axes;
 pub(crate) mod build;
 pub(crate) mod chart;
+mod grid;
 pub(crate) mod html;
 pub(crate) mod markdown;
 pub(crate) mod output;
 pub(crate) mod plot;
+mod schedule;
 pub(crate) mod series;
+pub(crate) mod stages;
 mod summary;
 pub(crate) mod ticks;
+mod trained;
 mod trial;
 
 pub(crate) use chart::Chart;
@@ -86,10 +92,17 @@ pub(crate) struct Summary {
     pub(crate) accumulation: u64,
     /// `D`.
     pub(crate) replicas: u64,
-    /// `B = m·A·D`.
+    /// `B = m·A·D`; with a batch ramp-up, the full batch of the last stage.
     pub(crate) effective_batch: u64,
-    /// Supervised tokens per update: exact with a fixed sequence length,
-    /// measured with a report, otherwise expected.
+    /// How many stages a batch ramp-up has; absent when `B` does not change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stages: Option<usize>,
+    /// `B` of the first stage of a batch ramp-up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) first_effective_batch: Option<u64>,
+    /// Supervised tokens per update (of the full batch, with a ramp-up):
+    /// exact with a fixed sequence length, measured with a report (the mean
+    /// over every group), otherwise expected.
     pub(crate) tokens_per_update: Option<f64>,
     /// Updates the schedule runs for.
     pub(crate) planned_updates: Option<u64>,
@@ -112,7 +125,11 @@ pub(crate) struct Summary {
 pub(crate) struct Preparation {
     /// Plan, lengths and the settings of the config type.
     pub(crate) tables: Vec<Table>,
-    /// The learning-rate schedule over the whole run.
+    /// The stages of a batch ramp-up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stages: Option<stages::StageTable>,
+    /// The learning-rate schedule over the whole run; with a ramp-up, the
+    /// batch and the learning rate against updates and against tokens.
     pub(crate) charts: Vec<Chart>,
 }
 
@@ -121,6 +138,10 @@ pub(crate) struct Preparation {
 pub(crate) struct Trial {
     /// The report file the values come from.
     pub(crate) source: String,
+    /// With a batch ramp-up, what the run trained in each stage beside
+    /// what the configuration plans for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stages: Option<trained::TrainedStages>,
     /// Counters and memory peaks.
     pub(crate) tables: Vec<Table>,
     /// Loss, gradient norm and loss scale against the logged axis.
@@ -294,6 +315,37 @@ pub(crate) mod tests {
             Some(("run.json".into(), &report)),
         );
         (sheet, report)
+    }
+
+    /// A batch ramp-up in three stages on a fixed length (the CLI tests'
+    /// fixture).
+    pub(crate) const RAMPUP: &str = include_str!("../../tests/fixtures/rampup.toml");
+
+    /// The sheet of a `TrainingConfig` in TOML (warnings allowed), without a
+    /// report.
+    pub(crate) fn sheet_of(text: &str) -> Sheet {
+        use accum_core::AccumConfig;
+        let config: accum_core::config::TrainingConfig =
+            toml::from_str(text).expect("the config parses");
+        if let Err(findings) = config.check() {
+            assert!(!findings.has_errors(), "the config is valid: {findings:?}");
+        }
+        let plan = config.plan().expect("the config has a plan");
+        let extras = crate::training::sheet_extras(&config, &plan);
+        build::build(&config, &plan, "rampup.toml", extras, None)
+    }
+
+    /// The points of the series `name` of `chart`, in its panels above or
+    /// in its main plot.
+    pub(crate) fn series<'a>(chart: &'a Chart, name: &str) -> &'a [[f64; 2]] {
+        chart
+            .above
+            .iter()
+            .flat_map(|p| p.series.iter())
+            .chain(chart.series.iter())
+            .find(|s| s.name == name)
+            .map(|s| s.points.as_slice())
+            .unwrap_or_else(|| panic!("no series {name} in {}", chart.id))
     }
 
     /// Whether `text` cites a rule by a bare id such as `(R7)` or `(R8, R14`.

@@ -23,6 +23,12 @@ const NORMAL: (u32, u32) = (640, 300);
 const WIDE: (u32, u32) = (1200, 360);
 /// Height added for each further x scale.
 const SCALE_ROW: u32 = 30;
+/// Height of a panel above the main one, with the gap above it.
+const ABOVE_PANEL: u32 = 104;
+/// Room between two panels.
+const PANEL_GAP: u32 = 14;
+/// Height of the row above the plot where marks are labelled.
+const MARK_ROW: u32 = 16;
 const FONT: &str = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif";
 /// The title row, and the legend's row when it does not fit beside the title.
 const ROW: i32 = 22;
@@ -37,6 +43,8 @@ const BLUE: RGBColor = RGBColor(0x25, 0x63, 0xeb);
 const TEAL: RGBColor = RGBColor(0x0d, 0x94, 0x88);
 const RED: RGBColor = RGBColor(0xdc, 0x26, 0x26);
 const GREY: RGBColor = RGBColor(0x6b, 0x72, 0x80);
+/// Vertical marks (stage starts): apart from the series' colours.
+const MARK: RGBColor = RGBColor(0x7c, 0x3a, 0xed);
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type Failure = Box<dyn std::error::Error>;
@@ -53,7 +61,7 @@ pub(crate) fn render_wide(chart: &Chart) -> String {
 }
 
 fn render_sized(chart: &Chart, (width, height): (u32, u32)) -> String {
-    let size = (width, height + SCALE_ROW * chart.x_scales.len() as u32);
+    let size = (width, drawing_height(chart, height));
     match draw(chart, size) {
         Ok(svg) => svg,
         // Drawing into a string does not fail in practice; if it does, the
@@ -118,166 +126,255 @@ fn mapped(series: &Series, x: Mapping, y: Mapping) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// One panel: its y axis and series (the main one last).
+struct PanelRef<'a> {
+    y: &'a Axis,
+    series: &'a [Series],
+}
+
+/// Every panel of a chart, top first: those above, then the main one.
+fn panels(chart: &Chart) -> Vec<PanelRef<'_>> {
+    chart
+        .above
+        .iter()
+        .map(|p| PanelRef {
+            y: &p.y,
+            series: &p.series,
+        })
+        .chain(std::iter::once(PanelRef {
+            y: &chart.y,
+            series: &chart.series,
+        }))
+        .collect()
+}
+
+/// The height a drawing of `chart` needs for a main plot of `height`.
+fn drawing_height(chart: &Chart, height: u32) -> u32 {
+    height
+        + SCALE_ROW * chart.x_scales.len() as u32
+        + ABOVE_PANEL * chart.above.len() as u32
+        + if chart.marks.is_some() { MARK_ROW } else { 0 }
+}
+
 fn draw(chart: &Chart, size: (u32, u32)) -> Result<String, Failure> {
-    let xs: Vec<f64> = chart
-        .series
+    let panels = panels(chart);
+    let xs: Vec<f64> = panels
         .iter()
+        .flat_map(|p| p.series.iter())
         .flat_map(|s| s.points.iter().map(|p| p[0]))
+        .chain(chart.marks.iter().flat_map(|m| m.at.iter().map(|m| m.x)))
         .collect();
-    let ys: Vec<f64> = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p[1]))
-        .collect();
-    let has_data = chart.series.iter().any(|s| {
-        s.style != Style::Reference
-            && s.points
-                .iter()
-                .any(|p| Mapping { log: chart.y.log }.to_axis(p[1]).is_some())
+    let has_data = panels.iter().any(|panel| {
+        panel.series.iter().any(|s| {
+            s.style != Style::Reference
+                && s.points
+                    .iter()
+                    .any(|p| Mapping { log: panel.y.log }.to_axis(p[1]).is_some())
+        })
     });
     if !has_data {
         return message(&chart.title, "no finite values to plot", size.0);
     }
     let x_ticks = ticks_for(&chart.x, &xs, 7, false);
-    let y_ticks = ticks_for(&chart.y, &ys, 5, true);
 
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE)?;
-        let top = heading(&root, chart, size.0)?;
-        let bottom = BOTTOM_AREA + SCALE_ROW * chart.x_scales.len() as u32;
-        let mut builder = ChartBuilder::on(&root);
-        builder
-            .margin_top(top)
-            .margin_right(20)
-            .margin_left(8)
-            .margin_bottom(6)
-            .x_label_area_size(bottom)
-            .y_label_area_size(LEFT_AREA);
-        let plot = builder.build_cartesian_2d(x_ticks.range.clone(), y_ticks.range.clone())?;
-        let (px, py) = plot.plotting_area().get_pixel_range();
-        let at = |x: f64, y: f64| plot.backend_coord(&(x, y));
-
-        // Grid and frame.
-        for &value in &y_ticks.values {
-            let y = y_ticks.position(value);
-            if !y_ticks.range.contains(&y) && y != y_ticks.range.end {
-                continue;
-            }
-            let (_, row) = at(x_ticks.range.start, y);
-            root.draw(&PathElement::new(
-                vec![(px.start, row), (px.end, row)],
-                GRID,
-            ))?;
-            root.draw(&Text::new(
-                label(
-                    value,
-                    step_of(&y_ticks.values),
-                    y_ticks.mapping.log,
-                    y_ticks.integer,
-                ),
-                (px.start - 8, row),
-                text(12.0, &LABEL).pos(Pos::new(HPos::Right, VPos::Center)),
-            ))?;
+        let mut top = heading(&root, chart, size.0)?;
+        if chart.marks.is_some() {
+            top += MARK_ROW;
         }
-        for &value in &x_ticks.values {
-            let x = x_ticks.position(value);
-            if x < x_ticks.range.start || x > x_ticks.range.end {
-                continue;
+        let bottom = BOTTOM_AREA + SCALE_ROW * chart.x_scales.len() as u32;
+        let last = panels.len() - 1;
+        for (index, panel) in panels.iter().enumerate() {
+            let is_main = index == last;
+            let height = if is_main {
+                size.1.saturating_sub(top)
+            } else {
+                ABOVE_PANEL
+            };
+            let area = root.clone().shrink((0, top), (size.0, height));
+            top += height;
+            let ys: Vec<f64> = panel
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p[1]))
+                .collect();
+            let y_ticks = ticks_for(panel.y, &ys, if is_main { 5 } else { 3 }, true);
+            let mut builder = ChartBuilder::on(&area);
+            builder
+                .margin_top(if index == 0 { 0 } else { PANEL_GAP })
+                .margin_right(20)
+                .margin_left(8)
+                .margin_bottom(if is_main { 6 } else { 0 })
+                .x_label_area_size(if is_main { bottom } else { 0 })
+                .y_label_area_size(LEFT_AREA);
+            let plot = builder.build_cartesian_2d(x_ticks.range.clone(), y_ticks.range.clone())?;
+            let (px, py) = plot.plotting_area().get_pixel_range();
+            let at = |x: f64, y: f64| plot.backend_coord(&(x, y));
+            let column = |x: f64| at(x, y_ticks.range.start).0;
+
+            // Grid and frame.
+            for &value in &y_ticks.values {
+                let y = y_ticks.position(value);
+                if !y_ticks.range.contains(&y) && y != y_ticks.range.end {
+                    continue;
+                }
+                let (_, row) = at(x_ticks.range.start, y);
+                root.draw(&PathElement::new(
+                    vec![(px.start, row), (px.end, row)],
+                    GRID,
+                ))?;
+                root.draw(&Text::new(
+                    label(
+                        value,
+                        step_of(&y_ticks.values),
+                        y_ticks.mapping.log,
+                        y_ticks.integer,
+                    ),
+                    (px.start - 8, row),
+                    text(12.0, &LABEL).pos(Pos::new(HPos::Right, VPos::Center)),
+                ))?;
             }
-            let (column, _) = at(x, y_ticks.range.start);
+            for &value in &x_ticks.values {
+                let x = x_ticks.position(value);
+                if x < x_ticks.range.start || x > x_ticks.range.end {
+                    continue;
+                }
+                let c = column(x);
+                root.draw(&PathElement::new(vec![(c, py.start), (c, py.end)], GRID))?;
+                if is_main {
+                    root.draw(&PathElement::new(vec![(c, py.end), (c, py.end + 5)], FRAME))?;
+                    root.draw(&Text::new(
+                        label(value, step_of(&x_ticks.values), None, x_ticks.integer),
+                        (c, py.end + 8),
+                        text(12.0, &LABEL).pos(Pos::new(HPos::Center, VPos::Top)),
+                    ))?;
+                }
+            }
             root.draw(&PathElement::new(
-                vec![(column, py.start), (column, py.end)],
-                GRID,
-            ))?;
-            root.draw(&PathElement::new(
-                vec![(column, py.end), (column, py.end + 5)],
+                vec![(px.start, py.start), (px.start, py.end), (px.end, py.end)],
                 FRAME,
             ))?;
             root.draw(&Text::new(
-                label(value, step_of(&x_ticks.values), None, x_ticks.integer),
-                (column, py.end + 8),
-                text(12.0, &LABEL).pos(Pos::new(HPos::Center, VPos::Top)),
+                panel.y.label.clone(),
+                (14, (py.start + py.end) / 2),
+                text(13.0, &INK)
+                    .transform(FontTransform::Rotate270)
+                    .pos(Pos::new(HPos::Center, VPos::Center)),
             ))?;
-        }
-        root.draw(&PathElement::new(
-            vec![(px.start, py.start), (px.start, py.end), (px.end, py.end)],
-            FRAME,
-        ))?;
 
-        // Axis titles: y rotated on the left; x centred below, or, with
-        // further scales, every scale's title left of its row.
-        root.draw(&Text::new(
-            chart.y.label.clone(),
-            (14, (py.start + py.end) / 2),
-            text(13.0, &INK)
-                .transform(FontTransform::Rotate270)
-                .pos(Pos::new(HPos::Center, VPos::Center)),
-        ))?;
-        if chart.x_scales.is_empty() {
-            root.draw(&Text::new(
-                chart.x.label.clone(),
-                ((px.start + px.end) / 2, py.end + 28),
-                text(13.0, &INK).pos(Pos::new(HPos::Center, VPos::Top)),
-            ))?;
-        } else {
-            root.draw(&Text::new(
-                chart.x.label.clone(),
-                (px.start - 8, py.end + 8),
-                text(12.0, &INK).pos(Pos::new(HPos::Right, VPos::Top)),
-            ))?;
-            for (row, scale) in chart.x_scales.iter().enumerate() {
-                let top = py.end + 8 + SCALE_ROW as i32 * (row as i32 + 1) - 4;
-                draw_scale(&root, scale, &x_ticks, &px, top, &|x| {
-                    at(x, y_ticks.range.start).0
-                })?;
-            }
-        }
-
-        // The series, clipped to the plot.
-        let area = plot.plotting_area();
-        let xm = x_ticks.mapping;
-        let ym = y_ticks.mapping;
-        for series in &chart.series {
-            let color = tone_color(series.tone);
-            let points = mapped(series, xm, ym);
-            match series.style {
-                Style::Line => {
-                    area.draw(&PathElement::new(points, color.stroke_width(2)))?;
-                }
-                Style::LineWithPoints => {
-                    let radius = if points.len() > 150 { 1 } else { 3 };
-                    area.draw(&PathElement::new(points.clone(), color.stroke_width(2)))?;
-                    for p in points {
-                        area.draw(&Circle::new(p, radius, color.filled()))?;
+            // The marks across the panel, labelled above the top one.
+            if let Some(marks) = &chart.marks {
+                let mut free_from = i32::MIN;
+                for mark in &marks.at {
+                    let Some(x) = x_ticks.mapping.to_axis(mark.x) else {
+                        continue;
+                    };
+                    if !(x_ticks.range.start..=x_ticks.range.end).contains(&x) {
+                        continue;
                     }
-                }
-                Style::Step => {
-                    let mut stepped = Vec::with_capacity(points.len() * 2);
-                    for (i, p) in points.iter().enumerate() {
-                        if i > 0 {
-                            stepped.push((p.0, points[i - 1].1));
+                    let c = column(x);
+                    root.draw(&DashedPathElement::new(
+                        vec![(c, py.start), (c, py.end)],
+                        4,
+                        3,
+                        MARK.stroke_width(1),
+                    ))?;
+                    if index == 0 && !mark.label.is_empty() {
+                        let style = text(11.0, &MARK);
+                        let (w, _) = root.estimate_text_size(&mark.label, &style)?;
+                        let left = c - w as i32 / 2;
+                        if left >= free_from && c + (w as i32) / 2 <= px.end + 16 {
+                            root.draw(&Text::new(
+                                mark.label.clone(),
+                                (c, py.start - 4),
+                                style.pos(Pos::new(HPos::Center, VPos::Bottom)),
+                            ))?;
+                            free_from = c + w as i32 / 2 + 6;
                         }
-                        stepped.push(*p);
-                    }
-                    area.draw(&PathElement::new(stepped, color.stroke_width(2)))?;
-                }
-                Style::Crosses => {
-                    // Many events: smaller, thinner marks that still read as a band.
-                    let (size, width) = if points.len() > 60 { (3, 1) } else { (4, 2) };
-                    for p in points {
-                        area.draw(&Cross::new(p, size, color.stroke_width(width)))?;
                     }
                 }
-                Style::Reference => {
-                    area.draw(&DashedPathElement::new(points, 6, 4, color.stroke_width(1)))?;
+            }
+
+            if is_main {
+                // Axis titles: x centred below, or, with further scales,
+                // every scale's title left of its row.
+                if chart.x_scales.is_empty() {
+                    root.draw(&Text::new(
+                        chart.x.label.clone(),
+                        ((px.start + px.end) / 2, py.end + 28),
+                        text(13.0, &INK).pos(Pos::new(HPos::Center, VPos::Top)),
+                    ))?;
+                } else {
+                    root.draw(&Text::new(
+                        chart.x.label.clone(),
+                        (px.start - 8, py.end + 8),
+                        text(12.0, &INK).pos(Pos::new(HPos::Right, VPos::Top)),
+                    ))?;
+                    for (row, scale) in chart.x_scales.iter().enumerate() {
+                        let top = py.end + 8 + SCALE_ROW as i32 * (row as i32 + 1) - 4;
+                        draw_scale(&root, scale, &x_ticks, &px, top, &column)?;
+                    }
                 }
+            }
+
+            // The series, clipped to the panel.
+            let area = plot.plotting_area();
+            for series in panel.series {
+                draw_series(area, series, x_ticks.mapping, y_ticks.mapping)?;
             }
         }
         root.present()?;
     }
     Ok(svg)
+}
+
+fn draw_series<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    area: &DrawingArea<DB, CT>,
+    series: &Series,
+    xm: Mapping,
+    ym: Mapping,
+) -> Result<(), Failure>
+where
+    DB::ErrorType: 'static,
+{
+    let color = tone_color(series.tone);
+    let points = mapped(series, xm, ym);
+    match series.style {
+        Style::Line => {
+            area.draw(&PathElement::new(points, color.stroke_width(2)))?;
+        }
+        Style::LineWithPoints => {
+            let radius = if points.len() > 150 { 1 } else { 3 };
+            area.draw(&PathElement::new(points.clone(), color.stroke_width(2)))?;
+            for p in points {
+                area.draw(&Circle::new(p, radius, color.filled()))?;
+            }
+        }
+        Style::Step => {
+            let mut stepped = Vec::with_capacity(points.len() * 2);
+            for (i, p) in points.iter().enumerate() {
+                if i > 0 {
+                    stepped.push((p.0, points[i - 1].1));
+                }
+                stepped.push(*p);
+            }
+            area.draw(&PathElement::new(stepped, color.stroke_width(2)))?;
+        }
+        Style::Crosses => {
+            // Many events: smaller, thinner marks that still read as a band.
+            let (size, width) = if points.len() > 60 { (3, 1) } else { (4, 2) };
+            for p in points {
+                area.draw(&Cross::new(p, size, color.stroke_width(width)))?;
+            }
+        }
+        Style::Reference => {
+            area.draw(&DashedPathElement::new(points, 6, 4, color.stroke_width(1)))?;
+        }
+    }
+    Ok(())
 }
 
 /// A further scale of the x axis: its own nice ticks, placed through the
@@ -304,6 +401,10 @@ fn draw_scale(
         text(12.0, &INK).pos(Pos::new(HPos::Right, VPos::Top)),
     ))?;
     let step = step_of(&ticks.values);
+    // A scale that bends (a batch ramp-up) can bring two ticks close: the
+    // tick stays, its label only where it does not run into the previous one.
+    let style = text(12.0, &LABEL);
+    let mut free_from = i32::MIN;
     for value in ticks.values {
         let x = scale.x_at(value);
         if !(primary.range.start..=primary.range.end).contains(&x) {
@@ -315,10 +416,16 @@ fn draw_scale(
         if scale.approximate && value != 0.0 {
             shown = format!("≈{shown}");
         }
+        let (w, _) = root.estimate_text_size(&shown, &style)?;
+        let half = w as i32 / 2;
+        if c - half < free_from {
+            continue;
+        }
+        free_from = c + half + 8;
         root.draw(&Text::new(
             shown,
             (c, top + 6),
-            text(12.0, &LABEL).pos(Pos::new(HPos::Center, VPos::Top)),
+            style.pos(Pos::new(HPos::Center, VPos::Top)),
         ))?;
     }
     Ok(())
@@ -334,10 +441,21 @@ fn heading(root: &Area<'_>, chart: &Chart, width: u32) -> Result<u32, Failure> {
         title_style.pos(Pos::new(HPos::Left, VPos::Center)),
     ))?;
     let style = text(12.0, &LABEL);
-    let named: Vec<&Series> = chart.series.iter().filter(|s| !s.name.is_empty()).collect();
-    let mut widths = Vec::with_capacity(named.len());
-    for series in &named {
-        widths.push(root.estimate_text_size(&series.name, &style)?.0 as i32);
+    // Every panel's named series, top first, then the marks.
+    let mut entries: Vec<(&str, Style, RGBColor)> = chart
+        .above
+        .iter()
+        .flat_map(|p| p.series.iter())
+        .chain(chart.series.iter())
+        .filter(|s| !s.name.is_empty())
+        .map(|s| (s.name.as_str(), s.style, tone_color(s.tone)))
+        .collect();
+    if let Some(marks) = chart.marks.as_ref().filter(|m| !m.at.is_empty()) {
+        entries.push((marks.name.as_str(), Style::Reference, MARK));
+    }
+    let mut widths = Vec::with_capacity(entries.len());
+    for (name, _, _) in &entries {
+        widths.push(root.estimate_text_size(name, &style)?.0 as i32);
     }
     // Each entry: a 20-pixel swatch, a gap of 6, the name, a gap of 18.
     let legend: i32 = widths.iter().map(|w| w + 44).sum();
@@ -350,17 +468,17 @@ fn heading(root: &Area<'_>, chart: &Chart, width: u32) -> Result<u32, Failure> {
         ROW + ROW / 2 + 4
     };
     let mut end = right;
-    for (series, w) in named.iter().zip(&widths).rev() {
+    for ((name, style_of, color), w) in entries.iter().zip(&widths).rev() {
         let label_x = end - w;
         root.draw(&Text::new(
-            series.name.clone(),
+            (*name).to_owned(),
             (label_x, baseline),
             style.pos(Pos::new(HPos::Left, VPos::Center)),
         ))?;
-        let color = tone_color(series.tone);
+        let color = *color;
         let swatch = label_x - 26;
         let line = vec![(swatch, baseline), (swatch + 20, baseline)];
-        match series.style {
+        match style_of {
             Style::Crosses => {
                 root.draw(&Cross::new(
                     (swatch + 10, baseline),
@@ -402,6 +520,8 @@ mod tests {
             x_scales: vec![],
             y,
             series,
+            above: vec![],
+            marks: None,
         }
     }
 
@@ -499,5 +619,98 @@ mod tests {
         for tick in ["5k", "10k", "15k"] {
             assert!(svg.contains(&format!(">\n{tick}\n<")), "{tick} in {svg}");
         }
+    }
+
+    /// The batch above the learning rate, with two stage starts: both
+    /// panels, their axis titles, the marks' labels and the legend entry.
+    #[test]
+    fn panels_above_and_marks_across() {
+        use crate::sheet::chart::{Mark, Marks, Panel};
+        let mut c = chart(
+            vec![Series::new(
+                "learning rate",
+                Style::Line,
+                Tone::Primary,
+                [(0.0, 0.0), (30.0, 3e-3), (200.0, 0.0)],
+            )],
+            Axis {
+                from_zero: true,
+                ..Axis::linear("learning rate")
+            },
+        );
+        c.above = vec![Panel {
+            y: Axis::count("batch B"),
+            series: vec![Series::new(
+                "batch B",
+                Style::Step,
+                Tone::Secondary,
+                [(0.0, 16.0), (20.0, 32.0), (60.0, 64.0), (200.0, 64.0)],
+            )],
+        }];
+        c.marks = Some(Marks {
+            name: "stage start".into(),
+            at: vec![
+                Mark {
+                    x: 20.0,
+                    label: "B 32".into(),
+                },
+                Mark {
+                    x: 60.0,
+                    label: "B 64".into(),
+                },
+            ],
+        });
+        let svg = render(&c);
+        let height = drawing_height(&c, NORMAL.1);
+        assert_eq!(height, NORMAL.1 + ABOVE_PANEL + MARK_ROW);
+        assert!(svg.contains(&format!("height=\"{height}\"")), "{svg}");
+        for text in ["batch B", "learning rate", "B 32", "B 64", "stage start"] {
+            assert!(svg.contains(&format!(">\n{text}\n<")), "{text} in {svg}");
+        }
+        // Each mark is a dashed vertical line in its own colour, down
+        // through both panels.
+        let mut columns: std::collections::BTreeMap<i32, (i32, i32)> = Default::default();
+        for line in svg.lines().filter(|l| l.contains("stroke=\"#7C3AED\"")) {
+            let points = line.split("points=\"").nth(1).expect("points");
+            let xy: Vec<i32> = points
+                .split([',', ' ', '"'])
+                .filter_map(|v| v.parse().ok())
+                .collect();
+            if let [x1, y1, x2, y2] = xy[..]
+                && x1 == x2
+            {
+                let span = columns.entry(x1).or_insert((y1, y2));
+                *span = (span.0.min(y1), span.1.max(y2));
+            }
+        }
+        assert_eq!(columns.len(), 2, "{columns:?}");
+        for (top, bottom) in columns.values() {
+            assert!(bottom - top > ABOVE_PANEL as i32 + 100, "{top}..{bottom}");
+        }
+    }
+
+    /// A scale that bends keeps its ticks but drops labels that would run
+    /// into the previous one.
+    #[test]
+    fn crowded_scale_labels_are_left_out() {
+        let mut c = chart(
+            vec![Series::new(
+                "learning rate",
+                Style::Line,
+                Tone::Primary,
+                [(0.0, 1.0), (400_000.0, 1.0)],
+            )],
+            Axis::linear("learning rate"),
+        );
+        // 200 updates in the first 1% of the axis, 100 in the rest.
+        c.x_scales = vec![Scale {
+            label: "updates".into(),
+            knots: vec![[0.0, 0.0], [4_000.0, 200.0], [400_000.0, 300.0]],
+            approximate: false,
+        }];
+        let svg = render(&c);
+        let labels = |t: &str| svg.contains(&format!(">\n{t}\n<"));
+        assert!(labels("0") && labels("300"), "{svg}");
+        assert!(!labels("100"), "100 sits on 0: {svg}");
     }
 }

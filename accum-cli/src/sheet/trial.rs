@@ -10,6 +10,7 @@ use accum_core::units::group_digits;
 use super::build::Extras;
 use super::chart::{Axis, Chart, LogBase, Series, Style, Tone};
 use super::series::{Attempt, RunSeries};
+use super::trained::{TrainedStages, stage_marks};
 use super::{Row, Table, Trial, without_rule_ids};
 
 pub(super) fn trial(
@@ -18,6 +19,7 @@ pub(super) fn trial(
     run: &RunSeries,
     plan: &Plan,
     extras: &Extras,
+    stages: Option<TrainedStages>,
 ) -> Trial {
     let n = group_digits;
     let c = &report.counters;
@@ -141,6 +143,7 @@ pub(super) fn trial(
     };
     Trial {
         source,
+        stages,
         tables: vec![counters, memory],
         charts: trial_charts(report, run, extras),
         warnings,
@@ -152,6 +155,8 @@ pub(super) fn trial(
 fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Chart> {
     let n = group_digits;
     let axis = run.axis;
+    // With a ramp-up, where each stage started on the logged axis.
+    let stage_marks = stage_marks(report, axis);
     let attempts = &run.attempts;
     let skipped: Vec<_> = attempts.iter().filter(|a| !a.applied).collect();
     let skipped_total = report.counters.skipped_updates;
@@ -168,6 +173,12 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
             n(attempts.len() as u64),
             n(skipped_total)
         ),
+    };
+
+    let where_skips = if stage_marks.is_some() {
+        format!("{where_skips} Dashed lines mark where each stage of the batch ramp-up starts.")
+    } else {
+        where_skips
     };
 
     // The skipped attempts, as crosses at one of their values.
@@ -216,6 +227,8 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         x_scales: vec![],
         y: Axis::linear("loss"),
         series: loss_series,
+        above: vec![],
+        marks: stage_marks.clone(),
     }];
 
     let applied: Vec<_> = attempts.iter().filter(|a| a.applied).collect();
@@ -256,6 +269,8 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         x_scales: vec![],
         y,
         series: norm_series,
+        above: vec![],
+        marks: stage_marks.clone(),
     });
 
     if report.loss_scaling {
@@ -274,6 +289,8 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
             x_scales: vec![],
             y: Axis::log("loss scale", LogBase::Two),
             series: scale_series,
+            above: vec![],
+            marks: stage_marks.clone(),
         });
     }
     charts

@@ -15,6 +15,7 @@ mod replan;
 mod run;
 mod schema;
 mod sheet;
+mod sheet_stages;
 mod validate;
 mod wording;
 

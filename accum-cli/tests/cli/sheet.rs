@@ -1,5 +1,6 @@
 //! `accum sheet` in Markdown, HTML and JSON, and the HTML in a real browser,
-//! on an fp16 run that skipped updates.
+//! on an fp16 run that skipped updates and on a batch ramp-up in three
+//! stages.
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
@@ -296,6 +297,80 @@ fn a_bad_report_is_refused() {
     );
 }
 
+/// A batch ramp-up in three stages (`B` 16 → 32 → 64 on a fixed length):
+/// the stages table, and the batch and learning rate against updates and
+/// against tokens, whose token positions follow the stages.
+#[test]
+fn sheets_of_a_ramp_up_in_three_stages() {
+    let dir = scratch("sheet-rampup");
+    std::fs::copy(fixtures().join("rampup.toml"), dir.join("rampup.toml")).expect("copy");
+    let md = run_in(&dir, &["sheet", "rampup.toml", "-o", "sheet.md"]);
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    let text = std::fs::read_to_string(dir.join("sheet.md")).expect("md");
+    for (title, id) in [
+        ("Batch and learning rate against updates", "schedule"),
+        ("Batch and learning rate against tokens", "schedule-tokens"),
+    ] {
+        assert!(
+            text.contains(&format!("![{title}](sheet.{id}.svg)")),
+            "{id}: {text}"
+        );
+        let svg = std::fs::read_to_string(dir.join(format!("sheet.{id}.svg"))).expect("svg");
+        for label in ["batch B", "learning rate", "B 32", "B 64"] {
+            assert!(svg.contains(&format!(">\n{label}\n<")), "{id}: {label}");
+        }
+    }
+    assert!(
+        text.contains("| **16 → 32 → 64** | **512 → 1,024 → 2,048** |"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "| 2 | 32 = 4 × 4 × 2 | 4 | 1,024 | 20 updates | 40 | 1,280 | 40,960 | 1600 examples |"
+        ),
+        "{text}"
+    );
+    insta::assert_snapshot!("sheet_rampup_md", text);
+
+    let json = run_in(&dir, &["sheet", "rampup.toml", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let mut value: Value = serde_json::from_str(&json.stdout).expect("json");
+    let summary = &value["summary"];
+    assert_eq!(
+        (
+            &summary["stages"],
+            &summary["first_effective_batch"],
+            &summary["effective_batch"]
+        ),
+        (&Value::from(3), &Value::from(16), &Value::from(64))
+    );
+    let stages = &value["preparation"]["stages"];
+    assert_eq!(stages["tokens"], "exact");
+    assert_eq!(
+        stages["rows"][2]["start"],
+        serde_json::json!({"updates": 60, "examples": 1600, "tokens": 51200})
+    );
+    assert_eq!(stages["rows"][0]["until"], "10240 tokens");
+    assert!(
+        stages["rows"][2].get("until").is_none(),
+        "the last stage lasts to the end"
+    );
+    let charts = &value["preparation"]["charts"];
+    assert_eq!(charts[1]["id"], "schedule-tokens");
+    // Stage 3 starts at 51,200 tokens: 20 updates of 512 and 40 of 1,024,
+    // not 60 updates of the full batch's 2,048.
+    assert_eq!(
+        charts[1]["marks"]["at"][1],
+        serde_json::json!({"x": 51200.0, "label": "B 64"})
+    );
+    assert_eq!(
+        charts[0]["x_scales"][1]["knots"][2],
+        serde_json::json!([60.0, 51200.0])
+    );
+    redact(&mut value);
+    insta::assert_json_snapshot!("sheet_rampup_json", value);
+}
+
 fn chromium() -> Option<String> {
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
@@ -337,6 +412,67 @@ fn decode(bytes: &[u8]) -> Picture {
     }
 }
 
+/// Flags for a headless Chromium that stays off the network.
+const HEADLESS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+];
+
+/// The DOM of `page` after Chromium loaded it.
+fn dump_dom(browser: &str, dir: &Path, page: &Path) -> String {
+    let out = Process::new(browser)
+        .args(HEADLESS)
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .args(["--dump-dom", &format!("file://{}", page.display())])
+        .output()
+        .expect("chromium runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A screenshot of `page` at `width` × `height`, written beside it as `shot`.
+fn screenshot(
+    browser: &str,
+    dir: &Path,
+    page: &Path,
+    shot: &str,
+    (width, height): (u32, u32),
+) -> Picture {
+    let shot = dir.join(shot);
+    let status = Process::new(browser)
+        .args(HEADLESS)
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .args([
+            &format!("--window-size={width},{height}"),
+            &format!("--screenshot={}", shot.display()),
+            &format!("file://{}", page.display()),
+        ])
+        .output()
+        .expect("chromium runs");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let bytes = std::fs::read(&shot).expect("screenshot written");
+    eprintln!("screenshot: {} ({} bytes)", shot.display(), bytes.len());
+    let picture = decode(&bytes);
+    assert_eq!((picture.width, picture.height), (width, height));
+    picture
+}
+
+impl Picture {
+    /// How many pixels pass `test`.
+    fn count(&self, test: &dyn Fn(&[u8; 3]) -> bool) -> usize {
+        self.pixels.iter().filter(|p| test(p)).count()
+    }
+}
+
 /// The HTML sheet of the fp16 run in headless Chromium: it renders with its
 /// plots, no script runs (the notes carry one), and a screenshot shows the
 /// page with the skipped updates marked in red.
@@ -369,25 +505,8 @@ fn html_sheet_in_a_real_browser_with_a_screenshot() {
         ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let url = format!("file://{}", dir.join("sheet.html").display());
-    let profile = dir.join("profile");
-    let common = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--hide-scrollbars",
-    ];
-    let dom = Process::new(&browser)
-        .args(common)
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--dump-dom", &url])
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&dom.stdout);
+    let page = dir.join("sheet.html");
+    let dom = dump_dom(&browser, &dir, &page);
     assert_eq!(dom.matches("<svg ").count(), 5, "every plot is in the DOM");
     assert!(dom.contains("<polyline"), "the plots have lines");
     // Had the script in the notes run, the title would be "pwned".
@@ -399,33 +518,12 @@ fn html_sheet_in_a_real_browser_with_a_screenshot() {
     assert!(!dom.contains("<title>pwned</title>"), "no script ran");
     assert!(!dom.contains("<script"), "no script element in the DOM");
 
-    let shot = dir.join("sheet.png");
-    let (width, height) = (1280, 3200);
-    let status = Process::new(&browser)
-        .args(common)
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args([
-            &format!("--window-size={width},{height}"),
-            &format!("--screenshot={}", shot.display()),
-            &url,
-        ])
-        .output()
-        .expect("chromium runs");
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    let bytes = std::fs::read(&shot).expect("screenshot written");
-    eprintln!("screenshot: {} ({} bytes)", shot.display(), bytes.len());
-    let picture = decode(&bytes);
-    assert_eq!((picture.width, picture.height), (width, height));
-    let count = |test: &dyn Fn(&[u8; 3]) -> bool| picture.pixels.iter().filter(|p| test(p)).count();
+    let picture = screenshot(&browser, &dir, &page, "sheet.png", (1280, 3200));
     let total = picture.pixels.len();
     // Not one colour: the page background, white panels and ink all show.
-    let background = count(&|p| *p == [0xf5, 0xf6, 0xf8]);
-    let white = count(&|p| *p == [0xff, 0xff, 0xff]);
-    let dark = count(&|p| p.iter().all(|c| *c < 90));
+    let background = picture.count(&|p| *p == [0xf5, 0xf6, 0xf8]);
+    let white = picture.count(&|p| *p == [0xff, 0xff, 0xff]);
+    let dark = picture.count(&|p| p.iter().all(|c| *c < 90));
     assert!(
         background > total / 20,
         "background {background} of {total}"
@@ -433,11 +531,69 @@ fn html_sheet_in_a_real_browser_with_a_screenshot() {
     assert!(white > total / 5, "panels {white} of {total}");
     assert!(dark > 2_000, "text and lines: {dark} dark pixels");
     // The plot lines (blue, teal) and the skipped updates (red) are drawn.
-    let blue = count(&|p| p[2] > 180 && p[0] < 90 && p[1] < 140);
-    let red = count(&|p| p[0] > 170 && p[1] < 80 && p[2] < 80);
+    let blue = picture.count(&|p| p[2] > 180 && p[0] < 90 && p[1] < 140);
+    let red = picture.count(&|p| p[0] > 170 && p[1] < 80 && p[2] < 80);
     assert!(blue > 1_000, "blue lines: {blue} pixels");
     assert!(
         red > 200,
         "red skip markers and the alert card: {red} pixels"
     );
+}
+
+/// The sheet of the three-stage ramp-up in headless Chromium: its two plots
+/// side by side, each with the batch (teal) above the learning rate (blue)
+/// and the stage starts (violet) across both; the stages table across the
+/// page below them.
+#[test]
+fn a_ramp_up_sheet_in_a_real_browser_with_a_screenshot() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install chromium for this test"
+        );
+        eprintln!("skipped: no chromium on this machine");
+        return;
+    };
+    let dir = scratch("sheet-browser-rampup");
+    std::fs::copy(fixtures().join("rampup.toml"), dir.join("rampup.toml")).expect("copy");
+    let out = run_in(&dir, &["sheet", "rampup.toml", "-o", "sheet.html"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let page = dir.join("sheet.html");
+    let dom = dump_dom(&browser, &dir, &page);
+    assert_eq!(dom.matches("<svg ").count(), 2, "both plots are in the DOM");
+    assert!(dom.contains("<h3>Batch ramp-up in 3 stages</h3>"), "{dom}");
+    assert_eq!(
+        dom.matches("<tr><td class=\"num\">").count(),
+        3,
+        "a row per stage"
+    );
+
+    let (width, height) = (1280, 1400);
+    let picture = screenshot(&browser, &dir, &page, "sheet.png", (width, height));
+    // The two plots share the top of the page: stage marks in the left
+    // half and in the right half.
+    // Violet (#7c3aed, thin dashes, so blended with white): red well
+    // above green, and much blue; the blue of the learning rate has less
+    // red than green.
+    let violet = |p: &[u8; 3]| p[2] > 190 && p[0] > 90 && p[0] > p[1].saturating_add(40);
+    let half = width as usize / 2;
+    let (mut left, mut right) = (0, 0);
+    for (i, p) in picture.pixels.iter().enumerate() {
+        if violet(p) {
+            if i % (width as usize) < half {
+                left += 1;
+            } else {
+                right += 1;
+            }
+        }
+    }
+    assert!(
+        left > 60 && right > 60,
+        "stage marks: {left} left, {right} right"
+    );
+    let teal =
+        picture.count(&|p| p[0] < 40 && p[1] > 120 && p[1] < 170 && p[2] > 110 && p[2] < 160);
+    let blue = picture.count(&|p| p[2] > 180 && p[0] < 90 && p[1] < 140);
+    assert!(teal > 800, "the batch: {teal} teal pixels");
+    assert!(blue > 1_000, "the learning rate: {blue} blue pixels");
 }
