@@ -8,7 +8,7 @@ use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
 use accum_core::units::group_digits;
 use accum_core::{Examples, LastGroup, Plan};
 
-use crate::sheet::build::{Extras, LrSchedule};
+use crate::sheet::extras::{Extras, LrSchedule};
 use crate::sheet::{Row, Table, setting as number};
 
 /// Parameters of the built-in token MLP: `embed` V×H, `w1` H×F, `b1` F,

@@ -12,7 +12,7 @@ use accum_core::estimate::MemoryInputs;
 use crate::cli::{Cli, Command, CommonCommand};
 use crate::error::{CliError, Exit};
 use crate::load::{Checker, CliConfig};
-use crate::sheet::build::Extras;
+use crate::sheet::extras::Extras;
 
 pub(crate) mod calc;
 pub(crate) mod completions;

@@ -7,50 +7,20 @@
 use std::path::Path;
 
 use accum_core::derive::{RampUp, SpanUse};
-use accum_core::plan::{Epoch, StagedPlan};
+use accum_core::plan::StagedPlan;
 use accum_core::report::RunReport;
 use accum_core::schedule::Schedule;
-use accum_core::settings::ScheduleSection;
 use accum_core::units::Tokens;
 use accum_core::units::group_digits;
 use accum_core::{AccumConfig, FieldPath, Plan, PlanError, Span, UnitKind};
 
 use super::axes::{Axes, TokenCount};
+use super::extras::{Extras, LrSchedule};
 use super::schedule::{charts, count};
 use super::stages::{Declared, Ramp};
 use super::summary::summary;
 use super::trial::trial;
 use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series, stages, trained};
-
-/// What a configuration type adds to the generic sheet (its sheet hook).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Extras {
-    /// The run's name; the file stem when absent.
-    pub(crate) name: Option<String>,
-    /// Free text about the run.
-    pub(crate) notes: Option<String>,
-    /// Tables after the plan and the lengths.
-    pub(crate) tables: Vec<Table>,
-    /// Expected supervised tokens per update of the (final) plan when
-    /// lengths vary (the engine counts the real ones), for converting token
-    /// spans.
-    pub(crate) expected_tokens_per_update: Option<u64>,
-    /// The learning-rate schedule, drawn over the whole run.
-    pub(crate) schedule: Option<LrSchedule>,
-    /// How one pass over the data splits into updates.
-    pub(crate) epoch: Option<Epoch>,
-    /// The gradient-clipping threshold, drawn on the gradient norm.
-    pub(crate) clip_norm: Option<f64>,
-}
-
-/// A configured learning-rate schedule: its section and peak rate.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct LrSchedule {
-    /// Shape, warmup and total, in any unit.
-    pub(crate) section: ScheduleSection,
-    /// The peak learning rate the shape scales.
-    pub(crate) peak_lr: f64,
-}
 
 /// Builds the sheet of `config` (read from the file `source`).
 pub(crate) fn build<T: AccumConfig>(

@@ -15,6 +15,7 @@ use serde::Serialize;
 mod axes;
 pub(crate) mod build;
 pub(crate) mod chart;
+pub(crate) mod extras;
 mod grid;
 pub(crate) mod html;
 pub(crate) mod markdown;

@@ -10,8 +10,8 @@ use accum_core::units::group_digits;
 use accum_core::{Span, UnitKind};
 
 use super::axes::{Axes, TokenCount};
-use super::build::LrSchedule;
 use super::chart::{Axis, Chart, MAX_LINE_POINTS, Mark, Marks, Panel, Scale, Series, Style, Tone};
+use super::extras::LrSchedule;
 
 /// The title of the batch panel's axis: the quantity and its unit.
 const BATCH_AXIS: &str = "B (examples)";

@@ -8,7 +8,7 @@ use accum_core::report::RunReport;
 use accum_core::units::group_digits;
 
 use super::axes::Axes;
-use super::build::Extras;
+use super::extras::Extras;
 use super::series::RunSeries;
 use super::stages::steps;
 use super::{Card, Summary};

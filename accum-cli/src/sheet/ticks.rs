@@ -229,7 +229,7 @@ fn trim(text: &str) -> String {
     }
 }
 
-/// `12k`, `1.5M`, `2.1G`, `4T` with at most three significant digits (the
+/// `12k`, `1.5M`, `2.1B`, `4T` with at most three significant digits (the
 /// suffixes spans are written with), and `2.5e18` past them.
 fn compact(value: f64) -> String {
     let magnitude = value.abs();
@@ -238,7 +238,7 @@ fn compact(value: f64) -> String {
         let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
         return format!("{}e{exponent}", trim(mantissa)).pipe_sign(value < 0.0);
     }
-    let (divisor, suffix) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+    let (divisor, suffix) = [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")]
         .into_iter()
         .find(|(d, _)| magnitude >= *d)
         .unwrap_or((1.0, ""));
@@ -276,6 +276,17 @@ pub(crate) fn step_of(ticks: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Axis labels use the suffixes a span is written and printed with:
+    /// a billion is `B`, as in "2B tokens".
+    #[test]
+    fn large_labels_use_the_span_suffixes() {
+        assert_eq!(compact(12_000.0), "12k");
+        assert_eq!(compact(1_500_000.0), "1.5M");
+        assert_eq!(compact(2_100_000_000.0), "2.1B");
+        assert_eq!(compact(4e12), "4T");
+        assert_eq!(compact(-3e9), "−3B", "a true minus sign");
+    }
 
     #[test]
     fn nice_ticks_and_labels() {

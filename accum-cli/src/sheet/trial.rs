@@ -7,8 +7,8 @@ use accum_core::report::RunReport;
 use accum_core::settings::LogAxis;
 use accum_core::units::group_digits;
 
-use super::build::Extras;
 use super::chart::{Axis, Chart, LogBase, Series, Style, Tone};
+use super::extras::Extras;
 use super::series::{Attempt, RunSeries};
 use super::trained::{TrainedStages, stage_marks};
 use super::{Row, Table, Trial, without_rule_ids};
