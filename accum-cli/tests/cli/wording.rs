@@ -342,3 +342,24 @@ fn no_framework_diagnostic_cites_a_bare_rule_id() {
     }
     assert!(offenders.is_empty(), "{}", offenders.join("\n"));
 }
+
+/// The example configurations are what users copy first: their comments
+/// speak of rules in words, as the diagnostics do.
+#[test]
+fn no_example_configuration_cites_a_bare_rule_id() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut offenders = Vec::new();
+    let mut read = 0;
+    for entry in std::fs::read_dir(&examples).expect("examples") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).expect("an example");
+            read += 1;
+            for line in rule_ids(&text) {
+                offenders.push(format!("{}: {line}", path.display()));
+            }
+        }
+    }
+    assert!(read >= 3, "the example configurations are read");
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+}
