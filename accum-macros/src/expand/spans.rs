@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::{field_unit, name_lit, span_use_tokens};
+use super::{field_unit, name_lit, nested_read, span_use_tokens};
 use crate::ast::{self, Container, Field};
 use crate::attr::Ramp;
 use crate::valid;
@@ -22,13 +22,7 @@ pub(super) fn ramp_values(krate: &TokenStream, cont: &Container<'_>) -> Option<T
             let name = name_lit(field);
             let ty = field.ty;
             if valid::is_nested(field) {
-                return Some(quote_spanned! {ty.span()=>
-                    <#ty as #krate::NestedConfig>::nested_ramp_values(
-                        &self.#ident,
-                        &#krate::derive::join_path(__prefix, #name),
-                        __out,
-                    );
-                });
+                return Some(nested_read(krate, field, "nested_ramp_values"));
             }
             // Spanned at the type: a type that holds no ramp-up is reported there.
             match field.attrs.ramp.as_ref()?.0 {
@@ -49,14 +43,28 @@ pub(super) fn ramp_values(krate: &TokenStream, cont: &Container<'_>) -> Option<T
             }
         })
         .collect();
+    values_fn(krate, "ramp_values", "RampValue", &reads)
+}
+
+/// A method `name` that pushes the `reads` of the struct's fields, each a
+/// `value` of the core crate, onto `__out`. Nothing when there are no reads:
+/// the trait's default (no values) serves.
+fn values_fn(
+    krate: &TokenStream,
+    name: &str,
+    value: &str,
+    reads: &[TokenStream],
+) -> Option<TokenStream> {
     if reads.is_empty() {
         return None;
     }
+    let name = format_ident!("{name}");
+    let value = format_ident!("{value}");
     Some(quote! {
-        fn ramp_values(
+        fn #name(
             &self,
             __prefix: &#krate::FieldPath,
-            __out: &mut ::std::vec::Vec<#krate::RampValue>,
+            __out: &mut ::std::vec::Vec<#krate::#value>,
         ) {
             #(#reads)*
         }
@@ -101,13 +109,7 @@ pub(super) fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<T
             let name = name_lit(field);
             let ty = field.ty;
             if valid::is_nested(field) {
-                return Some(quote_spanned! {ty.span()=>
-                    <#ty as #krate::NestedConfig>::nested_span_values(
-                        &self.#ident,
-                        &#krate::derive::join_path(__prefix, #name),
-                        __out,
-                    );
-                });
+                return Some(nested_read(krate, field, "nested_span_values"));
             }
             if field.attrs.role.is_some() || field.attrs.ramp.is_some() {
                 return None;
@@ -148,18 +150,7 @@ pub(super) fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<T
             })
         })
         .collect();
-    if reads.is_empty() {
-        return None;
-    }
-    Some(quote! {
-        fn span_values(
-            &self,
-            __prefix: &#krate::FieldPath,
-            __out: &mut ::std::vec::Vec<#krate::SpanValue>,
-        ) {
-            #(#reads)*
-        }
-    })
+    values_fn(krate, "span_values", "SpanValue", &reads)
 }
 
 /// `const VARIABLE_LENGTH`: the struct's own `#[accum(variable_length)]`, or
