@@ -634,36 +634,41 @@ pub const fn has_role(fields: &[FieldInfo], role: Role) -> bool {
 /// How many fields and constants in `fields` (nested sections included)
 /// play `role`.
 pub const fn count_role(fields: &[FieldInfo], role: Role) -> usize {
-    let mut count = 0;
-    let mut i = 0;
-    while i < fields.len() {
-        if let Some(r) = fields[i].role
-            && r as u8 == role as u8
-        {
-            count += 1;
-        }
-        if let Some(nested) = fields[i].nested {
-            count += count_role(nested, role);
-        }
-        i += 1;
-    }
-    count
+    count_fields(fields, Counted::Role(role))
 }
 
 /// How many fields in `fields` (nested sections included) hold a ramp-up
 /// of kind `ramp`. Used by the derive's const assertions: a config has at
 /// most one of each.
 pub const fn count_ramp(fields: &[FieldInfo], ramp: RampRole) -> usize {
+    count_fields(fields, Counted::Ramp(ramp))
+}
+
+/// What [`count_fields`] counts: the fields that play a role, or those that
+/// hold a ramp-up of one kind.
+#[derive(Clone, Copy)]
+enum Counted {
+    Role(Role),
+    Ramp(RampRole),
+}
+
+/// How many fields and constants in `fields` (nested sections included)
+/// are `what`. One walk for roles and ramp-ups, written as a loop because
+/// it runs in the derive's const assertions.
+const fn count_fields(fields: &[FieldInfo], what: Counted) -> usize {
     let mut count = 0;
     let mut i = 0;
     while i < fields.len() {
-        if let Some(r) = fields[i].ramp
-            && r as u8 == ramp as u8
-        {
+        // Compared as discriminants: `==` on the enums is not const.
+        let hit = match what {
+            Counted::Role(role) => matches!(fields[i].role, Some(r) if r as u8 == role as u8),
+            Counted::Ramp(ramp) => matches!(fields[i].ramp, Some(r) if r as u8 == ramp as u8),
+        };
+        if hit {
             count += 1;
         }
         if let Some(nested) = fields[i].nested {
-            count += count_ramp(nested, ramp);
+            count += count_fields(nested, what);
         }
         i += 1;
     }

@@ -62,26 +62,10 @@ impl Plan {
         unit: UnitKind,
         rounding: Rounding,
     ) -> Result<Updates, PlanError> {
-        let per = self.per_update(unit).map_err(|_| PlanError::NeedsSeqLen {
-            value,
-            unit,
-            to: UnitKind::Update,
-        })?;
-        let whole = value / per;
-        let rest = value % per;
-        let updates = match rounding {
-            _ if rest == 0 => whole,
-            Rounding::Down => whole,
-            Rounding::Up => whole + 1,
-            Rounding::Exact => {
-                return Err(PlanError::NotWholeUpdates {
-                    value,
-                    unit,
-                    per_update: per,
-                });
-            }
-        };
-        Ok(Updates::new(updates))
+        // An update is one update: the conversion divides by the unit's
+        // count per update, and its errors name `value` and `unit`.
+        self.convert(value, unit, UnitKind::Update, rounding)
+            .map(Updates::new)
     }
 
     /// Converts a typed count to updates with an explicit rounding.

@@ -15,6 +15,17 @@ fn constant<'c>(cont: &'c Container<'_>, role: Role) -> Option<&'c Constant> {
     cont.attrs.constants.iter().find(|c| c.role == role)
 }
 
+/// The tensor-, pipeline- and context-parallel degrees of a constant plan as
+/// `u64` expressions, `1` where the struct declares none.
+fn degrees(cont: &Container<'_>) -> [TokenStream; 3] {
+    [
+        Role::TensorParallel,
+        Role::PipelineParallel,
+        Role::ContextParallel,
+    ]
+    .map(|role| constant(cont, role).map_or_else(|| quote!(1u64), |c| const_u64(&c.value)))
+}
+
 /// `impl ConstPlan` when every role is a constant and the batch does not
 /// ramp up (R3: the plan is known at compile time and usable in const
 /// context).
@@ -39,13 +50,7 @@ pub(super) fn const_plan(krate: &TokenStream, cont: &Container<'_>) -> Option<To
     let plan = match constant(cont, Role::WorldSize) {
         Some(world) => {
             let world = const_u64(&world.value);
-            let degree =
-                |role| constant(cont, role).map_or_else(|| quote!(1u64), |c| const_u64(&c.value));
-            let (tp, pp, cp) = (
-                degree(Role::TensorParallel),
-                degree(Role::PipelineParallel),
-                degree(Role::ContextParallel),
-            );
+            let [tp, pp, cp] = degrees(cont);
             quote! {
                 #krate::Plan::from_layout_parts(#m, #a, #krate::Layout::new(#world, #tp, #pp, #cp), #seq)
             }
@@ -96,13 +101,7 @@ pub(super) fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
     if let Some(world) = constant(cont, Role::WorldSize) {
         let span = world.value.span();
         let value = const_u64(&world.value);
-        let degree =
-            |role| constant(cont, role).map_or_else(|| quote!(1u64), |c| const_u64(&c.value));
-        let (tp, pp, cp) = (
-            degree(Role::TensorParallel),
-            degree(Role::PipelineParallel),
-            degree(Role::ContextParallel),
-        );
+        let [tp, pp, cp] = degrees(cont);
         let shown = |role| written(role).unwrap_or_else(|| "1".to_owned());
         let equation = format!(
             "{} / ({} × {} × {})",

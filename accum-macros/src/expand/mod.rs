@@ -204,18 +204,30 @@ fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
     }
 }
 
+/// The read of a nested section's values through its `NestedConfig` impl:
+/// `method` is `nested_role_values`, `nested_span_values` or
+/// `nested_ramp_values`, and the section's values land under its name.
+/// Spanned at the type: a type that is no section is reported there.
+fn nested_read(krate: &TokenStream, field: &Field<'_>, method: &str) -> TokenStream {
+    let ident = field.ident;
+    let name = name_lit(field);
+    let ty = field.ty;
+    let method = syn::Ident::new(method, ty.span());
+    quote_spanned! {ty.span()=>
+        <#ty as #krate::NestedConfig>::#method(
+            &self.#ident,
+            &#krate::derive::join_path(__prefix, #name),
+            __out,
+        );
+    }
+}
+
 fn read_field(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
     let ident = field.ident;
     let name = name_lit(field);
     let ty = field.ty;
     if valid::is_nested(field) {
-        return Some(quote_spanned! {ty.span()=>
-            <#ty as #krate::NestedConfig>::nested_role_values(
-                &self.#ident,
-                &#krate::derive::join_path(__prefix, #name),
-                __out,
-            );
-        });
+        return Some(nested_read(krate, field, "nested_role_values"));
     }
     let (role, _) = field.attrs.role.as_ref()?;
     let role = role_tokens(krate, *role);

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::{field_unit, name_lit, span_use_tokens};
+use super::{field_unit, name_lit, nested_read, span_use_tokens};
 use crate::ast::{self, Container, Field};
 use crate::attr::Ramp;
 use crate::valid;
@@ -14,49 +14,63 @@ use crate::valid;
 /// `fn ramp_values`: the `stages` and `ramp` fields and every nested
 /// section. Nothing when the struct has none.
 pub(super) fn ramp_values(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    values_fn(krate, cont, "ramp", "RampValue", |field| {
+        let ident = field.ident;
+        let name = name_lit(field);
+        let ty = field.ty;
+        // Spanned at the type: a type that holds no ramp-up is reported there.
+        match field.attrs.ramp.as_ref()?.0 {
+            Ramp::Stages => Some(quote_spanned! {ty.span()=>
+                if let ::core::option::Option::Some(__stages) =
+                    <#ty as #krate::StagesField>::stages_value(&self.#ident)
+                {
+                    __out.push(#krate::RampValue::stages(__prefix, #name, __stages));
+                }
+            }),
+            Ramp::Linear => Some(quote_spanned! {ty.span()=>
+                if let ::core::option::Option::Some(__ramp) =
+                    <#ty as #krate::RampField>::ramp_value(&self.#ident)
+                {
+                    __out.push(#krate::RampValue::linear(__prefix, #name, __ramp));
+                }
+            }),
+        }
+    })
+}
+
+/// `fn {kind}_values`, which pushes the struct's `{kind}` values (each a
+/// `value` of the core crate) onto `__out`: what `read` makes of each field, and every nested section's
+/// values. Nothing when no field gives a read: the trait's default (no
+/// values) serves.
+fn values_fn(
+    krate: &TokenStream,
+    cont: &Container<'_>,
+    kind: &str,
+    value: &str,
+    read: impl Fn(&Field<'_>) -> Option<TokenStream>,
+) -> Option<TokenStream> {
+    let nested = format!("nested_{kind}_values");
     let reads: Vec<TokenStream> = cont
         .fields
         .iter()
         .filter_map(|field| {
-            let ident = field.ident;
-            let name = name_lit(field);
-            let ty = field.ty;
             if valid::is_nested(field) {
-                return Some(quote_spanned! {ty.span()=>
-                    <#ty as #krate::NestedConfig>::nested_ramp_values(
-                        &self.#ident,
-                        &#krate::derive::join_path(__prefix, #name),
-                        __out,
-                    );
-                });
-            }
-            // Spanned at the type: a type that holds no ramp-up is reported there.
-            match field.attrs.ramp.as_ref()?.0 {
-                Ramp::Stages => Some(quote_spanned! {ty.span()=>
-                    if let ::core::option::Option::Some(__stages) =
-                        <#ty as #krate::StagesField>::stages_value(&self.#ident)
-                    {
-                        __out.push(#krate::RampValue::stages(__prefix, #name, __stages));
-                    }
-                }),
-                Ramp::Linear => Some(quote_spanned! {ty.span()=>
-                    if let ::core::option::Option::Some(__ramp) =
-                        <#ty as #krate::RampField>::ramp_value(&self.#ident)
-                    {
-                        __out.push(#krate::RampValue::linear(__prefix, #name, __ramp));
-                    }
-                }),
+                Some(nested_read(krate, field, &nested))
+            } else {
+                read(field)
             }
         })
         .collect();
     if reads.is_empty() {
         return None;
     }
+    let name = format_ident!("{kind}_values");
+    let value = format_ident!("{value}");
     Some(quote! {
-        fn ramp_values(
+        fn #name(
             &self,
             __prefix: &#krate::FieldPath,
-            __out: &mut ::std::vec::Vec<#krate::RampValue>,
+            __out: &mut ::std::vec::Vec<#krate::#value>,
         ) {
             #(#reads)*
         }
@@ -93,72 +107,47 @@ fn is_span(field: &Field<'_>) -> bool {
 /// integer with `unit = "..."`, or a field marked with a use) and every
 /// nested section. Nothing when the struct has none.
 pub(super) fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
-    let reads: Vec<TokenStream> = cont
-        .fields
-        .iter()
-        .filter_map(|field| {
-            let ident = field.ident;
-            let name = name_lit(field);
-            let ty = field.ty;
-            if valid::is_nested(field) {
-                return Some(quote_spanned! {ty.span()=>
-                    <#ty as #krate::NestedConfig>::nested_span_values(
-                        &self.#ident,
-                        &#krate::derive::join_path(__prefix, #name),
-                        __out,
-                    );
-                });
-            }
-            if field.attrs.role.is_some() || field.attrs.ramp.is_some() {
-                return None;
-            }
-            let span_use = match &field.attrs.span_use {
-                Some((u, _)) => {
-                    let u = span_use_tokens(krate, *u);
-                    quote!(::core::option::Option::Some(#u))
-                }
-                None => quote!(::core::option::Option::None),
-            };
-            let value = match &field.attrs.unit {
-                // A plain integer with its unit declared (other types with a
-                // declared unit are not read as lengths).
-                Some((unit, _)) if is_count_integer(ty) => {
-                    let variant = format_ident!("{}", unit.variant());
-                    quote_spanned! {ty.span()=>
-                        <#ty as #krate::RoleType>::role_value(&self.#ident)
-                            .map(|__v| #krate::Span::new(__v, #krate::UnitKind::#variant))
-                    }
-                }
-                Some(_) if field.attrs.span_use.is_none() => return None,
-                _ if field_unit(field).is_some()
-                    || is_span(field)
-                    || field.attrs.span_use.is_some() =>
-                {
-                    // Spanned at the type: a type that is not a length is reported there.
-                    quote_spanned! {ty.span()=>
-                        <#ty as #krate::SpanField>::span_value(&self.#ident)
-                    }
-                }
-                _ => return None,
-            };
-            Some(quote! {
-                if let ::core::option::Option::Some(__span) = #value {
-                    __out.push(#krate::SpanValue::field(__prefix, #name, #span_use, __span));
-                }
-            })
-        })
-        .collect();
-    if reads.is_empty() {
-        return None;
-    }
-    Some(quote! {
-        fn span_values(
-            &self,
-            __prefix: &#krate::FieldPath,
-            __out: &mut ::std::vec::Vec<#krate::SpanValue>,
-        ) {
-            #(#reads)*
+    values_fn(krate, cont, "span", "SpanValue", |field| {
+        let ident = field.ident;
+        let name = name_lit(field);
+        let ty = field.ty;
+        if field.attrs.role.is_some() || field.attrs.ramp.is_some() {
+            return None;
         }
+        let span_use = match &field.attrs.span_use {
+            Some((u, _)) => {
+                let u = span_use_tokens(krate, *u);
+                quote!(::core::option::Option::Some(#u))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let value = match &field.attrs.unit {
+            // A plain integer with its unit declared (other types with a
+            // declared unit are not read as lengths).
+            Some((unit, _)) if is_count_integer(ty) => {
+                let variant = format_ident!("{}", unit.variant());
+                quote_spanned! {ty.span()=>
+                    <#ty as #krate::RoleType>::role_value(&self.#ident)
+                        .map(|__v| #krate::Span::new(__v, #krate::UnitKind::#variant))
+                }
+            }
+            Some(_) if field.attrs.span_use.is_none() => return None,
+            _ if field_unit(field).is_some()
+                || is_span(field)
+                || field.attrs.span_use.is_some() =>
+            {
+                // Spanned at the type: a type that is not a length is reported there.
+                quote_spanned! {ty.span()=>
+                    <#ty as #krate::SpanField>::span_value(&self.#ident)
+                }
+            }
+            _ => return None,
+        };
+        Some(quote! {
+            if let ::core::option::Option::Some(__span) = #value {
+                __out.push(#krate::SpanValue::field(__prefix, #name, #span_use, __span));
+            }
+        })
     })
 }
 

@@ -4,10 +4,12 @@
 
 mod constant;
 mod ramp;
+mod types;
 
 use crate::ast::{self, Container, Field};
 use crate::attr::Role;
 use crate::ctxt::Ctxt;
+use types::{COLLECTIONS, FLOATS, INTEGERS, LENGTHS, PLAIN, named_in};
 
 /// Runs every rule.
 pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
@@ -87,33 +89,11 @@ pub(crate) fn is_nested(field: &Field<'_>) -> bool {
     field.attrs.nested.is_some()
 }
 
-/// Types that are certainly not a config section: what a field without an
+/// Types that are certainly not a config section, besides the integers,
+/// floats, plain values, collections and lengths: what a field without an
 /// `accum` attribute usually holds.
 const NOT_SECTION: &[&str] = &[
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "u128",
-    "usize",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "i128",
-    "isize",
-    "f32",
-    "f64",
-    "bool",
-    "char",
-    "str",
-    "String",
     "Vec",
-    "VecDeque",
-    "HashMap",
-    "BTreeMap",
-    "HashSet",
-    "BTreeSet",
     "Box",
     "Rc",
     "Arc",
@@ -121,12 +101,6 @@ const NOT_SECTION: &[&str] = &[
     "PathBuf",
     "Path",
     "Duration",
-    "Span",
-    "Updates",
-    "Microbatches",
-    "Examples",
-    "Tokens",
-    "Count",
     "Value",
     "StageSpec",
     "LinearRamp",
@@ -147,8 +121,10 @@ pub(crate) fn probed_type<'f>(field: &'f Field<'_>) -> Option<&'f syn::Type> {
     }
     let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
     let (ident, _) = ast::last_ident(ty)?;
-    let known =
-        NOT_SECTION.iter().any(|name| ident == name) || ident.to_string().starts_with("NonZero");
+    let known = named_in(
+        ident,
+        &[INTEGERS, FLOATS, PLAIN, COLLECTIONS, LENGTHS, NOT_SECTION],
+    ) || ident.to_string().starts_with("NonZero");
     (!known).then_some(ty)
 }
 
@@ -265,12 +241,9 @@ fn check_duplicate_roles(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// The integer types, signed or not, whose name says nothing about a unit.
-const INTEGERS: &[&str] = &[
-    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
-];
-
-/// Types that certainly cannot hold a role value.
+/// Types that certainly cannot hold a role value, besides the floats,
+/// plain values and lengths: the integers that are no count (negative or
+/// wider than `u64`) and `Vec`.
 const NOT_ROLE: &[&str] = &[
     "u128",
     "i8",
@@ -279,12 +252,6 @@ const NOT_ROLE: &[&str] = &[
     "i64",
     "i128",
     "isize",
-    "f32",
-    "f64",
-    "bool",
-    "char",
-    "str",
-    "String",
     "Vec",
     "NonZeroI8",
     "NonZeroI16",
@@ -293,12 +260,6 @@ const NOT_ROLE: &[&str] = &[
     "NonZeroI128",
     "NonZeroIsize",
     "NonZeroU128",
-    "Span",
-    "Updates",
-    "Microbatches",
-    "Examples",
-    "Tokens",
-    "Count",
 ];
 
 /// Whether `ty` is certainly not a role type (an unknown path, such as a
@@ -309,7 +270,7 @@ fn wrong_role_type(ty: &syn::Type, allow_option: bool) -> bool {
     }
     match ast::ungroup(ty) {
         syn::Type::Path(_) => match ast::last_ident(ty) {
-            Some((ident, _)) => NOT_ROLE.iter().any(|name| ident == name),
+            Some((ident, _)) => named_in(ident, &[FLOATS, PLAIN, LENGTHS, NOT_ROLE]),
             None => true,
         },
         _ => true,
@@ -385,19 +346,16 @@ fn check_nested_fields(cx: &Ctxt, cont: &Container<'_>) {
 /// Words in a field name that say "some kind of step" without saying which.
 const STEP_WORDS: &[&str] = &["step", "steps", "iter", "iters", "iteration", "iterations"];
 
-/// Floating-point types: a count of steps in one is still a count.
-const FLOATS: &[&str] = &["f32", "f64"];
-
 fn is_float(ty: &syn::Type) -> bool {
     let ty = ast::option_inner(ty).unwrap_or(ty);
-    ast::last_ident(ty).is_some_and(|(ident, _)| FLOATS.iter().any(|name| ident == name))
+    ast::last_ident(ty).is_some_and(|(ident, _)| named_in(ident, &[FLOATS]))
 }
 
 fn is_bare_integer(ty: &syn::Type) -> bool {
     let ty = ast::option_inner(ty).unwrap_or(ty);
     match ast::last_ident(ty) {
         Some((ident, _)) => {
-            INTEGERS.iter().any(|name| ident == name) || ident.to_string().starts_with("NonZero")
+            named_in(ident, &[INTEGERS]) || ident.to_string().starts_with("NonZero")
         }
         None => false,
     }

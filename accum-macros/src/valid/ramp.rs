@@ -3,6 +3,7 @@
 //! kind at most.
 
 use super::is_nested;
+use super::types::{COLLECTIONS, FLOATS, INTEGERS, LENGTHS, PLAIN, named_in};
 use crate::ast::{self, Container};
 use crate::attr::Ramp;
 use crate::ctxt::Ctxt;
@@ -48,40 +49,6 @@ fn check_ramp_fields(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// Types that certainly cannot hold a ramp-up of either kind.
-const NOT_RAMP: &[&str] = &[
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "u128",
-    "usize",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "i128",
-    "isize",
-    "f32",
-    "f64",
-    "bool",
-    "char",
-    "str",
-    "String",
-    "Span",
-    "Updates",
-    "Microbatches",
-    "Examples",
-    "Tokens",
-    "Count",
-    "StageSpec",
-    "HashMap",
-    "BTreeMap",
-    "VecDeque",
-    "HashSet",
-    "BTreeSet",
-];
-
 /// Whether `ty` certainly cannot hold a ramp-up of kind `ramp` (an unknown
 /// path, such as a type alias, is left to the `StagesField` / `RampField`
 /// bound in the generated code).
@@ -95,7 +62,9 @@ fn wrong_ramp_type(ty: &syn::Type, ramp: Ramp, allow_option: bool) -> bool {
     let Some((ident, args)) = ast::last_ident(ty) else {
         return true;
     };
-    if NOT_RAMP.iter().any(|name| ident == name) {
+    // No number, plain value, length or collection holds a ramp-up; a
+    // `StageSpec` is one stage of it, not the whole.
+    if ident == "StageSpec" || named_in(ident, &[INTEGERS, FLOATS, PLAIN, LENGTHS, COLLECTIONS]) {
         return true;
     }
     match ramp {
