@@ -282,12 +282,7 @@ impl<M: Model> Engine<M> {
             });
         }
         let max_positions = usize::try_from(positions).unwrap_or(usize::MAX);
-        let a = stages
-            .stages()
-            .iter()
-            .map(|stage| stage.plan().accumulation() as usize)
-            .max()
-            .unwrap_or(1);
+        let a = group::max_accumulation(&stages);
         let replicas = (0..d)
             .map(|_| {
                 ReplicaState::new(
