@@ -16,16 +16,18 @@ py=${1:-python3}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cargo build --release -p accum-cli --quiet
-for norm in per_token per_example sum; do
-  for d in 1 2 4; do
-    for mode in fp32 fp16; do
-      cat > "$out/$norm-d$d-$mode.toml" <<EOF
+
+# Writes $out/KEY.toml and dumps its run to $out/dump-KEY. Every run shares
+# the model, optimizer and data but its size; the arguments are what differs:
+#   replay KEY NAME BATCH NORM MODE TOTAL EXAMPLES
+# where BATCH is the body of the [batch] section.
+replay() {
+  local key=$1 name=$2 batch=$3 norm=$4 mode=$5 total=$6 examples=$7
+  cat > "$out/$key.toml" <<EOF
 [run]
-name = "replay $norm D=$d $mode"
+name = "$name"
 [batch]
-micro_batch = 3
-accumulation = 2
-replicas = $d
+$batch
 [loss]
 normalization = "$norm"
 [precision]
@@ -34,9 +36,9 @@ mode = "$mode"
 lr = 1e-2
 [schedule]
 kind = "constant"
-total = "4 updates"
+total = "$total"
 [data]
-examples = $((22 * d + 5))
+examples = $examples
 min_len = 2
 max_len = 24
 vocab = 48
@@ -45,15 +47,10 @@ seed = 3
 hidden = 16
 ffn = 32
 EOF
-      target/release/accum run "$out/$norm-d$d-$mode.toml" --dump "$out/dump-$norm-d$d-$mode" --quiet > /dev/null
-    done
-  done
-  for mode in fp32 fp16; do
-    cat > "$out/$norm-ramp-$mode.toml" <<EOF
-[run]
-name = "replay $norm ramp-up $mode"
-[batch]
-micro_batch = 3
+  target/release/accum run "$out/$key.toml" --dump "$out/dump-$key" --quiet > /dev/null
+}
+
+ramp='micro_batch = 3
 accumulation = 4
 replicas = 2
 [[batch.stages]]
@@ -61,27 +58,20 @@ accumulation = 1
 until = "18 examples"
 [[batch.stages]]
 accumulation = 2
-until = "42 examples"
-[loss]
-normalization = "$norm"
-[precision]
-mode = "$mode"
-[optimizer]
-lr = 1e-2
-[schedule]
-kind = "constant"
-total = "138 examples"
-[data]
-examples = 49
-min_len = 2
-max_len = 24
-vocab = 48
-seed = 3
-[model]
-hidden = 16
-ffn = 32
-EOF
-    target/release/accum run "$out/$norm-ramp-$mode.toml" --dump "$out/dump-$norm-ramp-$mode" --quiet > /dev/null
+until = "42 examples"'
+for norm in per_token per_example sum; do
+  for d in 1 2 4; do
+    for mode in fp32 fp16; do
+      constant="micro_batch = 3
+accumulation = 2
+replicas = $d"
+      replay "$norm-d$d-$mode" "replay $norm D=$d $mode" "$constant" "$norm" "$mode" \
+        "4 updates" $((22 * d + 5))
+    done
+  done
+  for mode in fp32 fp16; do
+    replay "$norm-ramp-$mode" "replay $norm ramp-up $mode" "$ramp" "$norm" "$mode" \
+      "138 examples" 49
   done
 done
 "$py" accum-core/benches/replay_dump.py "$out"/dump-*

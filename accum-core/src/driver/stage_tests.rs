@@ -8,11 +8,11 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 
+use super::tests::denominators_on_every_rank;
 use super::*;
 use crate::data::ShardCheck;
 use crate::plan::StageSpec;
 use crate::replica::InProcess;
-use crate::settings::Normalization;
 use crate::span::Span;
 use crate::units::{Examples, Tokens};
 
@@ -334,19 +334,7 @@ proptest! {
             let ids: Vec<usize> = groups[0].ids().collect();
             let tokens: u64 = ids.iter().map(|&id| tokens_of(id)).sum();
             let examples = ids.iter().filter(|&&id| tokens_of(id) > 0).count() as u64;
-            let reduced: Vec<[Denominator; 3]> = std::thread::scope(|s| {
-                let handles: Vec<_> = groups
-                    .iter_mut()
-                    .map(|g| {
-                        let reducer = &reducer;
-                        s.spawn(move || {
-                            [Normalization::PerToken, Normalization::PerExample, Normalization::Sum]
-                                .map(|norm| g.denominator(norm, tokens_of, reducer).unwrap())
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().unwrap()).collect()
-            });
+            let reduced = denominators_on_every_rank(&mut groups, tokens_of, &reducer);
             for [per_token, per_example, sum] in reduced {
                 prop_assert_eq!(per_token.value, tokens.max(1) as f64);
                 prop_assert_eq!(per_example.value, examples.max(1) as f64);

@@ -17,6 +17,31 @@ use crate::replica::{InProcess, Reducer};
 use crate::settings::{Normalization, ScheduleKind};
 use crate::units::{Examples, Tokens, UnitKind};
 
+/// Each rank's group denominator under every normalization, the ranks on
+/// threads of their own so that the reducer's all-reduce meets them all.
+pub(super) fn denominators_on_every_rank(
+    groups: &mut [Group],
+    tokens_of: fn(usize) -> u64,
+    reducer: &InProcess,
+) -> Vec<[Denominator; 3]> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .iter_mut()
+            .map(|g| {
+                s.spawn(move || {
+                    [
+                        Normalization::PerToken,
+                        Normalization::PerExample,
+                        Normalization::Sum,
+                    ]
+                    .map(|norm| g.denominator(norm, tokens_of, reducer).unwrap())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
 fn drivers(plan: Plan, n: usize, seed: u64, policy: LastGroup, total: u64) -> Vec<Driver> {
     (0..plan.replicas() as usize)
         .map(|rank| {
@@ -402,19 +427,7 @@ proptest! {
             let ids: Vec<usize> = groups[0].ids().collect();
             let tokens: u64 = ids.iter().map(|&id| tokens_of(id)).sum();
             let examples = ids.iter().filter(|&&id| tokens_of(id) > 0).count() as u64;
-            let reduced: Vec<[Denominator; 3]> = std::thread::scope(|s| {
-                let handles: Vec<_> = groups
-                    .iter_mut()
-                    .map(|g| {
-                        let reducer = &reducer;
-                        s.spawn(move || {
-                            [Normalization::PerToken, Normalization::PerExample, Normalization::Sum]
-                                .map(|norm| g.denominator(norm, tokens_of, reducer).unwrap())
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().unwrap()).collect()
-            });
+            let reduced = denominators_on_every_rank(&mut groups, tokens_of, &reducer);
             for [per_token, per_example, sum] in reduced {
                 prop_assert_eq!(per_token.value, tokens.max(1) as f64);
                 prop_assert_eq!(per_example.value, examples.max(1) as f64);

@@ -14,7 +14,7 @@ use super::{Engine, EngineError};
 use crate::data::{Batch, Dataset, OverlapError};
 use crate::driver::{Draw, GroupCounts, Position, Walk};
 use crate::model::Model;
-use crate::plan::Plan;
+use crate::plan::{Plan, StagedPlan};
 use crate::report::DroppedGroup;
 use crate::units::{Examples, Tokens, Updates};
 
@@ -67,7 +67,7 @@ impl Groups {
     pub(crate) fn new(walk: Walk, dataset: &Dataset) -> Groups {
         let plan = *walk.stages().first_plan();
         let d = plan.replicas() as usize;
-        let a = max_accumulation(&walk);
+        let a = max_accumulation(walk.stages());
         let m = plan.micro_batch() as usize;
         let batch_positions = m.saturating_mul(dataset.max_len());
         let batches = (0..d)
@@ -209,10 +209,9 @@ impl Groups {
     }
 }
 
-/// The largest `A` of the walk's stages.
-fn max_accumulation(walk: &Walk) -> usize {
-    let a = walk
-        .stages()
+/// The largest `A` of the stages: what the group buffers are sized for.
+pub(super) fn max_accumulation(stages: &StagedPlan) -> usize {
+    let a = stages
         .stages()
         .iter()
         .map(|stage| stage.plan().accumulation())

@@ -114,27 +114,6 @@ const WEIGHT_TOLERANCE: f64 = 1e-4;
 /// stages grows the list when a stage starts.
 const MAX_STAGES_KEPT_AHEAD: usize = 1024;
 
-/// A span in updates through the stages, rounded up; tokens without a
-/// fixed `seq_len` are the examples that hold them at the data's measured
-/// length, `data_tokens` over `examples` examples (R15), as the learning-rate
-/// schedule counts them.
-fn span_through_stages(
-    span: &Span,
-    stages: &StagedPlan,
-    data_tokens: u64,
-    examples: u64,
-) -> Result<Updates, PlanError> {
-    let span = match (span.unit(), stages.first_plan().seq_len()) {
-        (UnitKind::Token, None) => crate::schedule::tokens_as_examples(
-            *span,
-            Tokens::new(data_tokens),
-            Examples::new(examples),
-        )?,
-        _ => *span,
-    };
-    stages.span_to_updates(&span, Rounding::Up)
-}
-
 /// The threads of this machine (1 when unknown).
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
@@ -282,12 +261,7 @@ impl<M: Model> Engine<M> {
             });
         }
         let max_positions = usize::try_from(positions).unwrap_or(usize::MAX);
-        let a = stages
-            .stages()
-            .iter()
-            .map(|stage| stage.plan().accumulation() as usize)
-            .max()
-            .unwrap_or(1);
+        let a = group::max_accumulation(&stages);
         let replicas = (0..d)
             .map(|_| {
                 ReplicaState::new(
@@ -493,11 +467,19 @@ impl<M: Model> Engine<M> {
     }
 
     /// A span in updates for this engine's plan and data, through the
-    /// stages (tokens without a fixed `seq_len` use the data's measured
-    /// tokens, R15), rounded up: for sheets and progress bars.
+    /// stages, rounded up: for sheets and progress bars. Tokens without a
+    /// fixed `seq_len` are the examples that hold them at the data's
+    /// measured length (R15), as the learning-rate schedule counts them.
     pub fn span_in_updates(&self, span: &Span) -> Result<Updates, PlanError> {
-        let n = self.dataset.len().max(1) as u64;
-        span_through_stages(span, &self.stages, self.data_tokens.get(), n)
+        let span = match (span.unit(), self.stages.first_plan().seq_len()) {
+            (UnitKind::Token, None) => crate::schedule::tokens_as_examples(
+                *span,
+                self.data_tokens,
+                Examples::new(self.dataset.len().max(1) as u64),
+            )?,
+            _ => *span,
+        };
+        self.stages.span_to_updates(&span, Rounding::Up)
     }
 
     /// Moves the data walk to `at`, as if the groups before it had been

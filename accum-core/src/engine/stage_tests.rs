@@ -3,36 +3,17 @@
 //! whatever the stages, a skipped attempt retried under its stage, the
 //! per-stage pre-flight check, and the stage in dumps and reports.
 
+use super::tests::small_for;
 use super::*;
 use crate::driver::survey;
 use crate::dump::DumpWriter;
 use crate::plan::{LastGroup, StageSpec};
-use crate::settings::{DataSection, ModelSection, OptimizerSection, ScheduleKind, ScheduleSection};
+use crate::settings::{ScheduleKind, ScheduleSection};
 use crate::verify::{Tolerance, verify, verify_stages};
 
 /// A small, fast config over `examples` examples, in updates unless changed.
 fn small(examples: u64) -> EngineConfig {
-    EngineConfig {
-        data: DataSection {
-            examples,
-            min_len: 2,
-            max_len: 9,
-            vocab: 16,
-            seed: 5,
-            ..DataSection::default()
-        },
-        model: ModelSection { hidden: 8, ffn: 16 },
-        optimizer: OptimizerSection {
-            lr: 1e-2,
-            ..OptimizerSection::default()
-        },
-        schedule: ScheduleSection {
-            kind: ScheduleKind::Constant,
-            warmup: "0 updates".parse().unwrap(),
-            total: Some("10 updates".parse().unwrap()),
-        },
-        ..EngineConfig::default()
-    }
+    small_for(examples, "10 updates")
 }
 
 /// `m` and `D` with `(A, until)` stages, then the last `A`.

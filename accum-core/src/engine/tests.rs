@@ -15,8 +15,13 @@ use crate::settings::{
 use crate::units::{Microbatches, Tokens};
 use crate::verify::{Tolerance, compare, verify};
 
-/// A small, fast config: V=16, H=8, F=16, lengths 2..=9.
+/// A small, fast config: V=16, H=8, F=16, lengths 2..=9, 4 updates.
 fn small(examples: u64) -> EngineConfig {
+    small_for(examples, "4 updates")
+}
+
+/// The same config over `examples` examples for a run of `total`.
+pub(super) fn small_for(examples: u64, total: &str) -> EngineConfig {
     EngineConfig {
         data: DataSection {
             examples,
@@ -34,7 +39,7 @@ fn small(examples: u64) -> EngineConfig {
         schedule: ScheduleSection {
             kind: ScheduleKind::Constant,
             warmup: "0 updates".parse().unwrap(),
-            total: Some("4 updates".parse().unwrap()),
+            total: Some(total.parse().unwrap()),
         },
         ..EngineConfig::default()
     }
