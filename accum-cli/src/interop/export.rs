@@ -7,7 +7,7 @@ use accum_core::plan::StagedPlan;
 use accum_core::{LastGroup, Layout, Plan, Rounding, Span, UnitKind};
 use serde_json::{Map, Value, json};
 
-use super::stages::{refuse_stages, staged_plan, stages_key};
+use super::stages::{one_accumulation, staged_plan, stages_key};
 use super::{ExportError, Exported, Framework};
 
 /// One framework's writer: the file's text for a config, notes in `out`.
@@ -41,15 +41,18 @@ pub(crate) fn export(
         Framework::Axolotl => Some("axolotl has one gradient_accumulation_steps for the whole run"),
         Framework::Megatron | Framework::NeMo | Framework::Lightning => None,
     };
-    if let Some(lacks) = lacks {
-        refuse_stages(framework, config, &staged, lacks)?;
-    }
     let mut out = Out {
         framework,
         plan,
         staged,
         notes: Vec::new(),
     };
+    if let Some(lacks) = lacks
+        && !out.staged.is_constant()
+    {
+        let reason = one_accumulation(lacks, config, &out.staged);
+        return Err(out.stages_refused(config, reason));
+    }
     let text = write(config, &mut out)?;
     Ok(Exported {
         text,

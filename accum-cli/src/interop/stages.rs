@@ -15,7 +15,7 @@ use accum_core::plan::{LinearRamp, StageError, StageSpec, StagedPlan};
 use accum_core::units::group_digits;
 use accum_core::{Plan, Span, UnitKind, Updates};
 
-use super::{ExportError, Framework, codes};
+use super::codes;
 use crate::diagnostic::Diagnostic;
 
 /// How accum's config writes a changing batch.
@@ -152,28 +152,17 @@ pub(crate) fn shift_finding(staged: &Staged, lengths: &[StepLength]) -> Option<D
     Some(finding.also(staged.span.clone(), "the batch changes here"))
 }
 
-/// Refuses a config whose batch changes for a framework with one
-/// accumulation for the whole run: nothing of the ramp is dropped silently.
-pub(crate) fn refuse_stages(
-    framework: Framework,
-    config: &PartialConfig,
-    staged: &StagedPlan,
-    lacks: &str,
-) -> Result<(), ExportError> {
-    if staged.is_constant() {
-        return Ok(());
-    }
-    Err(ExportError::Unsupported {
-        framework,
-        key: stages_key(config),
-        reason: format!(
-            "{lacks}, so the {} stages (global batch {}) cannot be written; export to megatron (--rampup-batch-size or --step-batch-size-schedule) or nemo (model.rampup_batch_size), which change the batch during the run, or to lightning when every stage ends at a whole epoch; or remove {} from the config to train with the global batch {} from the first update",
-            staged.stages().len(),
-            batches(staged),
-            stages_key(config),
-            group_digits(staged.final_plan().effective_batch().get())
-        ),
-    })
+/// Why a config whose batch changes is refused by a framework with one
+/// accumulation for the whole run (`lacks` says so), with the fixes:
+/// nothing of the ramp is dropped silently.
+pub(crate) fn one_accumulation(lacks: &str, config: &PartialConfig, staged: &StagedPlan) -> String {
+    format!(
+        "{lacks}, so the {} stages (global batch {}) cannot be written; export to megatron (--rampup-batch-size or --step-batch-size-schedule) or nemo (model.rampup_batch_size), which change the batch during the run, or to lightning when every stage ends at a whole epoch; or remove {} from the config to train with the global batch {} from the first update",
+        staged.stages().len(),
+        batches(staged),
+        stages_key(config),
+        group_digits(staged.final_plan().effective_batch().get())
+    )
 }
 
 /// The config's key that states its stages: `batch.ramp` or `batch.stages`.

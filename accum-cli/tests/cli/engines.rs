@@ -35,12 +35,11 @@ fn import_writes_a_config_that_validates_and_round_trips() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     // Exported back to DeepSpeed, then imported again: the same config, and
     // nothing the source did not say (no schedule, no hidden data size).
-    let out = run_in(
+    let exported = written(
         &dir,
         &["export", "deepspeed", "train.toml", "-o", "ds.json"],
+        "ds.json",
     );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let exported = std::fs::read_to_string(dir.join("ds.json")).expect("read");
     assert!(!exported.contains("scheduler"), "{exported}");
     let again = run_in(
         &dir,
@@ -56,13 +55,7 @@ fn import_writes_a_config_that_validates_and_round_trips() {
     );
     assert_eq!(again.code, 0, "{}", again.stderr);
     let first = std::fs::read_to_string(dir.join("train.toml")).expect("read");
-    let strip = |text: &str| {
-        text.lines()
-            .filter(|l| !l.starts_with("name") && !l.starts_with("notes"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    assert_eq!(strip(&first), strip(&again.stdout));
+    assert_eq!(without_names(&first), without_names(&again.stdout));
 }
 
 #[test]
@@ -81,9 +74,11 @@ fn a_megatron_script_round_trips_through_the_command_line() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = run_in(&dir, &["validate", "train.toml"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
-    let out = run_in(&dir, &["export", "megatron", "train.toml", "-o", "args.sh"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let args = std::fs::read_to_string(dir.join("args.sh")).expect("read");
+    let args = written(
+        &dir,
+        &["export", "megatron", "train.toml", "-o", "args.sh"],
+        "args.sh",
+    );
     assert!(args.contains("--global-batch-size 256"), "{args}");
     assert!(
         !args.contains("--train-iters"),
@@ -95,13 +90,7 @@ fn a_megatron_script_round_trips_through_the_command_line() {
     );
     assert_eq!(again.code, 0, "{}", again.stderr);
     let first = std::fs::read_to_string(dir.join("train.toml")).expect("read");
-    let strip = |text: &str| {
-        text.lines()
-            .filter(|l| !l.starts_with("name") && !l.starts_with("notes"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    assert_eq!(strip(&first), strip(&again.stdout));
+    assert_eq!(without_names(&first), without_names(&again.stdout));
 }
 
 #[test]
@@ -302,7 +291,7 @@ fn export_converts_schedules_into_the_frameworks_unit() {
 #[test]
 fn a_step_schedule_round_trips_and_deepspeed_refuses_it() {
     let dir = scratch("step-schedule");
-    let out = run_in(
+    let toml = written(
         &dir,
         &[
             "import",
@@ -313,18 +302,19 @@ fn a_step_schedule_round_trips_and_deepspeed_refuses_it() {
             "-o",
             "train.toml",
         ],
+        "train.toml",
     );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let toml = std::fs::read_to_string(dir.join("train.toml")).expect("read");
     assert!(
         toml.contains("[[batch.stages]]\nglobal_batch = 16\nuntil = \"2400026624 tokens\""),
         "{toml}"
     );
     let out = run_in(&dir, &["validate", "train.toml"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
-    let out = run_in(&dir, &["export", "megatron", "train.toml", "-o", "args.sh"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let args = std::fs::read_to_string(dir.join("args.sh")).expect("read");
+    let args = written(
+        &dir,
+        &["export", "megatron", "train.toml", "-o", "args.sh"],
+        "args.sh",
+    );
     assert!(
         args.contains("--step-batch-size-schedule \"0:16 2400026624:320 4800610304:624"),
         "{args}"
@@ -387,6 +377,13 @@ fn a_ramp_up_imports_with_its_shift_in_tokens() {
     assert_eq!(json["batch_schedule"]["ramp"]["start"], 16);
 }
 
+/// Runs `accum` in `dir`, expects it to succeed, and reads the `file` it wrote.
+fn written(dir: &Path, args: &[&str], file: &str) -> String {
+    let out = run_in(dir, args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    std::fs::read_to_string(dir.join(file)).expect("read")
+}
+
 /// The config of an import without its `name` and `notes`, which name the file.
 fn without_names(text: &str) -> String {
     text.lines()
@@ -399,7 +396,7 @@ fn without_names(text: &str) -> String {
 fn ramp_ups_round_trip_through_nemo_and_lightning_and_the_trainer_refuses_them() {
     let dir = scratch("ramp-export");
     // NeMo's rampup_batch_size: [batch.ramp] and back.
-    let out = run_in(
+    let toml = written(
         &dir,
         &[
             "import",
@@ -408,16 +405,17 @@ fn ramp_ups_round_trip_through_nemo_and_lightning_and_the_trainer_refuses_them()
             "-o",
             "nemo.toml",
         ],
+        "nemo.toml",
     );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let toml = std::fs::read_to_string(dir.join("nemo.toml")).expect("read");
     assert!(
         toml.contains("[batch.ramp]\nstart = 16\nincrement = 16\nover = \"5k examples\""),
         "{toml}"
     );
-    let out = run_in(&dir, &["export", "nemo", "nemo.toml", "-o", "nemo.yaml"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let yaml = std::fs::read_to_string(dir.join("nemo.yaml")).expect("read");
+    let yaml = written(
+        &dir,
+        &["export", "nemo", "nemo.toml", "-o", "nemo.yaml"],
+        "nemo.yaml",
+    );
     assert!(
         yaml.contains("rampup_batch_size:\n  - 16\n  - 16\n  - 5000"),
         "{yaml}"
@@ -441,7 +439,7 @@ fn ramp_ups_round_trip_through_nemo_and_lightning_and_the_trainer_refuses_them()
     assert!(!dir.join("hf.json").exists());
 
     // Lightning's accumulation scheduler: [[batch.stages]] by epoch and back.
-    let out = run_in(
+    let toml = written(
         &dir,
         &[
             "import",
@@ -452,16 +450,17 @@ fn ramp_ups_round_trip_through_nemo_and_lightning_and_the_trainer_refuses_them()
             "-o",
             "pl.toml",
         ],
+        "pl.toml",
     );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let toml = std::fs::read_to_string(dir.join("pl.toml")).expect("read");
     assert!(
         toml.contains("[[batch.stages]]\naccumulation = 1\nuntil = \"25600 examples\""),
         "{toml}"
     );
-    let out = run_in(&dir, &["export", "lightning", "pl.toml", "-o", "pl.yaml"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let yaml = std::fs::read_to_string(dir.join("pl.yaml")).expect("read");
+    let yaml = written(
+        &dir,
+        &["export", "lightning", "pl.toml", "-o", "pl.yaml"],
+        "pl.yaml",
+    );
     assert!(
         yaml.contains("GradientAccumulationScheduler\n    init_args:\n      scheduling:\n        0: 1\n        2: 4"),
         "{yaml}"

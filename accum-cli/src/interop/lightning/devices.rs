@@ -38,14 +38,7 @@ pub(crate) fn parse(kind: &NodeKind) -> Devices {
                     _ => None,
                 })
                 .collect();
-            let mut unique = ids.clone();
-            unique.sort_unstable();
-            unique.dedup();
-            if ids.len() != items.len() || unique.len() != ids.len() || ids.is_empty() {
-                Devices::Invalid
-            } else {
-                Devices::Count(ids.len() as u64)
-            }
+            device_ids(ids, items.len())
         }
         NodeKind::String(s) => {
             let s = s.trim();
@@ -60,14 +53,7 @@ pub(crate) fn parse(kind: &NodeKind) -> Devices {
                     .filter(|x| !x.is_empty())
                     .collect();
                 let parsed: Vec<u64> = ids.iter().filter_map(|x| x.parse().ok()).collect();
-                let mut unique = parsed.clone();
-                unique.sort_unstable();
-                unique.dedup();
-                if parsed.len() != ids.len() || unique.len() != parsed.len() || parsed.is_empty() {
-                    Devices::Invalid
-                } else {
-                    Devices::Count(parsed.len() as u64)
-                }
+                device_ids(parsed, ids.len())
             } else {
                 match s.parse::<u64>() {
                     Ok(n) if n >= 1 => Devices::Count(n),
@@ -76,6 +62,20 @@ pub(crate) fn parse(kind: &NodeKind) -> Devices {
             }
         }
         _ => Devices::Invalid,
+    }
+}
+
+/// The devices a list of ids names: their count when every one of the
+/// `written` entries is an id, none is named twice and there is one at
+/// least, else `Invalid`.
+fn device_ids<T: Ord>(mut ids: Vec<T>, written: usize) -> Devices {
+    let count = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    if count != written || ids.len() != count || count == 0 {
+        Devices::Invalid
+    } else {
+        Devices::Count(count as u64)
     }
 }
 

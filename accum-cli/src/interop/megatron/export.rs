@@ -5,7 +5,7 @@ use accum_core::config::partial::PartialConfig;
 use accum_core::plan::{LinearRamp, StagedPlan};
 use accum_core::settings::{Normalization, PrecisionMode, ScheduleKind};
 use accum_core::units::group_digits;
-use accum_core::{Span, UnitKind, Updates};
+use accum_core::{Span, UnitKind};
 
 use super::ramp::RAMP_REMOVED;
 use super::schedules::{self, EXACT_FLOAT, Rule};
@@ -316,12 +316,7 @@ fn trained_note(out: &mut Out, total: Span, ramp: Option<&LinearRamp>) -> Result
         },
         None => Rule::Steps(&out.staged),
     };
-    let trained = schedules::train_iters(&rule, samples).and_then(|n| {
-        out.staged
-            .examples_at(Updates::new(n))
-            .map(|e| (n, e.get()))
-    });
-    if let Ok((n, trained)) = trained
+    if let Ok((n, trained)) = schedules::trained(&rule, samples)
         && trained != samples
     {
         out.note(format!(

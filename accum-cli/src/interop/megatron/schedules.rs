@@ -398,6 +398,14 @@ pub(crate) enum Rule<'a> {
     Steps(&'a StagedPlan),
 }
 
+/// The iterations Megatron trains for `--train-samples` by `rule`, and the
+/// samples they train through the stages.
+pub(crate) fn trained(rule: &Rule<'_>, train_samples: u64) -> Result<(u64, u64), PlanError> {
+    let n = train_iters(rule, train_samples)?;
+    let (Rule::Ramp { plan, .. } | Rule::Steps(plan)) = *rule;
+    Ok((n, plan.examples_at(Updates::new(n))?.get()))
+}
+
 /// The iterations Megatron trains for `--train-samples`, by `rule`.
 pub(crate) fn train_iters(rule: &Rule<'_>, train_samples: u64) -> Result<u64, PlanError> {
     match *rule {

@@ -114,28 +114,27 @@ pub(super) fn settings(
         match rule {
             // training.py, update_train_iters, through the stages.
             Some(rule) => {
-                if let Ok(n) = schedules::train_iters(rule, *s)
-                    && let Ok(trained) = stages_of(rule).examples_at(Updates::new(n))
-                    && trained.get() != *s
+                if let Ok((n, trained)) = schedules::trained(rule, *s)
+                    && trained != *s
                 {
                     let (how, more) = match rule {
                         Rule::Ramp { .. } => (
                             "counts iterations through the ramp-up while the samples consumed before them are at most the ramp's and the run's, then adds (train_samples − consumed) // global_batch_size",
-                            trained.get() > *s,
+                            trained > *s,
                         ),
                         Rule::Steps(_) => (
                             "counts iterations while the samples consumed are below train_samples",
                             true,
                         ),
                     };
-                    let diff = trained.get().abs_diff(*s);
+                    let diff = trained.abs_diff(*s);
                     a.findings.push(
                         Diagnostic::error(
                             codes::ROUNDS,
                             Args::path("--train-samples"),
                             format!(
                                 "Megatron sets train_iters = {n} (update_train_iters {how}), so it trains {} samples, {} {} than --train-samples {s}",
-                                trained.get(),
+                                trained,
                                 diff,
                                 if more { "more" } else { "fewer" }
                             ),
@@ -146,20 +145,17 @@ pub(super) fn settings(
                             // train_samples: the first count trained exactly is where
                             // that phase ends (train_iters of the ramp's own samples).
                             Rule::Ramp { samples: ramp, .. } if more => {
-                                let exact = schedules::train_iters(rule, *ramp)
-                                    .ok()
-                                    .and_then(|n| stages_of(rule).examples_at(Updates::new(n)).ok())
-                                    .map(|e| e.get());
+                                let exact = schedules::trained(rule, *ramp).ok().map(|(_, e)| e);
                                 match exact {
                                     Some(e) => format!(
                                         "an iteration is counted while the samples before it are at most --train-samples, so a run that ends in the ramp-up trains past it; the ramp-up's iterations end at {} samples, and --train-samples {} (or that plus whole global batches of {b}) is trained exactly",
                                         accum_core::units::group_digits(e),
                                         e
                                     ),
-                                    None => format!("write --train-samples {} to state what is trained", trained.get()),
+                                    None => format!("write --train-samples {trained} to state what is trained"),
                                 }
                             }
-                            _ => format!("write --train-samples {} to state what is trained", trained.get()),
+                            _ => format!("write --train-samples {trained} to state what is trained"),
                         })
                         .at(span.clone(), "not whole iterations through the stages"),
                     );
@@ -300,13 +296,6 @@ pub(super) fn settings(
         c.optimizer.betas = Some([b1.0, b2.0]);
     }
     (c, lengths)
-}
-
-/// The stages a rule counts through.
-fn stages_of<'a>(rule: &Rule<'a>) -> &'a StagedPlan {
-    match *rule {
-        Rule::Ramp { plan, .. } | Rule::Steps(plan) => plan,
-    }
 }
 
 /// `schedule-shift` for the learning-rate lengths in iterations under a step
