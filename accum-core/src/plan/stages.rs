@@ -518,17 +518,10 @@ impl StagedPlan {
         unit: UnitKind,
         rounding: Rounding,
     ) -> Result<Updates, PlanError> {
-        if unit == UnitKind::Update {
-            return Ok(Updates::new(value));
-        }
-        let found = self.stage_of(value, unit)?;
-        let before = found.before(unit)?;
-        let rest = value - before;
-        let within = found
-            .plan
-            .to_updates(rest, unit, rounding)
-            .map_err(|err| whole_value(err, value, unit))?;
-        within.checked_add(found.start).map_err(PlanError::from)
+        // Updates are a unit like the others: the conversion finds the
+        // stage, converts inside it and adds the updates before it.
+        self.convert(value, unit, UnitKind::Update, rounding)
+            .map(Updates::new)
     }
 
     /// A span as updates through the stages, with an explicit rounding.
