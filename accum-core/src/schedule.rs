@@ -201,13 +201,7 @@ impl Schedule {
         };
         let warmup = resolve("warmup", warmup.into())?;
         let total = resolve("total", total.into())?;
-        if total.is_zero() {
-            return Err(ScheduleError::ZeroTotal);
-        }
-        if warmup > total {
-            return Err(ScheduleError::WarmupTooLong { warmup, total });
-        }
-        Ok(Schedule::new(kind, base_lr, warmup, total))
+        Schedule::new(kind, base_lr, warmup, total).checked()
     }
 
     /// The schedule a config section describes, through the stages of a
@@ -285,7 +279,7 @@ impl Schedule {
                 rounding,
             );
         }
-        let schedule = Clock::build(
+        Clock::build(
             kind,
             base_lr,
             Clocked::of(warmup, staged, None),
@@ -293,17 +287,23 @@ impl Schedule {
             staged,
             rounding,
         )
-        .map_err(|(which, error)| ScheduleError::Plan { which, error })?;
-        if schedule.total.is_zero() {
+        .map_err(|(which, error)| ScheduleError::Plan { which, error })?
+        .checked()
+    }
+
+    /// The schedule, if it has at least one update and its warmup does not
+    /// exceed its total (in updates): what a user's own lengths must meet.
+    fn checked(self) -> Result<Schedule, ScheduleError> {
+        if self.total.is_zero() {
             return Err(ScheduleError::ZeroTotal);
         }
-        if schedule.warmup > schedule.total {
+        if self.warmup > self.total {
             return Err(ScheduleError::WarmupTooLong {
-                warmup: schedule.warmup,
-                total: schedule.total,
+                warmup: self.warmup,
+                total: self.total,
             });
         }
-        Ok(schedule)
+        Ok(self)
     }
 
     /// What the schedule counts: `Update` for a constant plan or lengths in

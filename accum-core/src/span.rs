@@ -495,6 +495,20 @@ impl<'de, U: Unit> Visitor<'de> for CountVisitor<U> {
     }
 }
 
+/// The string form of a length as a JSON-schema `pattern`: a number as the
+/// parser reads it (digits with `_` or `,`, a decimal part, a `k`/`M`/`G`/
+/// `B`/`T` multiplier), then the singular or plural noun of one of `units`.
+pub(crate) fn schema_pattern(units: impl IntoIterator<Item = UnitKind>) -> String {
+    let nouns: Vec<&str> = units
+        .into_iter()
+        .flat_map(|unit| [unit.singular(), unit.plural()])
+        .collect();
+    format!(
+        "^\\s*[0-9][0-9_,]*(\\.[0-9]+)?\\s*[kKMGBT]?\\s*({})\\s*$",
+        nouns.join("|")
+    )
+}
+
 impl schemars::JsonSchema for Span {
     fn schema_name() -> Cow<'static, str> {
         "Span".into()
@@ -511,7 +525,7 @@ impl schemars::JsonSchema for Span {
             "oneOf": [
                 {
                     "type": "string",
-                    "pattern": "^\\s*[0-9][0-9_,]*(\\.[0-9]+)?\\s*[kKMGBT]?\\s*(update|updates|microbatch|microbatches|example|examples|token|tokens)\\s*$"
+                    "pattern": schema_pattern(UnitKind::ALL)
                 },
                 {
                     "type": "object",

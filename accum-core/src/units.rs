@@ -440,11 +440,7 @@ impl<U: Unit> schemars::JsonSchema for Count<U> {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         // The string form follows the span grammar (`crate::span`), in this
         // unit only.
-        let pattern = format!(
-            "^\\s*[0-9][0-9_,]*(\\.[0-9]+)?\\s*[kKMGBT]?\\s*({}|{})\\s*$",
-            U::SINGULAR,
-            U::PLURAL
-        );
+        let pattern = crate::span::schema_pattern([U::KIND]);
         schemars::json_schema!({
             "description": format!(
                 "A count of {}: a whole number, or with its unit (\"100 {}\").",

@@ -68,6 +68,22 @@ impl<'a> Places<'a> {
     fn path_or_root(&self, role: Role) -> FieldPath {
         self.path(role).unwrap_or_default()
     }
+
+    /// `err` as a finding at `role`'s place, with the places of the error's
+    /// factors that are given.
+    fn finding_with_factors(&self, err: &PlanError, role: Role) -> Finding {
+        let mut finding = Finding::from_error(err, self.path_or_root(role));
+        for (factor, value) in err.factors() {
+            if let Some(v) = self.given(factor) {
+                finding = finding.with_related(
+                    v.source.path().clone(),
+                    Some(factor),
+                    format!("{factor} {value}"),
+                );
+            }
+        }
+        finding
+    }
 }
 
 /// Checks role values, however they were found (a derived config's
@@ -206,20 +222,13 @@ struct Replicas {
 fn replicas(places: &Places<'_>, findings: &mut Findings) -> Replicas {
     let from_layout = layout_replicas(places, findings);
     let direct = places.state(Role::Replicas);
-    let replicas_path = places.path_or_root(Role::Replicas);
     match (direct, from_layout) {
         (State::Known(d), Some((State::Known(from_layout), layout))) if d != from_layout => {
             let err = PlanError::ReplicasDisagree {
                 replicas: d,
                 layout,
             };
-            let mut finding = Finding::from_error(&err, replicas_path);
-            for (role, value) in err.factors() {
-                if let Some(path) = places.given(role).map(|v| v.source.path().clone()) {
-                    finding = finding.with_related(path, Some(role), format!("{role} {value}"));
-                }
-            }
-            findings.push(finding);
+            findings.push(places.finding_with_factors(&err, Role::Replicas));
             Replicas {
                 state: State::Blocked,
                 related: None,
@@ -227,7 +236,7 @@ fn replicas(places: &Places<'_>, findings: &mut Findings) -> Replicas {
         }
         (State::Known(d), _) => Replicas {
             state: State::Known(d),
-            related: Some((replicas_path, format!("replicas {d}"))),
+            related: Some((places.path_or_root(Role::Replicas), format!("replicas {d}"))),
         },
         (State::Blocked, _) => Replicas {
             state: State::Blocked,
@@ -276,17 +285,7 @@ fn layout_replicas(places: &Places<'_>, findings: &mut Findings) -> Option<(Stat
     match layout.replicas() {
         Ok(d) => Some((State::Known(d), layout)),
         Err(err) => {
-            let mut finding = Finding::from_error(&err, places.path_or_root(Role::WorldSize));
-            for (role, value) in err.factors() {
-                if let Some(v) = places.given(role) {
-                    finding = finding.with_related(
-                        v.source.path().clone(),
-                        Some(role),
-                        format!("{role} {value}"),
-                    );
-                }
-            }
-            findings.push(finding);
+            findings.push(places.finding_with_factors(&err, Role::WorldSize));
             Some((State::Blocked, layout))
         }
     }

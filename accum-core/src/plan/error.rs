@@ -169,10 +169,6 @@ pub enum PlanError {
     },
 }
 
-fn fmt_num(value: u64) -> String {
-    group_digits(value)
-}
-
 /// The nearest multiples of `step` below and above `value` (the lower one
 /// omitted when it would be zero).
 fn nearest_multiples(value: u64, step: u64) -> (Option<u64>, Option<u64>) {
@@ -196,11 +192,15 @@ fn replicas_noun(n: u64) -> String {
 fn factors_text(factors: &[(Role, u64)]) -> String {
     let parts: Vec<String> = factors
         .iter()
-        .map(|(role, value)| format!("{role} {}", fmt_num(*value)))
+        .map(|(role, value)| format!("{role} {}", group_digits(*value)))
         .collect();
     match factors {
         [_] => parts.concat(),
-        _ => format!("{} = {}", parts.join(" × "), fmt_num(product_of(factors))),
+        _ => format!(
+            "{} = {}",
+            parts.join(" × "),
+            group_digits(product_of(factors))
+        ),
     }
 }
 
@@ -220,9 +220,9 @@ fn global_options(global_batch: u64, step: u64, solved: Option<Role>) -> Fix {
         .enumerate()
         .map(|(i, &b)| {
             let value = if i == 0 {
-                format!("global_batch {}", fmt_num(b))
+                format!("global_batch {}", group_digits(b))
             } else {
-                fmt_num(b)
+                group_digits(b)
             };
             match solved {
                 Some(role) => format!("{value} ({role} {})", b / step),
@@ -357,15 +357,15 @@ impl PlanError {
                     .saturating_mul(replicas);
                 let mut text = format!(
                     "global_batch {} ≠ micro_batch {micro_batch} × accumulation {accumulation} × replicas {replicas} = {}",
-                    fmt_num(global_batch),
-                    fmt_num(product)
+                    group_digits(global_batch),
+                    group_digits(product)
                 );
                 let step = micro_batch.saturating_mul(replicas);
                 if step != 0 && !global_batch.is_multiple_of(step) {
                     text.push_str(&format!(
                         "; {} is not a multiple of m·D = {}",
-                        fmt_num(global_batch),
-                        fmt_num(step)
+                        group_digits(global_batch),
+                        group_digits(step)
                     ));
                 }
                 text
@@ -377,22 +377,22 @@ impl PlanError {
                 replicas,
             } => format!(
                 "cannot solve {solving}: global_batch {} is not a multiple of {} {known} × replicas {replicas} = {}",
-                fmt_num(global_batch),
+                group_digits(global_batch),
                 solving_partner(solving),
-                fmt_num(known.saturating_mul(replicas))
+                group_digits(known.saturating_mul(replicas))
             ),
             PlanError::GlobalBatchNotMultiple {
                 global_batch,
                 factors,
             } => format!(
                 "global_batch {} is not a multiple of {}, so no value of the other factors gives B = m·A·D",
-                fmt_num(*global_batch),
+                group_digits(*global_batch),
                 factors_text(factors)
             ),
             PlanError::NeedsSeqLen { value, unit, to } => {
                 let count = format!(
                     "{} {}",
-                    fmt_num(*value),
+                    group_digits(*value),
                     if *value == 1 {
                         unit.singular()
                     } else {
@@ -414,8 +414,8 @@ impl PlanError {
                 per_update,
             } => format!(
                 "{} {unit} is not a whole number of updates (one update = {} {unit})",
-                fmt_num(*value),
-                fmt_num(*per_update)
+                group_digits(*value),
+                group_digits(*per_update)
             ),
             &PlanError::PartialGroup {
                 examples,
@@ -423,10 +423,10 @@ impl PlanError {
                 remainder,
             } => format!(
                 "{} examples = {} full updates of {} examples + a partial group of {} examples, and last_group is \"error\"",
-                fmt_num(examples),
-                fmt_num(examples / effective_batch.max(1)),
-                fmt_num(effective_batch),
-                fmt_num(remainder),
+                group_digits(examples),
+                group_digits(examples / effective_batch.max(1)),
+                group_digits(effective_batch),
+                group_digits(remainder),
             ),
             PlanError::ReplanZero => {
                 "the largest micro-batch must be at least 1 example".to_owned()
@@ -464,7 +464,7 @@ impl PlanError {
                 ..
             } => format!(
                 "≠ {micro_batch} × {accumulation} × {replicas} = {}",
-                fmt_num(
+                group_digits(
                     micro_batch
                         .saturating_mul(accumulation)
                         .saturating_mul(replicas)
@@ -475,7 +475,7 @@ impl PlanError {
                 _ => "not a multiple of m·D".to_owned(),
             },
             PlanError::GlobalBatchNotMultiple { factors, .. } => {
-                format!("not a multiple of {}", fmt_num(product_of(factors)))
+                format!("not a multiple of {}", group_digits(product_of(factors)))
             }
             PlanError::NeedsSeqLen { .. } => "needs a fixed seq_len".to_owned(),
             PlanError::NotWholeUpdates { .. } => "not a whole number of updates".to_owned(),
@@ -550,8 +550,8 @@ impl PlanError {
                         format!(
                             "use accumulation {} to keep global_batch {}, or global_batch {}",
                             global_batch / step,
-                            fmt_num(global_batch),
-                            fmt_num(product)
+                            group_digits(global_batch),
+                            group_digits(product)
                         ),
                         vec![
                             vec![Edit::new(Role::Accumulation, global_batch / step)],
@@ -582,12 +582,12 @@ impl PlanError {
             } => match nearest_multiples(value, per_update) {
                 (Some(lo), Some(hi)) => Fix::text(format!(
                     "use {} or {} {unit}, or choose rounding up or down",
-                    fmt_num(lo),
-                    fmt_num(hi)
+                    group_digits(lo),
+                    group_digits(hi)
                 )),
                 (None, Some(hi)) => Fix::text(format!(
                     "use {} {unit}, or choose rounding up or down",
-                    fmt_num(hi)
+                    group_digits(hi)
                 )),
                 _ => Fix::text("choose rounding up or down"),
             },
@@ -597,7 +597,7 @@ impl PlanError {
                 ..
             } => Fix::text(format!(
                 "use last_group \"process\" (real denominator) or \"drop\" (ids recorded), or {} examples",
-                fmt_num(examples - remainder),
+                group_digits(examples - remainder),
             )),
             PlanError::ReplanZero => Fix::text("give a limit of 1 or more"),
             PlanError::ReplanTooLarge { per_replica, .. } => Fix::text(format!(

@@ -431,11 +431,7 @@ impl StagedPlan {
     /// The stage of update `index` (0-based: the update applied after
     /// `index` others).
     pub fn stage_at(&self, index: Updates) -> &Stage {
-        let i = self
-            .stages
-            .partition_point(|stage| stage.start <= index)
-            .saturating_sub(1);
-        &self.stages[i]
+        &self.stages[self.stage_index_at(index)]
     }
 
     /// The index (0-based) of the stage of update `index`.
@@ -469,12 +465,9 @@ impl StagedPlan {
         if unit == UnitKind::Update {
             return Ok(updates.get());
         }
+        // The stage of the last of those updates; with none, the first
+        // stage (update 0 is in it).
         let stage = self.stage_at(updates.saturating_sub(Updates::new(1)));
-        let stage = if updates.is_zero() {
-            &self.stages[0]
-        } else {
-            stage
-        };
         let within = updates.get() - stage.start.get();
         let before = stage.before(unit)?;
         let per = stage.plan.per_update(unit)?;
@@ -518,17 +511,10 @@ impl StagedPlan {
         unit: UnitKind,
         rounding: Rounding,
     ) -> Result<Updates, PlanError> {
-        if unit == UnitKind::Update {
-            return Ok(Updates::new(value));
-        }
-        let found = self.stage_of(value, unit)?;
-        let before = found.before(unit)?;
-        let rest = value - before;
-        let within = found
-            .plan
-            .to_updates(rest, unit, rounding)
-            .map_err(|err| whole_value(err, value, unit))?;
-        within.checked_add(found.start).map_err(PlanError::from)
+        // Updates are a unit like the others: the conversion finds the
+        // stage, converts inside it and adds the updates before it.
+        self.convert(value, unit, UnitKind::Update, rounding)
+            .map(Updates::new)
     }
 
     /// A span as updates through the stages, with an explicit rounding.

@@ -126,17 +126,7 @@ impl<'a> Builder<'a> {
                 .checked_mul(len)
                 .ok_or_else(|| overflow("tokens of all stages"))?;
         }
-        // Two neighbouring stages of the same batch are one stage.
-        match self.stages.last_mut() {
-            Some(last) if last.plan == plan => last.end = Some(Updates::new(end)),
-            _ => self.stages.push(Stage {
-                plan,
-                start: self.start,
-                end: Some(Updates::new(end)),
-                examples_before: Examples::new(self.examples),
-                microbatches_before: self.microbatches,
-            }),
-        }
+        self.append(plan, Some(Updates::new(end)));
         self.start = Updates::new(end);
         self.examples = examples;
         self.microbatches = microbatches;
@@ -146,17 +136,23 @@ impl<'a> Builder<'a> {
     /// Appends the last, open-ended stage.
     pub(super) fn push_open(&mut self, stage: usize, accumulation: u64) -> Result<(), StageError> {
         let plan = self.plan(stage, accumulation)?;
+        self.append(plan, None);
+        Ok(())
+    }
+
+    /// A stage of `plan` from where the stages so far end to `end`; two
+    /// neighbouring stages of the same batch are one stage.
+    fn append(&mut self, plan: Plan, end: Option<Updates>) {
         match self.stages.last_mut() {
-            Some(last) if last.plan == plan => last.end = None,
+            Some(last) if last.plan == plan => last.end = end,
             _ => self.stages.push(Stage {
                 plan,
                 start: self.start,
-                end: None,
+                end,
                 examples_before: Examples::new(self.examples),
                 microbatches_before: self.microbatches,
             }),
         }
-        Ok(())
     }
 
     pub(super) fn finish(self) -> StagedPlan {
