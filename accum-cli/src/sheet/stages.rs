@@ -3,9 +3,9 @@
 //! update, where it starts and what it lasts, counted through the stages
 //! by [`Axes`]) and the compact `16 → 32 → 64` of the summary.
 
+use accum_core::Span;
 use accum_core::plan::{LinearRamp, StagedPlan};
 use accum_core::units::group_digits;
-use accum_core::{Span, UnitKind};
 use serde::Serialize;
 
 use super::axes::{Axes, TokenCount};
@@ -243,18 +243,6 @@ pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> Stage
     let n = group_digits;
     let stages = ramp.staged.stages();
     let last = stages.len() - 1;
-    let position = |updates: u64| Position {
-        updates,
-        examples: axes.at(updates, UnitKind::Example).unwrap_or(u64::MAX),
-        tokens: axes
-            .tokens()
-            .and_then(|_| axes.at(updates, UnitKind::Token).ok()),
-    };
-    let difference = |from: &Position, to: &Position| Position {
-        updates: to.updates - from.updates,
-        examples: to.examples.saturating_sub(from.examples),
-        tokens: from.tokens.zip(to.tokens).map(|(a, b)| b.saturating_sub(a)),
-    };
     let shown: Vec<usize> = if stages.len() > MAX_ROWS {
         (0..HEAD_ROWS)
             .chain(stages.len() - (MAX_ROWS - HEAD_ROWS)..stages.len())
@@ -267,7 +255,7 @@ pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> Stage
         .map(|&i| {
             let stage = &stages[i];
             let plan = stage.plan();
-            let start = position(stage.start().get());
+            let start = axes.position(stage.start().get());
             let reached = run_updates.is_none_or(|total| start.updates < total);
             let end = match (stage.end(), run_updates) {
                 (Some(end), _) => Some(end.get()),
@@ -275,7 +263,7 @@ pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> Stage
             };
             let lasts = end
                 .filter(|_| reached)
-                .map(|end| difference(&start, &position(end)));
+                .map(|end| axes.between(&start, &axes.position(end)));
             let until = (i < last).then(|| match &ramp.declared {
                 Declared::Stages { until, .. } => {
                     until.get(i).map_or_else(String::new, ToString::to_string)

@@ -3,10 +3,10 @@
 //! and skipped updates, examples, tokens) next to the updates, examples and
 //! tokens the stage lasts within the run.
 
+use accum_core::LastGroup;
 use accum_core::report::{RunReport, StageCounters};
 use accum_core::settings::LogAxis;
 use accum_core::units::group_digits;
-use accum_core::{LastGroup, UnitKind};
 use serde::Serialize;
 
 use super::axes::{Axes, TokenCount};
@@ -90,13 +90,6 @@ pub(crate) fn trained(
         return None;
     }
     let run_updates = run_updates.or(Some(report.total_updates.get()).filter(|u| *u > 0));
-    let position = |updates: u64| Position {
-        updates,
-        examples: axes.at(updates, UnitKind::Example).unwrap_or(u64::MAX),
-        tokens: axes
-            .tokens()
-            .and_then(|_| axes.at(updates, UnitKind::Token).ok()),
-    };
     let n = group_digits;
     let mut notes = Vec::new();
     let all: Vec<TrainedStage> = (0..count)
@@ -105,12 +98,7 @@ pub(crate) fn trained(
             let planned = stage.zip(run_updates).map(|(stage, total)| {
                 let start = stage.start().get().min(total);
                 let end = stage.end().map_or(total, |e| e.get().min(total));
-                let (from, to) = (position(start), position(end));
-                Position {
-                    updates: end - start,
-                    examples: to.examples.saturating_sub(from.examples),
-                    tokens: from.tokens.zip(to.tokens).map(|(a, b)| b.saturating_sub(a)),
-                }
+                axes.between(&axes.position(start), &axes.position(end))
             });
             let trained = report.stages.get(i).copied();
             let planned_batch = stage.map(|s| s.plan().effective_batch().get());
@@ -205,7 +193,7 @@ pub(crate) fn trained(
         tokens: axes.tokens(),
         rows,
         omitted,
-        planned_run: run_updates.map(position),
+        planned_run: run_updates.map(|u| axes.position(u)),
         run: Totals {
             applied_updates: report.counters.applied_updates.get(),
             skipped: report.counters.skipped_updates,
