@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::axes::{Axes, TokenCount};
 use super::grid::{Column, Grid, GridRow};
+use super::schedule::count;
 
 /// Stage rows a sheet lists at most; a longer ramp keeps its first
 /// [`HEAD_ROWS`] and its last [`MAX_ROWS`]` − HEAD_ROWS` stages.
@@ -226,15 +227,6 @@ impl StageTable {
             rows,
             notes: self.notes.clone(),
         }
-    }
-}
-
-/// `"1 update"`, `"2,048 examples"`.
-fn count(n: u64, unit: &str) -> String {
-    if n == 1 {
-        format!("1 {unit}")
-    } else {
-        format!("{} {unit}s", group_digits(n))
     }
 }
 

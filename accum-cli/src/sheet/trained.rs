@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::axes::{Axes, TokenCount};
 use super::chart::{Mark, Marks};
 use super::grid::{Column, Grid, GridRow};
+use super::schedule::count as count_of;
 use super::stages::{HEAD_ROWS, MAX_ROWS, Position};
 
 /// One stage: planned and trained.
@@ -230,15 +231,6 @@ pub(crate) fn stage_marks(report: &RunReport, axis: LogAxis) -> Option<Marks> {
         name: "stage start".into(),
         at,
     })
-}
-
-/// `"1 update"`, `"2,048 updates"`.
-fn count_of(n: u64, unit: &str) -> String {
-    if n == 1 {
-        format!("1 {unit}")
-    } else {
-        format!("{} {unit}s", group_digits(n))
-    }
 }
 
 impl TrainedStages {
