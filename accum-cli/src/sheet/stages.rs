@@ -206,10 +206,7 @@ impl StageTable {
         let mut rows = Vec::with_capacity(self.rows.len() + 1);
         for (i, row) in self.rows.iter().enumerate() {
             if self.gap_at() == Some(i) {
-                rows.push(GridRow::Gap(format!(
-                    "{} more stages",
-                    group_digits(self.omitted as u64)
-                )));
+                rows.push(gap_row(self.omitted));
             }
             rows.push(GridRow::Cells {
                 cells: self.cells(row),
@@ -230,18 +227,30 @@ impl StageTable {
     }
 }
 
+/// The stages a table of `count` stages lists: all of them, or the first
+/// [`HEAD_ROWS`] and the last [`MAX_ROWS`]` − HEAD_ROWS` of a long ramp.
+pub(super) fn shown_rows(count: usize) -> Vec<usize> {
+    if count > MAX_ROWS {
+        (0..HEAD_ROWS)
+            .chain(count - (MAX_ROWS - HEAD_ROWS)..count)
+            .collect()
+    } else {
+        (0..count).collect()
+    }
+}
+
+/// The row that says how many stages a long ramp's table leaves out, before
+/// row [`HEAD_ROWS`].
+pub(super) fn gap_row(omitted: usize) -> GridRow {
+    GridRow::Gap(format!("{} more stages", group_digits(omitted as u64)))
+}
+
 /// The stages table of `ramp`, for a run of `run_updates` updates when known.
 pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> StageTable {
     let n = group_digits;
     let stages = ramp.staged.stages();
     let last = stages.len() - 1;
-    let shown: Vec<usize> = if stages.len() > MAX_ROWS {
-        (0..HEAD_ROWS)
-            .chain(stages.len() - (MAX_ROWS - HEAD_ROWS)..stages.len())
-            .collect()
-    } else {
-        (0..stages.len()).collect()
-    };
+    let shown = shown_rows(stages.len());
     let rows = shown
         .iter()
         .map(|&i| {

@@ -13,7 +13,7 @@ use super::axes::{Axes, TokenCount};
 use super::chart::{Mark, Marks};
 use super::grid::{Column, Grid, GridRow};
 use super::schedule::count as count_of;
-use super::stages::{HEAD_ROWS, MAX_ROWS, Position};
+use super::stages::{HEAD_ROWS, Position, gap_row, shown_rows};
 
 /// One stage: planned and trained.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -178,18 +178,11 @@ pub(crate) fn trained(
             ));
         }
     }
-    let (rows, omitted) = if all.len() > MAX_ROWS {
-        let tail = MAX_ROWS - HEAD_ROWS;
-        let omitted = all.len() - MAX_ROWS;
-        let rows = all[..HEAD_ROWS]
-            .iter()
-            .chain(&all[all.len() - tail..])
-            .cloned()
-            .collect();
-        (rows, omitted)
-    } else {
-        (all, 0)
-    };
+    let rows: Vec<TrainedStage> = shown_rows(all.len())
+        .into_iter()
+        .map(|i| all[i].clone())
+        .collect();
+    let omitted = all.len() - rows.len();
     Some(TrainedStages {
         tokens: axes.tokens(),
         rows,
@@ -326,10 +319,7 @@ impl TrainedStages {
         let mut rows = Vec::with_capacity(self.rows.len() + 2);
         for (i, row) in self.rows.iter().enumerate() {
             if self.omitted > 0 && i == HEAD_ROWS {
-                rows.push(GridRow::Gap(format!(
-                    "{} more stages",
-                    group_digits(self.omitted as u64)
-                )));
+                rows.push(gap_row(self.omitted));
             }
             rows.push(GridRow::Cells {
                 cells: self.cells(row),
@@ -378,6 +368,7 @@ impl TrainedStages {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sheet::stages::MAX_ROWS;
     use accum_core::AccumConfig;
     use accum_core::config::TrainingConfig;
     use accum_core::plan::{LinearRamp, StagedPlan};
