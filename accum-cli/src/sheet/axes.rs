@@ -25,6 +25,17 @@ pub(crate) enum TokenCount {
     Expected,
 }
 
+impl TokenCount {
+    /// What a table writes before its token counts: `"≈ "` when they are
+    /// expected, nothing when exact or absent.
+    pub(crate) fn prefix(tokens: Option<TokenCount>) -> &'static str {
+        match tokens {
+            Some(TokenCount::Expected) => "≈ ",
+            Some(TokenCount::Exact) | None => "",
+        }
+    }
+}
+
 /// The run's position in every unit after any number of updates, through
 /// the stages of its plan (one stage when the batch does not change).
 #[derive(Clone, Debug)]

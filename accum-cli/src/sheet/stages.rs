@@ -153,11 +153,7 @@ impl StageTable {
     /// The cells of a row, formatted, in the order of [`header`](Self::header).
     pub(crate) fn cells(&self, row: &StageRow) -> Vec<String> {
         let n = group_digits;
-        let approx = if self.tokens == Some(TokenCount::Expected) {
-            "≈ "
-        } else {
-            ""
-        };
+        let approx = TokenCount::prefix(self.tokens);
         let mut cells = vec![
             n(row.stage as u64),
             format!(

@@ -276,11 +276,7 @@ impl TrainedStages {
     pub(crate) fn cells(&self, row: &TrainedStage) -> Vec<String> {
         let n = group_digits;
         let dash = || "—".to_owned();
-        let approx = if self.tokens == Some(TokenCount::Expected) {
-            "≈ "
-        } else {
-            ""
-        };
+        let approx = TokenCount::prefix(self.tokens);
         let (batch, accumulation) = match (&row.trained, row.planned_batch) {
             (Some(t), _) => (Some(t.plan.effective_batch), Some(t.plan.accumulation)),
             (None, batch) => (batch, row.planned_accumulation),
@@ -328,11 +324,7 @@ impl TrainedStages {
         }
         let c = &self.run;
         let n = group_digits;
-        let approx = if self.tokens == Some(TokenCount::Expected) {
-            "≈ "
-        } else {
-            ""
-        };
+        let approx = TokenCount::prefix(self.tokens);
         let mut total = vec!["all".to_owned(), String::new(), String::new()];
         let planned = self.planned_run;
         total.push(planned.map_or_else(String::new, |p| n(p.updates)));
