@@ -132,7 +132,9 @@ pub(crate) fn check_document<T: CliConfig>(
     map: &SchemaMap,
     typed: Option<Checker<T>>,
 ) -> Result<Outcome<T>, CliError> {
-    let mut diagnostics = validate(doc, schema, map, typed.is_none()).map_err(CliError::usage)?;
+    let instance = crate::validate::instance(doc);
+    let mut diagnostics =
+        validate(doc, &instance, schema, map, typed.is_none()).map_err(CliError::usage)?;
     let mut config = None;
     // Warnings do not keep a file from being typed and checked.
     if let Some(check) = typed
@@ -140,7 +142,7 @@ pub(crate) fn check_document<T: CliConfig>(
             .iter()
             .any(|d| d.severity == diagnostic::Severity::Error)
     {
-        match crate::typed::from_value::<T>(&crate::validate::instance(doc)) {
+        match crate::typed::from_value::<T>(&instance) {
             Err(err) => diagnostics.push(err.diagnostic(doc)),
             Ok((typed, ignored)) => {
                 diagnostics.extend(ignored.iter().map(|key| key.diagnostic(doc)));

@@ -12,6 +12,8 @@ use accum_core::units::group_digits;
 use accum_core::{PlanError, Rounding, UnitKind};
 use serde::Serialize;
 
+use super::stages::Position;
+
 /// Whether token counts are exact (a fixed sequence length) or expected
 /// (variable lengths: the engine counts the real ones).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -21,6 +23,17 @@ pub(crate) enum TokenCount {
     Exact,
     /// Expected from the data's lengths.
     Expected,
+}
+
+impl TokenCount {
+    /// What a table writes before its token counts: `"≈ "` when they are
+    /// expected, nothing when exact or absent.
+    pub(crate) fn prefix(tokens: Option<TokenCount>) -> &'static str {
+        match tokens {
+            Some(TokenCount::Expected) => "≈ ",
+            Some(TokenCount::Exact) | None => "",
+        }
+    }
 }
 
 /// The run's position in every unit after any number of updates, through
@@ -98,6 +111,27 @@ impl Axes {
                 })
             }
             _ => self.staged.consumed(updates, unit),
+        }
+    }
+
+    /// Where the run stands after `updates` updates: the examples consumed
+    /// (`u64::MAX` past counting) and the tokens, when known.
+    pub(crate) fn position(&self, updates: u64) -> Position {
+        Position {
+            updates,
+            examples: self.at(updates, UnitKind::Example).unwrap_or(u64::MAX),
+            tokens: self
+                .tokens()
+                .and_then(|_| self.at(updates, UnitKind::Token).ok()),
+        }
+    }
+
+    /// What the updates from `from` to `to` consume.
+    pub(crate) fn between(&self, from: &Position, to: &Position) -> Position {
+        Position {
+            updates: to.updates - from.updates,
+            examples: to.examples.saturating_sub(from.examples),
+            tokens: from.tokens.zip(to.tokens).map(|(a, b)| b.saturating_sub(a)),
         }
     }
 

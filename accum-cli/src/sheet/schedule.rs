@@ -239,28 +239,19 @@ fn ramp_chart(
         .skip(1)
         .filter(|s| s.start().get() < end)
         .collect();
+    let mark = |s: &&accum_core::plan::Stage| Mark {
+        x: x_of(s.start().get()),
+        label: format!("B {}", n(s.plan().effective_batch().get())),
+    };
     let marks = if later.len() <= MAX_STAGE_MARKS {
         Marks {
             name: "stage start".into(),
-            at: later
-                .iter()
-                .map(|s| Mark {
-                    x: x_of(s.start().get()),
-                    label: format!("B {}", n(s.plan().effective_batch().get())),
-                })
-                .collect(),
+            at: later.iter().map(mark).collect(),
         }
     } else {
         Marks {
             name: "end of the ramp".into(),
-            at: later
-                .last()
-                .map(|s| Mark {
-                    x: x_of(s.start().get()),
-                    label: format!("B {}", n(s.plan().effective_batch().get())),
-                })
-                .into_iter()
-                .collect(),
+            at: later.last().map(mark).into_iter().collect(),
         }
     };
 

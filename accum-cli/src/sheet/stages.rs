@@ -3,13 +3,14 @@
 //! update, where it starts and what it lasts, counted through the stages
 //! by [`Axes`]) and the compact `16 → 32 → 64` of the summary.
 
+use accum_core::Span;
 use accum_core::plan::{LinearRamp, StagedPlan};
 use accum_core::units::group_digits;
-use accum_core::{Span, UnitKind};
 use serde::Serialize;
 
 use super::axes::{Axes, TokenCount};
 use super::grid::{Column, Grid, GridRow};
+use super::schedule::count;
 
 /// Stage rows a sheet lists at most; a longer ramp keeps its first
 /// [`HEAD_ROWS`] and its last [`MAX_ROWS`]` − HEAD_ROWS` stages.
@@ -152,11 +153,7 @@ impl StageTable {
     /// The cells of a row, formatted, in the order of [`header`](Self::header).
     pub(crate) fn cells(&self, row: &StageRow) -> Vec<String> {
         let n = group_digits;
-        let approx = if self.tokens == Some(TokenCount::Expected) {
-            "≈ "
-        } else {
-            ""
-        };
+        let approx = TokenCount::prefix(self.tokens);
         let mut cells = vec![
             n(row.stage as u64),
             format!(
@@ -205,10 +202,7 @@ impl StageTable {
         let mut rows = Vec::with_capacity(self.rows.len() + 1);
         for (i, row) in self.rows.iter().enumerate() {
             if self.gap_at() == Some(i) {
-                rows.push(GridRow::Gap(format!(
-                    "{} more stages",
-                    group_digits(self.omitted as u64)
-                )));
+                rows.push(gap_row(self.omitted));
             }
             rows.push(GridRow::Cells {
                 cells: self.cells(row),
@@ -229,13 +223,22 @@ impl StageTable {
     }
 }
 
-/// `"1 update"`, `"2,048 examples"`.
-fn count(n: u64, unit: &str) -> String {
-    if n == 1 {
-        format!("1 {unit}")
+/// The stages a table of `count` stages lists: all of them, or the first
+/// [`HEAD_ROWS`] and the last [`MAX_ROWS`]` − HEAD_ROWS` of a long ramp.
+pub(super) fn shown_rows(count: usize) -> Vec<usize> {
+    if count > MAX_ROWS {
+        (0..HEAD_ROWS)
+            .chain(count - (MAX_ROWS - HEAD_ROWS)..count)
+            .collect()
     } else {
-        format!("{} {unit}s", group_digits(n))
+        (0..count).collect()
     }
+}
+
+/// The row that says how many stages a long ramp's table leaves out, before
+/// row [`HEAD_ROWS`].
+pub(super) fn gap_row(omitted: usize) -> GridRow {
+    GridRow::Gap(format!("{} more stages", group_digits(omitted as u64)))
 }
 
 /// The stages table of `ramp`, for a run of `run_updates` updates when known.
@@ -243,31 +246,13 @@ pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> Stage
     let n = group_digits;
     let stages = ramp.staged.stages();
     let last = stages.len() - 1;
-    let position = |updates: u64| Position {
-        updates,
-        examples: axes.at(updates, UnitKind::Example).unwrap_or(u64::MAX),
-        tokens: axes
-            .tokens()
-            .and_then(|_| axes.at(updates, UnitKind::Token).ok()),
-    };
-    let difference = |from: &Position, to: &Position| Position {
-        updates: to.updates - from.updates,
-        examples: to.examples.saturating_sub(from.examples),
-        tokens: from.tokens.zip(to.tokens).map(|(a, b)| b.saturating_sub(a)),
-    };
-    let shown: Vec<usize> = if stages.len() > MAX_ROWS {
-        (0..HEAD_ROWS)
-            .chain(stages.len() - (MAX_ROWS - HEAD_ROWS)..stages.len())
-            .collect()
-    } else {
-        (0..stages.len()).collect()
-    };
+    let shown = shown_rows(stages.len());
     let rows = shown
         .iter()
         .map(|&i| {
             let stage = &stages[i];
             let plan = stage.plan();
-            let start = position(stage.start().get());
+            let start = axes.position(stage.start().get());
             let reached = run_updates.is_none_or(|total| start.updates < total);
             let end = match (stage.end(), run_updates) {
                 (Some(end), _) => Some(end.get()),
@@ -275,7 +260,7 @@ pub(crate) fn table(ramp: &Ramp, axes: &Axes, run_updates: Option<u64>) -> Stage
             };
             let lasts = end
                 .filter(|_| reached)
-                .map(|end| difference(&start, &position(end)));
+                .map(|end| axes.between(&start, &axes.position(end)));
             let until = (i < last).then(|| match &ramp.declared {
                 Declared::Stages { until, .. } => {
                     until.get(i).map_or_else(String::new, ToString::to_string)

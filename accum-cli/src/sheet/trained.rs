@@ -3,16 +3,17 @@
 //! and skipped updates, examples, tokens) next to the updates, examples and
 //! tokens the stage lasts within the run.
 
+use accum_core::LastGroup;
 use accum_core::report::{RunReport, StageCounters};
 use accum_core::settings::LogAxis;
 use accum_core::units::group_digits;
-use accum_core::{LastGroup, UnitKind};
 use serde::Serialize;
 
 use super::axes::{Axes, TokenCount};
 use super::chart::{Mark, Marks};
 use super::grid::{Column, Grid, GridRow};
-use super::stages::{HEAD_ROWS, MAX_ROWS, Position};
+use super::schedule::count as count_of;
+use super::stages::{HEAD_ROWS, Position, gap_row, shown_rows};
 
 /// One stage: planned and trained.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -90,13 +91,6 @@ pub(crate) fn trained(
         return None;
     }
     let run_updates = run_updates.or(Some(report.total_updates.get()).filter(|u| *u > 0));
-    let position = |updates: u64| Position {
-        updates,
-        examples: axes.at(updates, UnitKind::Example).unwrap_or(u64::MAX),
-        tokens: axes
-            .tokens()
-            .and_then(|_| axes.at(updates, UnitKind::Token).ok()),
-    };
     let n = group_digits;
     let mut notes = Vec::new();
     let all: Vec<TrainedStage> = (0..count)
@@ -105,12 +99,7 @@ pub(crate) fn trained(
             let planned = stage.zip(run_updates).map(|(stage, total)| {
                 let start = stage.start().get().min(total);
                 let end = stage.end().map_or(total, |e| e.get().min(total));
-                let (from, to) = (position(start), position(end));
-                Position {
-                    updates: end - start,
-                    examples: to.examples.saturating_sub(from.examples),
-                    tokens: from.tokens.zip(to.tokens).map(|(a, b)| b.saturating_sub(a)),
-                }
+                axes.between(&axes.position(start), &axes.position(end))
             });
             let trained = report.stages.get(i).copied();
             let planned_batch = stage.map(|s| s.plan().effective_batch().get());
@@ -189,23 +178,16 @@ pub(crate) fn trained(
             ));
         }
     }
-    let (rows, omitted) = if all.len() > MAX_ROWS {
-        let tail = MAX_ROWS - HEAD_ROWS;
-        let omitted = all.len() - MAX_ROWS;
-        let rows = all[..HEAD_ROWS]
-            .iter()
-            .chain(&all[all.len() - tail..])
-            .cloned()
-            .collect();
-        (rows, omitted)
-    } else {
-        (all, 0)
-    };
+    let rows: Vec<TrainedStage> = shown_rows(all.len())
+        .into_iter()
+        .map(|i| all[i].clone())
+        .collect();
+    let omitted = all.len() - rows.len();
     Some(TrainedStages {
         tokens: axes.tokens(),
         rows,
         omitted,
-        planned_run: run_updates.map(position),
+        planned_run: run_updates.map(|u| axes.position(u)),
         run: Totals {
             applied_updates: report.counters.applied_updates.get(),
             skipped: report.counters.skipped_updates,
@@ -242,15 +224,6 @@ pub(crate) fn stage_marks(report: &RunReport, axis: LogAxis) -> Option<Marks> {
         name: "stage start".into(),
         at,
     })
-}
-
-/// `"1 update"`, `"2,048 updates"`.
-fn count_of(n: u64, unit: &str) -> String {
-    if n == 1 {
-        format!("1 {unit}")
-    } else {
-        format!("{} {unit}s", group_digits(n))
-    }
 }
 
 impl TrainedStages {
@@ -303,11 +276,7 @@ impl TrainedStages {
     pub(crate) fn cells(&self, row: &TrainedStage) -> Vec<String> {
         let n = group_digits;
         let dash = || "—".to_owned();
-        let approx = if self.tokens == Some(TokenCount::Expected) {
-            "≈ "
-        } else {
-            ""
-        };
+        let approx = TokenCount::prefix(self.tokens);
         let (batch, accumulation) = match (&row.trained, row.planned_batch) {
             (Some(t), _) => (Some(t.plan.effective_batch), Some(t.plan.accumulation)),
             (None, batch) => (batch, row.planned_accumulation),
@@ -346,10 +315,7 @@ impl TrainedStages {
         let mut rows = Vec::with_capacity(self.rows.len() + 2);
         for (i, row) in self.rows.iter().enumerate() {
             if self.omitted > 0 && i == HEAD_ROWS {
-                rows.push(GridRow::Gap(format!(
-                    "{} more stages",
-                    group_digits(self.omitted as u64)
-                )));
+                rows.push(gap_row(self.omitted));
             }
             rows.push(GridRow::Cells {
                 cells: self.cells(row),
@@ -358,11 +324,7 @@ impl TrainedStages {
         }
         let c = &self.run;
         let n = group_digits;
-        let approx = if self.tokens == Some(TokenCount::Expected) {
-            "≈ "
-        } else {
-            ""
-        };
+        let approx = TokenCount::prefix(self.tokens);
         let mut total = vec!["all".to_owned(), String::new(), String::new()];
         let planned = self.planned_run;
         total.push(planned.map_or_else(String::new, |p| n(p.updates)));
@@ -398,6 +360,7 @@ impl TrainedStages {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sheet::stages::MAX_ROWS;
     use accum_core::AccumConfig;
     use accum_core::config::TrainingConfig;
     use accum_core::plan::{LinearRamp, StagedPlan};

@@ -65,18 +65,19 @@ pub(crate) fn pointer_segments(pointer: &str) -> Vec<String> {
         .collect()
 }
 
-/// Validates a document: structure against the schema, then spans, then the
-/// plan. Returns every finding, in document order.
+/// Validates a document, whose JSON [`instance`] is given: structure against
+/// the schema, then spans, then the plan. Returns every finding, in document
+/// order.
 /// With `plan_check`, the plan rules run on the role values found through the
 /// schema; a typed caller runs the config's own validation instead, except
 /// when structural findings keep the file from being typed.
 pub(crate) fn validate(
     doc: &Document,
+    instance: &Value,
     schema: &Value,
     map: &SchemaMap,
     plan_check: bool,
 ) -> Result<Vec<Diagnostic>, String> {
-    let instance = instance(doc);
     let validator = jsonschema::validator_for(schema).map_err(|err| {
         format!(
             "the schema is not a valid JSON Schema (2020-12): the value at `{}` breaks the meta-schema",
@@ -97,7 +98,7 @@ pub(crate) fn validate(
         }
     }
 
-    for error in validator.iter_errors(&instance) {
+    for error in validator.iter_errors(instance) {
         // A zero plan factor is below the schema's `minimum: 1`: the plan
         // rules report it (accum::plan::zero), with its fix.
         let path = pointer_segments(error.instance_path().as_str());
@@ -129,7 +130,7 @@ pub(crate) fn validate(
 
     if (plan_check || !findings.is_empty()) && !map.roles.is_empty() {
         let broken: Vec<Vec<String>> = findings.iter().map(|f| f.path.clone()).collect();
-        findings.extend(plan::plan_findings(doc, &instance, map, &broken));
+        findings.extend(plan::plan_findings(doc, instance, map, &broken));
     }
 
     findings.sort_by_key(|f| f.primary.as_ref().map_or(usize::MAX, |(s, _)| s.start));
@@ -189,7 +190,14 @@ mod tests {
     fn check_with(schema: &Value, text: &str, plan_check: bool) -> Vec<Diagnostic> {
         let doc =
             Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
-        validate(&doc, schema, &SchemaMap::from_schema(schema), plan_check).expect("a schema")
+        validate(
+            &doc,
+            &instance(&doc),
+            schema,
+            &SchemaMap::from_schema(schema),
+            plan_check,
+        )
+        .expect("a schema")
     }
 
     #[test]
