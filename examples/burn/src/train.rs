@@ -1,0 +1,256 @@
+//! The burn loop driven by accum: the driver gives the groups and the
+//! global per-token denominator, burn does the math and accumulates the
+//! microbatches' gradients in its `GradientsAccumulator`, accum's reducer
+//! all-reduces them once per update across replicas on threads, accum's
+//! loss scaler and cosine schedule feed burn's AdamW.
+
+use accum::driver::{Driver, Group, Outcome};
+use accum::ndarray::{ArrayD, IxDyn};
+use accum::replica::{InProcess, Reducer};
+use accum::scaler::LossScaler;
+use accum::schedule::Schedule;
+use accum::settings::{Normalization, ScheduleKind};
+use accum::tensor::Tensors;
+use accum::{LastGroup, Plan, Rounding};
+use burn::optim::{AdamWConfig, GradientsAccumulator, GradientsParams};
+use burn::tensor::Device;
+
+use crate::BoxError;
+use crate::config::TrainConfig;
+use crate::corpus::Corpus;
+use crate::model::{CharModel, ModelConfig, PaddedBatch};
+
+/// The device every replica trains on: burn's NdArray backend (pure Rust,
+/// CPU) under its Autodiff decorator.
+pub fn device() -> Device {
+    // burn 0.22 marks NdArray deprecated in favour of Flex
+    // (burn-tensor 0.22.1, `device.rs`, `Device::ndarray`); it is still the
+    // release's dependency-light CPU backend, and `Device::flex()` (feature
+    // `flex`) is a one-line swap.
+    #[allow(deprecated)]
+    Device::ndarray().autodiff()
+}
+
+/// What a run observed, from rank 0.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    /// The plan the run trained with.
+    pub plan: Option<Plan>,
+    /// The group's per-token loss of every attempt.
+    pub losses: Vec<f64>,
+    /// The learning rate each applied update was given.
+    pub lrs: Vec<f64>,
+    /// The first group's full gradient: reduced over the replicas and
+    /// unscaled, parameters flattened in order.
+    pub first_gradient: Vec<f32>,
+    /// Applied updates.
+    pub applied: u64,
+    /// Attempts skipped for non-finite gradients.
+    pub skipped: u64,
+    /// The loss scale at the end.
+    pub loss_scale: f64,
+    /// Supervised tokens trained on.
+    pub tokens: u64,
+}
+
+/// Trains `config` on `corpus` with `D` replicas, one thread each, after
+/// accum's `validate()` and plan, and returns rank 0's report. `log`
+/// prints rank 0's line at `config.log_every`.
+pub fn train(corpus: &Corpus, config: &TrainConfig, log: bool) -> Result<RunReport, BoxError> {
+    use accum::AccumConfig;
+    config.validate()?;
+    let plan = config.plan()?;
+    let d = usize::try_from(plan.replicas())?;
+    let reducer = InProcess::new(d);
+    let reports: Vec<Result<RunReport, BoxError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..d)
+            .map(|rank| {
+                let reducer = &reducer;
+                s.spawn(move || {
+                    let result = replica(corpus, config, plan, rank, reducer, log);
+                    if let Err(e) = &result {
+                        // The others would wait for this replica forever.
+                        reducer.abort(&format!("replica {rank} failed: {e}"));
+                    }
+                    result
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a replica panicked".into()))
+            })
+            .collect()
+    });
+    let mut reports = reports.into_iter();
+    let first = reports.next().ok_or("no replica ran")?;
+    for other in reports {
+        other?;
+    }
+    first
+}
+
+/// One replica's loop: the driver gives the groups, burn does the math.
+fn replica(
+    corpus: &Corpus,
+    config: &TrainConfig,
+    plan: Plan,
+    rank: usize,
+    reducer: &InProcess,
+    log: bool,
+) -> Result<RunReport, BoxError> {
+    let schedule = Schedule::from_spans(
+        ScheduleKind::Cosine,
+        config.lr,
+        config.warmup,
+        config.total,
+        &plan,
+        Rounding::Up,
+    )?;
+    let mut driver = Driver::builder(plan, corpus.examples.len())
+        .seed(config.seed)
+        .last_group(LastGroup::Process)
+        .rank(rank)
+        .schedule(schedule)
+        .build()?;
+    let device = device();
+    let grad_device = device.clone().without_autodiff();
+    let mut model = CharModel::new(corpus.vocab, &config.model, &device);
+    let mut optimizer = AdamWConfig::new().with_weight_decay(0.0).init();
+    let mut scaler = LossScaler::dynamic(&config.loss_scale);
+    let mut report = RunReport {
+        plan: Some(plan),
+        ..RunReport::default()
+    };
+
+    while let Some(mut group) = driver.next_group()? {
+        // accum::run::normalization: the group's global per-token
+        // denominator, summed over the replicas before any backward pass.
+        let denominator =
+            group.denominator(Normalization::PerToken, |id| corpus.supervised(id), reducer)?;
+        // accum::run::loss-scale: one scale for the whole group.
+        let scale = scaler.scale();
+        let weight = (scale / denominator.value) as f32;
+        let (grads, loss) = accumulate(&model, corpus, &group, weight, &device);
+        // accum::run::data-parallel: one all-reduce per group, after this rank's last
+        // microbatch; every rank takes part, even one without a microbatch
+        // in a partial group. The loss rides along for the log.
+        let mut flat = model.flatten(&grads);
+        flat.push(vec![loss / scale as f32]);
+        let mut reduced = to_tensors(&flat);
+        reducer.all_reduce_grads(rank, &mut reduced)?;
+        let mut flat: Vec<Vec<f32>> = reduced.slices().map(<[f32]>::to_vec).collect();
+        let group_loss = f64::from(flat.pop().and_then(|l| l.first().copied()).unwrap_or(0.0));
+        let finite = flat.iter_mut().fold(true, |ok, g| scaler.unscale(g) & ok);
+        if report.first_gradient.is_empty() {
+            report.first_gradient = flat.concat();
+        }
+        if finite {
+            // accum::run::scheduler: the learning rate of this applied
+            // update, from accum's schedule, given to burn's optimizer.
+            let lr = driver.lr().expect("the driver was given a schedule");
+            let grads = model.gradients(&flat, &grad_device);
+            model = optimizer.step(lr, model, grads);
+            report.lrs.push(lr);
+        }
+        // accum::run::loss-scale: the scaler updates after the attempt.
+        scaler.update(finite);
+        report.losses.push(group_loss);
+        let progress = *driver.finish(group, Outcome::from_finite(finite))?;
+        if log && rank == 0 && driver.every(config.log_every) {
+            println!(
+                "{:>5} updates  {:>7} tokens  loss {group_loss:.4}  lr {:.2e}  scale {}",
+                progress.updates.get(),
+                progress.tokens.get(),
+                driver.lr().unwrap_or(0.0),
+                scaler.scale()
+            );
+        }
+    }
+    let progress = driver.progress();
+    report.applied = progress.updates.get();
+    report.skipped = progress.skipped;
+    report.tokens = progress.tokens.get();
+    report.loss_scale = scaler.scale();
+    Ok(report)
+}
+
+/// This rank's microbatches of `group`: forward, weighted loss, backward,
+/// each microbatch's gradients added into burn's `GradientsAccumulator`
+/// (a fresh one per group: accum::run::zeroing, once per update).
+/// Returns the accumulated gradients and the summed weighted loss.
+fn accumulate(
+    model: &CharModel,
+    corpus: &Corpus,
+    group: &Group,
+    weight: f32,
+    device: &Device,
+) -> (GradientsParams, f32) {
+    let mut accumulator = GradientsAccumulator::<CharModel>::new();
+    let mut loss = 0.0f32;
+    for mb in group.microbatches() {
+        let batch = PaddedBatch::new(corpus, mb.ids, weight, device);
+        let mb_loss = model.weighted_loss(&batch);
+        let grads = GradientsParams::from_grads(mb_loss.backward(), model);
+        loss += mb_loss.into_scalar::<f32>();
+        accumulator.accumulate(model, grads);
+        // The graph and its activations are dropped here, before the next
+        // microbatch (accum::run::group: no list of graph-attached losses).
+    }
+    (accumulator.grads(), loss)
+}
+
+/// Flat buffers as accum tensors, for the reducer.
+fn to_tensors(buffers: &[Vec<f32>]) -> Tensors {
+    Tensors::new(
+        buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let array = ArrayD::from_shape_vec(IxDyn(&[b.len()]), b.clone())
+                    .expect("a flat buffer has its own length");
+                (format!("p{i}"), array)
+            })
+            .collect(),
+    )
+}
+
+/// `‖a − b‖ / ‖b‖`.
+pub fn relative_difference(a: &[f32], b: &[f32]) -> f64 {
+    let diff: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (f64::from(*x) - f64::from(*y)).powi(2))
+        .sum();
+    let norm: f64 = b.iter().map(|y| f64::from(*y).powi(2)).sum();
+    (diff / norm).sqrt()
+}
+
+/// The first group's full gradient under `m·A·D` (reduced over the
+/// replicas, unscaled), flattened: what the equivalence test compares. The
+/// config is built with the constructor burn's `Config` derive generates:
+/// required fields in `new`, optional ones through `with_*`.
+pub fn first_group_gradient(
+    corpus: &Corpus,
+    (m, a, d): (u32, u32, u32),
+    seed: u64,
+) -> Result<Vec<f32>, BoxError> {
+    let config = TrainConfig::new(
+        m,
+        d,
+        "1 update".parse()?,
+        "0 updates".parse()?,
+        "1 update".parse()?,
+        1e-2,
+        seed,
+        ModelConfig::new(),
+        accum::settings::LossScaleSettings {
+            init: 1024.0,
+            ..accum::settings::LossScaleSettings::default()
+        },
+    )
+    .with_accumulation(Some(a));
+    Ok(train(corpus, &config, false)?.first_gradient)
+}

@@ -1,0 +1,129 @@
+//! One struct with burn's `#[derive(Config)]` and accum's
+//! `#[derive(AccumConfig)]`: loaded from the JSON file burn reads, checked
+//! by accum's `validate()`, then planned; and what burn's generated serde
+//! does that a plain serde derive would not (src/config.rs cites it).
+
+use std::path::Path;
+
+use accum::AccumConfig;
+use accum_burn_example::{LoadError, ModelConfig, TrainConfig};
+use burn::config::Config;
+
+fn shipped() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/train.json"))
+}
+
+/// The shipped config's text with `edit` applied to its JSON value.
+fn edited(edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    let text = std::fs::read_to_string(shipped()).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut value);
+    value.to_string()
+}
+
+#[test]
+fn the_shipped_config_loads_validates_and_plans() {
+    let (config, plan) = TrainConfig::load_checked(shipped()).unwrap();
+    // A is absent from the file: accum solves it from B = m·A·D.
+    assert_eq!(config.accumulation, None);
+    assert_eq!(
+        (plan.micro_batch(), plan.accumulation(), plan.replicas()),
+        (2, 4, 2)
+    );
+    assert_eq!(plan.effective_batch().get(), 16);
+    assert_eq!(
+        config.model,
+        ModelConfig::new().with_hidden(24).with_ffn(64).with_seed(7)
+    );
+}
+
+#[test]
+fn burn_reads_and_writes_the_same_file_and_accum_plans_the_copy() {
+    // burn's own loader (`Config::load`, JSON) reads the file accum checked.
+    let by_burn = TrainConfig::load(shipped()).unwrap();
+    let (by_accum, plan) = TrainConfig::load_checked(shipped()).unwrap();
+    assert_eq!(by_burn.to_string(), by_accum.to_string());
+    // burn's `save` writes what accum loads again, to the same plan.
+    let dir = std::env::temp_dir().join(format!("accum-burn-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("copy.json");
+    by_burn.save(&copy).unwrap();
+    let (again, plan_again) = TrainConfig::load_checked(&copy).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(plan_again, plan);
+    assert_eq!(again.to_string(), by_burn.to_string());
+}
+
+#[test]
+fn the_paths_accum_reports_are_the_keys_burn_writes() {
+    let (config, _) = TrainConfig::load_checked(shipped()).unwrap();
+    let written: serde_json::Value = serde_json::from_str(&config.to_string()).unwrap();
+    let roles = TrainConfig::roles();
+    assert_eq!(roles.len(), 4, "{roles:?}");
+    for role in roles {
+        let key = role.path.to_string();
+        assert!(
+            written.get(&key).is_some(),
+            "`{key}` is a role path; burn writes {written}"
+        );
+    }
+}
+
+#[test]
+fn every_plan_problem_is_reported_at_its_field() {
+    let text = edited(|v| {
+        v["micro_batch"] = 0.into();
+        v["global_batch"] = 30.into();
+        v["warmup"] = "300 updates".into();
+    });
+    let err = TrainConfig::from_json("bad.json", &text).unwrap_err();
+    let LoadError::Invalid { findings, .. } = &err else {
+        panic!("expected findings, got {err}");
+    };
+    let paths = findings.paths();
+    assert!(paths.contains(&"micro_batch".to_owned()), "{paths:?}");
+    assert!(paths.contains(&"warmup".to_owned()), "{paths:?}");
+    let shown = err.to_string();
+    assert!(shown.starts_with("bad.json: "), "{shown}");
+    assert!(shown.contains("micro_batch"), "{shown}");
+    println!("{shown}");
+}
+
+#[test]
+fn a_value_of_the_wrong_shape_is_located_in_the_file() {
+    let text = "{\n  \"micro_batch\": \"two\"\n}";
+    let err = TrainConfig::from_json("typed.json", text).unwrap_err();
+    let shown = err.to_string();
+    assert!(matches!(err, LoadError::Parse { .. }), "{shown}");
+    assert!(shown.starts_with("typed.json:2:"), "{shown}");
+}
+
+#[test]
+fn burn_defaults_apply_to_new_only() {
+    // `ModelConfig::new()` gives the `#[config(default)]` values, but burn's
+    // generated `Deserialize` asks the file for every field.
+    assert_eq!(ModelConfig::new().ffn, 32);
+    let text = edited(|v| {
+        v["model"].as_object_mut().unwrap().remove("ffn");
+    });
+    let err = TrainConfig::from_json("short.json", &text).unwrap_err();
+    let shown = err.to_string();
+    assert!(matches!(err, LoadError::Parse { .. }), "{shown}");
+    assert!(shown.contains("missing field `ffn`"), "{shown}");
+}
+
+#[test]
+fn burn_ignores_an_unknown_key_and_accum_reports_the_role_it_leaves_out() {
+    // A misspelt optional key is dropped by burn's deserializer...
+    let text = edited(|v| {
+        let map = v.as_object_mut().unwrap();
+        map.remove("global_batch");
+        map.insert("accumulaton".into(), 4.into());
+    });
+    let err = TrainConfig::from_json("typo.json", &text).unwrap_err();
+    // ...and accum's validate() finds the plan without an accumulation.
+    let LoadError::Invalid { findings, .. } = &err else {
+        panic!("expected findings, got {err}");
+    };
+    assert_eq!(findings.paths(), ["accumulation"], "{err}");
+}
