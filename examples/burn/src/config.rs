@@ -6,16 +6,20 @@
 //! `save`/`load` and the serde impls; `#[derive(accum::AccumConfig)]` gives
 //! `plan()`, `validate()` and `roles()`. The two read different attributes
 //! (`#[config(...)]`, `#[accum(...)]`) and generate different items, so
-//! they live on one struct as they are.
+//! they live on one struct as they are, nested sections with both derives
+//! included (`tests/config.rs`). Nothing on accum's side needed changing.
 //!
 //! What burn's side does differently from a `#[derive(Deserialize)]`
-//! struct (burn-derive 0.22.1, `config/analyzer_struct.rs`,
+//! struct (burn-derive 0.22.1, `src/config/analyzer_struct.rs`,
 //! `ConfigStructAnalyzer::gen_serde_struct` and `gen_deserialize_fn`): the
 //! serde impls go through a copy of the struct that keeps each field's name
 //! and type and nothing else. So
-//! - `#[serde(...)]` attributes cannot be used: burn's impls would not see
-//!   a `rename`, while accum's paths would (`config_tests` checks the
-//!   names that reach the file);
+//! - `#[serde(...)]` attributes do not reach burn's impls. Alone, burn and
+//!   accum register no `serde` attribute and a `rename` does not compile;
+//!   beside a `schemars::JsonSchema` derive (which registers it) it
+//!   compiles, and accum's paths and schema follow the rename while burn
+//!   writes and reads the field's own name. Keep burn configs free of
+//!   `#[serde]`;
 //! - `#[config(default = ...)]` applies to `new()` only: a file must give
 //!   every field that is not an `Option`;
 //! - unknown keys are ignored, not refused: a misspelt optional key is
@@ -28,25 +32,23 @@ use std::path::Path;
 use accum::settings::LossScaleSettings;
 use accum::{AccumConfig, Findings, Plan, PlanError, Span};
 
+use burn::optim::AdamWConfig;
+
 use crate::model::ModelConfig;
 
-/// A training run of the character model.
+/// A training run of the character model, laid out as burn's own training
+/// configs are: sections for the model and the optimizer (burn's
+/// `AdamWConfig`, itself a burn `Config`), here beside a batch section that
+/// is both a burn and an accum config.
 #[derive(burn::config::Config, Debug, AccumConfig)]
 #[accum(variable_length)]
 pub struct TrainConfig {
-    /// `m`: examples per microbatch on each replica.
-    #[accum(micro_batch)]
-    pub micro_batch: u32,
-    /// `A`: microbatches per update on each replica; solved from
-    /// `global_batch` when absent.
-    #[accum(accumulation)]
-    pub accumulation: Option<u32>,
+    /// `m`, `A` and `B`.
+    #[accum(nested)]
+    pub batch: BatchConfig,
     /// `D`: data-parallel replicas, one thread each.
     #[accum(replicas)]
     pub replicas: u32,
-    /// `B`, checked against `m·A·D`.
-    #[accum(global_batch)]
-    pub global_batch: Option<u32>,
     /// The run's length, in any unit.
     #[accum(total)]
     pub total: Span,
@@ -60,10 +62,28 @@ pub struct TrainConfig {
     pub lr: f64,
     /// Seed of the epoch order.
     pub seed: u64,
+    /// burn's AdamW: a burn config inside an accum config needs no mark.
+    pub optimizer: AdamWConfig,
     /// The model.
     pub model: ModelConfig,
     /// Dynamic loss scaling.
     pub loss_scale: LossScaleSettings,
+}
+
+/// The batch: a section of [`TrainConfig`] with both derives.
+#[derive(burn::config::Config, Debug, AccumConfig)]
+#[accum(section)]
+pub struct BatchConfig {
+    /// `m`: examples per microbatch on each replica.
+    #[accum(micro_batch)]
+    pub micro_batch: u32,
+    /// `A`: microbatches per update on each replica; solved from
+    /// `global_batch` when absent.
+    #[accum(accumulation)]
+    pub accumulation: Option<u32>,
+    /// `B`, checked against `m·A·D`.
+    #[accum(global_batch)]
+    pub global_batch: Option<u32>,
 }
 
 /// Why a config file gave no plan.

@@ -16,7 +16,7 @@ use burn::optim::{AdamWConfig, GradientsAccumulator, GradientsParams};
 use burn::tensor::Device;
 
 use crate::BoxError;
-use crate::config::TrainConfig;
+use crate::config::{BatchConfig, TrainConfig};
 use crate::corpus::Corpus;
 use crate::model::{CharModel, ModelConfig, PaddedBatch};
 
@@ -118,7 +118,7 @@ fn replica(
     let device = device();
     let grad_device = device.clone().without_autodiff();
     let mut model = CharModel::new(corpus.vocab, &config.model, &device);
-    let mut optimizer = AdamWConfig::new().with_weight_decay(0.0).init();
+    let mut optimizer = config.optimizer.init();
     let mut scaler = LossScaler::dynamic(&config.loss_scale);
     let mut report = RunReport {
         plan: Some(plan),
@@ -238,19 +238,19 @@ pub fn first_group_gradient(
     seed: u64,
 ) -> Result<Vec<f32>, BoxError> {
     let config = TrainConfig::new(
-        m,
+        BatchConfig::new(m).with_accumulation(Some(a)),
         d,
         "1 update".parse()?,
         "0 updates".parse()?,
         "1 update".parse()?,
         1e-2,
         seed,
+        AdamWConfig::new().with_weight_decay(0.0),
         ModelConfig::new(),
         accum::settings::LossScaleSettings {
             init: 1024.0,
             ..accum::settings::LossScaleSettings::default()
         },
-    )
-    .with_accumulation(Some(a));
+    );
     Ok(train(corpus, &config, false)?.first_gradient)
 }

@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 use accum::driver::epoch_order;
 use accum::settings::LossScaleSettings;
 use accum_burn_example::{
-    Corpus, ModelConfig, TrainConfig, first_group_gradient, relative_difference, train,
+    BatchConfig, Corpus, ModelConfig, TrainConfig, first_group_gradient, relative_difference, train,
 };
+use burn::optim::AdamWConfig;
 
 const SEED: u64 = 11;
 
@@ -55,21 +56,21 @@ fn accumulated_gradients_equal_the_large_batch_gradient() {
 fn the_loss_falls_with_two_replicas_and_four_microbatches() {
     let corpus = Corpus::shipped();
     let config = TrainConfig::new(
-        2,
+        BatchConfig::new(2).with_global_batch(Some(16)),
         2,
         "60 updates".parse().unwrap(),
         "64 examples".parse().unwrap(),
         "20 updates".parse().unwrap(),
         3e-2,
         SEED,
+        AdamWConfig::new().with_weight_decay(0.0),
         ModelConfig::new().with_seed(5),
         LossScaleSettings {
             init: 1024.0,
             growth_interval: 20,
             ..LossScaleSettings::default()
         },
-    )
-    .with_global_batch(Some(16));
+    );
     let report = train(&corpus, &config, false).unwrap();
     let plan = report.plan.unwrap();
     assert_eq!(plan.accumulation(), 4, "A = B / (m·D) = 16 / 4");
