@@ -16,14 +16,28 @@ fn norm(g: &[f32]) -> f64 {
     g.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt()
 }
 
+/// The shipped lines cut to lengths from 6 to 45 characters: microbatches
+/// whose supervised tokens differ several times over.
+fn ragged() -> Corpus {
+    let mut corpus = Corpus::shipped();
+    for (i, example) in corpus.examples.iter_mut().enumerate() {
+        example.truncate(6 + (i * 17) % 40);
+    }
+    corpus
+}
+
 #[test]
 fn burn_sums_per_microbatch_means_and_the_driver_denominator_is_exact() {
-    let corpus = Corpus::shipped();
     // Three splits of groups of 8 examples into microbatches of different
-    // supervised lengths: the case where a mean of means is not the mean.
-    for (m, a) in [(2, 4), (1, 8), (4, 2)] {
+    // supervised lengths, the case where a mean of means is not the mean:
+    // on the shipped lines (similar lengths) and on ragged ones.
+    let cases = [(Corpus::shipped(), "shipped"), (ragged(), "ragged")];
+    for ((corpus, name), (m, a)) in cases
+        .iter()
+        .flat_map(|c| [(2, 4), (1, 8), (4, 2)].map(|split| (c, split)))
+    {
         let measured = measure(
-            &corpus,
+            corpus,
             Plan::new(m, a, 1).unwrap(),
             SEED,
             &ModelConfig::new(),
@@ -42,7 +56,7 @@ fn burn_sums_per_microbatch_means_and_the_driver_denominator_is_exact() {
         let driver = relative_difference(&measured.driver, &measured.large);
         let ratio = norm(&measured.burn_summed) / norm(&measured.large);
         println!(
-            "m = {m}, A = {a}, tokens per microbatch {:?}: relative difference to the \
+            "{name}: m = {m}, A = {a}, tokens per microbatch {:?}: relative difference to the \
              large batch: burn's sum {summed:.3} (‖sum‖/‖large‖ = {ratio:.3}), \
              sum / A {averaged:.2e}, driver {driver:.1e}",
             measured.tokens
@@ -65,7 +79,7 @@ fn burn_sums_per_microbatch_means_and_the_driver_denominator_is_exact() {
         // backward pass, through the same GradientsAccumulator: the large
         // batch within f32 rounding.
         assert!(driver < 1e-5, "driver: {driver:e}");
-        burn_is_the_sum_of_microbatch_means(&corpus, &measured);
+        burn_is_the_sum_of_microbatch_means(corpus, &measured);
     }
 }
 
