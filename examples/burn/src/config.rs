@@ -124,11 +124,10 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadError::Read { file, error } => write!(f, "{file}: cannot read it: {error}"),
+            // serde_json's message ends with the line and column.
             LoadError::Parse { file, error } => write!(
                 f,
-                "{file}:{}:{}: {error}; every field that is not optional must be given",
-                error.line(),
-                error.column()
+                "{file}: {error}; burn's configs read every field that is not an `Option`"
             ),
             LoadError::Invalid { file, findings } => write!(f, "{file}: {findings}"),
             LoadError::Plan { file, error } => write!(f, "{file}: {error}"),

@@ -65,10 +65,8 @@ impl CharModel {
             ))
         };
         let vector = |v: Vec<f32>| {
-            Param::from_tensor(Tensor::<1>::from_data(
-                TensorData::new(v.clone(), [v.len()]),
-                device,
-            ))
+            let n = v.len();
+            Param::from_tensor(Tensor::<1>::from_data(TensorData::new(v, [n]), device))
         };
         CharModel {
             embed: matrix(values(vocab * h, None), vocab, h),

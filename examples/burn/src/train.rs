@@ -32,10 +32,10 @@ pub fn device() -> Device {
 }
 
 /// What a run observed, from rank 0.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RunReport {
     /// The plan the run trained with.
-    pub plan: Option<Plan>,
+    pub plan: Plan,
     /// The group's per-token loss of every attempt.
     pub losses: Vec<f64>,
     /// The learning rate each applied update was given.
@@ -121,8 +121,14 @@ fn replica(
     let mut optimizer = config.optimizer.init();
     let mut scaler = LossScaler::dynamic(&config.loss_scale);
     let mut report = RunReport {
-        plan: Some(plan),
-        ..RunReport::default()
+        plan,
+        losses: Vec::new(),
+        lrs: Vec::new(),
+        first_gradient: Vec::new(),
+        applied: 0,
+        skipped: 0,
+        loss_scale: scaler.scale(),
+        tokens: 0,
     };
 
     while let Some(mut group) = driver.next_group()? {

@@ -72,7 +72,7 @@ fn the_loss_falls_with_two_replicas_and_four_microbatches() {
         },
     );
     let report = train(&corpus, &config, false).unwrap();
-    let plan = report.plan.unwrap();
+    let plan = report.plan;
     assert_eq!(plan.accumulation(), 4, "A = B / (m·D) = 16 / 4");
     assert_eq!((report.applied, report.skipped), (60, 0));
     assert_eq!(report.losses.len(), 60);
