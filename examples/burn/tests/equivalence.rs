@@ -106,3 +106,48 @@ fn the_loss_falls_with_two_replicas_and_four_microbatches() {
         .sum();
     assert_eq!(report.tokens, 20 * per_epoch);
 }
+
+#[test]
+fn a_replica_without_a_microbatch_in_a_partial_group_takes_part() {
+    // 17 examples, B = 16 over D = 2: the second group holds one example,
+    // so one replica has no microbatch; it still joins the all-reduce
+    // (with zeros) and the update is applied on both.
+    let mut corpus = Corpus::shipped();
+    corpus.examples.truncate(17);
+    let config = TrainConfig::new(
+        BatchConfig::new(2).with_accumulation(Some(4)),
+        2,
+        "2 updates".parse().unwrap(),
+        "0 updates".parse().unwrap(),
+        "1 update".parse().unwrap(),
+        1e-2,
+        SEED,
+        AdamWConfig::new().with_weight_decay(0.0),
+        ModelConfig::new(),
+        LossScaleSettings {
+            init: 1024.0,
+            ..LossScaleSettings::default()
+        },
+    );
+    // The driver's own view of rank 1's second group: no microbatch.
+    let plan = accum::Plan::new(2, 4, 2).unwrap();
+    let mut rank1 = accum::driver::Driver::builder(plan, 17)
+        .seed(SEED)
+        .rank(1)
+        .build()
+        .unwrap();
+    let mut first = rank1.next_group().unwrap().unwrap();
+    first.count_all(|id| corpus.supervised(id));
+    rank1
+        .finish(first, accum::driver::Outcome::Applied)
+        .unwrap();
+    let second = rank1.next_group().unwrap().unwrap();
+    assert_eq!(second.microbatches().len(), 0);
+    assert_eq!(second.examples().get(), 1);
+
+    let report = train(&corpus, &config, false).unwrap();
+    assert_eq!((report.applied, report.skipped), (2, 0));
+    let all: Vec<usize> = (0..corpus.examples.len()).collect();
+    assert_eq!(report.tokens, corpus.supervised_of(&all));
+    assert!(report.losses.iter().all(|l| l.is_finite() && *l > 0.0));
+}
