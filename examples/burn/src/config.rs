@@ -30,7 +30,7 @@ use std::fmt;
 use std::path::Path;
 
 use accum::settings::LossScaleSettings;
-use accum::{AccumConfig, Findings, Plan, PlanError, Span};
+use accum::{AccumConfig, Findings, Plan, Span};
 
 use burn::optim::AdamWConfig;
 
@@ -116,7 +116,7 @@ pub enum LoadError {
         /// The file.
         file: String,
         /// The plan's reason.
-        error: PlanError,
+        error: crate::BoxError,
     },
 }
 
@@ -162,7 +162,7 @@ impl TrainConfig {
         config.validate().map_err(invalid)?;
         let plan = config.plan().map_err(|error| LoadError::Plan {
             file: file.to_owned(),
-            error,
+            error: error.into(),
         })?;
         Ok((config, plan))
     }

@@ -145,9 +145,7 @@ fn replica(
         // in a partial group. The loss rides along for the log.
         let mut flat = model.flatten(&grads);
         flat.push(vec![loss / scale as f32]);
-        let mut reduced = to_tensors(&flat);
-        reducer.all_reduce_grads(rank, &mut reduced)?;
-        let mut flat: Vec<Vec<f32>> = reduced.slices().map(<[f32]>::to_vec).collect();
+        let mut flat = all_reduce(reducer, rank, &flat)?;
         let group_loss = f64::from(flat.pop().and_then(|l| l.first().copied()).unwrap_or(0.0));
         let finite = flat.iter_mut().fold(true, |ok, g| scaler.unscale(g) & ok);
         if report.first_gradient.is_empty() {
@@ -208,9 +206,15 @@ fn accumulate(
     (accumulator.grads(), loss)
 }
 
-/// Flat buffers as accum tensors, for the reducer.
-fn to_tensors(buffers: &[Vec<f32>]) -> Tensors {
-    Tensors::new(
+/// The element-wise sum of `buffers` over the replicas, through accum's
+/// reducer: every rank calls it once per group with buffers of the same
+/// sizes, and gets the same sums.
+fn all_reduce(
+    reducer: &InProcess,
+    rank: usize,
+    buffers: &[Vec<f32>],
+) -> Result<Vec<Vec<f32>>, BoxError> {
+    let mut tensors = Tensors::new(
         buffers
             .iter()
             .enumerate()
@@ -220,7 +224,9 @@ fn to_tensors(buffers: &[Vec<f32>]) -> Tensors {
                 (format!("p{i}"), array)
             })
             .collect(),
-    )
+    );
+    reducer.all_reduce_grads(rank, &mut tensors)?;
+    Ok(tensors.slices().map(<[f32]>::to_vec).collect())
 }
 
 /// `‖a − b‖ / ‖b‖`.
