@@ -140,9 +140,9 @@ fn replica(
         let scale = scaler.scale();
         let weight = (scale / denominator.value) as f32;
         let (grads, loss) = accumulate(&model, corpus, &group, weight, &device);
-        // accum::run::data-parallel: one all-reduce per group, after this rank's last
-        // microbatch; every rank takes part, even one without a microbatch
-        // in a partial group. The loss rides along for the log.
+        // accum::run::data-parallel: one all-reduce per group, after this
+        // rank's last microbatch; every rank takes part, even one without a
+        // microbatch in a partial group. The loss rides along for the log.
         let mut flat = model.flatten(&grads);
         flat.push(vec![loss / scale as f32]);
         let mut flat = all_reduce(reducer, rank, &flat)?;
