@@ -137,10 +137,22 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// A config that passed accum's `validate()`, with its plan.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The config.
+    pub config: TrainConfig,
+    /// Its plan, `B = m·A·D`.
+    pub plan: Plan,
+    /// The warnings `validate()` found (often none): a config with warnings
+    /// only plans and runs, and the user should see them.
+    pub warnings: Findings,
+}
+
 impl TrainConfig {
     /// Reads the JSON at `path`, runs accum's `validate()` and returns the
-    /// config with its plan.
-    pub fn load_checked(path: &Path) -> Result<(TrainConfig, Plan), LoadError> {
+    /// config with its plan and warnings.
+    pub fn load_checked(path: &Path) -> Result<Loaded, LoadError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
             file: file.clone(),
@@ -150,7 +162,7 @@ impl TrainConfig {
     }
 
     /// [`TrainConfig::load_checked`] on the text of `file`.
-    pub fn from_json(file: &str, text: &str) -> Result<(TrainConfig, Plan), LoadError> {
+    pub fn from_json(file: &str, text: &str) -> Result<Loaded, LoadError> {
         let config: TrainConfig = serde_json::from_str(text).map_err(|error| LoadError::Parse {
             file: file.to_owned(),
             error,
@@ -159,11 +171,15 @@ impl TrainConfig {
             file: file.to_owned(),
             findings,
         };
-        config.validate().map_err(invalid)?;
+        let warnings = config.validate().map_err(invalid)?;
         let plan = config.plan().map_err(|error| LoadError::Plan {
             file: file.to_owned(),
             error: error.into(),
         })?;
-        Ok((config, plan))
+        Ok(Loaded {
+            config,
+            plan,
+            warnings,
+        })
     }
 }

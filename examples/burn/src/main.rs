@@ -7,20 +7,27 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use accum_burn_example::{Corpus, TrainConfig, train};
+use accum_burn_example::{Corpus, Loaded, TrainConfig, train};
 
 fn main() -> ExitCode {
     let path = std::env::args_os()
         .nth(1)
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("train.json"));
-    let (config, plan) = match TrainConfig::load_checked(&path) {
+    let Loaded {
+        config,
+        plan,
+        warnings,
+    } = match TrainConfig::load_checked(&path) {
         Ok(loaded) => loaded,
         Err(err) => {
             eprintln!("error: {err}");
             return ExitCode::from(1);
         }
     };
+    if !warnings.is_empty() {
+        eprintln!("warning: {}: {warnings}", path.display());
+    }
     let corpus = Corpus::shipped();
     println!(
         "{} examples, {} characters; {}",

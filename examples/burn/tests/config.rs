@@ -23,7 +23,9 @@ fn edited(edit: impl FnOnce(&mut serde_json::Value)) -> String {
 
 #[test]
 fn the_shipped_config_loads_validates_and_plans() {
-    let (config, plan) = TrainConfig::load_checked(shipped()).unwrap();
+    let loaded = TrainConfig::load_checked(shipped()).unwrap();
+    let (config, plan) = (loaded.config, loaded.plan);
+    assert!(loaded.warnings.is_empty(), "{}", loaded.warnings);
     // A is absent from the file: accum solves it from B = m·A·D.
     assert_eq!(config.batch.accumulation, None);
     assert_eq!(
@@ -41,22 +43,23 @@ fn the_shipped_config_loads_validates_and_plans() {
 fn burn_reads_and_writes_the_same_file_and_accum_plans_the_copy() {
     // burn's own loader (`Config::load`, JSON) reads the file accum checked.
     let by_burn = TrainConfig::load(shipped()).unwrap();
-    let (by_accum, plan) = TrainConfig::load_checked(shipped()).unwrap();
+    let loaded = TrainConfig::load_checked(shipped()).unwrap();
+    let (by_accum, plan) = (loaded.config, loaded.plan);
     assert_eq!(by_burn.to_string(), by_accum.to_string());
     // burn's `save` writes what accum loads again, to the same plan.
     let dir = std::env::temp_dir().join(format!("accum-burn-config-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let copy = dir.join("copy.json");
     by_burn.save(&copy).unwrap();
-    let (again, plan_again) = TrainConfig::load_checked(&copy).unwrap();
+    let again = TrainConfig::load_checked(&copy).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(plan_again, plan);
-    assert_eq!(again.to_string(), by_burn.to_string());
+    assert_eq!(again.plan, plan);
+    assert_eq!(again.config.to_string(), by_burn.to_string());
 }
 
 #[test]
 fn the_paths_accum_reports_are_the_keys_burn_writes() {
-    let (config, _) = TrainConfig::load_checked(shipped()).unwrap();
+    let config = TrainConfig::load_checked(shipped()).unwrap().config;
     let written: serde_json::Value = serde_json::from_str(&config.to_string()).unwrap();
     let roles = TrainConfig::roles();
     let paths: Vec<String> = roles.iter().map(|r| r.path.to_string()).collect();
