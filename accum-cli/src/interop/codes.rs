@@ -39,3 +39,6 @@ pub const VERSION: &str = "accum::interop::version";
 /// its count of consumed samples, so its ramp-up runs later than the
 /// calculator's rule.
 pub const RAMP_RESTARTS: &str = "accum::interop::ramp-restarts";
+/// A key or argument of the batch vocabulary that the reader did not read:
+/// the batch is reported without confidence.
+pub const UNREAD: &str = "accum::interop::unread";

@@ -47,6 +47,7 @@ pub use accum_core::config::partial::PartialConfig;
 use crate::diagnostic::{Diagnostic, Severity};
 
 mod axolotl;
+mod census;
 pub mod codes;
 mod deepspeed;
 mod dialect;
@@ -277,6 +278,9 @@ pub struct FileReport {
     pub text: String,
     /// Findings whose spans are in this text, in the order of the checks.
     pub findings: Vec<Diagnostic>,
+    /// Keys of the batch vocabulary the reader left unread; they become
+    /// `unread` findings once the batch is known.
+    pub(crate) unread: Vec<census::Unread>,
 }
 
 /// The result of [`import`]: what the file says, the batch, and every finding.
@@ -295,6 +299,13 @@ impl Imported {
     /// Whether any finding is an error (the CLI exits 1).
     pub fn has_errors(&self) -> bool {
         self.findings().any(|f| f.severity == Severity::Error)
+    }
+
+    /// Whether the batch is reported with confidence: no finding is an
+    /// error, and no key or argument of the batch vocabulary was left
+    /// unread (`accum::interop::unread`).
+    pub fn confident(&self) -> bool {
+        !self.has_errors() && !self.findings().any(|f| f.code == codes::UNREAD)
     }
 
     /// Every finding, file after file.

@@ -120,6 +120,15 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         &["model", "batch_size"],
         &["model", "init_args", "batch_size"],
         &["model", "train_ds", "batch_size"],
+        // NeMo's TTS models: a bucketing sampler built from
+        // `train_ds.batch_sampler`, which the DataLoader takes as its
+        // `batch_sampler` (`nemo/collections/tts/models/vits.py`,
+        // `VitsModel.train_dataloader`: `DistributedBucketSampler(dataset,
+        // **self.cfg.train_ds.batch_sampler)`), else `DataLoader(dataset,
+        // **cfg.dataloader_params)` (`fastpitch.py`,
+        // `FastPitchModel._setup_train_dataloader`); per process.
+        &["model", "train_ds", "batch_sampler", "batch_size"],
+        &["model", "train_ds", "dataloader_params", "batch_size"],
     ] {
         if r.has(path) {
             micro = Some(r.uint(path, 1)?);

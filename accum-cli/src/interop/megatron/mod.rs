@@ -25,6 +25,7 @@ pub(crate) use ramp::{RAMP_REMOVED, linear_ramp};
 
 use self::args::{Arg, Invocation, NNODES, NPROC};
 use self::shell::Field;
+use super::census;
 use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::python_number;
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, codes};
@@ -61,7 +62,7 @@ impl Dialect for Megatron {
                     .help("give the launch script or the argument list of the run (the command that runs pretrain_*.py)")
                     .at(top, "no Megatron-LM run");
                     return Ok(Reading {
-                        files: vec![report(name, text, vec![finding])],
+                        files: vec![report(name, text, vec![finding], Vec::new())],
                         batch: None,
                     });
                 }
@@ -72,18 +73,48 @@ impl Dialect for Megatron {
             findings: Vec::new(),
         };
         let batch = read(&mut a, opts);
+        let unread = census::unread_args(
+            a.inv
+                .launcher
+                .iter()
+                .chain(&a.inv.megatron)
+                .map(|x| (x.name.as_str(), x.span.clone())),
+            |n| READ.contains(&n) || NPROC.contains(&n) || NNODES.contains(&n),
+        );
         Ok(Reading {
-            files: vec![report(name, text, a.findings)],
+            files: vec![report(name, text, a.findings, unread)],
             batch,
         })
     }
 }
 
-fn report(name: &str, text: &str, findings: Vec<Diagnostic>) -> FileReport {
+/// The arguments of the batch vocabulary this reader reads (the launcher's
+/// are [`NPROC`] and [`NNODES`]); any other is named by the census.
+const READ: &[&str] = &[
+    "--micro-batch-size",
+    "--global-batch-size",
+    "--tensor-model-parallel-size",
+    "--pipeline-model-parallel-size",
+    "--context-parallel-size",
+    "--expert-model-parallel-size",
+    "--expert-tensor-parallel-size",
+    "--rampup-batch-size",
+    "--step-batch-size-schedule",
+    "--decrease-batch-size-if-needed",
+    "--ds-sequence-parallel-size",
+];
+
+fn report(
+    name: &str,
+    text: &str,
+    findings: Vec<Diagnostic>,
+    unread: Vec<census::Unread>,
+) -> FileReport {
     FileReport {
         name: name.to_owned(),
         text: text.to_owned(),
         findings,
+        unread,
     }
 }
 
