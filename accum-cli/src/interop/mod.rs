@@ -55,6 +55,7 @@ mod export;
 mod files;
 mod huggingface;
 mod lightning;
+mod litgpt;
 mod megatron;
 mod reader;
 mod stages;
@@ -95,21 +96,25 @@ pub enum Framework {
     NeMo,
     /// axolotl's YAML configuration.
     Axolotl,
+    /// LitGPT's recipes (Lightning Fabric): `train.global_batch_size`,
+    /// `train.micro_batch_size`, `devices`, `num_nodes`.
+    LitGpt,
 }
 
 impl Framework {
     /// Every framework.
-    pub const ALL: [Framework; 6] = [
+    pub const ALL: [Framework; 7] = [
         Framework::DeepSpeed,
         Framework::Megatron,
         Framework::HuggingFace,
         Framework::Lightning,
         Framework::NeMo,
         Framework::Axolotl,
+        Framework::LitGpt,
     ];
 
     /// The command-line name (`deepspeed`, `megatron`, `hf`, `lightning`,
-    /// `nemo`, `axolotl`).
+    /// `nemo`, `axolotl`, `litgpt`).
     pub const fn key(self) -> &'static str {
         match self {
             Framework::DeepSpeed => "deepspeed",
@@ -118,6 +123,7 @@ impl Framework {
             Framework::Lightning => "lightning",
             Framework::NeMo => "nemo",
             Framework::Axolotl => "axolotl",
+            Framework::LitGpt => "litgpt",
         }
     }
 
@@ -130,6 +136,7 @@ impl Framework {
             Framework::Lightning => "Lightning",
             Framework::NeMo => "NeMo",
             Framework::Axolotl => "axolotl",
+            Framework::LitGpt => "LitGPT",
         }
     }
 }
@@ -140,7 +147,7 @@ impl fmt::Display for Framework {
     }
 }
 
-/// A framework name that is not one of the six.
+/// A framework name that is not one of the seven.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFramework {
     /// The name as given.
@@ -151,7 +158,7 @@ impl fmt::Display for UnknownFramework {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown framework `{}`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo` or `axolotl`",
+            "unknown framework `{}`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo`, `axolotl` or `litgpt`",
             self.name
         )
     }
@@ -172,6 +179,7 @@ impl FromStr for Framework {
             "lightning" | "pytorch-lightning" => Ok(Framework::Lightning),
             "nemo" => Ok(Framework::NeMo),
             "axolotl" => Ok(Framework::Axolotl),
+            "litgpt" | "lit-gpt" => Ok(Framework::LitGpt),
             _ => Err(UnknownFramework {
                 name: name.to_owned(),
             }),
@@ -540,6 +548,7 @@ pub fn import(
         Framework::Lightning => run::<lightning::Lightning>(name, text, opts),
         Framework::NeMo => run::<lightning::NeMo>(name, text, opts),
         Framework::Axolotl => run::<axolotl::Axolotl>(name, text, opts),
+        Framework::LitGpt => run::<litgpt::LitGpt>(name, text, opts),
     }
 }
 
@@ -572,6 +581,7 @@ pub fn export(framework: Framework, config: &PartialConfig) -> Result<Exported, 
         Framework::Lightning => lightning::export,
         Framework::NeMo => lightning::export_nemo,
         Framework::Axolotl => axolotl::export,
+        Framework::LitGpt => litgpt::export,
     };
     export::export(framework, config, write)
 }

@@ -12,7 +12,7 @@
 //! fewer than `accumulate_grad_batches` batches were accumulated, and
 //! divides every batch's loss by `accumulate_grad_batches`.
 
-mod devices;
+pub(crate) mod devices;
 mod export;
 mod nemo;
 mod schedule;
@@ -86,6 +86,11 @@ pub(crate) struct Trainer {
 }
 
 impl Trainer {
+    /// Arguments at the top of the file (LitGPT's `devices`, `num_nodes`).
+    pub(crate) fn top() -> Trainer {
+        Trainer { prefix: Vec::new() }
+    }
+
     pub(crate) fn path(&self, key: &'static str) -> Vec<&'static str> {
         let mut p = self.prefix.clone();
         p.push(key);
@@ -107,6 +112,20 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
     // NeMo's Megatron models: the model section sets the batch.
     if r.has(&["model", "global_batch_size"]) || r.has(&["model", "micro_batch_size"]) {
         return nemo::read(r, opts, &t);
+    }
+
+    // LitGPT's recipes run on Lightning Fabric with their own batch keys.
+    if super::litgpt::is_recipe(r) {
+        r.push(
+            Diagnostic::error(
+                codes::DIALECT,
+                owned(&["train", "global_batch_size"]),
+                "this is a LitGPT recipe (train.global_batch_size, train.micro_batch_size): LitGPT runs it on Lightning Fabric and computes the accumulation itself, not through a Lightning Trainer",
+            )
+            .help("import it with `accum import litgpt FILE`")
+            .at(r.key_span(&["train"]), "LitGPT's batch"),
+        );
+        return None;
     }
 
     // The micro-batch lives in the DataLoader, not in the Trainer.
