@@ -295,6 +295,14 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     let tp_given = degree(a, "--tensor-model-parallel-size")?;
     let pp_given = degree(a, "--pipeline-model-parallel-size")?;
     let cp_given = degree(a, "--context-parallel-size")?;
+    // Megatron-DeepSpeed (`megatron/arguments.py`, `validate_args`):
+    // `data_parallel_size = world_size // (pp × tp × ds_sequence_parallel_size)`,
+    // asserting the division; its sequence parallelism divides like context
+    // parallelism.
+    let cp_given = match (cp_given, degree(a, "--ds-sequence-parallel-size")?) {
+        (None, None) => None,
+        (c, s) => Some(c.unwrap_or(1).saturating_mul(s.unwrap_or(1))),
+    };
     let ep = degree(a, "--expert-model-parallel-size")?.unwrap_or(1);
     let etp_given = degree(a, "--expert-tensor-parallel-size")?;
     let (tp, pp, cp) = (
@@ -423,7 +431,10 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
                 ),
             )
             .warning()
-            .help(format!("if one microbatch per update was meant, use --global-batch-size {step}"))
+            .help(format!(
+                "if {} microbatches per update are meant, the batch is right: Megatron accumulates them; if one microbatch per update was meant, use --global-batch-size {step}",
+                g / step
+            ))
             .at(b_span.clone(), "counts model-parallel devices"),
         );
     }
@@ -541,7 +552,10 @@ fn duplicates(a: &mut Args) {
 /// The world size: the options, or the launcher's `nproc × nnodes`.
 fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<u64> {
     let given = super::dialect::world_from_options(opts);
-    let read = |arg: Option<&Arg>| -> Result<Option<(u64, Range<usize>)>, Field> {
+    // The launcher's count, with the environment variables it took a
+    // default for (`${SLURM_NNODES:-1}`).
+    type Count = (u64, Range<usize>, Vec<String>);
+    let read = |arg: Option<&Arg>| -> Result<Option<Count>, Field> {
         let Some(field) = arg.and_then(Arg::value) else {
             return Ok(None);
         };
@@ -552,22 +566,56 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
             super::reader::Number::Int(i) => u64::try_from(i).ok().filter(|&v| v >= 1),
             super::reader::Number::Float(_) => None,
         }) {
-            Some(v) => Ok(Some((v, field.span()))),
+            Some(v) => Ok(Some((v, field.span(), field.defaults.clone()))),
             None => Err(field.clone()),
         }
     };
     let nproc = read(a.launcher(NPROC));
     let nnodes = read(a.launcher(NNODES));
     let launched = match (&nproc, &nnodes) {
-        (Ok(Some((n, s))), Ok(k)) => Ok(Some((
-            n.saturating_mul(k.as_ref().map_or(1, |k| k.0)),
-            s.clone(),
-        ))),
+        (Ok(Some((n, s, d))), Ok(k)) => {
+            let mut defaults = d.clone();
+            defaults.extend(k.iter().flat_map(|k| k.2.iter().cloned()));
+            defaults.sort();
+            defaults.dedup();
+            Ok(Some((
+                n.saturating_mul(k.as_ref().map_or(1, |k| k.0)),
+                s.clone(),
+                defaults,
+            )))
+        }
         (Ok(None), _) => Ok(None),
         (Err(f), _) | (_, Err(f)) => Err(f.clone()),
     };
     match (given, launched) {
-        (Some(w), Ok(Some((l, span)))) if w != l => {
+        // The value given wins over the script's defaults for variables of
+        // the environment: the job's environment sets them, and accum does
+        // not see it (`--env` gives them exactly).
+        (Some(w), Ok(Some((l, span, defaults)))) if w != l && !defaults.is_empty() => {
+            let vars: Vec<String> = defaults.iter().map(|d| format!("`{d}`")).collect();
+            a.findings.push(
+                Diagnostic::error(
+                    codes::WORLD_SIZE,
+                    Args::path("--nproc-per-node"),
+                    format!(
+                        "the launcher here starts {l} processes only with the script's defaults for {}, which the job's environment sets; accum uses the world size given, {w}",
+                        vars.join(", ")
+                    ),
+                )
+                .warning()
+                .help(format!(
+                    "to read the launcher's count exactly, give the environment instead of --world-size: {}",
+                    defaults
+                        .iter()
+                        .map(|d| format!("--env {d}=N"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ))
+                .at(span, "count from environment defaults"),
+            );
+            Some(w)
+        }
+        (Some(w), Ok(Some((l, span, _)))) if w != l => {
             a.findings.push(
                 Diagnostic::error(
                     codes::WORLD_SIZE,
@@ -579,7 +627,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
             );
             Some(l)
         }
-        (_, Ok(Some((l, _)))) => Some(l),
+        (_, Ok(Some((l, _, _)))) => Some(l),
         // The launcher's values do not matter when the world size is given.
         (Some(w), _) => Some(w),
         (None, Err(field)) => {
