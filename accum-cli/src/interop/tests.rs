@@ -200,7 +200,7 @@ fn round_trip(
         .as_ref()
         .map(|p| p.world_size)
         .or(imported.config.batch.replicas);
-    let again_opts = ImportOptions {
+    let mut again_opts = ImportOptions {
         world_size: world,
         num_processes: None,
         env: Vec::new(),
@@ -208,6 +208,18 @@ fn round_trip(
         accelerate_config: None,
         ..opts.clone()
     };
+    // A DeepSpeed file whose grid came from the file itself (gpt-neox's
+    // degrees) is launched again with the same grid: the model code's
+    // degrees, and its mpu unless the model is a PipelineModule.
+    if framework == Framework::DeepSpeed
+        && let Some(p) = &imported.config.parallel
+        && opts.tensor.is_none()
+        && opts.pipeline.is_none()
+    {
+        again_opts.tensor = p.tensor;
+        again_opts.pipeline = p.pipeline;
+        again_opts.deepspeed_mpu = p.pipeline.is_none_or(|pp| pp <= 1);
+    }
     let again = import(framework, "exported", &exported.text, &again_opts)
         .map_err(|e| format!("re-import: {e}\n{}", exported.text))?;
     let mut expected = imported.config.clone();
@@ -341,6 +353,7 @@ fn imported(file: &str) -> Imported {
             Some("hf") => Framework::HuggingFace,
             Some("lightning") => Framework::Lightning,
             Some("nemo") => Framework::NeMo,
+            Some("litgpt") => Framework::LitGpt,
             _ => Framework::Axolotl,
         },
         &path,
@@ -469,7 +482,7 @@ fn framework_names_parse() {
     assert_eq!("nemo".parse::<Framework>(), Ok(Framework::NeMo));
     assert_eq!(
         "jax".parse::<Framework>().unwrap_err().to_string(),
-        "unknown framework `jax`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo` or `axolotl`"
+        "unknown framework `jax`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo`, `axolotl` or `litgpt`"
     );
 }
 

@@ -238,6 +238,19 @@ impl Args {
         }
     }
 
+    /// A whole number ≥ 1 when it is one, with no finding (the value's
+    /// own reading says what is wrong with it).
+    fn quiet_uint(&self, name: &str) -> Option<(u64, Range<usize>)> {
+        let field = self.get(name)?.value()?;
+        if !field.unknown.is_empty() {
+            return None;
+        }
+        match python_number(&field.text)?.whole() {
+            Some(v) if v >= 1 => Some((u64::try_from(v).ok()?, field.span())),
+            _ => None,
+        }
+    }
+
     fn float(&mut self, name: &str) -> Option<(f64, Range<usize>)> {
         let arg = self.get(name).cloned()?;
         let field = arg.value()?;
@@ -404,6 +417,10 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
                 .at(b_span.clone(), "decreased by Megatron"),
             );
             running = Some(rounded).filter(|&r| r > 0);
+        } else if steps.is_none()
+            && let Some(finding) = ramp_refusal(a, g, m, replicas, step, &b_span)
+        {
+            a.findings.push(finding);
         } else if steps.is_none() {
             a.findings.push(
                 Diagnostic::error(
@@ -467,6 +484,9 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         global.as_ref().map(|g| g.0),
         decrease,
     )?;
+    if let (Some(st), Some(BatchSchedule::Ramp { end, .. })) = (&staged, &schedule) {
+        ramp_cut_short(a, &st.plan, *end);
+    }
     let rule = match (&staged, &schedule) {
         (Some(st), Some(BatchSchedule::Ramp { samples, .. })) => Some(schedules::Rule::Ramp {
             plan: &st.plan,
@@ -517,6 +537,104 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
             span: b_span,
         },
     })
+}
+
+/// Stages a ramp-up reads at most, for the batches a run reaches.
+const RAMP_STAGES: usize = 100_000;
+
+/// A ramp-up whose global batch is not a multiple of `micro × D`: the
+/// ramp-up calculator checks the batch of each iteration as it reaches it
+/// (`RampupBatchsizeNumMicroBatchesCalculator.update`, `consistency_check`),
+/// so Megatron stops at the first batch of the ramp that is not a multiple,
+/// and only when the run reaches it (`--train-samples`). `None` without a
+/// ramp-up the calculator accepts.
+fn ramp_refusal(
+    a: &mut Args,
+    global: u64,
+    m: u64,
+    replicas: u64,
+    step: u64,
+    span: &Range<usize>,
+) -> Option<Diagnostic> {
+    let (values, ramp_span) = ramp::rampup_values(a)??;
+    let batches = ramp::reached(values, global, RAMP_STAGES)?;
+    let (bad, consumed) = *batches.iter().find(|(b, _)| b % step != 0)?;
+    let train = a.quiet_uint("--train-samples").map(|v| v.0);
+    let assert = format!(
+        "\"current global batch size ({bad}) is not divisible by micro-batch-size ({m}) times data parallel size ({replicas})\""
+    );
+    if let Some(t) = train
+        && consumed >= t
+    {
+        let last = batches
+            .iter()
+            .take_while(|(_, c)| *c < t)
+            .last()
+            .map_or(values[0], |x| x.0);
+        return Some(
+            Diagnostic::error(
+                codes::NOT_DIVISIBLE,
+                Args::path("--global-batch-size"),
+                format!(
+                    "the run ends (--train-samples {t}) before the ramp-up reaches global batch {bad}, the first that is not a multiple of micro {m} × D {replicas} = {step}, so Megatron trains it, up to global batch {last}; but --global-batch-size {global} is not a multiple of {step}, and accum plans a ramp-up to it"
+                ),
+            )
+            .help(format!(
+                "write --global-batch-size {last} with a ramp-up that ends there, or a multiple of {step} that the ramp reaches"
+            ))
+            .at(span.clone(), "never reached"),
+        );
+    }
+    let when = if consumed == 0 {
+        "at its first iteration".to_owned()
+    } else {
+        format!("once {consumed} samples are consumed, when the ramp-up reaches global batch {bad}")
+    };
+    Some(
+        Diagnostic::error(
+            codes::ENGINE_ASSERT,
+            Args::path("--rampup-batch-size"),
+            format!("Megatron would stop {when}: update() asserts {assert}"),
+        )
+        .help(format!(
+            "make the ramp-up's start and increment multiples of micro × D = {step}"
+        ))
+        .at(ramp_span, "ramp-up reaches this batch"),
+    )
+}
+
+/// A run that ends (`--train-samples`) before the ramp-up reaches its last
+/// batch: the batch it reaches is named, as the run never trains the
+/// global batch.
+fn ramp_cut_short(a: &mut Args, staged: &accum_core::plan::StagedPlan, global: u64) {
+    let Some((t, span)) = a.quiet_uint("--train-samples") else {
+        return;
+    };
+    let stages = staged.stages();
+    let reached = stages
+        .iter()
+        .take_while(|s| s.examples_before().get() < t)
+        .count();
+    if reached == 0 || reached >= stages.len() {
+        return;
+    }
+    let last = stages[reached - 1].plan().effective_batch().get();
+    a.findings.push(
+        Diagnostic::error(
+            codes::SCHEDULE_SHIFT,
+            Args::path("--train-samples"),
+            format!(
+                "the run ends (--train-samples {t}) in the ramp-up: the largest global batch it trains is {last}, in stage {reached} of {}; it never reaches --global-batch-size {global}",
+                stages.len()
+            ),
+        )
+        .warning()
+        .help(format!(
+            "train at least {} samples to reach the global batch {global}, or write the batch the run trains",
+            stages[stages.len() - 1].examples_before().get()
+        ))
+        .at(span, "ends in the ramp-up"),
+    );
 }
 
 /// argparse keeps the last of a repeated option: a warning when the values
