@@ -148,14 +148,14 @@ pub(crate) fn role(key: &str) -> Option<Role> {
 
 /// Whether a path is outside the training batch by one of its tables
 /// (`model.validation_ds.batch_size`, `inference.batch_size`).
-fn outside(path: &[String]) -> bool {
+pub(crate) fn outside(path: &[String]) -> bool {
     path.iter()
         .any(|p| words(p).iter().any(|w| OUTSIDE.contains(&w.as_str())))
 }
 
 /// The keys of a parsed file that belong to the batch vocabulary and whose
 /// paths are not in `read`. A table counts as read when a key inside it was
-/// read; an array read as a whole covers what is inside it.
+/// read; the tables of a list are searched too (callbacks, plugins).
 pub(crate) fn unread_keys(root: &Node, read: &HashSet<Vec<String>>) -> Vec<Unread> {
     let mut out = Vec::new();
     let mut path = Vec::new();
@@ -187,9 +187,10 @@ fn walk(
                 path.pop();
             }
         }
-        // A list of tables (callbacks, plugins); a list read as a whole
-        // (`devices: [0, 1]`) is covered.
-        NodeKind::Array(items) if !was_read => {
+        // A list of tables (callbacks, plugins): each table's keys, even
+        // when the list was looked up (readers look into the tables they
+        // know, not at every key).
+        NodeKind::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 if matches!(item.kind, NodeKind::Table(_)) {
                     path.push(i.to_string());

@@ -61,9 +61,13 @@ mod reader;
 mod stages;
 
 #[cfg(test)]
+mod census_tests;
+#[cfg(test)]
 mod ramp_export_tests;
 #[cfg(test)]
 mod ramp_tests;
+#[cfg(test)]
+mod severity_tests;
 #[cfg(test)]
 mod step_tests;
 #[cfg(test)]

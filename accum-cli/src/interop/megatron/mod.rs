@@ -88,6 +88,24 @@ impl Dialect for Megatron {
     }
 }
 
+/// Where the run's batch arguments are written in a script: the start of
+/// each `--micro-batch-size` and `--global-batch-size` of the command read.
+#[cfg(test)]
+pub(crate) fn batch_argument_starts(text: &str, env: &[(String, String)]) -> Vec<usize> {
+    args::from_script(text, env)
+        .map(|inv| {
+            inv.megatron
+                .iter()
+                .filter(|a| a.name == "--micro-batch-size" || a.name == "--global-batch-size")
+                // The span runs from the option to its value, which may be
+                // written earlier (`MBS=1`): the option is the last of its
+                // name before the span's end.
+                .filter_map(|a| text.get(..a.span.end)?.rfind(a.name.as_str()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The arguments of the batch vocabulary this reader reads (the launcher's
 /// are [`NPROC`] and [`NNODES`]); any other is named by the census.
 const READ: &[&str] = &[
