@@ -31,7 +31,8 @@ pub const NOT_CONVERTED: &str = "accum::interop::not-converted";
 pub const AUTO: &str = "accum::interop::auto";
 /// The file is another framework's, or a shape accum does not read.
 pub const DIALECT: &str = "accum::interop::dialect";
-/// A file named by the imported one could not be read.
+/// A file named by the imported one (or, in `--format json`, the imported
+/// file itself) could not be read.
 pub const FILE: &str = "accum::interop::file";
 /// What the framework does with a setting depends on its version.
 pub const VERSION: &str = "accum::interop::version";
