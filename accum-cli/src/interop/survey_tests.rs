@@ -174,7 +174,10 @@ const UNSEEN: &[(&str, &[&str])] = &[
     ),
     (
         "shell argument loops and srun … bash -c strings",
-        &["megatron/arg_loop_srun.sh"],
+        &[
+            "megatron/arg_loop_srun.sh",
+            "megatron/arg_loop_zero_stage.sh",
+        ],
     ),
     (
         "Megatron-DeepSpeed --ds-sequence-parallel-size",

@@ -206,16 +206,34 @@ pub(crate) fn run(text: &str, env: &[(String, String)]) -> Script {
     .tokens();
     let mut cmds = simple_commands(tokens).into_iter().peekable();
     let tree = parse_block(&mut cmds, &[]);
+    let mut vars: HashMap<String, Value> = env
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                Value::Str(Field::at(v.clone(), 0..0, Vec::new())),
+            )
+        })
+        .collect();
+    // `$#`: the positional arguments given (`--env 1=…`, `2=…`), in order.
+    let positional = (1..)
+        .take_while(|i: &usize| vars.contains_key(&i.to_string()))
+        .count();
+    let all: Vec<String> = (1..=positional)
+        .filter_map(|i| match vars.get(&i.to_string()) {
+            Some(Value::Str(f)) => Some(f.text.clone()),
+            _ => None,
+        })
+        .collect();
+    vars.entry("#".to_owned())
+        .or_insert_with(|| Value::Str(Field::at(positional.to_string(), 0..0, Vec::new())));
+    // `$@` and `$*`: the same arguments, as words (empty without any).
+    for name in ["@", "*"] {
+        vars.entry(name.to_owned())
+            .or_insert_with(|| Value::Str(Field::at(all.join(" "), 0..0, Vec::new())));
+    }
     let mut script = Script {
-        env: env
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    Value::Str(Field::at(v.clone(), 0..0, Vec::new())),
-                )
-            })
-            .collect(),
+        env: vars,
         commands: Vec::new(),
         unset_is_empty: false,
         nested: 0,
@@ -265,10 +283,22 @@ impl Script {
             match node {
                 Node::Cmd(tokens) => self.command(tokens),
                 Node::If(branches) => self.branches(branches, depth),
-                Node::Loop(body) => self.block(body, depth + 1),
+                Node::Loop(cond, body) => self.repeat(cond.as_ref(), body, depth),
                 Node::Case(subject, arms) => self.case(subject.as_ref(), arms, depth),
             }
         }
+    }
+
+    /// A loop's body runs once (what it sets is what one pass sets), unless
+    /// its condition is known not to hold at the start: `while [[ $# -gt 0
+    /// ]]` with no positional arguments runs nothing, as in bash.
+    fn repeat(&mut self, cond: Option<&(Vec<Tok>, bool)>, body: &[Node], depth: usize) {
+        if let Some((tokens, until)) = cond
+            && self.test(tokens) == Some(*until)
+        {
+            return;
+        }
+        self.block(body, depth + 1);
     }
 
     /// Runs the arm whose pattern matches the subject; when the subject is
