@@ -691,19 +691,19 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
     // The launcher's count, with the environment variables it took a
     // default for (`${SLURM_NNODES:-1}`).
     type Count = (u64, Range<usize>, Vec<String>);
-    let read = |arg: Option<&Arg>| -> Result<Option<Count>, Field> {
+    let read = |arg: Option<&Arg>| -> Result<Option<Count>, Box<Field>> {
         let Some(field) = arg.and_then(Arg::value) else {
             return Ok(None);
         };
         if !field.unknown.is_empty() {
-            return Err(field.clone());
+            return Err(Box::new(field.clone()));
         }
         match python_number(&field.text).and_then(|n| match n {
             super::reader::Number::Int(i) => u64::try_from(i).ok().filter(|&v| v >= 1),
             super::reader::Number::Float(_) => None,
         }) {
             Some(v) => Ok(Some((v, field.span(), field.defaults.clone()))),
-            None => Err(field.clone()),
+            None => Err(Box::new(field.clone())),
         }
     };
     let nproc = read(a.launcher(NPROC));

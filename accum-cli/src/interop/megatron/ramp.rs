@@ -224,7 +224,8 @@ pub(crate) fn reached(
     global: u64,
     limit: usize,
 ) -> Option<Vec<(u64, u64)>> {
-    if start == 0 || increment == 0 || start > global || (global - start) % increment != 0 {
+    if start == 0 || increment == 0 || start > global || !(global - start).is_multiple_of(increment)
+    {
         return None;
     }
     let k = (global - start) / increment;
