@@ -82,6 +82,10 @@ const OUTSIDE: &[&str] = &[
     "benchmark",
     "profile",
     "profiler",
+    "checkpoint",
+    "comm",
+    "p2p",
+    "sync",
 ];
 
 /// The words of a key: lower case, split at `_`, `-`, `.` and blanks.
@@ -214,6 +218,8 @@ fn walk(
         && !matches!(node.kind, NodeKind::Null)
         && let Some(role) = role(key)
         && !outside(&path[..path.len() - 1])
+        // A degree of 1 divides nothing: the replicas are the same with it.
+        && !(role == Role::Parallel && matches!(node.kind, NodeKind::Integer(1)))
     {
         out.push(Unread {
             key: path.join("."),
@@ -224,17 +230,21 @@ fn walk(
     }
 }
 
-/// The arguments of a command line (`--name`, their spans) that belong to
-/// the batch vocabulary and that `known` does not list.
+/// The arguments of a command line (`--name`, its value, their spans) that
+/// belong to the batch vocabulary and that `known` does not list.
 pub(crate) fn unread_args<'a>(
-    args: impl IntoIterator<Item = (&'a str, Range<usize>)>,
+    args: impl IntoIterator<Item = (&'a str, Option<&'a str>, Range<usize>)>,
     known: impl Fn(&str) -> bool,
 ) -> Vec<Unread> {
     let mut seen = HashSet::new();
     args.into_iter()
-        .filter(|(name, _)| !known(name))
-        .filter_map(|(name, span)| {
+        .filter(|(name, ..)| !known(name))
+        .filter_map(|(name, value, span)| {
             let role = role(name)?;
+            // A degree of 1 divides nothing, as for keys.
+            if role == Role::Parallel && value.is_some_and(|v| v.trim() == "1") {
+                return None;
+            }
             seen.insert(name.to_owned()).then(|| Unread {
                 key: name.to_owned(),
                 path: vec![name.to_owned()],
@@ -328,6 +338,8 @@ mod tests {
             ("log_every_n_steps", None),
             ("learning_rate", None),
             ("reduce_bucket_size", None),
+            ("batch_p2p_comm", None),
+            ("sync_batch_comm", None),
         ] {
             assert_eq!(role(key), expected, "{key}");
         }
@@ -335,7 +347,7 @@ mod tests {
 
     #[test]
     fn unread_keys_skip_what_was_read_and_evaluation() {
-        let text = "trainer:\n  devices: 2\n  gpus_per_node: 8\nmodel:\n  train_ds:\n    batch_size: 4\n    batch_sampler:\n      batch_size: 8\n  validation_ds:\n    batch_size: 16\n  rampup_batch_size: null\ncallbacks:\n  - accumulate: 3\n";
+        let text = "exp_manager:\n  checkpoint_callback_params:\n    model_parallel_size: 2\nexpert_model_parallel_size: 1\ntrainer:\n  devices: 2\n  gpus_per_node: 8\nmodel:\n  train_ds:\n    batch_size: 4\n    batch_sampler:\n      batch_size: 8\n  validation_ds:\n    batch_size: 16\n  rampup_batch_size: null\ncallbacks:\n  - accumulate: 3\n";
         let doc =
             Document::parse("x.yaml".into(), text.into(), SourceFormat::Yaml).expect("parses");
         let read: HashSet<Vec<String>> = [
@@ -367,10 +379,11 @@ mod tests {
     #[test]
     fn unread_args_name_each_option_once() {
         let args = [
-            ("--micro-batch-size", 0..1),
-            ("--foo-batch-size", 2..3),
-            ("--foo-batch-size", 4..5),
-            ("--lr", 6..7),
+            ("--micro-batch-size", Some("2"), 0..1),
+            ("--foo-batch-size", Some("3"), 2..3),
+            ("--foo-batch-size", None, 4..5),
+            ("--lr", Some("1e-4"), 6..7),
+            ("--encoder-pipeline-model-parallel-size", Some("1"), 8..9),
         ];
         let u = unread_args(args, |n| n == "--micro-batch-size");
         assert_eq!(u.len(), 1);

@@ -74,11 +74,13 @@ impl Dialect for Megatron {
         };
         let batch = read(&mut a, opts);
         let unread = census::unread_args(
-            a.inv
-                .launcher
-                .iter()
-                .chain(&a.inv.megatron)
-                .map(|x| (x.name.as_str(), x.span.clone())),
+            a.inv.launcher.iter().chain(&a.inv.megatron).map(|x| {
+                (
+                    x.name.as_str(),
+                    x.value().map(|v| v.text.as_str()),
+                    x.span.clone(),
+                )
+            }),
             |n| READ.contains(&n) || NPROC.contains(&n) || NNODES.contains(&n),
         );
         Ok(Reading {
