@@ -64,6 +64,8 @@ const CASES: &[(&str, &str, Why)] = &[
         Why::Works,
     ),
     ("megatron/env_default_world.sh", "world-size", Why::Works),
+    ("megatron/launcher_disagrees.sh", "world-size", Why::Works),
+    ("deepspeed/neox_global_gpus.yml", "world-size", Why::Works),
     ("megatron/rampup_cut_short.sh", "schedule-shift", Why::Works),
     ("megatron/unread_argument.sh", "unread", Why::Works),
     ("hf/ds_mismatch.yaml", "engine-assert", Why::Refuses),

@@ -185,7 +185,11 @@ const UNSEEN: &[(&str, &[&str])] = &[
     ),
     (
         "an explicit world size over environment defaults",
-        &["megatron/env_default_world.sh"],
+        &[
+            "megatron/env_default_world.sh",
+            "megatron/launcher_disagrees.sh",
+            "deepspeed/neox_global_gpus.yml",
+        ],
     ),
     (
         "ramp-ups cut short by --train-samples, refused on the first batch",

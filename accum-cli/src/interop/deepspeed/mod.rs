@@ -51,7 +51,25 @@ impl Dialect for DeepSpeed {
             neox::dashes_to_underscores(&mut r);
         }
         let root = r.span(&[]);
-        let Some(world) = super::dialect::world_from_options(opts) else {
+        let given = super::dialect::world_from_options(opts);
+        let world = match (neox::global_num_gpus(&mut r), given) {
+            (Some(g), Some(w)) if g.value != w => {
+                r.push(
+                    Diagnostic::error(
+                        codes::WORLD_SIZE,
+                        g.path.clone(),
+                        format!("the file's global_num_gpus is {}, but the world size given is {w}; gpt-neox divides by the file's count", g.value),
+                    )
+                    .warning()
+                    .help("make them agree, or remove global_num_gpus so that gpt-neox counts the GPUs of the launch")
+                    .at(g.span.clone(), "the GPUs gpt-neox divides"),
+                );
+                Some(g.value)
+            }
+            (Some(g), _) => Some(g.value),
+            (None, w) => w,
+        };
+        let Some(world) = world else {
             r.push(
                 Diagnostic::error(
                     codes::MISSING,

@@ -40,6 +40,19 @@ impl Neox {
     }
 }
 
+/// `global_num_gpus` when a gpt-neox file sets it: `calculate_derived`
+/// takes it as the GPU count (`getattr(self, "global_num_gpus", None)`) and
+/// counts the launch's GPUs only when it is not set.
+pub(super) fn global_num_gpus(r: &mut Reader) -> Option<At<u64>> {
+    const KEY: &str = "global_num_gpus";
+    let neox = r.has(&["pipe_parallel_size"]) || r.has(&["model_parallel_size"]);
+    if neox && r.has(&[KEY]) {
+        r.uint(&[KEY], 1)
+    } else {
+        None
+    }
+}
+
 /// The top-level keys with `-` read as `_`, as `NeoXArgs.from_ymls` does.
 pub(super) fn dashes_to_underscores(r: &mut Reader) {
     if let NodeKind::Table(entries) = &mut r.doc.root.kind {

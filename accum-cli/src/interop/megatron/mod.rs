@@ -760,6 +760,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
                     Args::path("--nproc-per-node"),
                     format!("the world size given is {w}, but the launcher here starts {l} processes (processes per node × nodes)"),
                 )
+                .warning()
                 .help("make the launcher and --world-size agree; accum uses the launcher's count")
                 .at(span, "launcher's count"),
             );
