@@ -85,6 +85,12 @@ impl Field {
         self.defaults.extend(f.defaults.iter().cloned());
     }
 
+    /// Appends a blank that no source wrote (between the words `eval` joins).
+    fn blank(&mut self) {
+        self.text.push(' ');
+        self.offs.push(None);
+    }
+
     /// The best span for the text: its source if all of it has one, else the
     /// word in the command.
     pub(crate) fn span(&self) -> Range<usize> {
@@ -536,6 +542,16 @@ impl Script {
             (Some(Tok::Word(a)), Some(Tok::Word(b))) => a.span.start..b.span.end,
             _ => words[0].word_span.clone(),
         };
+        // `eval WORDS`: the words joined by blanks, run as a script.
+        if words.len() > 1 && words[0].text == "eval" && self.nested < MAX_NESTED {
+            let mut joined = words[1].clone();
+            for w in &words[2..] {
+                joined.blank();
+                joined.extend(w);
+            }
+            self.string(&joined, &span);
+            return;
+        }
         if let Some(k) = shell_string(&words)
             && self.nested < MAX_NESTED
         {

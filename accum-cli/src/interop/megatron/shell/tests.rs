@@ -169,3 +169,22 @@ fn bash_c_strings_are_scripts_located_in_the_outer_one() {
     let s = run(deep, &[]);
     assert_eq!(texts(&s, 0), ["x"]);
 }
+
+#[test]
+fn eval_runs_its_words_as_a_script() {
+    let text =
+        "MBS=2\nCMD=\"torchrun pretrain_gpt.py --micro-batch-size $MBS --x 'a b'\"\neval $CMD\n";
+    let s = run(text, &[]);
+    assert_eq!(
+        texts(&s, 0),
+        [
+            "torchrun",
+            "pretrain_gpt.py",
+            "--micro-batch-size",
+            "2",
+            "--x",
+            "a b"
+        ]
+    );
+    assert_eq!(&text[s.commands[0].words[3].span()], "2");
+}
