@@ -161,10 +161,23 @@ pub(crate) fn outside(path: &[String]) -> bool {
 /// paths are not in `read`. A table counts as read when a key inside it was
 /// read; the tables of a list are searched too (callbacks, plugins).
 pub(crate) fn unread_keys(root: &Node, read: &HashSet<Vec<String>>) -> Vec<Unread> {
+    // The tables something was read inside: every proper prefix of a path
+    // read, so that each table is looked up once.
+    let inside: HashSet<&[String]> = read
+        .iter()
+        .flat_map(|p| (0..p.len()).map(move |k| &p[..k]))
+        .collect();
+    let seen = Seen { read, inside };
     let mut out = Vec::new();
     let mut path = Vec::new();
-    walk(root, None, read, &mut path, &mut out, 0);
+    walk(root, None, &seen, &mut path, &mut out, 0);
     out
+}
+
+/// What a reader looked up, and the tables it looked inside.
+struct Seen<'a> {
+    read: &'a HashSet<Vec<String>>,
+    inside: HashSet<&'a [String]>,
 }
 
 /// Tables deeper than this are not searched (no configuration nests so far).
@@ -173,7 +186,7 @@ const MAX_DEPTH: usize = 32;
 fn walk(
     node: &Node,
     key_span: Option<&Range<usize>>,
-    read: &HashSet<Vec<String>>,
+    seen: &Seen<'_>,
     path: &mut Vec<String>,
     out: &mut Vec<Unread>,
     depth: usize,
@@ -181,13 +194,13 @@ fn walk(
     if depth > MAX_DEPTH {
         return;
     }
-    let was_read = read.contains(path.as_slice());
+    let was_read = seen.read.contains(path.as_slice());
     let before = out.len();
     match &node.kind {
         NodeKind::Table(entries) => {
             for e in entries {
                 path.push(e.key.clone());
-                walk(&e.value, Some(&e.key_span), read, path, out, depth + 1);
+                walk(&e.value, Some(&e.key_span), seen, path, out, depth + 1);
                 path.pop();
             }
         }
@@ -198,7 +211,7 @@ fn walk(
             for (i, item) in items.iter().enumerate() {
                 if matches!(item.kind, NodeKind::Table(_)) {
                     path.push(i.to_string());
-                    walk(item, None, read, path, out, depth + 1);
+                    walk(item, None, seen, path, out, depth + 1);
                     path.pop();
                 }
             }
@@ -208,10 +221,7 @@ fn walk(
     // A table of the vocabulary is named itself only when nothing inside
     // it was read or named (`accumulate_grad_batches: {0: 8}`).
     let inner = out.len() > before
-        || (matches!(node.kind, NodeKind::Table(_))
-            && read
-                .iter()
-                .any(|p| p.len() > path.len() && p.starts_with(path)));
+        || (matches!(node.kind, NodeKind::Table(_)) && seen.inside.contains(path.as_slice()));
     if let (Some(key), Some(span)) = (path.last(), key_span)
         && !was_read
         && !inner
