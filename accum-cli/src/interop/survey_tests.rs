@@ -196,6 +196,7 @@ const UNSEEN: &[(&str, &[&str])] = &[
         &[
             "megatron/rampup_cut_short.sh",
             "megatron/rampup_first_batch.sh",
+            "megatron/rampup_interval_first.sh",
         ],
     ),
     (

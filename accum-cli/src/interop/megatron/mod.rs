@@ -577,6 +577,19 @@ fn ramp_refusal(
     span: &Range<usize>,
 ) -> Option<Diagnostic> {
     let (values, ramp_span) = ramp::rampup_values(a)??;
+    // The calculator's own start-up checks come first
+    // (`RampupBatchsizeNumMicroBatchesCalculator.__init__`).
+    if let Some(says) = ramp::init_refusal(values, global) {
+        return Some(
+            Diagnostic::error(
+                codes::ENGINE_ASSERT,
+                Args::path("--rampup-batch-size"),
+                format!("Megatron would stop at start-up: {says}"),
+            )
+            .help("write a ramp-up from a start at most the global batch, in whole increments up to it")
+            .at(ramp_span, "ramp-up refused"),
+        );
+    }
     let batches = ramp::reached(values, global, RAMP_STAGES)?;
     let (bad, consumed) = *batches.iter().find(|(b, _)| b % step != 0)?;
     let train = a.quiet_uint("--train-samples").map(|v| v.0);

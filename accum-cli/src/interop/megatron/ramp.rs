@@ -61,27 +61,14 @@ pub(super) fn rampup_values(a: &mut Args) -> Option<Option<([u64; 3], Range<usiz
 /// reaches a batch (`update`).
 fn calculator_says(err: &StageError, global: u64) -> (String, bool) {
     match *err {
-        StageError::RampZero { what: "start" } => (
-            "the ramp-up calculator asserts \"start batch size should be positive, got 0.\"".to_owned(),
-            true,
-        ),
-        StageError::RampZero { .. } => (
-            "the ramp-up calculator asserts \"batch size increment should be positive, got 0.\"".to_owned(),
-            true,
-        ),
-        StageError::RampShrinks { start, end } => (
-            format!(
-                "the ramp-up calculator asserts \"expected global batch size to be greater than or equal to start batch size, got {end} and {start}\""
-            ),
-            true,
-        ),
-        StageError::RampIncrement { start, end, increment } => (
-            format!(
-                "the ramp-up calculator asserts \"expected global batch size interval ({}) to be divisible by global batch size increment ({increment})\"",
-                end - start
-            ),
-            true,
-        ),
+        StageError::RampZero { what: "start" } => (init_says(err, [0, 1, 0], 1), true),
+        StageError::RampZero { .. } => (init_says(err, [1, 0, 0], 1), true),
+        StageError::RampShrinks { start, end } => (init_says(err, [start, 1, 0], end), true),
+        StageError::RampIncrement {
+            start,
+            end,
+            increment,
+        } => (init_says(err, [start, increment, 0], end), true),
         // `num_increments = 0`, then `ramup_samples / num_increments`.
         StageError::RampEmpty { .. } => (
             format!(
@@ -108,6 +95,12 @@ fn calculator_says(err: &StageError, global: u64) -> (String, bool) {
         ),
         _ => (err.message(), false),
     }
+}
+
+/// [`init_refusal`] for values core refuses with `err` (core's words if
+/// the calculator's checks would not say it).
+fn init_says(err: &StageError, values: [u64; 3], global: u64) -> String {
+    init_refusal(values, global).unwrap_or_else(|| err.message())
 }
 
 /// A core stage error about a framework's key, as a finding.
@@ -210,6 +203,34 @@ pub(super) fn ignored(span: Range<usize>, with_steps: bool) -> Diagnostic {
         .warning()
         .help(help)
         .at(span, "depends on the Megatron-LM version")
+}
+
+/// What `RampupBatchsizeNumMicroBatchesCalculator.__init__` asserts about
+/// the ramp-up's values, in its words, when one fails (before any batch is
+/// checked against `micro × D`).
+pub(crate) fn init_refusal([start, increment, _]: [u64; 3], global: u64) -> Option<String> {
+    if start == 0 {
+        Some(
+            "the ramp-up calculator asserts \"start batch size should be positive, got 0.\""
+                .to_owned(),
+        )
+    } else if increment == 0 {
+        Some(
+            "the ramp-up calculator asserts \"batch size increment should be positive, got 0.\""
+                .to_owned(),
+        )
+    } else if start > global {
+        Some(format!(
+            "the ramp-up calculator asserts \"expected global batch size to be greater than or equal to start batch size, got {global} and {start}\""
+        ))
+    } else if !(global - start).is_multiple_of(increment) {
+        Some(format!(
+            "the ramp-up calculator asserts \"expected global batch size interval ({}) to be divisible by global batch size increment ({increment})\"",
+            global - start
+        ))
+    } else {
+        None
+    }
 }
 
 /// The batches a ramp-up reaches, each with the samples consumed before the
