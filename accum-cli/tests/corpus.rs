@@ -41,6 +41,7 @@ fn target(name: &str) -> Option<Harness> {
         "import_lightning" => |d| harness::import(Framework::Lightning, d),
         "import_axolotl" => |d| harness::import(Framework::Axolotl, d),
         "import_nemo" => |d| harness::import(Framework::NeMo, d),
+        "import_litgpt" => |d| harness::import(Framework::LitGpt, d),
         _ => return None,
     })
 }

@@ -8,12 +8,12 @@ use super::Format;
 /// Arguments of `accum import` and `accum lint`.
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
-    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
+    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl, litgpt.
     #[arg(value_name = "FRAMEWORK")]
     pub(crate) framework: crate::interop::Framework,
 
     /// The framework's file (DeepSpeed JSON, a Megatron launch script or YAML arguments,
-    /// TrainingArguments JSON/YAML, Trainer YAML/JSON, axolotl YAML).
+    /// TrainingArguments JSON/YAML, Trainer YAML/JSON, axolotl YAML, a LitGPT recipe).
     #[arg(value_name = "FILE")]
     pub(crate) file: std::path::PathBuf,
 
@@ -86,7 +86,7 @@ pub(crate) struct ImportArgs {
 /// Arguments of `accum export`.
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {
-    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl.
+    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl, litgpt.
     #[arg(value_name = "FRAMEWORK")]
     pub(crate) framework: crate::interop::Framework,
 

@@ -96,7 +96,7 @@ Ctrl-C stops at the next group boundary; the report is still written."
   accum import lightning trainer.yaml --micro-batch 16
   accum import axolotl qlora.yml --world-size 4
 
-Frameworks: deepspeed, megatron, hf, lightning, nemo, axolotl.
+Frameworks: deepspeed, megatron, hf, lightning, nemo, axolotl, litgpt.
 Exit 1 when a finding is an error; -o is written only when there is none."
         }
         "export" => {

@@ -44,8 +44,20 @@ pub(crate) fn import(args: &ImportArgs, lint: bool) -> Result<Exit, CliError> {
             (Some(imported), files)
         }
         Err(ImportError::Invalid { files }) => (None, files),
-        Err(err @ ImportError::Read { .. }) => return Err(CliError::usage(err)),
-        Err(err) => return Err(CliError::invalid(err)),
+        Err(err) => {
+            // A file that cannot be read or parsed is one finding with its
+            // location, in JSON as every other outcome; the exit codes stay
+            // those of a usage error (unreadable) and of an invalid file.
+            if args.format == Format::Json
+                && let Some(json) = failure_json(args, &name, &err)
+            {
+                print_json(&json)?;
+            }
+            return Err(match err {
+                ImportError::Read { .. } => CliError::usage(err),
+                _ => CliError::invalid(err),
+            });
+        }
     };
     let findings = || files.iter().flat_map(|f| f.findings.iter());
     let errors = findings().filter(|f| f.severity == Severity::Error).count();
@@ -56,12 +68,22 @@ pub(crate) fn import(args: &ImportArgs, lint: bool) -> Result<Exit, CliError> {
             "framework": args.framework.key(),
             "errors": errors,
             "warnings": warnings,
+            "confident": imported.as_ref().is_some_and(interop::Imported::confident),
             "findings": json_findings(&files),
             "config": if lint { None } else { imported.as_ref().map(|i| &i.config) },
             "batch_schedule": imported.as_ref().and_then(|i| i.batch_schedule.as_ref()),
         }))?,
         Format::Text => {
             eprint!("{}", interop::render_reports(&files, color));
+            let unread = findings()
+                .filter(|f| f.code == interop::codes::UNREAD)
+                .count();
+            if unread > 0 && errors == 0 {
+                eprintln!(
+                    "note: {name}: the batch is not reported with confidence: {unread} batch setting{} left unread (accum::interop::unread above)",
+                    if unread == 1 { " was" } else { "s were" }
+                );
+            }
             if lint {
                 let summary = if errors + warnings == 0 {
                     format!("{name}: ok ({})\n", args.framework.display_name())
@@ -94,6 +116,57 @@ pub(crate) fn import(args: &ImportArgs, lint: bool) -> Result<Exit, CliError> {
         )));
     }
     Ok(if errors > 0 { Exit::Invalid } else { Exit::Ok })
+}
+
+/// The JSON of an import that read no file: the one finding, located.
+fn failure_json(args: &ImportArgs, name: &str, err: &ImportError) -> Option<serde_json::Value> {
+    let (file, line, column, code, message, help) = match err {
+        ImportError::Read { name, reason } => (
+            name.clone(),
+            1,
+            1,
+            interop::codes::FILE,
+            reason.clone(),
+            "check the path and that the file is readable",
+        ),
+        ImportError::Syntax {
+            name,
+            line,
+            column,
+            message,
+        } => (
+            name.clone(),
+            *line,
+            *column,
+            "accum::syntax",
+            message.clone(),
+            "fix the syntax at this line and column",
+        ),
+        // An invalid file has its findings, printed with the batch.
+        _ => return None,
+    };
+    let finding = diagnostic::DiagnosticJson {
+        file,
+        line,
+        column,
+        end_line: line,
+        end_column: column,
+        path: String::new(),
+        severity: Severity::Error,
+        code,
+        message,
+        help: Some(help.to_owned()),
+    };
+    Some(serde_json::json!({
+        "file": name,
+        "framework": args.framework.key(),
+        "errors": 1,
+        "warnings": 0,
+        "confident": false,
+        "findings": [finding],
+        "config": null,
+        "batch_schedule": null,
+    }))
 }
 
 fn json_findings(files: &[FileReport]) -> Vec<diagnostic::DiagnosticJson> {

@@ -31,7 +31,8 @@ pub const NOT_CONVERTED: &str = "accum::interop::not-converted";
 pub const AUTO: &str = "accum::interop::auto";
 /// The file is another framework's, or a shape accum does not read.
 pub const DIALECT: &str = "accum::interop::dialect";
-/// A file named by the imported one could not be read.
+/// A file named by the imported one (or, in `--format json`, the imported
+/// file itself) could not be read.
 pub const FILE: &str = "accum::interop::file";
 /// What the framework does with a setting depends on its version.
 pub const VERSION: &str = "accum::interop::version";
@@ -39,3 +40,6 @@ pub const VERSION: &str = "accum::interop::version";
 /// its count of consumed samples, so its ramp-up runs later than the
 /// calculator's rule.
 pub const RAMP_RESTARTS: &str = "accum::interop::ramp-restarts";
+/// A key or argument of the batch vocabulary that the reader did not read:
+/// the batch is reported without confidence.
+pub const UNREAD: &str = "accum::interop::unread";

@@ -11,6 +11,7 @@ use accum_core::config::partial::{PartialBatch, PartialConfig};
 use accum_core::settings::Normalization;
 use accum_core::{LastGroup, Layout, Plan, PlanError, PlanInput};
 
+use super::census;
 use super::reader::Reader;
 use super::stages::{Form, Staged, StepLength, shift_finding};
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported, codes};
@@ -178,6 +179,15 @@ fn finish(
             rule.span,
         ) {
             main.findings.push(f);
+        }
+    }
+    // The census: what each file left unread of the batch vocabulary, with
+    // what accum assumed instead.
+    let ramp = batch.staged.is_some() || batch.schedule.is_some();
+    for file in &mut reading.files {
+        for unread in std::mem::take(&mut file.unread) {
+            file.findings
+                .push(census::finding(framework, &unread, &plan, ramp));
         }
     }
     Ok(Imported {

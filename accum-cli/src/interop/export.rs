@@ -39,6 +39,9 @@ pub(crate) fn export(
             Some("the Trainer has one gradient_accumulation_steps for the whole run")
         }
         Framework::Axolotl => Some("axolotl has one gradient_accumulation_steps for the whole run"),
+        Framework::LitGpt => {
+            Some("LitGPT has one global_batch_size and micro_batch_size for the whole run")
+        }
         Framework::Megatron | Framework::NeMo | Framework::Lightning => None,
     };
     let mut out = Out {

@@ -47,6 +47,7 @@ pub use accum_core::config::partial::PartialConfig;
 use crate::diagnostic::{Diagnostic, Severity};
 
 mod axolotl;
+mod census;
 pub mod codes;
 mod deepspeed;
 mod dialect;
@@ -54,14 +55,19 @@ mod export;
 mod files;
 mod huggingface;
 mod lightning;
+mod litgpt;
 mod megatron;
 mod reader;
 mod stages;
 
 #[cfg(test)]
+mod census_tests;
+#[cfg(test)]
 mod ramp_export_tests;
 #[cfg(test)]
 mod ramp_tests;
+#[cfg(test)]
+mod severity_tests;
 #[cfg(test)]
 mod step_tests;
 #[cfg(test)]
@@ -94,21 +100,25 @@ pub enum Framework {
     NeMo,
     /// axolotl's YAML configuration.
     Axolotl,
+    /// LitGPT's recipes (Lightning Fabric): `train.global_batch_size`,
+    /// `train.micro_batch_size`, `devices`, `num_nodes`.
+    LitGpt,
 }
 
 impl Framework {
     /// Every framework.
-    pub const ALL: [Framework; 6] = [
+    pub const ALL: [Framework; 7] = [
         Framework::DeepSpeed,
         Framework::Megatron,
         Framework::HuggingFace,
         Framework::Lightning,
         Framework::NeMo,
         Framework::Axolotl,
+        Framework::LitGpt,
     ];
 
     /// The command-line name (`deepspeed`, `megatron`, `hf`, `lightning`,
-    /// `nemo`, `axolotl`).
+    /// `nemo`, `axolotl`, `litgpt`).
     pub const fn key(self) -> &'static str {
         match self {
             Framework::DeepSpeed => "deepspeed",
@@ -117,6 +127,7 @@ impl Framework {
             Framework::Lightning => "lightning",
             Framework::NeMo => "nemo",
             Framework::Axolotl => "axolotl",
+            Framework::LitGpt => "litgpt",
         }
     }
 
@@ -129,6 +140,7 @@ impl Framework {
             Framework::Lightning => "Lightning",
             Framework::NeMo => "NeMo",
             Framework::Axolotl => "axolotl",
+            Framework::LitGpt => "LitGPT",
         }
     }
 }
@@ -139,7 +151,7 @@ impl fmt::Display for Framework {
     }
 }
 
-/// A framework name that is not one of the six.
+/// A framework name that is not one of the seven.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownFramework {
     /// The name as given.
@@ -150,7 +162,7 @@ impl fmt::Display for UnknownFramework {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown framework `{}`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo` or `axolotl`",
+            "unknown framework `{}`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo`, `axolotl` or `litgpt`",
             self.name
         )
     }
@@ -171,6 +183,7 @@ impl FromStr for Framework {
             "lightning" | "pytorch-lightning" => Ok(Framework::Lightning),
             "nemo" => Ok(Framework::NeMo),
             "axolotl" => Ok(Framework::Axolotl),
+            "litgpt" | "lit-gpt" => Ok(Framework::LitGpt),
             _ => Err(UnknownFramework {
                 name: name.to_owned(),
             }),
@@ -277,6 +290,9 @@ pub struct FileReport {
     pub text: String,
     /// Findings whose spans are in this text, in the order of the checks.
     pub findings: Vec<Diagnostic>,
+    /// Keys of the batch vocabulary the reader left unread; they become
+    /// `unread` findings once the batch is known.
+    pub(crate) unread: Vec<census::Unread>,
 }
 
 /// The result of [`import`]: what the file says, the batch, and every finding.
@@ -295,6 +311,13 @@ impl Imported {
     /// Whether any finding is an error (the CLI exits 1).
     pub fn has_errors(&self) -> bool {
         self.findings().any(|f| f.severity == Severity::Error)
+    }
+
+    /// Whether the batch is reported with confidence: no finding is an
+    /// error, and no key or argument of the batch vocabulary was left
+    /// unread (`accum::interop::unread`).
+    pub fn confident(&self) -> bool {
+        !self.has_errors() && !self.findings().any(|f| f.code == codes::UNREAD)
     }
 
     /// Every finding, file after file.
@@ -529,6 +552,7 @@ pub fn import(
         Framework::Lightning => run::<lightning::Lightning>(name, text, opts),
         Framework::NeMo => run::<lightning::NeMo>(name, text, opts),
         Framework::Axolotl => run::<axolotl::Axolotl>(name, text, opts),
+        Framework::LitGpt => run::<litgpt::LitGpt>(name, text, opts),
     }
 }
 
@@ -561,6 +585,7 @@ pub fn export(framework: Framework, config: &PartialConfig) -> Result<Exported, 
         Framework::Lightning => lightning::export,
         Framework::NeMo => lightning::export_nemo,
         Framework::Axolotl => axolotl::export,
+        Framework::LitGpt => litgpt::export,
     };
     export::export(framework, config, write)
 }

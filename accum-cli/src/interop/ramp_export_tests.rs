@@ -175,6 +175,20 @@ fn frameworks_with_one_accumulation_refuse_a_ramp() {
             "{text}"
         );
     }
+    // LitGPT has one batch for the run, and says so.
+    let err = export(Framework::LitGpt, &config).expect_err("no ramp in LitGPT");
+    assert!(
+        matches!(
+            err,
+            ExportError::Unsupported {
+                key: "batch.ramp",
+                ..
+            }
+        ) && err
+            .to_string()
+            .contains("LitGPT has one global_batch_size and micro_batch_size for the whole run"),
+        "{err}"
+    );
     // Lightning changes the accumulation only at epochs.
     let err = export(Framework::Lightning, &config).expect_err("no epochs");
     assert!(err.to_string().contains("set data.examples"), "{err}");

@@ -2,8 +2,11 @@
 //! keep the span and path of what they read, and push a `value` finding for
 //! what has the wrong type.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::ops::Range;
 
+use super::census;
 use super::codes;
 use super::{FileReport, ImportError};
 use crate::diagnostic::Diagnostic;
@@ -29,6 +32,8 @@ pub(crate) struct Reader {
     /// Whether numbers written as strings count (argument parsers convert
     /// them: `"1e-5"` from a YAML 1.1 reader is a float to the Trainer).
     pub(crate) strings_are_numbers: bool,
+    /// Every path looked up, for the census of what was left unread.
+    read: RefCell<HashSet<Vec<String>>>,
 }
 
 /// Whether a text looks like YAML rather than JSON (JSON is also YAML, but
@@ -69,6 +74,7 @@ impl Reader {
                 doc,
                 findings: Vec::new(),
                 strings_are_numbers: false,
+                read: RefCell::default(),
             })
             .map_err(|err| {
                 let (line, column) = err
@@ -84,17 +90,23 @@ impl Reader {
             })
     }
 
-    /// The file and its findings.
+    /// The file and its findings, with the keys of the batch vocabulary
+    /// that were not looked up.
     pub(crate) fn into_report(self) -> FileReport {
+        let unread = census::unread_keys(&self.doc.root, &self.read.borrow());
         FileReport {
             name: self.doc.name,
             text: self.doc.text,
             findings: self.findings,
+            unread,
         }
     }
 
     pub(crate) fn node(&self, path: &[&str]) -> Option<&Node> {
-        self.doc.node(&owned(path))
+        let path = owned(path);
+        let node = self.doc.node(&path);
+        self.read.borrow_mut().insert(path);
+        node
     }
 
     /// Whether a key is present with a value other than `null`.

@@ -158,6 +158,94 @@ const FINDINGS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// The families of the second survey (files accum had not seen), each
+/// with the fixtures that show it handled.
+const UNSEEN: &[(&str, &[&str])] = &[
+    (
+        "gpt-neox YAML: comments, 955_000, dashed keys",
+        &[
+            "deepspeed/neox_pythia.yml",
+            "deepspeed/neox_gas_default.yml",
+        ],
+    ),
+    (
+        "gpt-neox: pipe_parallel_size >= 1 is a PipelineModule, model parallelism divides",
+        &["deepspeed/neox_pythia.yml", "deepspeed/neox_pipe_zero.yml"],
+    ),
+    (
+        "shell argument loops and srun … bash -c strings",
+        &[
+            "megatron/arg_loop_srun.sh",
+            "megatron/arg_loop_zero_stage.sh",
+        ],
+    ),
+    (
+        "Megatron-DeepSpeed --ds-sequence-parallel-size",
+        &["megatron/ds_sequence_parallel.sh"],
+    ),
+    (
+        "an explicit world size over environment defaults",
+        &[
+            "megatron/env_default_world.sh",
+            "megatron/launcher_disagrees.sh",
+            "deepspeed/neox_global_gpus.yml",
+        ],
+    ),
+    (
+        "ramp-ups cut short by --train-samples, refused on the first batch",
+        &[
+            "megatron/rampup_cut_short.sh",
+            "megatron/rampup_first_batch.sh",
+            "megatron/rampup_interval_first.sh",
+        ],
+    ),
+    (
+        "model-parallel-replicas advice for accumulation",
+        &["megatron/tp_as_replicas.sh"],
+    ),
+    (
+        "NeMo's other batch keys",
+        &[
+            "lightning/nemo_tts_fastpitch.yaml",
+            "lightning/nemo_tts_vits.yaml",
+        ],
+    ),
+    (
+        "LitGPT as its own dialect, never A = 1",
+        &[
+            "litgpt/pretrain_tinyllama.yaml",
+            "litgpt/floored.yaml",
+            "litgpt/finetune_nodes.yaml",
+            "litgpt/too_small.yaml",
+            "litgpt/defaults.yaml",
+            "lightning/litgpt_recipe.yaml",
+        ],
+    ),
+    (
+        "axolotl's batch_size without the accumulation: one severity",
+        &["axolotl/batch_size_only.yml"],
+    ),
+    (
+        "unread batch keys and arguments",
+        &[
+            "deepspeed/elastic_unread.json",
+            "hf/per_gpu_unread.yaml",
+            "megatron/unread_argument.sh",
+            "axolotl/nd_parallel_unread.yaml",
+        ],
+    ),
+];
+
+#[test]
+fn every_family_of_the_unseen_files_has_fixtures() {
+    for (family, files) in UNSEEN {
+        assert!(!files.is_empty(), "{family}");
+        for f in *files {
+            assert!(root().join(f).is_file(), "{family}: {f} is not a fixture");
+        }
+    }
+}
+
 #[test]
 fn every_finding_of_the_survey_has_fixtures() {
     for (finding, files) in FINDINGS {

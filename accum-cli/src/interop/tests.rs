@@ -27,9 +27,9 @@ fn dir(framework: Framework) -> &'static str {
 
 /// What a fixture says about itself.
 #[derive(Debug)]
-struct Expect {
+pub(super) struct Expect {
     imitates: String,
-    options: ImportOptions,
+    pub(super) options: ImportOptions,
     batch: Option<[u64; 4]>,
     codes: Vec<String>,
     /// The stages, `B:END …` (each stage's global batch and the examples
@@ -37,7 +37,7 @@ struct Expect {
     stages: Option<String>,
 }
 
-fn header(path: &Path, text: &str) -> Expect {
+pub(super) fn header(path: &Path, text: &str) -> Expect {
     let field = |name: &str| -> Option<String> {
         text.lines().find_map(|l| {
             let l = l.trim_start().trim_start_matches(['#', '/']).trim();
@@ -156,7 +156,7 @@ fn options(path: &Path, line: &str) -> ImportOptions {
 }
 
 /// Every fixture with its framework.
-fn fixtures() -> Vec<(Framework, PathBuf)> {
+pub(super) fn fixtures() -> Vec<(Framework, PathBuf)> {
     let mut out = Vec::new();
     for framework in Framework::ALL {
         let folder = root().join(dir(framework));
@@ -200,7 +200,7 @@ fn round_trip(
         .as_ref()
         .map(|p| p.world_size)
         .or(imported.config.batch.replicas);
-    let again_opts = ImportOptions {
+    let mut again_opts = ImportOptions {
         world_size: world,
         num_processes: None,
         env: Vec::new(),
@@ -208,6 +208,18 @@ fn round_trip(
         accelerate_config: None,
         ..opts.clone()
     };
+    // A DeepSpeed file whose grid came from the file itself (gpt-neox's
+    // degrees) is launched again with the same grid: the model code's
+    // degrees, and its mpu unless the model is a PipelineModule.
+    if framework == Framework::DeepSpeed
+        && let Some(p) = &imported.config.parallel
+        && opts.tensor.is_none()
+        && opts.pipeline.is_none()
+    {
+        again_opts.tensor = p.tensor;
+        again_opts.pipeline = p.pipeline;
+        again_opts.deepspeed_mpu = p.pipeline.is_none_or(|pp| pp <= 1);
+    }
     let again = import(framework, "exported", &exported.text, &again_opts)
         .map_err(|e| format!("re-import: {e}\n{}", exported.text))?;
     let mut expected = imported.config.clone();
@@ -330,23 +342,33 @@ fn render(result: &Result<Imported, ImportError>) -> String {
     }
 }
 
+/// The framework of a fixture, from its folder.
+fn framework_of(file: &str) -> Framework {
+    let folder = file.split('/').next().unwrap_or("");
+    Framework::ALL
+        .into_iter()
+        .find(|f| dir(*f) == folder)
+        .unwrap_or_else(|| panic!("{file}: not in a framework's folder"))
+}
+
 fn imported(file: &str) -> Imported {
     let path = root().join(file);
     let text = fs::read_to_string(&path).expect("a fixture");
     let e = header(&path, &text);
-    import_file(
-        match file.split('/').next() {
-            Some("deepspeed") => Framework::DeepSpeed,
-            Some("megatron") => Framework::Megatron,
-            Some("hf") => Framework::HuggingFace,
-            Some("lightning") => Framework::Lightning,
-            Some("nemo") => Framework::NeMo,
-            _ => Framework::Axolotl,
-        },
-        &path,
-        &e.options,
-    )
-    .unwrap_or_else(|err| panic!("{file}: {err}"))
+    import_file(framework_of(file), &path, &e.options).unwrap_or_else(|err| panic!("{file}: {err}"))
+}
+
+/// Every finding of a fixture, imported with its options, whether or not
+/// it gives a batch.
+pub(super) fn fixture_findings(file: &str) -> Vec<Diagnostic> {
+    let path = root().join(file);
+    let text = fs::read_to_string(&path).expect("a fixture");
+    let e = header(&path, &text);
+    match import_file(framework_of(file), &path, &e.options) {
+        Ok(i) => i.findings().cloned().collect(),
+        Err(ImportError::Invalid { files }) => files.into_iter().flat_map(|f| f.findings).collect(),
+        Err(err) => panic!("{file}: {err}"),
+    }
 }
 
 #[test]
@@ -469,7 +491,7 @@ fn framework_names_parse() {
     assert_eq!("nemo".parse::<Framework>(), Ok(Framework::NeMo));
     assert_eq!(
         "jax".parse::<Framework>().unwrap_err().to_string(),
-        "unknown framework `jax`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo` or `axolotl`"
+        "unknown framework `jax`; use `deepspeed`, `megatron`, `hf` (or `huggingface`), `lightning`, `nemo`, `axolotl` or `litgpt`"
     );
 }
 

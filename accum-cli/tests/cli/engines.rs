@@ -472,3 +472,125 @@ fn ramp_ups_round_trip_through_nemo_and_lightning_and_the_trainer_refuses_them()
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert_eq!(without_names(&toml), without_names(&again.stdout));
 }
+
+#[test]
+fn every_outcome_prints_one_json_object_with_its_location() {
+    let dir = scratch("json-outcomes");
+    std::fs::write(
+        dir.join("broken.json"),
+        "{\n  \"train_batch_size\": 8,\n  oops\n",
+    )
+    .expect("writes");
+    // A parse failure: exit 1, the syntax finding at its line.
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "deepspeed",
+            "broken.json",
+            "--world-size",
+            "2",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(json["findings"][0]["code"], "accum::syntax");
+    assert_eq!(json["findings"][0]["file"], "broken.json");
+    assert!(
+        json["findings"][0]["line"].as_u64().is_some_and(|l| l >= 2),
+        "{json}"
+    );
+    assert_eq!(json["config"], serde_json::Value::Null);
+    assert_eq!(json["confident"], false);
+    // An I/O error: exit 2, the file named.
+    let out = run_in(
+        &dir,
+        &["lint", "deepspeed", "missing.json", "--format", "json"],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(json["findings"][0]["code"], "accum::interop::file");
+    assert_eq!(json["findings"][0]["file"], "missing.json");
+    assert_eq!(json["errors"], 1);
+    // A refusal: exit 1, every finding located.
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "litgpt",
+            &fixture("litgpt/too_small.yaml"),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(json["findings"][0]["code"], "accum::interop::engine-assert");
+    assert!(
+        json["findings"][0]["line"].as_u64().is_some_and(|l| l > 1),
+        "{json}"
+    );
+    // A batch with a key left unread: exit 0, not confident.
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "deepspeed",
+            &fixture("deepspeed/elastic_unread.json"),
+            "--world-size",
+            "4",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(json["confident"], false);
+    assert_eq!(json["findings"][0]["code"], "accum::interop::unread");
+    let out = run_in(
+        &dir,
+        &[
+            "import",
+            "litgpt",
+            &fixture("litgpt/finetune_nodes.yaml"),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(json["confident"], true);
+    assert_eq!(json["config"]["batch"]["accumulation"], 4);
+}
+
+#[test]
+fn an_unread_batch_key_is_named_in_text_with_what_accum_assumed() {
+    let out = run_in(
+        &scratch("unread-text"),
+        &[
+            "import",
+            "hf",
+            &fixture("hf/per_gpu_unread.yaml"),
+            "--num-processes",
+            "2",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`per_gpu_train_batch_size` is a batch setting that accum's Hugging Face Trainer reader does not read; accum assumed the batch from the keys it read: micro-batch m = 8 and global batch B = 8 × 2 × 2 = 32"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("per_gpu_unread.yaml:10:1"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("not reported with confidence"),
+        "{}",
+        out.stderr
+    );
+}

@@ -18,6 +18,7 @@
 
 mod export;
 mod fill;
+mod neox;
 mod settings;
 
 use accum_core::config::ParallelSection;
@@ -39,9 +40,36 @@ impl Dialect for DeepSpeed {
     const FRAMEWORK: Framework = Framework::DeepSpeed;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        let mut r = Reader::parse(name, text, false)?;
+        // gpt-neox keeps its DeepSpeed settings in YAML files it loads with
+        // `yaml.load` (`megatron/neox_arguments/arguments.py`,
+        // `NeoXArgs.from_ymls`); a `.yml` name or a file that is not JSON is
+        // read as YAML, with `955_000` a number as PyYAML reads it.
+        let yaml = !super::reader::looks_like_json(name, text);
+        let mut r = Reader::parse(name, text, yaml)?;
+        if yaml {
+            r.strings_are_numbers = true;
+            neox::dashes_to_underscores(&mut r);
+        }
         let root = r.span(&[]);
-        let Some(world) = super::dialect::world_from_options(opts) else {
+        let given = super::dialect::world_from_options(opts);
+        let world = match (neox::global_num_gpus(&mut r), given) {
+            (Some(g), Some(w)) if g.value != w => {
+                r.push(
+                    Diagnostic::error(
+                        codes::WORLD_SIZE,
+                        g.path.clone(),
+                        format!("the file's global_num_gpus is {}, but the world size given is {w}; gpt-neox divides by the file's count", g.value),
+                    )
+                    .warning()
+                    .help("make them agree, or remove global_num_gpus so that gpt-neox counts the GPUs of the launch")
+                    .at(g.span.clone(), "the GPUs gpt-neox divides"),
+                );
+                Some(g.value)
+            }
+            (Some(g), _) => Some(g.value),
+            (None, w) => w,
+        };
+        let Some(world) = world else {
             r.push(
                 Diagnostic::error(
                     codes::MISSING,
@@ -183,6 +211,16 @@ pub(crate) fn read_config(
     let (Ok(tb), Ok(mb), Ok(mut gas_v)) = (tb, mb, gas) else {
         return None;
     };
+    let neox = if trainer.is_none() {
+        neox::degrees(r)?
+    } else {
+        None
+    };
+    if let Some(n) = &neox
+        && gas_v.is_none()
+    {
+        gas_v = Some(n.default_gas(&root));
+    }
     if trainer.is_some() && gas_v.is_none() {
         // Accelerate sets a missing gradient_accumulation_steps to 1
         // (accelerate/utils/dataclasses.py, DeepSpeedPlugin.__post_init__).
@@ -212,12 +250,14 @@ pub(crate) fn read_config(
 
     // The world DeepSpeed divides by, and the true replicas D (R3).
     let sp = r.uint(&["sequence_parallel_size"], 1);
-    let tp = opts.tensor.unwrap_or(1);
-    let pp = opts.pipeline.unwrap_or(1);
+    let tp = neox.as_ref().map_or(opts.tensor.unwrap_or(1), |n| n.model);
+    let pp = neox.as_ref().map_or(opts.pipeline.unwrap_or(1), |n| n.pipe);
     let cp = opts.context.or(sp.as_ref().map(|s| s.value)).unwrap_or(1);
     let (layout, replicas) = layout_of(r, world, [tp, pp, cp], &root)?;
-    let pipeline_module = pp > 1;
-    if pipeline_module && opts.deepspeed_mpu {
+    // gpt-neox hands DeepSpeed its data-parallel world in every case: a
+    // `PipelineModule` when pipe_parallel_size >= 1, the mpu otherwise.
+    let pipeline_module = pp > 1 || neox.is_some();
+    if pp > 1 && neox.is_none() && opts.deepspeed_mpu {
         // deepspeed/__init__.py, initialize(): a PipelineModule brings its
         // own grid as the mpu.
         r.push(

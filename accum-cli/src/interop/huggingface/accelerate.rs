@@ -30,6 +30,7 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
         Box::new(FileReport {
             name: name.clone(),
             text: String::new(),
+            unread: Vec::new(),
             findings: vec![
                 Diagnostic::error(
                     codes::FILE,
@@ -46,6 +47,7 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
             return Err(Box::new(FileReport {
                 name,
                 text: text.clone(),
+                unread: Vec::new(),
                 findings: vec![
                     Diagnostic::error(codes::FILE, vec![], err.to_string())
                         .help("fix the Accelerate config")

@@ -107,6 +107,7 @@ impl Dialect for HuggingFace {
                         vec![],
                         format!("the world size given is {g}, but the Accelerate config launches {l} processes"),
                     )
+                    .warning()
                     .help("make them agree; accum uses the Accelerate config")
                     .at(root.clone(), "process count"),
                 );

@@ -112,6 +112,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
                         owned(&path),
                         format!("{key} × num_nodes = {f}, but the world size given is {w}"),
                     )
+                    .warning()
                     .help("make them agree; accum uses the file's devices × num_nodes")
                     .at(span, "device count"),
                 );

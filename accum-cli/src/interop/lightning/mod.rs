@@ -12,7 +12,7 @@
 //! fewer than `accumulate_grad_batches` batches were accumulated, and
 //! divides every batch's loss by `accumulate_grad_batches`.
 
-mod devices;
+pub(crate) mod devices;
 mod export;
 mod nemo;
 mod schedule;
@@ -86,6 +86,11 @@ pub(crate) struct Trainer {
 }
 
 impl Trainer {
+    /// Arguments at the top of the file (LitGPT's `devices`, `num_nodes`).
+    pub(crate) fn top() -> Trainer {
+        Trainer { prefix: Vec::new() }
+    }
+
     pub(crate) fn path(&self, key: &'static str) -> Vec<&'static str> {
         let mut p = self.prefix.clone();
         p.push(key);
@@ -109,6 +114,20 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         return nemo::read(r, opts, &t);
     }
 
+    // LitGPT's recipes run on Lightning Fabric with their own batch keys.
+    if super::litgpt::is_recipe(r) {
+        r.push(
+            Diagnostic::error(
+                codes::DIALECT,
+                owned(&["train", "global_batch_size"]),
+                "this is a LitGPT recipe (train.global_batch_size, train.micro_batch_size): LitGPT runs it on Lightning Fabric and computes the accumulation itself, not through a Lightning Trainer",
+            )
+            .help("import it with `accum import litgpt FILE`")
+            .at(r.key_span(&["train"]), "LitGPT's batch"),
+        );
+        return None;
+    }
+
     // The micro-batch lives in the DataLoader, not in the Trainer.
     let mut micro: Option<At<u64>> = None;
     for path in [
@@ -120,6 +139,15 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         &["model", "batch_size"],
         &["model", "init_args", "batch_size"],
         &["model", "train_ds", "batch_size"],
+        // NeMo's TTS models: a bucketing sampler built from
+        // `train_ds.batch_sampler`, which the DataLoader takes as its
+        // `batch_sampler` (`nemo/collections/tts/models/vits.py`,
+        // `VitsModel.train_dataloader`: `DistributedBucketSampler(dataset,
+        // **self.cfg.train_ds.batch_sampler)`), else `DataLoader(dataset,
+        // **cfg.dataloader_params)` (`fastpitch.py`,
+        // `FastPitchModel._setup_train_dataloader`); per process.
+        &["model", "train_ds", "batch_sampler", "batch_size"],
+        &["model", "train_ds", "dataloader_params", "batch_size"],
     ] {
         if r.has(path) {
             micro = Some(r.uint(path, 1)?);

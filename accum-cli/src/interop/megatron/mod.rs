@@ -25,6 +25,7 @@ pub(crate) use ramp::{RAMP_REMOVED, linear_ramp};
 
 use self::args::{Arg, Invocation, NNODES, NPROC};
 use self::shell::Field;
+use super::census;
 use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::python_number;
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, codes};
@@ -61,7 +62,7 @@ impl Dialect for Megatron {
                     .help("give the launch script or the argument list of the run (the command that runs pretrain_*.py)")
                     .at(top, "no Megatron-LM run");
                     return Ok(Reading {
-                        files: vec![report(name, text, vec![finding])],
+                        files: vec![report(name, text, vec![finding], Vec::new())],
                         batch: None,
                     });
                 }
@@ -72,18 +73,68 @@ impl Dialect for Megatron {
             findings: Vec::new(),
         };
         let batch = read(&mut a, opts);
+        let unread = census::unread_args(
+            a.inv.launcher.iter().chain(&a.inv.megatron).map(|x| {
+                (
+                    x.name.as_str(),
+                    x.value().map(|v| v.text.as_str()),
+                    x.span.clone(),
+                )
+            }),
+            |n| READ.contains(&n) || NPROC.contains(&n) || NNODES.contains(&n),
+        );
         Ok(Reading {
-            files: vec![report(name, text, a.findings)],
+            files: vec![report(name, text, a.findings, unread)],
             batch,
         })
     }
 }
 
-fn report(name: &str, text: &str, findings: Vec<Diagnostic>) -> FileReport {
+/// Where the run's batch arguments are written in a script: the start of
+/// each `--micro-batch-size` and `--global-batch-size` of the command read.
+#[cfg(test)]
+pub(crate) fn batch_argument_starts(text: &str, env: &[(String, String)]) -> Vec<usize> {
+    args::from_script(text, env)
+        .map(|inv| {
+            inv.megatron
+                .iter()
+                .filter(|a| a.name == "--micro-batch-size" || a.name == "--global-batch-size")
+                // The span runs from the option to its value, which may be
+                // written earlier (`MBS=1`): the option is the last of its
+                // name before the span's end.
+                .filter_map(|a| text.get(..a.span.end)?.rfind(a.name.as_str()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The arguments of the batch vocabulary this reader reads (the launcher's
+/// are [`NPROC`] and [`NNODES`]); any other is named by the census.
+const READ: &[&str] = &[
+    "--micro-batch-size",
+    "--global-batch-size",
+    "--tensor-model-parallel-size",
+    "--pipeline-model-parallel-size",
+    "--context-parallel-size",
+    "--expert-model-parallel-size",
+    "--expert-tensor-parallel-size",
+    "--rampup-batch-size",
+    "--step-batch-size-schedule",
+    "--decrease-batch-size-if-needed",
+    "--ds-sequence-parallel-size",
+];
+
+fn report(
+    name: &str,
+    text: &str,
+    findings: Vec<Diagnostic>,
+    unread: Vec<census::Unread>,
+) -> FileReport {
     FileReport {
         name: name.to_owned(),
         text: text.to_owned(),
         findings,
+        unread,
     }
 }
 
@@ -207,6 +258,19 @@ impl Args {
         }
     }
 
+    /// A whole number ≥ 1 when it is one, with no finding (the value's
+    /// own reading says what is wrong with it).
+    fn quiet_uint(&self, name: &str) -> Option<(u64, Range<usize>)> {
+        let field = self.get(name)?.value()?;
+        if !field.unknown.is_empty() {
+            return None;
+        }
+        match python_number(&field.text)?.whole() {
+            Some(v) if v >= 1 => Some((u64::try_from(v).ok()?, field.span())),
+            _ => None,
+        }
+    }
+
     fn float(&mut self, name: &str) -> Option<(f64, Range<usize>)> {
         let arg = self.get(name).cloned()?;
         let field = arg.value()?;
@@ -264,6 +328,14 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     let tp_given = degree(a, "--tensor-model-parallel-size")?;
     let pp_given = degree(a, "--pipeline-model-parallel-size")?;
     let cp_given = degree(a, "--context-parallel-size")?;
+    // Megatron-DeepSpeed (`megatron/arguments.py`, `validate_args`):
+    // `data_parallel_size = world_size // (pp × tp × ds_sequence_parallel_size)`,
+    // asserting the division; its sequence parallelism divides like context
+    // parallelism.
+    let cp_given = match (cp_given, degree(a, "--ds-sequence-parallel-size")?) {
+        (None, None) => None,
+        (c, s) => Some(c.unwrap_or(1).saturating_mul(s.unwrap_or(1))),
+    };
     let ep = degree(a, "--expert-model-parallel-size")?.unwrap_or(1);
     let etp_given = degree(a, "--expert-tensor-parallel-size")?;
     let (tp, pp, cp) = (
@@ -365,6 +437,10 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
                 .at(b_span.clone(), "decreased by Megatron"),
             );
             running = Some(rounded).filter(|&r| r > 0);
+        } else if steps.is_none()
+            && let Some(finding) = ramp_refusal(a, g, m, replicas, step, &b_span)
+        {
+            a.findings.push(finding);
         } else if steps.is_none() {
             a.findings.push(
                 Diagnostic::error(
@@ -392,7 +468,10 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
                 ),
             )
             .warning()
-            .help(format!("if one microbatch per update was meant, use --global-batch-size {step}"))
+            .help(format!(
+                "if {} microbatches per update are meant, the batch is right: Megatron accumulates them; if one microbatch per update was meant, use --global-batch-size {step}",
+                g / step
+            ))
             .at(b_span.clone(), "counts model-parallel devices"),
         );
     }
@@ -425,6 +504,9 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         global.as_ref().map(|g| g.0),
         decrease,
     )?;
+    if let (Some(st), Some(BatchSchedule::Ramp { end, .. })) = (&staged, &schedule) {
+        ramp_cut_short(a, &st.plan, *end);
+    }
     let rule = match (&staged, &schedule) {
         (Some(st), Some(BatchSchedule::Ramp { samples, .. })) => Some(schedules::Rule::Ramp {
             plan: &st.plan,
@@ -477,6 +559,117 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
     })
 }
 
+/// Stages a ramp-up reads at most, for the batches a run reaches.
+const RAMP_STAGES: usize = 100_000;
+
+/// A ramp-up whose global batch is not a multiple of `micro × D`: the
+/// ramp-up calculator checks the batch of each iteration as it reaches it
+/// (`RampupBatchsizeNumMicroBatchesCalculator.update`, `consistency_check`),
+/// so Megatron stops at the first batch of the ramp that is not a multiple,
+/// and only when the run reaches it (`--train-samples`). `None` without a
+/// ramp-up the calculator accepts.
+fn ramp_refusal(
+    a: &mut Args,
+    global: u64,
+    m: u64,
+    replicas: u64,
+    step: u64,
+    span: &Range<usize>,
+) -> Option<Diagnostic> {
+    let (values, ramp_span) = ramp::rampup_values(a)??;
+    // The calculator's own start-up checks come first
+    // (`RampupBatchsizeNumMicroBatchesCalculator.__init__`).
+    if let Some(says) = ramp::init_refusal(values, global) {
+        return Some(
+            Diagnostic::error(
+                codes::ENGINE_ASSERT,
+                Args::path("--rampup-batch-size"),
+                format!("Megatron would stop at start-up: {says}"),
+            )
+            .help("write a ramp-up from a start at most the global batch, in whole increments up to it")
+            .at(ramp_span, "ramp-up refused"),
+        );
+    }
+    let batches = ramp::reached(values, global, RAMP_STAGES)?;
+    let (bad, consumed) = *batches.iter().find(|(b, _)| b % step != 0)?;
+    let train = a.quiet_uint("--train-samples").map(|v| v.0);
+    let assert = format!(
+        "\"current global batch size ({bad}) is not divisible by micro-batch-size ({m}) times data parallel size ({replicas})\""
+    );
+    if let Some(t) = train
+        && consumed >= t
+    {
+        let last = batches
+            .iter()
+            .take_while(|(_, c)| *c < t)
+            .last()
+            .map_or(values[0], |x| x.0);
+        return Some(
+            Diagnostic::error(
+                codes::NOT_DIVISIBLE,
+                Args::path("--global-batch-size"),
+                format!(
+                    "the run ends (--train-samples {t}) before the ramp-up reaches global batch {bad}, the first that is not a multiple of micro {m} × D {replicas} = {step}, so Megatron trains it, up to global batch {last}; but --global-batch-size {global} is not a multiple of {step}, and accum plans a ramp-up to it"
+                ),
+            )
+            .help(format!(
+                "write --global-batch-size {last} with a ramp-up that ends there, or a multiple of {step} that the ramp reaches"
+            ))
+            .at(span.clone(), "never reached"),
+        );
+    }
+    let when = if consumed == 0 {
+        "at its first iteration".to_owned()
+    } else {
+        format!("once {consumed} samples are consumed, when the ramp-up reaches global batch {bad}")
+    };
+    Some(
+        Diagnostic::error(
+            codes::ENGINE_ASSERT,
+            Args::path("--rampup-batch-size"),
+            format!("Megatron would stop {when}: update() asserts {assert}"),
+        )
+        .help(format!(
+            "make the ramp-up's start and increment multiples of micro × D = {step}"
+        ))
+        .at(ramp_span, "ramp-up reaches this batch"),
+    )
+}
+
+/// A run that ends (`--train-samples`) before the ramp-up reaches its last
+/// batch: the batch it reaches is named, as the run never trains the
+/// global batch.
+fn ramp_cut_short(a: &mut Args, staged: &accum_core::plan::StagedPlan, global: u64) {
+    let Some((t, span)) = a.quiet_uint("--train-samples") else {
+        return;
+    };
+    let stages = staged.stages();
+    let reached = stages
+        .iter()
+        .take_while(|s| s.examples_before().get() < t)
+        .count();
+    if reached == 0 || reached >= stages.len() {
+        return;
+    }
+    let last = stages[reached - 1].plan().effective_batch().get();
+    a.findings.push(
+        Diagnostic::error(
+            codes::SCHEDULE_SHIFT,
+            Args::path("--train-samples"),
+            format!(
+                "the run ends (--train-samples {t}) in the ramp-up: the largest global batch it trains is {last}, in stage {reached} of {}; it never reaches --global-batch-size {global}",
+                stages.len()
+            ),
+        )
+        .warning()
+        .help(format!(
+            "train at least {} samples to reach the global batch {global}, or write the batch the run trains",
+            stages[stages.len() - 1].examples_before().get()
+        ))
+        .at(span, "ends in the ramp-up"),
+    );
+}
+
 /// argparse keeps the last of a repeated option: a warning when the values
 /// differ (the same value twice changes nothing).
 fn duplicates(a: &mut Args) {
@@ -510,45 +703,83 @@ fn duplicates(a: &mut Args) {
 /// The world size: the options, or the launcher's `nproc × nnodes`.
 fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<u64> {
     let given = super::dialect::world_from_options(opts);
-    let read = |arg: Option<&Arg>| -> Result<Option<(u64, Range<usize>)>, Field> {
+    // The launcher's count, with the environment variables it took a
+    // default for (`${SLURM_NNODES:-1}`).
+    type Count = (u64, Range<usize>, Vec<String>);
+    let read = |arg: Option<&Arg>| -> Result<Option<Count>, Box<Field>> {
         let Some(field) = arg.and_then(Arg::value) else {
             return Ok(None);
         };
         if !field.unknown.is_empty() {
-            return Err(field.clone());
+            return Err(Box::new(field.clone()));
         }
         match python_number(&field.text).and_then(|n| match n {
             super::reader::Number::Int(i) => u64::try_from(i).ok().filter(|&v| v >= 1),
             super::reader::Number::Float(_) => None,
         }) {
-            Some(v) => Ok(Some((v, field.span()))),
-            None => Err(field.clone()),
+            Some(v) => Ok(Some((v, field.span(), field.defaults.clone()))),
+            None => Err(Box::new(field.clone())),
         }
     };
     let nproc = read(a.launcher(NPROC));
     let nnodes = read(a.launcher(NNODES));
     let launched = match (&nproc, &nnodes) {
-        (Ok(Some((n, s))), Ok(k)) => Ok(Some((
-            n.saturating_mul(k.as_ref().map_or(1, |k| k.0)),
-            s.clone(),
-        ))),
+        (Ok(Some((n, s, d))), Ok(k)) => {
+            let mut defaults = d.clone();
+            defaults.extend(k.iter().flat_map(|k| k.2.iter().cloned()));
+            defaults.sort();
+            defaults.dedup();
+            Ok(Some((
+                n.saturating_mul(k.as_ref().map_or(1, |k| k.0)),
+                s.clone(),
+                defaults,
+            )))
+        }
         (Ok(None), _) => Ok(None),
         (Err(f), _) | (_, Err(f)) => Err(f.clone()),
     };
     match (given, launched) {
-        (Some(w), Ok(Some((l, span)))) if w != l => {
+        // The value given wins over the script's defaults for variables of
+        // the environment: the job's environment sets them, and accum does
+        // not see it (`--env` gives them exactly).
+        (Some(w), Ok(Some((l, span, defaults)))) if w != l && !defaults.is_empty() => {
+            let vars: Vec<String> = defaults.iter().map(|d| format!("`{d}`")).collect();
+            a.findings.push(
+                Diagnostic::error(
+                    codes::WORLD_SIZE,
+                    Args::path("--nproc-per-node"),
+                    format!(
+                        "the launcher here starts {l} processes only with the script's defaults for {}, which the job's environment sets; accum uses the world size given, {w}",
+                        vars.join(", ")
+                    ),
+                )
+                .warning()
+                .help(format!(
+                    "to read the launcher's count exactly, give the environment instead of --world-size: {}",
+                    defaults
+                        .iter()
+                        .map(|d| format!("--env {d}=N"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ))
+                .at(span, "count from environment defaults"),
+            );
+            Some(w)
+        }
+        (Some(w), Ok(Some((l, span, _)))) if w != l => {
             a.findings.push(
                 Diagnostic::error(
                     codes::WORLD_SIZE,
                     Args::path("--nproc-per-node"),
                     format!("the world size given is {w}, but the launcher here starts {l} processes (processes per node × nodes)"),
                 )
+                .warning()
                 .help("make the launcher and --world-size agree; accum uses the launcher's count")
                 .at(span, "launcher's count"),
             );
             Some(l)
         }
-        (_, Ok(Some((l, _)))) => Some(l),
+        (_, Ok(Some((l, _, _)))) => Some(l),
         // The launcher's values do not matter when the world size is given.
         (Some(w), _) => Some(w),
         (None, Err(field)) => {

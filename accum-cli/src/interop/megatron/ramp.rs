@@ -61,27 +61,14 @@ pub(super) fn rampup_values(a: &mut Args) -> Option<Option<([u64; 3], Range<usiz
 /// reaches a batch (`update`).
 fn calculator_says(err: &StageError, global: u64) -> (String, bool) {
     match *err {
-        StageError::RampZero { what: "start" } => (
-            "the ramp-up calculator asserts \"start batch size should be positive, got 0.\"".to_owned(),
-            true,
-        ),
-        StageError::RampZero { .. } => (
-            "the ramp-up calculator asserts \"batch size increment should be positive, got 0.\"".to_owned(),
-            true,
-        ),
-        StageError::RampShrinks { start, end } => (
-            format!(
-                "the ramp-up calculator asserts \"expected global batch size to be greater than or equal to start batch size, got {end} and {start}\""
-            ),
-            true,
-        ),
-        StageError::RampIncrement { start, end, increment } => (
-            format!(
-                "the ramp-up calculator asserts \"expected global batch size interval ({}) to be divisible by global batch size increment ({increment})\"",
-                end - start
-            ),
-            true,
-        ),
+        StageError::RampZero { what: "start" } => (init_says(err, [0, 1, 0], 1), true),
+        StageError::RampZero { .. } => (init_says(err, [1, 0, 0], 1), true),
+        StageError::RampShrinks { start, end } => (init_says(err, [start, 1, 0], end), true),
+        StageError::RampIncrement {
+            start,
+            end,
+            increment,
+        } => (init_says(err, [start, increment, 0], end), true),
         // `num_increments = 0`, then `ramup_samples / num_increments`.
         StageError::RampEmpty { .. } => (
             format!(
@@ -108,6 +95,12 @@ fn calculator_says(err: &StageError, global: u64) -> (String, bool) {
         ),
         _ => (err.message(), false),
     }
+}
+
+/// [`init_refusal`] for values core refuses with `err` (core's words if
+/// the calculator's checks would not say it).
+fn init_says(err: &StageError, values: [u64; 3], global: u64) -> String {
+    init_refusal(values, global).unwrap_or_else(|| err.message())
 }
 
 /// A core stage error about a framework's key, as a finding.
@@ -210,4 +203,141 @@ pub(super) fn ignored(span: Range<usize>, with_steps: bool) -> Diagnostic {
         .warning()
         .help(help)
         .at(span, "depends on the Megatron-LM version")
+}
+
+/// What `RampupBatchsizeNumMicroBatchesCalculator.__init__` asserts about
+/// the ramp-up's values, in its words, when one fails (before any batch is
+/// checked against `micro × D`).
+pub(crate) fn init_refusal([start, increment, _]: [u64; 3], global: u64) -> Option<String> {
+    if start == 0 {
+        Some(
+            "the ramp-up calculator asserts \"start batch size should be positive, got 0.\""
+                .to_owned(),
+        )
+    } else if increment == 0 {
+        Some(
+            "the ramp-up calculator asserts \"batch size increment should be positive, got 0.\""
+                .to_owned(),
+        )
+    } else if start > global {
+        Some(format!(
+            "the ramp-up calculator asserts \"expected global batch size to be greater than or equal to start batch size, got {global} and {start}\""
+        ))
+    } else if !(global - start).is_multiple_of(increment) {
+        Some(format!(
+            "the ramp-up calculator asserts \"expected global batch size interval ({}) to be divisible by global batch size increment ({increment})\"",
+            global - start
+        ))
+    } else {
+        None
+    }
+}
+
+/// The batches a ramp-up reaches, each with the samples consumed before the
+/// first iteration that uses it, as `RampupBatchsizeNumMicroBatchesCalculator.update`
+/// steps them: before each iteration the batch is `start + int(consumed /
+/// (samples / k)) × increment` (in floating point), or `global` once more
+/// than `samples` are consumed; each iteration consumes its batch. `None`
+/// when the ramp is not one the calculator accepts, or has more than
+/// `limit` batches.
+pub(crate) fn reached(
+    [start, increment, samples]: [u64; 3],
+    global: u64,
+    limit: usize,
+) -> Option<Vec<(u64, u64)>> {
+    if start == 0 || increment == 0 || start > global || !(global - start).is_multiple_of(increment)
+    {
+        return None;
+    }
+    let k = (global - start) / increment;
+    if k == 0 || samples == 0 || usize::try_from(k).map_or(true, |k| k >= limit) {
+        return None;
+    }
+    let per = samples as f64 / k as f64;
+    let batch_at = |c: u64| -> u64 {
+        if c > samples {
+            global
+        } else {
+            let steps = (c as f64 / per) as u64;
+            start
+                .saturating_add(steps.saturating_mul(increment))
+                .min(global)
+        }
+    };
+    let mut out = vec![(start, 0u64)];
+    let mut consumed = 0u64;
+    let mut batch = start;
+    while batch < global {
+        // Whole iterations of this batch until the calculator moves on:
+        // first the iterations that certainly stay (below the next
+        // threshold), then one at a time.
+        let next = if batch + increment >= global {
+            samples.saturating_add(1)
+        } else {
+            (((batch - start) / increment + 1) as f64 * per).floor() as u64
+        };
+        if next > consumed {
+            let skip = (next - consumed) / batch;
+            consumed = consumed.saturating_add(skip.saturating_sub(1).saturating_mul(batch));
+        }
+        loop {
+            consumed = consumed.saturating_add(batch);
+            let b = batch_at(consumed);
+            if b != batch || consumed == u64::MAX {
+                batch = b;
+                break;
+            }
+        }
+        if consumed == u64::MAX {
+            return None;
+        }
+        out.push((batch, consumed));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Megatron's own update rule, one iteration at a time.
+    fn stepped(start: u64, inc: u64, samples: u64, global: u64) -> Vec<(u64, u64)> {
+        let k = (global - start) / inc;
+        let per = samples as f64 / k as f64;
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        let mut c = 0u64;
+        loop {
+            let b = if c > samples {
+                global
+            } else {
+                start + (c as f64 / per) as u64 * inc
+            };
+            if out.last().map(|x| x.0) != Some(b) {
+                out.push((b, c));
+            }
+            if b == global {
+                return out;
+            }
+            c += b;
+        }
+    }
+
+    #[test]
+    fn the_batches_reached_are_the_calculators() {
+        for (s, i, n, g) in [
+            (16, 16, 5000, 64),
+            (32, 32, 4_882_800, 1536),
+            (64, 64, 2_000_000, 512),
+            (3, 5, 97, 48),
+            (8, 8, 7, 32),
+        ] {
+            assert_eq!(
+                reached([s, i, n], g, 10_000),
+                Some(stepped(s, i, n, g)),
+                "{s} {i} {n} {g}"
+            );
+        }
+        assert_eq!(reached([0, 16, 5000], 64, 100), None);
+        assert_eq!(reached([16, 16, 5000], 64, 2), None);
+    }
 }

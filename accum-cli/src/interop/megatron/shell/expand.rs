@@ -93,11 +93,14 @@ impl Script {
                                         word_span: span.clone(),
                                     };
                                     self.parts(default, false, &mut inner, depth + 1);
-                                    let f = inner
+                                    let mut f = inner
                                         .finish()
                                         .into_iter()
                                         .next()
                                         .unwrap_or(Field::empty(span.clone()));
+                                    if v.is_none() {
+                                        f.defaults.push(name.clone());
+                                    }
                                     if sigil.contains('=') {
                                         self.env.insert(name.clone(), Value::Str(f.clone()));
                                     }

@@ -37,6 +37,9 @@ pub(crate) struct Field {
     unknown_at: Vec<usize>,
     /// The span of the word in the command, for when the text has no source.
     word_span: Range<usize>,
+    /// Variables the text took a default for (`${SLURM_NNODES:-1}` with
+    /// `SLURM_NNODES` set neither by the script nor by `--env`).
+    pub(crate) defaults: Vec<String>,
 }
 
 impl Field {
@@ -48,6 +51,7 @@ impl Field {
             text,
             unknown,
             word_span: span,
+            defaults: Vec::new(),
         }
     }
 
@@ -58,6 +62,7 @@ impl Field {
             unknown: Vec::new(),
             unknown_at: Vec::new(),
             word_span: span,
+            defaults: Vec::new(),
         }
     }
 
@@ -77,6 +82,13 @@ impl Field {
         self.unknown.extend(f.unknown.iter().cloned());
         self.unknown_at
             .extend(f.unknown_at.iter().map(|p| p + shift));
+        self.defaults.extend(f.defaults.iter().cloned());
+    }
+
+    /// Appends a blank that no source wrote (between the words `eval` joins).
+    fn blank(&mut self) {
+        self.text.push(' ');
+        self.offs.push(None);
     }
 
     /// The best span for the text: its source if all of it has one, else the
@@ -96,6 +108,54 @@ impl Field {
         self.word_span.clone()
     }
 
+    /// The field as a variable of a script run from a string (`bash -c
+    /// "…"`): its sources are marked as this script's, so that
+    /// [`Field::through`] keeps them.
+    fn exported(&self) -> Field {
+        let mut f = self.clone();
+        for o in f.offs.iter_mut().flatten() {
+            *o = o.saturating_add(OUTER);
+        }
+        f.word_span =
+            f.word_span.start.saturating_add(OUTER)..f.word_span.end.saturating_add(OUTER);
+        f
+    }
+
+    /// A field of a script run from this field's text (`bash -c "…"`),
+    /// with its sources taken back through this field's: a source in the
+    /// string is where the string's text came from, a source marked by
+    /// [`Field::exported`] is already this script's.
+    fn through(&self, inner: &Field) -> Field {
+        let back = |o: usize| {
+            if o >= OUTER {
+                Some(o - OUTER)
+            } else {
+                self.offs.get(o).copied().flatten()
+            }
+        };
+        let offs: Vec<Option<usize>> = inner.offs.iter().map(|o| o.and_then(back)).collect();
+        let (a, b) = (inner.word_span.start, inner.word_span.end);
+        let word_span = if a >= OUTER {
+            a - OUTER..b.saturating_sub(OUTER)
+        } else if a < b && b <= self.text.len() {
+            self.span_of(a, b)
+        } else {
+            self.word_span.clone()
+        };
+        // What is unknown in the text is unknown again when the inner
+        // script reads its stand-in (`$SLURM_JOBID`, `$(…)`).
+        let mut defaults = inner.defaults.clone();
+        defaults.extend(self.defaults.iter().cloned());
+        Field {
+            text: inner.text.clone(),
+            offs,
+            unknown: inner.unknown.clone(),
+            unknown_at: inner.unknown_at.clone(),
+            word_span,
+            defaults,
+        }
+    }
+
     /// A part of the field (`--key=value` split at `=`).
     pub(crate) fn slice(&self, a: usize, b: usize) -> Field {
         let keep: Vec<usize> = (0..self.unknown.len())
@@ -107,6 +167,7 @@ impl Field {
             unknown: keep.iter().map(|&i| self.unknown[i].clone()).collect(),
             unknown_at: keep.iter().map(|&i| self.unknown_at[i] - a).collect(),
             word_span: self.word_span.clone(),
+            defaults: self.defaults.clone(),
         }
     }
 }
@@ -137,6 +198,8 @@ pub(crate) struct Script {
     /// Every command run, expanded, in order; those in `if` branches that
     /// cannot be decided are all kept, marked with the branch.
     pub(crate) commands: Vec<Command>,
+    /// How many `bash -c` strings this script runs inside.
+    nested: usize,
 }
 
 /// Runs `text` in a shell that starts with `env` (name, value).
@@ -149,21 +212,63 @@ pub(crate) fn run(text: &str, env: &[(String, String)]) -> Script {
     .tokens();
     let mut cmds = simple_commands(tokens).into_iter().peekable();
     let tree = parse_block(&mut cmds, &[]);
+    let mut vars: HashMap<String, Value> = env
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                Value::Str(Field::at(v.clone(), 0..0, Vec::new())),
+            )
+        })
+        .collect();
+    // `$#`: the positional arguments given (`--env 1=…`, `2=…`), in order.
+    let positional = (1..)
+        .take_while(|i: &usize| vars.contains_key(&i.to_string()))
+        .count();
+    let all: Vec<String> = (1..=positional)
+        .filter_map(|i| match vars.get(&i.to_string()) {
+            Some(Value::Str(f)) => Some(f.text.clone()),
+            _ => None,
+        })
+        .collect();
+    vars.entry("#".to_owned())
+        .or_insert_with(|| Value::Str(Field::at(positional.to_string(), 0..0, Vec::new())));
+    // `$@` and `$*`: the same arguments, as words (empty without any).
+    for name in ["@", "*"] {
+        vars.entry(name.to_owned())
+            .or_insert_with(|| Value::Str(Field::at(all.join(" "), 0..0, Vec::new())));
+    }
     let mut script = Script {
-        env: env
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    Value::Str(Field::at(v.clone(), 0..0, Vec::new())),
-                )
-            })
-            .collect(),
+        env: vars,
         commands: Vec::new(),
         unset_is_empty: false,
+        nested: 0,
     };
     script.block(&tree, 0);
     script
+}
+
+/// Sources of a script's variables, marked in a script run from a string.
+const OUTER: usize = usize::MAX / 2;
+
+/// `bash -c` strings inside `bash -c` strings read at most this deep.
+const MAX_NESTED: usize = 4;
+
+/// Where a command runs a shell on a string: `bash -c "…"`, `sh -c '…'`,
+/// `bash -lc "…"`, also after a launcher (`srun … bash -c "$CMD"`). The
+/// index of the string.
+fn shell_string(words: &[Field]) -> Option<usize> {
+    words.iter().enumerate().find_map(|(i, w)| {
+        let base = w.text.rsplit('/').next().unwrap_or(&w.text);
+        let shell = matches!(base, "bash" | "sh" | "zsh" | "dash");
+        let flag = words.get(i + 1).map(|f| f.text.as_str())?;
+        let c = flag.len() > 1
+            && flag.starts_with('-')
+            && !flag.starts_with("--")
+            && flag[1..].bytes().all(|b| b.is_ascii_alphabetic())
+            && flag.contains('c');
+        (shell && c && i + 2 < words.len()).then_some(i + 2)
+    })
 }
 
 impl Script {
@@ -184,10 +289,22 @@ impl Script {
             match node {
                 Node::Cmd(tokens) => self.command(tokens),
                 Node::If(branches) => self.branches(branches, depth),
-                Node::Loop(body) => self.block(body, depth + 1),
+                Node::Loop(cond, body) => self.repeat(cond.as_ref(), body, depth),
                 Node::Case(subject, arms) => self.case(subject.as_ref(), arms, depth),
             }
         }
+    }
+
+    /// A loop's body runs once (what it sets is what one pass sets), unless
+    /// its condition is known not to hold at the start: `while [[ $# -gt 0
+    /// ]]` with no positional arguments runs nothing, as in bash.
+    fn repeat(&mut self, cond: Option<&(Vec<Tok>, bool)>, body: &[Node], depth: usize) {
+        if let Some((tokens, until)) = cond
+            && self.test(tokens) == Some(*until)
+        {
+            return;
+        }
+        self.block(body, depth + 1);
     }
 
     /// Runs the arm whose pattern matches the subject; when the subject is
@@ -425,7 +542,66 @@ impl Script {
             (Some(Tok::Word(a)), Some(Tok::Word(b))) => a.span.start..b.span.end,
             _ => words[0].word_span.clone(),
         };
+        // `eval WORDS`: the words joined by blanks, run as a script.
+        if words.len() > 1 && words[0].text == "eval" && self.nested < MAX_NESTED {
+            let mut joined = words[1].clone();
+            for w in &words[2..] {
+                joined.blank();
+                joined.extend(w);
+            }
+            self.string(&joined, &span);
+            return;
+        }
+        if let Some(k) = shell_string(&words)
+            && self.nested < MAX_NESTED
+        {
+            // The shell runs the string as a script of its own, with the
+            // variables exported to it: its commands are the run's.
+            self.string(&words[k], &span);
+            return;
+        }
         self.commands.push(Command { words, span });
+    }
+
+    /// Runs `bash -c`'s string as a script that starts with this one's
+    /// variables; its commands are kept, located in this script.
+    fn string(&mut self, field: &Field, span: &Range<usize>) {
+        let text = field.text.clone();
+        let tokens = Lexer {
+            text: &text,
+            pos: 0,
+            heredocs: Vec::new(),
+        }
+        .tokens();
+        let mut cmds = simple_commands(tokens).into_iter().peekable();
+        let tree = parse_block(&mut cmds, &[]);
+        let env = self
+            .env
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::Str(f) => Value::Str(f.exported()),
+                    Value::Array(items) => {
+                        Value::Array(items.iter().map(Field::exported).collect())
+                    }
+                    Value::Unknown(why) => Value::Unknown(why.clone()),
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        let mut inner = Script {
+            env,
+            unset_is_empty: false,
+            commands: Vec::new(),
+            nested: self.nested + 1,
+        };
+        inner.block(&tree, 0);
+        for cmd in inner.commands {
+            self.commands.push(Command {
+                words: cmd.words.iter().map(|w| field.through(w)).collect(),
+                span: span.clone(),
+            });
+        }
     }
 }
 

@@ -7,7 +7,9 @@ use super::lex::{Part, Tok, Word};
 pub(super) enum Node {
     Cmd(Vec<Tok>),
     If(Vec<(Option<Vec<Tok>>, Vec<Node>)>),
-    Loop(Vec<Node>),
+    /// `while`/`until` (with the condition and whether it is `until`),
+    /// `for` and `select` (no condition): the body.
+    Loop(Option<(Vec<Tok>, bool)>, Vec<Node>),
     /// `case WORD in PATTERN) … ;; esac`.
     Case(Option<Word>, Vec<(Vec<Word>, Vec<Node>)>),
 }
@@ -137,8 +139,16 @@ pub(super) fn parse_block(
                 }
                 out.push(Node::If(branches));
             }
-            Some("for" | "while" | "until" | "select") => {
-                let _head = parse_block(cmds, &["do"]);
+            Some(kw @ ("for" | "while" | "until" | "select")) => {
+                // The condition of `while`/`until` runs on to `do`, on its
+                // own line or after `;`.
+                let mut cond: Vec<Tok> = cmd[1..].to_vec();
+                for node in parse_block(cmds, &["do"]) {
+                    if let Node::Cmd(t) = node {
+                        cond.extend(t);
+                    }
+                }
+                let cond = matches!(kw, "while" | "until").then(|| (cond, kw == "until"));
                 let mut body = Vec::new();
                 if let Some(mut d) = cmds.next() {
                     d.remove(0);
@@ -148,7 +158,7 @@ pub(super) fn parse_block(
                 }
                 body.extend(parse_block(cmds, &["done"]));
                 cmds.next();
-                out.push(Node::Loop(body));
+                out.push(Node::Loop(cond, body));
             }
             Some("case") => {
                 let subject = match cmd.get(1) {

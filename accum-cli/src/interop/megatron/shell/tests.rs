@@ -131,3 +131,60 @@ fn odd_text_never_panics() {
         let _ = run(text, &[]);
     }
 }
+
+#[test]
+fn argument_loops_run_as_bash_runs_them() {
+    let text = "Z=1\nwhile [[ $# -gt 0 ]]; do\n  case \"$1\" in\n    -z) Z=\"$2\"; shift 2 ;;\n    *) exit 1 ;;\n  esac\ndone\nuntil [ -n \"$Z\" ]; do Z=9; done\n";
+    // No arguments: `$#` is 0, the loop does not run, Z keeps its value.
+    assert_eq!(run(text, &[]).var("Z").as_deref(), Some("1"));
+    // With arguments the loop runs once, as bash's first pass.
+    let args = [
+        ("1".to_owned(), "-z".to_owned()),
+        ("2".to_owned(), "3".to_owned()),
+    ];
+    let s = run(text, &args);
+    assert_eq!(s.var("Z").as_deref(), Some("3"));
+    assert_eq!(s.var("#").as_deref(), Some("2"));
+    assert_eq!(s.var("@").as_deref(), Some("-z 3"));
+}
+
+#[test]
+fn bash_c_strings_are_scripts_located_in_the_outer_one() {
+    let text = "MBS=4\nsrun -N 2 bash -c \"torchrun pretrain_gpt.py --micro-batch-size $MBS\" \nsh -c 'echo --global-batch-size $MBS'\n";
+    let s = run(text, &[]);
+    let cmds: Vec<Vec<String>> = (0..s.commands.len()).map(|i| texts(&s, i)).collect();
+    assert_eq!(
+        cmds,
+        [
+            vec!["torchrun", "pretrain_gpt.py", "--micro-batch-size", "4"],
+            vec!["echo", "--global-batch-size", "4"],
+        ]
+    );
+    // The value is where the outer script wrote it, in both kinds of string.
+    assert_eq!(&text[s.commands[0].words[3].span()], "4");
+    assert_eq!(s.commands[0].words[3].span(), 4..5);
+    assert_eq!(s.commands[1].words[2].span(), 4..5);
+    // Strings inside strings stop at the limit without losing the outer run.
+    let deep = "bash -c 'bash -c \"bash -c x\"'\n";
+    let s = run(deep, &[]);
+    assert_eq!(texts(&s, 0), ["x"]);
+}
+
+#[test]
+fn eval_runs_its_words_as_a_script() {
+    let text =
+        "MBS=2\nCMD=\"torchrun pretrain_gpt.py --micro-batch-size $MBS --x 'a b'\"\neval $CMD\n";
+    let s = run(text, &[]);
+    assert_eq!(
+        texts(&s, 0),
+        [
+            "torchrun",
+            "pretrain_gpt.py",
+            "--micro-batch-size",
+            "2",
+            "--x",
+            "a b"
+        ]
+    );
+    assert_eq!(&text[s.commands[0].words[3].span()], "2");
+}
