@@ -51,8 +51,17 @@ impl Dialect for Megatron {
             })?
         } else {
             match args::from_script(text, &opts.env) {
-                Some(inv) => inv,
-                None => {
+                Ok(Some(inv)) => inv,
+                Err(limit) => {
+                    let finding = Diagnostic::error(codes::LIMIT, Vec::new(), limit.message)
+                        .help(limit.help)
+                        .at(limit.span, "the reader stopped here");
+                    return Ok(Reading {
+                        files: vec![report(name, text, vec![finding])],
+                        batch: None,
+                    });
+                }
+                Ok(None) => {
                     let finding = Diagnostic::error(
                         codes::MISSING,
                         vec!["--micro-batch-size".into()],
