@@ -37,6 +37,39 @@ pub(super) fn parse(text: &str) -> ParseResult {
 }
 
 fn yaml_message(err: &serde_saphyr::Error) -> String {
+    use serde_saphyr::Error;
+    use serde_saphyr::budget::BudgetBreach;
+    // The parser's limits and policies, in the words of this tool, from the
+    // error itself: its own text names its API and types.
+    match err.without_snippet() {
+        Error::Budget { breach, .. } => {
+            return match breach {
+                BudgetBreach::Depth { .. } => format!("nesting deeper than {MAX_DEPTH} levels"),
+                BudgetBreach::Nodes { .. } => format!(
+                    "the document has more than {YAML_MAX_NODES} values, counting each use of an alias as a copy; shorten the file or remove the aliases"
+                ),
+                BudgetBreach::Aliases { .. } => {
+                    format!("more than {YAML_MAX_ALIASES} alias uses; write the values out")
+                }
+                BudgetBreach::MergeKeys { merge_keys } => format!(
+                    "more than {} merge keys (`<<`), found {merge_keys}; write the values out",
+                    merge_keys.saturating_sub(1)
+                ),
+                BudgetBreach::Documents { .. } => {
+                    "more than one YAML document (`---`); give one document per file".to_owned()
+                }
+                _ => "the document is larger than a configuration can be; shorten the file"
+                    .to_owned(),
+            };
+        }
+        Error::MultipleDocuments { .. } => {
+            return "more than one YAML document (`---`); give one document per file".to_owned();
+        }
+        Error::RecursiveReferencesRequireWeakTypes { .. } => {
+            return "an alias refers to the value that contains it; write the value out".to_owned();
+        }
+        _ => {}
+    }
     // The first line of the parser's message, without its own snippet and
     // location (the diagnostic shows both).
     let text = err.to_string();
@@ -46,21 +79,6 @@ fn yaml_message(err: &serde_saphyr::Error) -> String {
         && let Some((_, message)) = rest.split_once(": ")
     {
         line = message;
-    }
-    // The parser's limits and policies, in the words of this tool.
-    if let Some(budget) = line.strip_prefix("budget breached: ") {
-        return if budget.starts_with("Depth") {
-            format!("nesting deeper than {MAX_DEPTH} levels")
-        } else if budget.starts_with("Nodes") {
-            format!(
-                "the document expands to more than {YAML_MAX_NODES} values \
-                 (aliases multiply what they point to); remove the aliases or shorten the file"
-            )
-        } else if budget.starts_with("Aliases") {
-            format!("more than {YAML_MAX_ALIASES} alias uses; write the values out")
-        } else {
-            format!("the document is too large ({budget}); shorten the file")
-        };
     }
     if let Some(rest) = line.strip_prefix("non-finite float ")
         && let Some((value, _)) = rest.split_once(" rejected")
@@ -207,8 +225,10 @@ impl<'de> Visitor<'de> for YamlVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YamlValue, A::Error> {
         let mut entries: Vec<(serde_saphyr::Spanned<String>, YamlNode)> = Vec::new();
+        // Seen keys in a set: a scan of the entries is quadratic in a table's size.
+        let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<serde_saphyr::Spanned<String>>()? {
-            if entries.iter().any(|(k, _)| k.value == key.value) {
+            if !seen.insert(key.value.clone()) {
                 return Err(de::Error::custom(format!(
                     "duplicate key `{}` at line {}; each key may appear once",
                     key.value,
