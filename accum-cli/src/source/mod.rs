@@ -227,6 +227,61 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// Where each line of a text starts, so that many offsets are placed in
+/// `log n` each: placing every finding of a file with [`line_col`] scans the
+/// text again for each, quadratic in a file of thousands of findings.
+pub(crate) struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    /// Indexes `text` in one pass.
+    pub(crate) fn new(text: &'a str) -> LineIndex<'a> {
+        let starts = std::iter::once(0)
+            .chain(
+                text.bytes()
+                    .enumerate()
+                    .filter(|(_, b)| *b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        LineIndex { text, starts }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset, as [`line_col`].
+    pub(crate) fn line_col(&self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let line_start = self.starts[line - 1];
+        (line, self.text[line_start..offset].chars().count() + 1)
+    }
+
+    /// The whole lines that hold `spans` (byte ranges on character
+    /// boundaries), and the 1-based number of the first.
+    pub(crate) fn window(
+        &self,
+        spans: impl Iterator<Item = Range<usize>>,
+    ) -> (Range<usize>, usize) {
+        let (mut start, mut end) = (self.text.len(), 0);
+        for span in spans {
+            start = start.min(span.start);
+            end = end.max(span.end);
+        }
+        if start > end {
+            return (0..self.text.len(), 1);
+        }
+        let first = self.starts.partition_point(|&s| s <= start);
+        let last = self.starts.partition_point(|&s| s <= end);
+        let from = self.starts[first - 1];
+        let to = self.starts.get(last).map_or(self.text.len(), |&s| s);
+        (from..to, first)
+    }
+}
+
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -640,6 +695,11 @@ mod tests {
 
     #[test]
     fn line_col_counts_characters() {
+        let text = "ab\ncd\n\né = 1";
+        let index = LineIndex::new(text);
+        for offset in 0..text.len() + 3 {
+            assert_eq!(index.line_col(offset), line_col(text, offset), "{offset}");
+        }
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
         assert_eq!(line_col("é = 1", 2), (1, 2));
         assert_eq!(line_col("é = 1", 3), (1, 3));

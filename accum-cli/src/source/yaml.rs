@@ -21,6 +21,7 @@ pub(super) fn parse(text: &str) -> ParseResult {
             max_depth: MAX_DEPTH,
             max_aliases: YAML_MAX_ALIASES,
             max_nodes: YAML_MAX_NODES,
+            max_merge_keys: YAML_MAX_MERGE_KEYS,
         },
     };
     let root: YamlNode = serde_saphyr::from_str_with_options(text, options).map_err(|err| {
@@ -36,35 +37,37 @@ pub(super) fn parse(text: &str) -> ParseResult {
     Ok(root.into_node(text))
 }
 
+/// A budget's breach, by the name of the budget.
+fn budget_message(budget: &str) -> String {
+    match budget {
+        "Depth" => format!("nesting deeper than {MAX_DEPTH} levels"),
+        "Nodes" => format!(
+            "the document has more than {YAML_MAX_NODES} values, counting each use of an alias as a copy; shorten the file or remove the aliases"
+        ),
+        "Aliases" => format!("more than {YAML_MAX_ALIASES} alias uses; write the values out"),
+        "MergeKeys" => {
+            format!("more than {YAML_MAX_MERGE_KEYS} merge keys (`<<`); write the values out")
+        }
+        "Documents" => MANY_DOCUMENTS.to_owned(),
+        _ => "the document is larger than a configuration can be; shorten the file".to_owned(),
+    }
+}
+
+const MANY_DOCUMENTS: &str = "more than one YAML document (`---`); give one document per file";
+
+/// The parser's default cap on merge keys, which is kept.
+const YAML_MAX_MERGE_KEYS: usize = 10_000;
+
 fn yaml_message(err: &serde_saphyr::Error) -> String {
     use serde_saphyr::Error;
-    use serde_saphyr::budget::BudgetBreach;
     // The parser's limits and policies, in the words of this tool, from the
     // error itself: its own text names its API and types.
     match err.without_snippet() {
         Error::Budget { breach, .. } => {
-            return match breach {
-                BudgetBreach::Depth { .. } => format!("nesting deeper than {MAX_DEPTH} levels"),
-                BudgetBreach::Nodes { .. } => format!(
-                    "the document has more than {YAML_MAX_NODES} values, counting each use of an alias as a copy; shorten the file or remove the aliases"
-                ),
-                BudgetBreach::Aliases { .. } => {
-                    format!("more than {YAML_MAX_ALIASES} alias uses; write the values out")
-                }
-                BudgetBreach::MergeKeys { merge_keys } => format!(
-                    "more than {} merge keys (`<<`), found {merge_keys}; write the values out",
-                    merge_keys.saturating_sub(1)
-                ),
-                BudgetBreach::Documents { .. } => {
-                    "more than one YAML document (`---`); give one document per file".to_owned()
-                }
-                _ => "the document is larger than a configuration can be; shorten the file"
-                    .to_owned(),
-            };
+            let name = format!("{breach:?}");
+            return budget_message(name.split([' ', '{']).next().unwrap_or(""));
         }
-        Error::MultipleDocuments { .. } => {
-            return "more than one YAML document (`---`); give one document per file".to_owned();
-        }
+        Error::MultipleDocuments { .. } => return MANY_DOCUMENTS.to_owned(),
         Error::RecursiveReferencesRequireWeakTypes { .. } => {
             return "an alias refers to the value that contains it; write the value out".to_owned();
         }
@@ -79,6 +82,10 @@ fn yaml_message(err: &serde_saphyr::Error) -> String {
         && let Some((_, message)) = rest.split_once(": ")
     {
         line = message;
+    }
+    // A breach met inside a value arrives as the text of the breach.
+    if let Some(budget) = line.strip_prefix("budget breached: ") {
+        return budget_message(budget.split([' ', '{']).next().unwrap_or(""));
     }
     if let Some(rest) = line.strip_prefix("non-finite float ")
         && let Some((value, _)) = rest.split_once(" rejected")
