@@ -48,6 +48,14 @@ fn stop_flag() -> Arc<AtomicBool> {
     .clone()
 }
 
+/// Threads per replica the machine can run at once: its cores shared by
+/// the replicas of this process, at least one. More only adds threads that
+/// wait (`--threads 100000` spawned thousands).
+fn threads_cap(local_replicas: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (cores / local_replicas.max(1)).max(1)
+}
+
 struct Progress {
     bar: ProgressBar,
     started: Instant,
@@ -233,7 +241,15 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
     let (mut engine, exit_sync) = attach_backend(engine, args.backend, &checked.doc.name)?;
     if let Some(threads) = args.threads {
-        engine = engine.with_threads(threads.get());
+        let cap = threads_cap(engine.local_ranks().len());
+        if threads.get() > cap {
+            eprintln!(
+                "note: --threads {} is more than this machine runs at once for {} replica(s); using {cap} per replica",
+                threads.get(),
+                engine.local_ranks().len()
+            );
+        }
+        engine = engine.with_threads(threads.get().min(cap));
     }
     if let Some(at) = args.fail_at {
         engine.inject_failure(Fault {
