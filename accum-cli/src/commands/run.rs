@@ -309,7 +309,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     stop.store(false, Ordering::SeqCst);
     let mut dump = match args.dump.as_ref().filter(|_| lead) {
         Some(dir) => Some(DumpWriter::create(dir, &engine).map_err(|err| {
-            exit_sync.fail_alone(CliError::usage(format!("{who}{}: {err}", dir.display())))
+            let message = match err.refused {
+                Some(_) => format!("{who}{err}"),
+                None => format!("{who}{}: {err}", dir.display()),
+            };
+            exit_sync.fail_alone(CliError::usage(message))
         })?),
         None => None,
     };

@@ -303,6 +303,39 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 /// forever, a device could be endless), and a file whose size is over the
 /// limit. The read itself stops one byte past the limit, in case the file
 /// grows after the size check.
+/// The files this command has read, by device and inode, so that an
+/// output that is one of them is refused (`sheet c.toml -o c.toml` replaced
+/// the config). Kept for the process: one command runs per process.
+static INPUTS: std::sync::Mutex<Vec<(FileId, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+
+/// A file's identity: the same file through any path or link.
+type FileId = (u64, u64);
+
+#[cfg(unix)]
+fn file_id(meta: &fs::Metadata) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &fs::Metadata) -> Option<FileId> {
+    None
+}
+
+/// The input this command read that `path` (an output) would replace.
+pub(crate) fn input_at(path: &Path) -> Option<PathBuf> {
+    let id = file_id(&fs::metadata(path).ok()?)?;
+    let inputs = INPUTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    inputs
+        .iter()
+        .find(|(i, _)| *i == id)
+        .map(|(_, p)| p.clone())
+}
+
+/// Reads a text file of at most `limit` bytes: a regular file (never a
+/// device or a pipe), checked from its size before reading.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, LoadError> {
     let io = |reason: String| LoadError::Io {
         path: path.to_owned(),
@@ -326,6 +359,12 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, LoadError> {
         });
     }
     let file = fs::File::open(path).map_err(|err| io(describe_io(&err)))?;
+    if let Some(id) = file.metadata().ok().as_ref().and_then(file_id) {
+        INPUTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((id, path.to_owned()));
+    }
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)
