@@ -94,28 +94,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> Result
             .map_err(|err| fail(WriteStep::Write, err));
     }
     let path = resolved.as_path();
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let mut attempt = 0u32;
-    let (tmp_path, mut file) = loop {
-        let candidate = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => break (candidate, file),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1;
-            }
-            Err(err) => return Err(fail(WriteStep::CreateTemporary, err)),
-        }
-    };
+    let (tmp_path, mut file) = create_temporary(path).map_err(|e| fail(e.step, e.source))?;
     let written = file.write_all(bytes).and_then(|()| match durability {
         Durability::Synced => file.sync_all(),
         Durability::Buffered => file.flush(),
@@ -128,6 +107,40 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> Result
         let _ = fs::remove_file(&tmp_path);
     }
     result
+}
+
+/// A new temporary file beside `path` (`.<name>.<pid>.<n>.tmp`, created
+/// exclusively, so concurrent writers never share one), to be renamed over
+/// `path` when complete, or removed.
+pub fn create_temporary(path: &Path) -> Result<(PathBuf, fs::File), WriteError> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let mut attempt = 0u32;
+    loop {
+        let candidate = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(file) => return Ok((candidate, file)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1;
+            }
+            Err(source) => {
+                return Err(WriteError {
+                    path: path.to_owned(),
+                    step: WriteStep::CreateTemporary,
+                    source,
+                });
+            }
+        }
+    }
 }
 
 /// Links followed at most, as the kernel does (`ELOOP` past it).

@@ -49,20 +49,28 @@ pub enum StatsLine {
 }
 
 /// Writes a stats stream (buffered; nothing is kept in memory but the
-/// buffer).
+/// buffer) to a temporary file beside its path, renamed over it when the
+/// stream is finished, like the report: a run that is killed or fails keeps
+/// the previous run's stream whole, and a stream is never half a line.
 #[derive(Debug)]
 pub struct StatsStream {
     path: PathBuf,
-    out: BufWriter<File>,
+    /// The temporary file written until [`StatsStream::finish`].
+    tmp: PathBuf,
+    out: Option<BufWriter<File>>,
 }
 
 impl StatsStream {
-    /// Creates (or truncates) the stream file at `path`.
+    /// Starts the stream for `path`; the file at `path` is replaced by
+    /// [`StatsStream::finish`] only.
     pub fn create(path: &Path) -> Result<StatsStream, StatsError> {
-        let file = File::create(path).map_err(|e| StatsError::io(path, e))?;
+        let target = crate::fsio::resolve_links(path).map_err(|e| StatsError::io(path, e))?;
+        let (tmp, file) =
+            crate::fsio::create_temporary(&target).map_err(|e| StatsError::io(path, e.source))?;
         Ok(StatsStream {
-            path: path.to_path_buf(),
-            out: BufWriter::with_capacity(64 * 1024, file),
+            path: target,
+            tmp,
+            out: Some(BufWriter::with_capacity(64 * 1024, file)),
         })
     }
 
@@ -86,18 +94,32 @@ impl StatsStream {
     }
 
     fn line(&mut self, line: &StatsLine) -> Result<(), StatsError> {
-        serde_json::to_writer(&mut self.out, line)
+        let out = self.out.as_mut().expect("a stream is written until it is finished");
+        serde_json::to_writer(&mut *out, line)
             .map_err(io::Error::from)
-            .and_then(|()| self.out.write_all(b"\n"))
+            .and_then(|()| out.write_all(b"\n"))
             .map_err(|e| StatsError::io(&self.path, e))
     }
 
-    /// Flushes the buffer and syncs the file.
+    /// Flushes the buffer, syncs the file and renames it over the path.
     pub fn finish(mut self) -> Result<(), StatsError> {
-        self.out
-            .flush()
-            .and_then(|()| self.out.get_ref().sync_all())
+        let mut out = self.out.take().expect("a stream is finished once");
+        out.flush()
+            .and_then(|()| out.get_ref().sync_all())
+            .and_then(|()| {
+                drop(out);
+                std::fs::rename(&self.tmp, &self.path)
+            })
             .map_err(|e| StatsError::io(&self.path, e))
+    }
+}
+
+impl Drop for StatsStream {
+    /// A stream dropped unfinished (the run failed) leaves no file: the
+    /// previous stream stays as it was.
+    fn drop(&mut self) {
+        self.out.take();
+        let _ = std::fs::remove_file(&self.tmp);
     }
 }
 
