@@ -30,6 +30,64 @@ use crate::settings::LogAxis;
 /// The longest line a stats stream may have (a line is a few hundred bytes).
 const MAX_LINE: u64 = 64 * 1024;
 
+/// The largest stats stream read: ten million update lines of a few
+/// hundred bytes. A report is an untrusted input, and so is the stream it
+/// names.
+pub const MAX_STREAM_BYTES: u64 = 4 << 30;
+
+/// The stream `report` (read from `report_path`) names, checked like any
+/// input: the name is a file in the report's folder (no absolute path, no
+/// `..`, no link out of the folder), a regular file (never a device or a
+/// FIFO, which would be read without end or block) of at most
+/// [`MAX_STREAM_BYTES`]. `None` when the report names no stream.
+pub fn stream_file(report: &RunReport, report_path: &Path) -> Result<Option<PathBuf>, StatsError> {
+    use std::path::Component;
+    let Some(name) = &report.stats_stream else {
+        return Ok(None);
+    };
+    let folder = report_path.parent().unwrap_or_else(|| Path::new(""));
+    let path = folder.join(name);
+    let refuse = |why: String| StatsError {
+        path: path.clone(),
+        line: None,
+        kind: StatsErrorKind::Refused(why),
+    };
+    if !Path::new(name)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)))
+    {
+        return Err(refuse(format!(
+            "the report names its stream as `{name}`, which leaves the report's folder"
+        )));
+    }
+    let meta = std::fs::metadata(&path).map_err(|e| StatsError::io(&path, e))?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file (a pipe, socket or device)".to_owned()));
+    }
+    if meta.len() > MAX_STREAM_BYTES {
+        return Err(refuse(format!(
+            "{} bytes is larger than the {MAX_STREAM_BYTES}-byte limit of a stats stream",
+            meta.len()
+        )));
+    }
+    // A link in the folder may point anywhere: the file it reaches must be
+    // in the report's folder too.
+    let real_folder = if folder.as_os_str().is_empty() {
+        Path::new(".").canonicalize()
+    } else {
+        folder.canonicalize()
+    }
+    .map_err(|e| StatsError::io(&path, e))?;
+    let real = path.canonicalize().map_err(|e| StatsError::io(&path, e))?;
+    if !real.starts_with(&real_folder) {
+        return Err(refuse(format!(
+            "a link to {}, outside the report's folder",
+            real.display()
+        )));
+    }
+    Ok(Some(path))
+}
+
 /// One line of a stats stream.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -144,6 +202,9 @@ pub enum StatsErrorKind {
     Parse(serde_json::Error),
     /// A line is longer than any stats line.
     LineTooLong,
+    /// The report names a stream accum will not read: outside the report's
+    /// folder, not a regular file, or larger than any stream.
+    Refused(String),
 }
 
 impl StatsError {
@@ -175,6 +236,10 @@ impl fmt::Display for StatsError {
                 f,
                 ": a line longer than {MAX_LINE} bytes is not a stats line; the file must be the stream `accum run` wrote"
             ),
+            StatsErrorKind::Refused(why) => write!(
+                f,
+                ": {why}; a report names its stream by a file name beside it, as `accum run` writes it"
+            ),
         }
     }
 }
@@ -184,7 +249,7 @@ impl std::error::Error for StatsError {
         match &self.kind {
             StatsErrorKind::Io(e) => Some(e),
             StatsErrorKind::Parse(e) => Some(e),
-            StatsErrorKind::LineTooLong => None,
+            StatsErrorKind::LineTooLong | StatsErrorKind::Refused(_) => None,
         }
     }
 }
@@ -247,16 +312,12 @@ pub fn logged_points<'a>(
     report_path: &Path,
 ) -> Result<LoggedPoints<'a>, StatsError> {
     let axis = report.loss_curve.axis;
-    let Some(name) = &report.stats_stream else {
+    let Some(path) = stream_file(report, report_path)? else {
         return Ok(LoggedPoints {
             axis,
             source: Source::Curve(report.loss_curve.points.iter()),
         });
     };
-    let path = report_path
-        .parent()
-        .unwrap_or_else(|| Path::new(""))
-        .join(name);
     let file = File::open(&path).map_err(|e| StatsError::io(&path, e))?;
     Ok(LoggedPoints {
         axis,
