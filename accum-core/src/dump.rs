@@ -177,6 +177,20 @@ fn take_dir(dir: &Path) -> Result<fs::File, DumpError> {
         source,
         refused: None,
     };
+    // Another's files first: a refused folder gets no lock file either.
+    let entries: Vec<fs::DirEntry> = fs::read_dir(dir)
+        .map_err(|e| io_fail(dir, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| io_fail(dir, e))?;
+    if let Some(other) = entries
+        .iter()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|name| !dump_entry(name))
+    {
+        return Err(refuse(format!(
+            "holds `{other}`, which is not part of an accum dump; give a new or empty folder (a previous dump there is replaced)"
+        )));
+    }
     let lock_path = dir.join(LOCK_FILE);
     let lock = fs::OpenOptions::new()
         .create(true)
@@ -193,19 +207,6 @@ fn take_dir(dir: &Path) -> Result<fs::File, DumpError> {
             ));
         }
         Err(fs::TryLockError::Error(e)) => return Err(io_fail(&lock_path, e)),
-    }
-    let entries: Vec<fs::DirEntry> = fs::read_dir(dir)
-        .map_err(|e| io_fail(dir, e))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| io_fail(dir, e))?;
-    if let Some(other) = entries
-        .iter()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|name| !dump_entry(name))
-    {
-        return Err(refuse(format!(
-            "holds `{other}`, which is not part of an accum dump; give a new or empty folder (a previous dump there is replaced)"
-        )));
     }
     for entry in entries {
         let name = entry.file_name();

@@ -33,7 +33,7 @@ fn hostile() -> PathBuf {
 }
 
 /// Runs `accum args` in `dir` under the time and memory limits.
-fn bounded(dir: &Path, args: &[&str]) -> Out {
+pub(crate) fn bounded(dir: &Path, args: &[&str]) -> Out {
     let script = format!("ulimit -v {MEMORY_LIMIT_KIB} && exec \"$0\" \"$@\"");
     let started = Instant::now();
     let out = Command::new("sh")

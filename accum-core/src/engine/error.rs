@@ -36,6 +36,12 @@ pub enum EngineError {
         /// Bytes needed over all replicas.
         bytes: u64,
     },
+    /// The run was interrupted (Ctrl-C) inside a group, which was not
+    /// applied; [`Engine::run`](super::Engine::run) ends the run there.
+    Interrupted {
+        /// The attempt left unfinished.
+        attempt: u64,
+    },
     /// The group buffers would exceed [`MAX_GROUP_BUFFER_BYTES`].
     GroupTooLarge {
         /// The largest accumulation of the stages.
@@ -181,6 +187,10 @@ impl fmt::Display for EngineError {
                 f,
                 "the data has {examples} examples, fewer than one update of {effective_batch} examples, and last_group is \"drop\": \
                  nothing would be trained; use at least {effective_batch} examples or last_group \"process\""
+            ),
+            EngineError::Interrupted { attempt } => write!(
+                f,
+                "interrupted during update attempt {attempt}; that group was not applied"
             ),
             EngineError::GroupTooLarge {
                 accumulation,

@@ -637,7 +637,15 @@ impl<M: Model> Engine<M> {
 
         // The backward passes of every local replica.
         let loss_scale = self.scaler.scale();
-        self.backward(attempt, denominator, loss_scale, options)?;
+        match self.backward(attempt, denominator, loss_scale, options) {
+            // Ctrl-C inside the group: nothing of it is applied, and the
+            // run ends as if stopped at the boundary before it.
+            Err(EngineError::Interrupted { .. }) => {
+                self.stopped_early = true;
+                return Ok(None);
+            }
+            other => other?,
+        }
 
         // One reduction, the group's checks, then the update.
         let reduced = self.reduce(attempt, options)?;

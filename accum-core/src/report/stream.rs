@@ -62,7 +62,9 @@ pub fn stream_file(report: &RunReport, report_path: &Path) -> Result<Option<Path
     }
     let meta = std::fs::metadata(&path).map_err(|e| StatsError::io(&path, e))?;
     if !meta.is_file() {
-        return Err(refuse("not a regular file (a pipe, socket or device)".to_owned()));
+        return Err(refuse(
+            "not a regular file (a pipe, socket or device)".to_owned(),
+        ));
     }
     if meta.len() > MAX_STREAM_BYTES {
         return Err(refuse(format!(
@@ -152,7 +154,10 @@ impl StatsStream {
     }
 
     fn line(&mut self, line: &StatsLine) -> Result<(), StatsError> {
-        let out = self.out.as_mut().expect("a stream is written until it is finished");
+        let out = self
+            .out
+            .as_mut()
+            .expect("a stream is written until it is finished");
         serde_json::to_writer(&mut *out, line)
             .map_err(io::Error::from)
             .and_then(|()| out.write_all(b"\n"))
