@@ -116,6 +116,66 @@ fn launch_scripts_that_recurse_nest_or_double_stop_at_a_located_limit() {
     }
 }
 
+/// The committed members of the families above (`tests/hostile/`).
+#[test]
+fn committed_launch_scripts_and_yaml_files_are_refused_with_their_reason() {
+    let dir = scratch("untrusted-committed");
+    let hostile = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/hostile");
+    for (file, args, code, needle) in [
+        (
+            "megatron_self_reference.sh",
+            &["import", "megatron"][..],
+            1,
+            "`X` → `X`",
+        ),
+        (
+            "megatron_cycle.sh",
+            &["import", "megatron"],
+            1,
+            "`A` → `B` → `A`",
+        ),
+        (
+            "megatron_doubling.sh",
+            &["import", "megatron"],
+            1,
+            "1048576 bytes",
+        ),
+        (
+            "megatron_nested_defaults.sh",
+            &["import", "megatron"],
+            1,
+            "nest more than 64 levels",
+        ),
+        (
+            "megatron_option_without_value.sh",
+            &["import", "megatron"],
+            1,
+            "--step-batch-size-schedule has no value",
+        ),
+        (
+            "two_documents.yaml",
+            &["validate"],
+            1,
+            "more than one YAML document",
+        ),
+        (
+            "recursive_alias.yaml",
+            &["validate"],
+            1,
+            "an alias refers to the value that contains it",
+        ),
+    ] {
+        fs::copy(hostile.join(file), dir.join(file)).expect("copy");
+        let mut all: Vec<&str> = args.to_vec();
+        all.push(file);
+        if args[0] == "import" {
+            all.extend(["--world-size", "16", "-o", "out.toml"]);
+        }
+        case(&dir, &all, code, needle);
+        assert!(!dir.join("out.toml").exists(), "{file}");
+    }
+}
+
 #[test]
 fn large_tables_and_many_findings_are_checked_in_linear_time() {
     let dir = scratch("untrusted-linear");
