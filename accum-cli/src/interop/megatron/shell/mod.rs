@@ -202,7 +202,7 @@ fn tokens_span(tokens: &[Tok], end: usize) -> Range<usize> {
     });
     match words.next() {
         Some(first) => {
-            let last = words.last().unwrap_or_else(|| first.clone());
+            let last = words.next_back().unwrap_or_else(|| first.clone());
             first.start..last.end
         }
         None => end..end,
