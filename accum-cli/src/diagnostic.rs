@@ -12,7 +12,7 @@ use std::ops::Range;
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde::Serialize;
 
-use crate::source::line_col;
+use crate::source::LineIndex;
 
 /// How serious a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -92,10 +92,10 @@ impl Diagnostic {
     }
 
     /// Where the primary span starts, 1-based (`(1, 1)` without a span).
-    fn start(&self, text: &str) -> (usize, usize) {
+    fn start(&self, lines: &LineIndex<'_>) -> (usize, usize) {
         self.primary
             .as_ref()
-            .map_or((1, 1), |(span, _)| line_col(text, span.start))
+            .map_or((1, 1), |(span, _)| lines.line_col(span.start))
     }
 }
 
@@ -146,6 +146,7 @@ pub(crate) fn render_text(
         Renderer::plain()
     };
     let mut out = String::new();
+    let lines = LineIndex::new(text);
     for diagnostic in diagnostics {
         let level = match diagnostic.severity {
             Severity::Error => Level::ERROR,
@@ -156,15 +157,28 @@ pub(crate) fn render_text(
             .id(diagnostic.code);
         let mut group = match &diagnostic.primary {
             Some((span, label)) => {
-                let mut snippet = Snippet::source(text).path(name).annotation(
-                    AnnotationKind::Primary
-                        .span(clamp(text, span))
-                        .label(Some(label.as_str()).filter(|l| !l.is_empty())),
-                );
+                // Only the lines the spans are on go to the renderer, which
+                // reads all of its source: the whole file for each finding is
+                // quadratic in a file of thousands of findings.
+                let spans =
+                    std::iter::once(span).chain(diagnostic.secondary.iter().map(|(s, _)| s));
+                let (window, first_line) = lines.window(spans.map(|s| clamp(text, s)));
+                let shift = |s: &Range<usize>| {
+                    let s = clamp(text, s);
+                    s.start - window.start..s.end - window.start
+                };
+                let mut snippet = Snippet::source(&text[window.clone()])
+                    .line_start(first_line)
+                    .path(name)
+                    .annotation(
+                        AnnotationKind::Primary
+                            .span(shift(span))
+                            .label(Some(label.as_str()).filter(|l| !l.is_empty())),
+                    );
                 for (span, label) in &diagnostic.secondary {
                     snippet = snippet.annotation(
                         AnnotationKind::Context
-                            .span(clamp(text, span))
+                            .span(shift(span))
                             .label(label.as_str()),
                     );
                 }
@@ -185,8 +199,9 @@ pub(crate) fn render_text(
 /// Renders one line per diagnostic: `file:line:col: code: message`.
 pub(crate) fn render_short(name: &str, text: &str, diagnostics: &[Diagnostic]) -> String {
     let mut out = String::new();
+    let lines = LineIndex::new(text);
     for diagnostic in diagnostics {
-        let (line, col) = diagnostic.start(text);
+        let (line, col) = diagnostic.start(&lines);
         out.push_str(&format!(
             "{name}:{line}:{col}: {}: {}\n",
             diagnostic.code, diagnostic.message
@@ -248,12 +263,13 @@ pub(crate) fn to_json(
     text: &str,
     diagnostics: &[Diagnostic],
 ) -> Vec<DiagnosticJson> {
+    let lines = LineIndex::new(text);
     diagnostics
         .iter()
         .map(|d| {
             let span = d.primary.as_ref().map_or(0..0, |(s, _)| s.clone());
-            let (line, column) = line_col(text, span.start);
-            let (end_line, end_column) = line_col(text, span.end);
+            let (line, column) = lines.line_col(span.start);
+            let (end_line, end_column) = lines.line_col(span.end);
             DiagnosticJson {
                 file: doc_name.to_owned(),
                 line,

@@ -12,6 +12,8 @@ pub(crate) enum Exit {
     Invalid,
     /// A usage or I/O error.
     Usage,
+    /// Stopped by Ctrl-C (128 + SIGINT, as shells and cargo report it).
+    Interrupted,
 }
 
 impl From<Exit> for ExitCode {
@@ -20,6 +22,7 @@ impl From<Exit> for ExitCode {
             Exit::Ok => ExitCode::SUCCESS,
             Exit::Invalid => ExitCode::from(1),
             Exit::Usage => ExitCode::from(2),
+            Exit::Interrupted => ExitCode::from(130),
         }
     }
 }

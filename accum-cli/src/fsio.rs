@@ -14,24 +14,65 @@ use crate::error::CliError;
 /// Writes `bytes` to `path` atomically and durably
 /// ([`accum_core::fsio::write_atomic`]).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    output_path(path)?;
+    not_an_input(path)?;
+    accum_core::fsio::write_atomic(path, bytes, Durability::Synced).map_err(CliError::usage)
+}
+
+/// Output = input is refused: the input would be replaced by what was
+/// made from it, with exit 0 and no warning.
+fn not_an_input(path: &Path) -> Result<(), CliError> {
+    match crate::source::input_at(path) {
+        None => Ok(()),
+        Some(input) => Err(CliError::usage(format!(
+            "{}: is {}, an input of this command; writing it would replace what was read: give another output path{}",
+            path.display(),
+            if input == path {
+                "the file read".to_owned()
+            } else {
+                format!("the same file as {}", input.display())
+            },
+            IN_PLACE_HINT
+        ))),
+    }
+}
+
+/// How to ask for an in-place change, where a command has one.
+const IN_PLACE_HINT: &str = " (`accum replan --in-place` rewrites a config and keeps a .bak)";
+
+/// [`write_atomic`] over a file this command read, for the in-place mode
+/// that asks for it (`replan --in-place`).
+pub(crate) fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    output_path(path)?;
+    accum_core::fsio::write_atomic(path, bytes, Durability::Synced).map_err(CliError::usage)
+}
+
+/// An output path names a file: not a directory, and not a name that ends
+/// in `/` (a folder to be), which the rename would refuse only after other
+/// outputs were written beside it.
+fn output_path(path: &Path) -> Result<(), CliError> {
     if path.is_dir() {
         return Err(CliError::usage(format!(
             "{}: is a directory; give a file name",
             path.display()
         )));
     }
-    accum_core::fsio::write_atomic(path, bytes, Durability::Synced).map_err(CliError::usage)
+    let text = path.as_os_str().to_string_lossy();
+    if text.ends_with(std::path::MAIN_SEPARATOR) || text.ends_with('/') {
+        return Err(CliError::usage(format!(
+            "{}: names a folder; give a file name (`{}sheet.html`)",
+            path.display(),
+            text
+        )));
+    }
+    Ok(())
 }
 
 /// Checks that [`write_atomic`] could write `path` now
 /// ([`accum_core::fsio::check_writable`]), before a long command's work.
 pub(crate) fn check_writable(path: &Path) -> Result<(), CliError> {
-    if path.is_dir() {
-        return Err(CliError::usage(format!(
-            "{}: is a directory; give a file name",
-            path.display()
-        )));
-    }
+    output_path(path)?;
+    not_an_input(path)?;
     accum_core::fsio::check_writable(path).map_err(CliError::usage)
 }
 
@@ -48,6 +89,9 @@ pub(crate) fn create_new(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     if path.exists() {
         return Err(exists());
     }
+    // The folder first, so that a failure names the file asked for, not
+    // the staged one beside it.
+    check_writable(path)?;
     let mut staged = path.as_os_str().to_owned();
     staged.push(format!(".{}.new", std::process::id()));
     let staged = PathBuf::from(staged);

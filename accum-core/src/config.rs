@@ -146,6 +146,27 @@ impl TrainingConfig {
                 "out of range".to_owned(),
             )
         }));
+        // A plan the built-in engine cannot hold is valid, but `run` and
+        // `verify` refuse it: say so before they do.
+        if let Ok(stages) = self.staged_plan()
+            && let Some(refusal) = crate::buffer_refusal(&stages, &self.engine_config())
+        {
+            let (path, label) = match refusal {
+                crate::EngineError::GroupTooLarge { .. } => {
+                    ("batch.accumulation", "too many microbatches to run")
+                }
+                _ => ("batch.micro_batch", "too large to run"),
+            };
+            findings.push(
+                Finding::new(
+                    Code::Settings,
+                    FieldPath::parse(path),
+                    format!("`accum run` and `accum verify` cannot run this plan: {refusal}"),
+                    label.to_owned(),
+                )
+                .warning(),
+            );
+        }
         findings.into_result()
     }
 }

@@ -38,10 +38,16 @@ pub struct DumpError {
     pub path: PathBuf,
     /// The I/O error.
     pub source: io::Error,
+    /// Why the folder cannot take the dump, when it is not an I/O failure:
+    /// another run writes it, or it holds files that are not a dump's.
+    pub refused: Option<String>,
 }
 
 impl fmt::Display for DumpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(why) = &self.refused {
+            return write!(f, "{}: {why}", self.path.display());
+        }
         write!(
             f,
             "cannot write dump file {}: {}; check that the folder exists and is writable",
@@ -129,6 +135,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DumpError> {
     crate::fsio::write_atomic(path, bytes, Durability::Buffered).map_err(|err| DumpError {
         path: err.path,
         source: err.source,
+        refused: None,
     })
 }
 
@@ -136,7 +143,84 @@ fn create_dir(path: &Path) -> Result<(), DumpError> {
     fs::create_dir_all(path).map_err(|source| DumpError {
         path: path.to_path_buf(),
         source,
+        refused: None,
     })
+}
+
+/// The lock file of a dump folder, held while a run writes it.
+const LOCK_FILE: &str = ".accum-dump.lock";
+
+/// Whether `name` is something a dump writes: what a previous dump left is
+/// removed before a new one starts, and anything else keeps the folder from
+/// being used.
+fn dump_entry(name: &str) -> bool {
+    name == "manifest.json"
+        || name == "init"
+        || name == LOCK_FILE
+        || name.starts_with("update-")
+        || (name.starts_with('.') && name.ends_with(".tmp"))
+}
+
+/// Takes `dir` whole for a new dump: creates it, locks it against another
+/// run (the lock goes with the process, even when it is killed), and
+/// removes what a previous dump left, so the folder holds this run's files
+/// only. A folder in use, or holding files that are not a dump's, is refused.
+fn take_dir(dir: &Path) -> Result<fs::File, DumpError> {
+    create_dir(dir)?;
+    let refuse = |why: String| DumpError {
+        path: dir.to_path_buf(),
+        source: io::Error::other(why.clone()),
+        refused: Some(why),
+    };
+    let io_fail = |path: &Path, source| DumpError {
+        path: path.to_path_buf(),
+        source,
+        refused: None,
+    };
+    // Another's files first: a refused folder gets no lock file either.
+    let entries: Vec<fs::DirEntry> = fs::read_dir(dir)
+        .map_err(|e| io_fail(dir, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| io_fail(dir, e))?;
+    if let Some(other) = entries
+        .iter()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|name| !dump_entry(name))
+    {
+        return Err(refuse(format!(
+            "holds `{other}`, which is not part of an accum dump; give a new or empty folder (a previous dump there is replaced)"
+        )));
+    }
+    let lock_path = dir.join(LOCK_FILE);
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| io_fail(&lock_path, e))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => {
+            return Err(refuse(
+                "another accum run is writing a dump here; wait for it to end or give another folder"
+                    .to_owned(),
+            ));
+        }
+        Err(fs::TryLockError::Error(e)) => return Err(io_fail(&lock_path, e)),
+    }
+    for entry in entries {
+        let name = entry.file_name();
+        if name == LOCK_FILE {
+            continue;
+        }
+        let path = entry.path();
+        let removed = match entry.file_type() {
+            Ok(t) if t.is_dir() => fs::remove_dir_all(&path),
+            _ => fs::remove_file(&path),
+        };
+        removed.map_err(|e| io_fail(&path, e))?;
+    }
+    Ok(lock)
 }
 
 fn write_tensors(dir: &Path, tensors: &Tensors) -> Result<(), DumpError> {
@@ -159,13 +243,16 @@ pub struct DumpWriter {
     /// `A` of each stage.
     accumulation: Vec<u64>,
     updates: u64,
+    /// The folder's lock, held until the writer is dropped.
+    _lock: fs::File,
 }
 
 impl DumpWriter {
-    /// Creates `dir` (and parents), writes the manifest and the initial
-    /// parameters of `engine`'s model.
+    /// Creates `dir` (and parents), or takes it over from a previous dump
+    /// (locked against another run, the previous dump's files removed), and
+    /// writes the manifest and the initial parameters of `engine`'s model.
     pub fn create<M: Model>(dir: &Path, engine: &Engine<M>) -> Result<DumpWriter, DumpError> {
-        create_dir(dir)?;
+        let lock = take_dir(dir)?;
         let config = engine.config();
         let o = &config.optimizer;
         let is_sgd = o.kind == crate::settings::OptimizerKind::Sgd;
@@ -221,6 +308,7 @@ impl DumpWriter {
                 .map(|stage| stage.plan().accumulation())
                 .collect(),
             updates: 0,
+            _lock: lock,
         };
         writer.write_manifest()?;
         write_tensors(&dir.join("init"), engine.model().params())?;

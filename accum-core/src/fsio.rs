@@ -71,34 +71,30 @@ impl std::error::Error for WriteError {
 /// Writes `bytes` to `path` atomically: a new temporary file
 /// (`.<name>.<pid>.<n>.tmp`, created exclusively, so concurrent writers
 /// never share one) in the same folder, then a rename over `path`.
+///
+/// Through a symbolic link the link's target is written and the link kept;
+/// a target that is a device, a FIFO or a socket (`/dev/null`,
+/// `/dev/stdout`) is written to as it is, since a rename would replace the
+/// device node with a regular file.
 pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> Result<(), WriteError> {
     let fail = |step, source| WriteError {
         path: path.to_owned(),
         step,
         source,
     };
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let mut attempt = 0u32;
-    let (tmp_path, mut file) = loop {
-        let candidate = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
-        match fs::OpenOptions::new()
+    let resolved = resolve_links(path).map_err(|err| fail(WriteStep::CreateTemporary, err))?;
+    if let Ok(meta) = fs::metadata(&resolved)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        return fs::OpenOptions::new()
             .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => break (candidate, file),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1;
-            }
-            Err(err) => return Err(fail(WriteStep::CreateTemporary, err)),
-        }
-    };
+            .open(&resolved)
+            .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
+            .map_err(|err| fail(WriteStep::Write, err));
+    }
+    let path = resolved.as_path();
+    let (tmp_path, mut file) = create_temporary(path).map_err(|e| fail(e.step, e.source))?;
     let written = file.write_all(bytes).and_then(|()| match durability {
         Durability::Synced => file.sync_all(),
         Durability::Buffered => file.flush(),
@@ -113,10 +109,78 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> Result
     result
 }
 
+/// A new temporary file beside `path` (`.<name>.<pid>.<n>.tmp`, created
+/// exclusively, so concurrent writers never share one), to be renamed over
+/// `path` when complete, or removed.
+pub fn create_temporary(path: &Path) -> Result<(PathBuf, fs::File), WriteError> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let mut attempt = 0u32;
+    loop {
+        let candidate = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(file) => return Ok((candidate, file)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1;
+            }
+            Err(source) => {
+                return Err(WriteError {
+                    path: path.to_owned(),
+                    step: WriteStep::CreateTemporary,
+                    source,
+                });
+            }
+        }
+    }
+}
+
+/// Links followed at most, as the kernel does (`ELOOP` past it).
+const MAX_LINKS: usize = 40;
+
+/// `path` with every symbolic link at its end followed (a link's relative
+/// target is read from the link's folder); the result may not exist yet.
+pub fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(parent) if target.is_relative() => parent.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links in a row"
+    )))
+}
+
 /// Checks that [`write_atomic`] could write `path` now, by creating and
 /// removing a temporary file beside it, so that a long job fails before its
 /// work instead of after it.
 pub fn check_writable(path: &Path) -> Result<(), WriteError> {
+    let resolved = resolve_links(path).map_err(|source| WriteError {
+        path: path.to_owned(),
+        step: WriteStep::CreateTemporary,
+        source,
+    })?;
+    if fs::metadata(&resolved).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        // A device or a pipe is written in place, not beside.
+        return Ok(());
+    }
+    let path = resolved.as_path();
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
         _ => PathBuf::from("."),
@@ -204,6 +268,58 @@ mod tests {
             "{err}"
         );
         assert_eq!(names(&dir), ["file"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_written_through_and_devices_stay_devices() {
+        use std::os::unix::fs::{FileTypeExt, symlink};
+        let dir = scratch("links");
+        fs::create_dir_all(dir.join("real")).unwrap();
+        fs::write(dir.join("real/out.json"), "old").unwrap();
+        // A relative link, and a link to a link.
+        symlink("real/out.json", dir.join("link.json")).unwrap();
+        symlink("link.json", dir.join("link2.json")).unwrap();
+        write_atomic(&dir.join("link2.json"), b"new", Durability::Synced).unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.join("real/out.json")).unwrap(),
+            "new"
+        );
+        assert!(
+            fs::symlink_metadata(dir.join("link.json"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            fs::symlink_metadata(dir.join("link2.json"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // A dangling link: its target is created.
+        symlink("real/new.json", dir.join("dangling.json")).unwrap();
+        write_atomic(&dir.join("dangling.json"), b"x", Durability::Buffered).unwrap();
+        assert_eq!(fs::read_to_string(dir.join("real/new.json")).unwrap(), "x");
+        assert_eq!(
+            names(&dir),
+            ["dangling.json", "link.json", "link2.json", "real"]
+        );
+        assert_eq!(names(&dir.join("real")), ["new.json", "out.json"]);
+        // A device is written to, not replaced by a file.
+        write_atomic(Path::new("/dev/null"), b"gone", Durability::Synced).unwrap();
+        check_writable(Path::new("/dev/null")).unwrap();
+        assert!(
+            fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        // A loop of links is an error, not a hang.
+        symlink("loop-b", dir.join("loop-a")).unwrap();
+        symlink("loop-a", dir.join("loop-b")).unwrap();
+        assert!(write_atomic(&dir.join("loop-a"), b"x", Durability::Synced).is_err());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -55,7 +55,7 @@ pub use derive::{
     RoleField, RoleType, RoleValue, SCHEMA_VERSION, Source, SpanField, SpanUse, SpanValue,
     StagesField, check_roles, check_spans, check_values, schema_for, staged_plan_of,
 };
-pub use engine::{Engine, EngineError, Observer, RunOptions, run};
+pub use engine::{Engine, EngineError, Observer, RunOptions, buffer_refusal, run};
 pub use finding::{FieldPath, Finding, Findings, Related, Severity};
 /// The tensor crate of the engine's [`Model`](model::Model) trait
 /// ([`Tensors`](tensor::Tensors) hold `ndarray` arrays), re-exported so that

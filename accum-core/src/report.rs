@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 mod stream;
 
 pub use stream::{
-    LoggedPoints, StatsError, StatsErrorKind, StatsLine, StatsStream, logged_points, read_updates,
+    LoggedPoints, MAX_STREAM_BYTES, StatsError, StatsErrorKind, StatsLine, StatsStream,
+    logged_points, read_updates, stream_file,
 };
 
 use crate::memory::MemoryReport;

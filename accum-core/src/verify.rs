@@ -150,10 +150,33 @@ pub struct StageCheck {
 /// The result of [`verify_stages`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StagedVerifyReport {
-    /// Whether every stage passed.
+    /// Whether every stage checked passed.
     pub passed: bool,
-    /// One check per stage, in order.
+    /// The stages of the plan; past [`MAX_CHECKED_STAGES`], not all are checked.
+    pub stage_count: usize,
+    /// One check per stage checked, in order.
     pub stages: Vec<StageCheck>,
+}
+
+/// Stages a pre-flight check runs at most: each costs its `A` microbatches
+/// twice, and a linear ramp-up may have a stage per increment (a ramp of
+/// 99,999 stages would run for hours). Past it, the first and last stages,
+/// the one with the largest `A` and stages evenly between are checked.
+pub const MAX_CHECKED_STAGES: usize = 16;
+
+/// The stages checked of `count`, in order: all of them up to
+/// [`MAX_CHECKED_STAGES`], else the first, the last, `largest` and stages
+/// evenly between.
+fn checked_stages(count: usize, largest: usize) -> Vec<usize> {
+    if count <= MAX_CHECKED_STAGES {
+        return (0..count).collect();
+    }
+    let even = MAX_CHECKED_STAGES - 1;
+    let mut chosen: Vec<usize> = (0..even).map(|i| i * (count - 1) / (even - 1)).collect();
+    chosen.push(largest.min(count - 1));
+    chosen.sort_unstable();
+    chosen.dedup();
+    chosen
 }
 
 /// Runs the check once per stage of `stages`, for the built-in model and
@@ -183,8 +206,14 @@ pub fn verify_stages(
         e.seek(at);
         Ok(e)
     };
-    let mut checks = Vec::with_capacity(starts.len());
-    for (index, (stage, &at)) in stages.stages().iter().zip(&starts).enumerate() {
+    let all = stages.stages();
+    let largest = (0..all.len())
+        .max_by_key(|&i| all[i].plan().accumulation())
+        .unwrap_or(0);
+    let chosen = checked_stages(all.len(), largest);
+    let mut checks = Vec::with_capacity(chosen.len());
+    for index in chosen {
+        let (stage, at) = (&all[index], starts[index]);
         let plan = stage.plan();
         let large_plan = Plan::new(plan.effective_batch().get(), 1, 1)?;
         let check = compare(
@@ -202,6 +231,7 @@ pub fn verify_stages(
     }
     Ok(StagedVerifyReport {
         passed: checks.iter().all(|c| c.check.passed),
+        stage_count: all.len(),
         stages: checks,
     })
 }
@@ -380,4 +410,21 @@ pub fn compare<M: Model>(
         tokens: acc_stats.tokens.get(),
         microbatches: acc_stats.microbatches.get(),
     })
+}
+
+#[cfg(test)]
+mod checked_stage_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_ramp_checks_a_bounded_spread_of_its_stages() {
+        assert_eq!(checked_stages(3, 2), [0, 1, 2]);
+        assert_eq!(checked_stages(16, 5), (0..16).collect::<Vec<_>>());
+        let chosen = checked_stages(99_999, 4_321);
+        assert!(chosen.len() <= MAX_CHECKED_STAGES, "{chosen:?}");
+        assert_eq!(chosen.first(), Some(&0));
+        assert_eq!(chosen.last(), Some(&99_998));
+        assert!(chosen.contains(&4_321));
+        assert!(chosen.windows(2).all(|w| w[0] < w[1]));
+    }
 }

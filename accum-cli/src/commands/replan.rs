@@ -16,7 +16,7 @@ use crate::cli::{Format, ReplanArgs};
 use crate::commands::Hooks;
 use crate::diagnostic::dotted;
 use crate::error::{CliError, Exit};
-use crate::fsio::{backup, write_atomic};
+use crate::fsio::{backup, write_atomic, write_in_place};
 use crate::load::{CliConfig, Schema, load_checked};
 use crate::output::print_text;
 use crate::source::{Document, NodeKind};
@@ -231,7 +231,7 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
         (Some(out), _) => write_atomic(out, result.text.as_bytes())?,
         (None, true) => {
             let bak = backup(&args.file)?;
-            write_atomic(&args.file, result.text.as_bytes())?;
+            write_in_place(&args.file, result.text.as_bytes())?;
             eprintln!("kept the previous file as {}", bak.display());
         }
         (None, false) => print_text(&result.text)?,

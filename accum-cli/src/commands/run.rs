@@ -3,8 +3,9 @@
 //! bounded size, an optional stats stream beside it (every update, JSON
 //! Lines) and an optional dump. A batch ramp-up (`[[batch.stages]]` or
 //! `[batch.ramp]`) runs stage by stage, and the summary counts each stage.
-//! Ctrl-C stops at the next group boundary and the report is
-//! still written. With `--backend mpi` each MPI process runs one replica and
+//! Ctrl-C stops within the current microbatch (that group is not applied)
+//! and the report is still written, with exit status 130; a second Ctrl-C
+//! ends at once. With `--backend mpi` each MPI process runs one replica and
 //! only rank 0 writes (report, dump, output); errors name the rank.
 
 use std::io::IsTerminal;
@@ -32,7 +33,14 @@ use crate::fsio::write_atomic;
 use crate::load::load_checked;
 use crate::output::{print_json, print_text};
 
-/// The stop flag set by Ctrl-C; installed once per process.
+/// The exit status of a run ended by Ctrl-C, as shells report SIGINT.
+const INTERRUPTED: i32 = 130;
+
+/// The stop flag set by Ctrl-C; installed once per process. Like cargo: the
+/// first Ctrl-C is acknowledged and stops the run within a microbatch (the
+/// report is still written); a second ends the process at once, before any
+/// new output replaces the previous one (every output is written to a
+/// temporary file and renamed, so nothing is left half written).
 fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     FLAG.get_or_init(|| {
@@ -40,12 +48,28 @@ fn stop_flag() -> Arc<AtomicBool> {
         let handler_flag = Arc::clone(&flag);
         // Without a handler Ctrl-C ends the process; the run then loses its
         // report, so a failure to install is worth a warning, not an abort.
-        if let Err(err) = ctrlc::set_handler(move || handler_flag.store(true, Ordering::SeqCst)) {
-            eprintln!("warning: Ctrl-C will not stop at a group boundary: {err}");
+        if let Err(err) = ctrlc::set_handler(move || {
+            if handler_flag.swap(true, Ordering::SeqCst) {
+                eprintln!("\ninterrupted again: stopping now; the previous outputs are kept");
+                std::process::exit(INTERRUPTED);
+            }
+            eprintln!(
+                "\ninterrupted: stopping within the current microbatch and writing the report; press Ctrl-C again to stop at once"
+            );
+        }) {
+            eprintln!("warning: Ctrl-C will not stop the run cleanly: {err}");
         }
         flag
     })
     .clone()
+}
+
+/// Threads per replica the machine can run at once: its cores shared by
+/// the replicas of this process, at least one. More only adds threads that
+/// wait (`--threads 100000` spawned thousands).
+fn threads_cap(local_replicas: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (cores / local_replicas.max(1)).max(1)
 }
 
 struct Progress {
@@ -233,7 +257,15 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
     let (mut engine, exit_sync) = attach_backend(engine, args.backend, &checked.doc.name)?;
     if let Some(threads) = args.threads {
-        engine = engine.with_threads(threads.get());
+        let cap = threads_cap(engine.local_ranks().len());
+        if threads.get() > cap {
+            eprintln!(
+                "note: --threads {} is more than this machine runs at once for {} replica(s); using {cap} per replica",
+                threads.get(),
+                engine.local_ranks().len()
+            );
+        }
+        engine = engine.with_threads(threads.get().min(cap));
     }
     if let Some(at) = args.fail_at {
         engine.inject_failure(Fault {
@@ -293,7 +325,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     stop.store(false, Ordering::SeqCst);
     let mut dump = match args.dump.as_ref().filter(|_| lead) {
         Some(dir) => Some(DumpWriter::create(dir, &engine).map_err(|err| {
-            exit_sync.fail_alone(CliError::usage(format!("{who}{}: {err}", dir.display())))
+            let message = match err.refused {
+                Some(_) => format!("{who}{err}"),
+                None => format!("{who}{}: {err}", dir.display()),
+            };
+            exit_sync.fail_alone(CliError::usage(message))
         })?),
         None => None,
     };
@@ -356,7 +392,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
             ))?;
         }
     }
-    Ok(Exit::Ok)
+    // A run Ctrl-C stopped did not do what was asked: say so in the status.
+    Ok(if report.stopped_early && stop.load(Ordering::SeqCst) {
+        Exit::Interrupted
+    } else {
+        Exit::Ok
+    })
 }
 
 fn write_report(path: &Path, report: &RunReport) -> Result<(), CliError> {
@@ -410,7 +451,7 @@ fn summary(
         plural(c.applied_updates.get(), "applied update"),
         secs,
         if report.stopped_early {
-            " (stopped early at a group boundary)"
+            " (stopped early by Ctrl-C; the last group was not applied)"
         } else {
             ""
         }

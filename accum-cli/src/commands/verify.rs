@@ -96,10 +96,19 @@ fn render(name: &str, plan: &accum_core::Plan, report: &VerifyReport) -> String 
 /// One block per stage: the stage's first update against one batch of the
 /// stage's `B`, then a line per stage that failed.
 fn render_stages(name: &str, report: &StagedVerifyReport) -> String {
-    let mut out = format!(
-        "pre-flight check of {name}: the first update of each of its {} stages vs one batch of the stage's size\n",
-        report.stages.len()
-    );
+    let mut out = if report.stages.len() == report.stage_count {
+        format!(
+            "pre-flight check of {name}: the first update of each of its {} stages vs one batch of the stage's size\n",
+            report.stage_count
+        )
+    } else {
+        format!(
+            "pre-flight check of {name}: the first update of {} of its {} stages (the first, the last, the largest accumulation and stages evenly between; the other {} are not checked) vs one batch of the stage's size\n",
+            report.stages.len(),
+            group_digits(report.stage_count as u64),
+            group_digits((report.stage_count - report.stages.len()) as u64)
+        )
+    };
     for stage in &report.stages {
         let p = &stage.plan;
         out.push_str(&format!(
@@ -121,7 +130,11 @@ fn render_stages(name: &str, report: &StagedVerifyReport) -> String {
         .map(|s| (s.stage + 1).to_string())
         .collect();
     if failed.is_empty() {
-        out.push_str("all checks passed in every stage\n");
+        out.push_str(if report.stages.len() == report.stage_count {
+            "all checks passed in every stage\n"
+        } else {
+            "all checks passed in every stage checked\n"
+        });
     } else {
         out.push_str(&format!(
             "some checks failed in stage {}: fix them before a campaign\n",

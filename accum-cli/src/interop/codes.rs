@@ -34,6 +34,9 @@ pub const DIALECT: &str = "accum::interop::dialect";
 /// A file named by the imported one (or, in `--format json`, the imported
 /// file itself) could not be read.
 pub const FILE: &str = "accum::interop::file";
+/// The file makes the reader do more work than any real file needs
+/// (nesting, self-reference or expansion past a limit).
+pub const LIMIT: &str = "accum::interop::limit";
 /// What the framework does with a setting depends on its version.
 pub const VERSION: &str = "accum::interop::version";
 /// The framework stops the run at each change of the batch and restarts

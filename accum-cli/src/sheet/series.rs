@@ -7,7 +7,7 @@
 //! the stream holds every attempt and every logged point, and is read
 //! instead (`accum_core::report::logged_points`, `read_updates`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use accum_core::report::{
     CurvePoint, Decimated, RunReport, UpdateStats, logged_points, read_updates,
@@ -124,7 +124,9 @@ pub(crate) fn read(report: &RunReport, report_path: &Path) -> RunSeries {
             .saturating_mul(report.loss_curve.stride.max(1))
     };
 
-    let streamed = stream_path(report, report_path).map(|path| read_updates(&path));
+    let streamed = accum_core::report::stream_file(report, report_path)
+        .transpose()
+        .map(|path| path.and_then(|path| read_updates(&path)));
     let (updates, every_attempt) = match streamed {
         Some(Ok(updates)) => (updates, true),
         Some(Err(err)) => {
@@ -145,17 +147,6 @@ pub(crate) fn read(report: &RunReport, report_path: &Path) -> RunSeries {
         every_attempt,
         problems,
     }
-}
-
-/// The stats stream a report names, beside the report file.
-fn stream_path(report: &RunReport, report_path: &Path) -> Option<PathBuf> {
-    let name = report.stats_stream.as_ref()?;
-    Some(
-        report_path
-            .parent()
-            .unwrap_or_else(|| Path::new(""))
-            .join(name),
-    )
 }
 
 /// Attempts with running positions. Positions in examples and tokens are

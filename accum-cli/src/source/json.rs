@@ -138,12 +138,14 @@ fn node(value: &Value<'_>, depth: usize) -> ParseResult {
         ),
         Value::Object(o) => {
             let mut entries: Vec<Entry> = Vec::with_capacity(o.properties.len());
+            // Seen keys in a set: a scan of the entries is quadratic in a table's size.
+            let mut seen = std::collections::HashSet::with_capacity(o.properties.len());
             for prop in &o.properties {
                 let (key, key_span) = match &prop.name {
                     ObjectPropName::String(s) => (s.value.to_string(), span(s)),
                     ObjectPropName::Word(w) => (w.value.to_owned(), span(w)),
                 };
-                if entries.iter().any(|e| e.key == key) {
+                if !seen.insert(key.clone()) {
                     return Err((
                         format!("duplicate key `{key}`; each key may appear once"),
                         Some(key_span),

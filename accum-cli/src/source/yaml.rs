@@ -21,6 +21,7 @@ pub(super) fn parse(text: &str) -> ParseResult {
             max_depth: MAX_DEPTH,
             max_aliases: YAML_MAX_ALIASES,
             max_nodes: YAML_MAX_NODES,
+            max_merge_keys: YAML_MAX_MERGE_KEYS,
         },
     };
     let root: YamlNode = serde_saphyr::from_str_with_options(text, options).map_err(|err| {
@@ -36,7 +37,42 @@ pub(super) fn parse(text: &str) -> ParseResult {
     Ok(root.into_node(text))
 }
 
+/// A budget's breach, by the name of the budget.
+fn budget_message(budget: &str) -> String {
+    match budget {
+        "Depth" => format!("nesting deeper than {MAX_DEPTH} levels"),
+        "Nodes" => format!(
+            "the document has more than {YAML_MAX_NODES} values, counting each use of an alias as a copy; shorten the file or remove the aliases"
+        ),
+        "Aliases" => format!("more than {YAML_MAX_ALIASES} alias uses; write the values out"),
+        "MergeKeys" => {
+            format!("more than {YAML_MAX_MERGE_KEYS} merge keys (`<<`); write the values out")
+        }
+        "Documents" => MANY_DOCUMENTS.to_owned(),
+        _ => "the document is larger than a configuration can be; shorten the file".to_owned(),
+    }
+}
+
+const MANY_DOCUMENTS: &str = "more than one YAML document (`---`); give one document per file";
+
+/// The parser's default cap on merge keys, which is kept.
+const YAML_MAX_MERGE_KEYS: usize = 10_000;
+
 fn yaml_message(err: &serde_saphyr::Error) -> String {
+    use serde_saphyr::Error;
+    // The parser's limits and policies, in the words of this tool, from the
+    // error itself: its own text names its API and types.
+    match err.without_snippet() {
+        Error::Budget { breach, .. } => {
+            let name = format!("{breach:?}");
+            return budget_message(name.split([' ', '{']).next().unwrap_or(""));
+        }
+        Error::MultipleDocuments { .. } => return MANY_DOCUMENTS.to_owned(),
+        Error::RecursiveReferencesRequireWeakTypes { .. } => {
+            return "an alias refers to the value that contains it; write the value out".to_owned();
+        }
+        _ => {}
+    }
     // The first line of the parser's message, without its own snippet and
     // location (the diagnostic shows both).
     let text = err.to_string();
@@ -47,20 +83,9 @@ fn yaml_message(err: &serde_saphyr::Error) -> String {
     {
         line = message;
     }
-    // The parser's limits and policies, in the words of this tool.
+    // A breach met inside a value arrives as the text of the breach.
     if let Some(budget) = line.strip_prefix("budget breached: ") {
-        return if budget.starts_with("Depth") {
-            format!("nesting deeper than {MAX_DEPTH} levels")
-        } else if budget.starts_with("Nodes") {
-            format!(
-                "the document expands to more than {YAML_MAX_NODES} values \
-                 (aliases multiply what they point to); remove the aliases or shorten the file"
-            )
-        } else if budget.starts_with("Aliases") {
-            format!("more than {YAML_MAX_ALIASES} alias uses; write the values out")
-        } else {
-            format!("the document is too large ({budget}); shorten the file")
-        };
+        return budget_message(budget.split([' ', '{']).next().unwrap_or(""));
     }
     if let Some(rest) = line.strip_prefix("non-finite float ")
         && let Some((value, _)) = rest.split_once(" rejected")
@@ -207,8 +232,10 @@ impl<'de> Visitor<'de> for YamlVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YamlValue, A::Error> {
         let mut entries: Vec<(serde_saphyr::Spanned<String>, YamlNode)> = Vec::new();
+        // Seen keys in a set: a scan of the entries is quadratic in a table's size.
+        let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<serde_saphyr::Spanned<String>>()? {
-            if entries.iter().any(|(k, _)| k.value == key.value) {
+            if !seen.insert(key.value.clone()) {
                 return Err(de::Error::custom(format!(
                     "duplicate key `{}` at line {}; each key may appear once",
                     key.value,

@@ -22,17 +22,25 @@ use crate::source::Document;
 /// unknown key's "did you mean" already says both, so the missing-key
 /// finding goes.
 fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
-    let misspelt: Vec<Vec<String>> = findings
+    // Missing keys are few (the required keys of a section); unknown keys
+    // may be thousands, each compared with the missing ones only.
+    let missing_keys: Vec<&Diagnostic> = findings
+        .iter()
+        .filter(|f| f.code == "accum::schema::missing-key")
+        .collect();
+    if missing_keys.is_empty() {
+        return;
+    }
+    let misspelt: std::collections::HashSet<Vec<String>> = findings
         .iter()
         .filter(|f| f.code == "accum::schema::unknown-key")
         .filter_map(|unknown| {
             let (key, section) = unknown.path.split_last()?;
-            let missing = findings.iter().find(|f| {
-                f.code == "accum::schema::missing-key"
-                    && f.path.split_last().is_some_and(|(name, parent)| {
-                        parent == section
-                            && crate::suggest::did_you_mean(key, [name.as_str()]).is_some()
-                    })
+            let missing = missing_keys.iter().find(|f| {
+                f.path.split_last().is_some_and(|(name, parent)| {
+                    parent == section
+                        && crate::suggest::did_you_mean(key, [name.as_str()]).is_some()
+                })
             })?;
             Some(missing.path.clone())
         })
@@ -98,6 +106,10 @@ pub(crate) fn validate(
         }
     }
 
+    let mut said: std::collections::HashSet<(Vec<String>, &str)> = findings
+        .iter()
+        .map(|f: &Diagnostic| (f.path.clone(), f.code))
+        .collect();
     for error in validator.iter_errors(instance) {
         // A zero plan factor is below the schema's `minimum: 1`: the plan
         // rules report it (accum::plan::zero), with its fix.
@@ -111,12 +123,12 @@ pub(crate) fn validate(
             continue;
         }
         for diagnostic in structure::schema_diagnostics(doc, schema, &error) {
-            let known = findings.iter().any(|f: &Diagnostic| {
-                f.path == diagnostic.path && f.code == diagnostic.code
-                    || span_paths_with_errors
-                        .iter()
-                        .any(|p| diagnostic.path.starts_with(p))
-            });
+            // A set of what is said, not a scan of the findings: a file may
+            // have thousands of unknown keys.
+            let known = !said.insert((diagnostic.path.clone(), diagnostic.code))
+                || span_paths_with_errors
+                    .iter()
+                    .any(|p| diagnostic.path.starts_with(p));
             if !known {
                 findings.push(diagnostic);
             }

@@ -9,6 +9,7 @@ mod editors;
 mod engines;
 mod explain;
 mod hostile;
+mod interrupt;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod replan;
@@ -16,6 +17,7 @@ mod run;
 mod schema;
 mod sheet;
 mod sheet_stages;
+mod untrusted;
 mod validate;
 mod wording;
 

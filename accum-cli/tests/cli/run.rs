@@ -237,55 +237,6 @@ fn verify_refuses_negative_tolerances() {
     assert!(out.stderr.contains("--rtol"), "{}", out.stderr);
 }
 
-/// Ctrl-C (SIGINT) stops the run at a group boundary and the report is
-/// still written, complete.
-#[cfg(unix)]
-#[test]
-fn ctrl_c_stops_at_a_group_boundary_and_keeps_the_report() {
-    let dir = scratch("run-ctrl-c");
-    std::fs::copy(fixtures().join("long.toml"), dir.join("long.toml")).expect("copy");
-    let bin = assert_cmd::cargo::cargo_bin("accum");
-    let child = std::process::Command::new(bin)
-        .current_dir(&dir)
-        .args(["run", "long.toml", "--report", "run.json", "--quiet"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("starts");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-    let out = child.wait_with_output().expect("finishes");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("run.json")).expect("report written"),
-    )
-    .expect("json");
-    assert_eq!(report["stopped_early"], true);
-    let applied = report["counters"]["applied_updates"]
-        .as_u64()
-        .expect("count");
-    assert!(applied > 0 && applied < 1_000_000, "{applied}");
-    // Stopped at a group boundary: every attempt finished its group.
-    assert_eq!(
-        report["counters"]["update_attempts"].as_u64(),
-        Some(applied)
-    );
-    assert_eq!(
-        report["counters"]["microbatches"].as_u64(),
-        Some(applied * 2 * 2)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("stopped early at a group boundary"));
-}
-
 #[test]
 fn a_stats_stream_beside_the_report_feeds_the_sheet() {
     let dir = scratch("run-stream");

@@ -79,6 +79,9 @@ pub(crate) struct GroupContext<'a> {
     /// Simulate the fp16 range on the replica's own gradients too.
     pub(crate) fp16: bool,
     pub(crate) team: Team,
+    /// Ctrl-C: checked before each microbatch, so that a slow group stops
+    /// within one microbatch instead of at its end.
+    pub(crate) stop: Option<&'a std::sync::atomic::AtomicBool>,
     #[cfg(test)]
     pub(crate) mistakes: Mistakes,
 }
@@ -187,6 +190,14 @@ fn run_replica<M: Model>(
     let mut peak = MemoryBreakdown::default();
     // R9: no synchronisation between microbatches (no_sync for the first A − 1).
     for (index, batch) in batches.iter().enumerate() {
+        if ctx
+            .stop
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Err(EngineError::Interrupted {
+                attempt: ctx.attempt,
+            });
+        }
         #[cfg(test)]
         if ctx.mistakes.zero_per_microbatch {
             state.grads.fill_zero();
@@ -287,6 +298,8 @@ impl<M: Model> Engine<M> {
             fixed_bytes: self.fixed_bytes(),
             fp16: self.config.precision.mode == PrecisionMode::Fp16,
             team: Team::new(self.threads),
+            // Processes stop together at a group boundary only.
+            stop: options.stop.filter(|_| !self.distributed()),
             #[cfg(test)]
             mistakes: self.mistakes,
         };

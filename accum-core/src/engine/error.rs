@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use super::MAX_ACTIVATION_BYTES;
 use super::hooks::ObserverError;
+use super::{MAX_ACTIVATION_BYTES, MAX_GROUP_BUFFER_BYTES};
 use crate::data::OverlapError;
 use crate::driver::StageGroupError;
 use crate::plan::PlanError;
@@ -34,6 +34,23 @@ pub enum EngineError {
         /// Replicas.
         replicas: u64,
         /// Bytes needed over all replicas.
+        bytes: u64,
+    },
+    /// The run was interrupted (Ctrl-C) inside a group, which was not
+    /// applied; [`Engine::run`](super::Engine::run) ends the run there.
+    Interrupted {
+        /// The attempt left unfinished.
+        attempt: u64,
+    },
+    /// The group buffers would exceed [`MAX_GROUP_BUFFER_BYTES`].
+    GroupTooLarge {
+        /// The largest accumulation of the stages.
+        accumulation: u64,
+        /// Examples per microbatch.
+        micro_batch: u64,
+        /// Replicas.
+        replicas: u64,
+        /// Bytes needed.
         bytes: u64,
     },
     /// Warmup is longer than the run.
@@ -170,6 +187,23 @@ impl fmt::Display for EngineError {
                 f,
                 "the data has {examples} examples, fewer than one update of {effective_batch} examples, and last_group is \"drop\": \
                  nothing would be trained; use at least {effective_batch} examples or last_group \"process\""
+            ),
+            EngineError::Interrupted { attempt } => write!(
+                f,
+                "interrupted during update attempt {attempt}; that group was not applied"
+            ),
+            EngineError::GroupTooLarge {
+                accumulation,
+                micro_batch,
+                replicas,
+                bytes,
+            } => write!(
+                f,
+                "the buffers of one group (accumulation {accumulation} microbatches of {micro_batch} examples on {replicas} replica(s)) \
+                 need {:.1} GiB, over the engine's limit of {:.0} GiB; to run it, lower accumulation \
+                 (a smaller global batch), or check the plan with `accum validate` and `accum sheet` without running it",
+                *bytes as f64 / f64::from(1u32 << 30),
+                MAX_GROUP_BUFFER_BYTES as f64 / f64::from(1u32 << 30),
             ),
             EngineError::TooLarge {
                 positions,

@@ -209,6 +209,27 @@ impl Groups {
     }
 }
 
+/// Bytes of the buffers [`Groups::new`] and the replicas reserve for a
+/// group of `stages` on data of `max_len`: per replica and microbatch of the
+/// largest `A`, a batch of `m` examples and `m·max_len` positions and a
+/// microbatch event; and the ids of a whole group. Saturates, so that a plan
+/// no machine holds is a number over the limit, not an overflow.
+pub(crate) fn group_buffer_bytes(stages: &StagedPlan, max_len: usize) -> u64 {
+    use std::mem::size_of;
+    let plan = stages.first_plan();
+    let (m, d) = (plan.micro_batch(), plan.replicas());
+    let a = max_accumulation(stages) as u64;
+    let positions = m.saturating_mul(max_len as u64);
+    let per_microbatch = (m.saturating_mul(size_of::<u64>() as u64))
+        .saturating_add((m + 1).saturating_mul(size_of::<usize>() as u64))
+        .saturating_add(positions.saturating_mul((size_of::<u32>() + size_of::<i64>()) as u64))
+        .saturating_add(size_of::<super::hooks::MicrobatchEvent>() as u64)
+        .saturating_add(size_of::<Batch>() as u64)
+        // The group's example ids.
+        .saturating_add(m.saturating_mul(size_of::<u64>() as u64));
+    per_microbatch.saturating_mul(a).saturating_mul(d)
+}
+
 /// The largest `A` of the stages: what the group buffers are sized for.
 pub(super) fn max_accumulation(stages: &StagedPlan) -> usize {
     let a = stages

@@ -107,6 +107,66 @@ const MAX_SKIPS_IN_A_ROW: u64 = 64;
 /// a plan above it is refused before anything is allocated.
 pub const MAX_ACTIVATION_BYTES: u64 = 8 << 30;
 
+/// The most memory the group buffers (every replica's microbatches of the
+/// largest `A`, their events and the group's ids) may take: a plan above it
+/// is refused before anything is allocated (`accumulation = 2^32` asked for
+/// 200 GB for the events alone).
+pub const MAX_GROUP_BUFFER_BYTES: u64 = 4 << 30;
+
+/// Why the built-in engine cannot hold `plan` on `config`'s model and data
+/// (the activations or the group buffers over their limits), known before
+/// anything is allocated: `validate` says so, and [`Engine::new`] refuses
+/// the same plans. A config over the built-in data's own limits gets those
+/// from the engine instead.
+pub fn buffer_refusal(plan: &StagedPlan, config: &EngineConfig) -> Option<EngineError> {
+    if !config.builtin_limits().is_empty() {
+        return None;
+    }
+    let workspace = TokenMlp::workspace_bytes_per_position_for(
+        config.data.vocab as usize,
+        config.model.hidden as usize,
+        config.model.ffn as usize,
+    );
+    buffer_limits(
+        plan,
+        config.data.max_len as usize,
+        workspace as u64,
+        plan.final_plan().replicas(),
+    )
+    .err()
+}
+
+/// The activations and the group buffers against their limits.
+fn buffer_limits(
+    stages: &StagedPlan,
+    max_len: usize,
+    workspace_per_position: u64,
+    replicas: u64,
+) -> Result<(), EngineError> {
+    let plan = stages.final_plan();
+    let positions = plan.micro_batch().saturating_mul(max_len as u64);
+    let bytes = positions
+        .saturating_mul(workspace_per_position)
+        .saturating_mul(replicas);
+    if bytes > MAX_ACTIVATION_BYTES {
+        return Err(EngineError::TooLarge {
+            positions,
+            replicas,
+            bytes,
+        });
+    }
+    let bytes = group::group_buffer_bytes(stages, max_len);
+    if bytes > MAX_GROUP_BUFFER_BYTES {
+        return Err(EngineError::GroupTooLarge {
+            accumulation: group::max_accumulation(stages) as u64,
+            micro_batch: plan.micro_batch(),
+            replicas,
+            bytes,
+        });
+    }
+    Ok(())
+}
+
 /// Tolerance of the R4 check that a group's token weights sum to one.
 const WEIGHT_TOLERANCE: f64 = 1e-4;
 
@@ -250,16 +310,12 @@ impl<M: Model> Engine<M> {
         }
         let d = plan.replicas() as usize;
         let positions = plan.micro_batch().saturating_mul(dataset.max_len() as u64);
-        let bytes = positions
-            .saturating_mul(model.workspace_bytes_per_position() as u64)
-            .saturating_mul(plan.replicas());
-        if bytes > MAX_ACTIVATION_BYTES {
-            return Err(EngineError::TooLarge {
-                positions,
-                replicas: plan.replicas(),
-                bytes,
-            });
-        }
+        buffer_limits(
+            &stages,
+            dataset.max_len(),
+            model.workspace_bytes_per_position() as u64,
+            plan.replicas(),
+        )?;
         let max_positions = usize::try_from(positions).unwrap_or(usize::MAX);
         let a = group::max_accumulation(&stages);
         let replicas = (0..d)
@@ -581,7 +637,15 @@ impl<M: Model> Engine<M> {
 
         // The backward passes of every local replica.
         let loss_scale = self.scaler.scale();
-        self.backward(attempt, denominator, loss_scale, options)?;
+        match self.backward(attempt, denominator, loss_scale, options) {
+            // Ctrl-C inside the group: nothing of it is applied, and the
+            // run ends as if stopped at the boundary before it.
+            Err(EngineError::Interrupted { .. }) => {
+                self.stopped_early = true;
+                return Ok(None);
+            }
+            other => other?,
+        }
 
         // One reduction, the group's checks, then the update.
         let reduced = self.reduce(attempt, options)?;

@@ -35,6 +35,20 @@ pub struct TokenMlp {
 pub const TOKEN_MLP_PARAMS: [&str; 5] = ["embed", "w1", "b1", "w2", "b2"];
 
 impl TokenMlp {
+    /// The workspace bytes per position of a model of these dimensions,
+    /// known before the model is made (to refuse a plan before allocating).
+    pub(crate) fn workspace_bytes_per_position_for(
+        vocab: usize,
+        hidden: usize,
+        ffn: usize,
+    ) -> usize {
+        (2 * hidden + 2 * ffn + vocab) * std::mem::size_of::<f32>()
+            + 3 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<f32>()
+    }
+}
+
+impl TokenMlp {
     /// A model with `V = vocab`, `H = hidden`, `F = ffn`, initialized from
     /// `seed` like PyTorch's defaults: `embed ~ N(0, 1)`, linear weights and
     /// biases uniform in `±1/√fan_in`.
@@ -301,9 +315,7 @@ impl Model for TokenMlp {
     }
 
     fn workspace_bytes_per_position(&self) -> usize {
-        (2 * self.hidden + 2 * self.ffn + self.vocab) * std::mem::size_of::<f32>()
-            + 3 * std::mem::size_of::<usize>()
-            + std::mem::size_of::<f32>()
+        TokenMlp::workspace_bytes_per_position_for(self.vocab, self.hidden, self.ffn)
     }
 
     fn describe(&self) -> serde_json::Value {

@@ -30,6 +30,66 @@ use crate::settings::LogAxis;
 /// The longest line a stats stream may have (a line is a few hundred bytes).
 const MAX_LINE: u64 = 64 * 1024;
 
+/// The largest stats stream read: ten million update lines of a few
+/// hundred bytes. A report is an untrusted input, and so is the stream it
+/// names.
+pub const MAX_STREAM_BYTES: u64 = 4 << 30;
+
+/// The stream `report` (read from `report_path`) names, checked like any
+/// input: the name is a file in the report's folder (no absolute path, no
+/// `..`, no link out of the folder), a regular file (never a device or a
+/// FIFO, which would be read without end or block) of at most
+/// [`MAX_STREAM_BYTES`]. `None` when the report names no stream.
+pub fn stream_file(report: &RunReport, report_path: &Path) -> Result<Option<PathBuf>, StatsError> {
+    use std::path::Component;
+    let Some(name) = &report.stats_stream else {
+        return Ok(None);
+    };
+    let folder = report_path.parent().unwrap_or_else(|| Path::new(""));
+    let path = folder.join(name);
+    let refuse = |why: String| StatsError {
+        path: path.clone(),
+        line: None,
+        kind: StatsErrorKind::Refused(why),
+    };
+    if !Path::new(name)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)))
+    {
+        return Err(refuse(format!(
+            "the report names its stream as `{name}`, which leaves the report's folder"
+        )));
+    }
+    let meta = std::fs::metadata(&path).map_err(|e| StatsError::io(&path, e))?;
+    if !meta.is_file() {
+        return Err(refuse(
+            "not a regular file (a pipe, socket or device)".to_owned(),
+        ));
+    }
+    if meta.len() > MAX_STREAM_BYTES {
+        return Err(refuse(format!(
+            "{} bytes is larger than the {MAX_STREAM_BYTES}-byte limit of a stats stream",
+            meta.len()
+        )));
+    }
+    // A link in the folder may point anywhere: the file it reaches must be
+    // in the report's folder too.
+    let real_folder = if folder.as_os_str().is_empty() {
+        Path::new(".").canonicalize()
+    } else {
+        folder.canonicalize()
+    }
+    .map_err(|e| StatsError::io(&path, e))?;
+    let real = path.canonicalize().map_err(|e| StatsError::io(&path, e))?;
+    if !real.starts_with(&real_folder) {
+        return Err(refuse(format!(
+            "a link to {}, outside the report's folder",
+            real.display()
+        )));
+    }
+    Ok(Some(path))
+}
+
 /// One line of a stats stream.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -49,20 +109,28 @@ pub enum StatsLine {
 }
 
 /// Writes a stats stream (buffered; nothing is kept in memory but the
-/// buffer).
+/// buffer) to a temporary file beside its path, renamed over it when the
+/// stream is finished, like the report: a run that is killed or fails keeps
+/// the previous run's stream whole, and a stream is never half a line.
 #[derive(Debug)]
 pub struct StatsStream {
     path: PathBuf,
-    out: BufWriter<File>,
+    /// The temporary file written until [`StatsStream::finish`].
+    tmp: PathBuf,
+    out: Option<BufWriter<File>>,
 }
 
 impl StatsStream {
-    /// Creates (or truncates) the stream file at `path`.
+    /// Starts the stream for `path`; the file at `path` is replaced by
+    /// [`StatsStream::finish`] only.
     pub fn create(path: &Path) -> Result<StatsStream, StatsError> {
-        let file = File::create(path).map_err(|e| StatsError::io(path, e))?;
+        let target = crate::fsio::resolve_links(path).map_err(|e| StatsError::io(path, e))?;
+        let (tmp, file) =
+            crate::fsio::create_temporary(&target).map_err(|e| StatsError::io(path, e.source))?;
         Ok(StatsStream {
-            path: path.to_path_buf(),
-            out: BufWriter::with_capacity(64 * 1024, file),
+            path: target,
+            tmp,
+            out: Some(BufWriter::with_capacity(64 * 1024, file)),
         })
     }
 
@@ -86,18 +154,35 @@ impl StatsStream {
     }
 
     fn line(&mut self, line: &StatsLine) -> Result<(), StatsError> {
-        serde_json::to_writer(&mut self.out, line)
+        let out = self
+            .out
+            .as_mut()
+            .expect("a stream is written until it is finished");
+        serde_json::to_writer(&mut *out, line)
             .map_err(io::Error::from)
-            .and_then(|()| self.out.write_all(b"\n"))
+            .and_then(|()| out.write_all(b"\n"))
             .map_err(|e| StatsError::io(&self.path, e))
     }
 
-    /// Flushes the buffer and syncs the file.
+    /// Flushes the buffer, syncs the file and renames it over the path.
     pub fn finish(mut self) -> Result<(), StatsError> {
-        self.out
-            .flush()
-            .and_then(|()| self.out.get_ref().sync_all())
+        let mut out = self.out.take().expect("a stream is finished once");
+        out.flush()
+            .and_then(|()| out.get_ref().sync_all())
+            .and_then(|()| {
+                drop(out);
+                std::fs::rename(&self.tmp, &self.path)
+            })
             .map_err(|e| StatsError::io(&self.path, e))
+    }
+}
+
+impl Drop for StatsStream {
+    /// A stream dropped unfinished (the run failed) leaves no file: the
+    /// previous stream stays as it was.
+    fn drop(&mut self) {
+        self.out.take();
+        let _ = std::fs::remove_file(&self.tmp);
     }
 }
 
@@ -122,6 +207,9 @@ pub enum StatsErrorKind {
     Parse(serde_json::Error),
     /// A line is longer than any stats line.
     LineTooLong,
+    /// The report names a stream accum will not read: outside the report's
+    /// folder, not a regular file, or larger than any stream.
+    Refused(String),
 }
 
 impl StatsError {
@@ -153,6 +241,10 @@ impl fmt::Display for StatsError {
                 f,
                 ": a line longer than {MAX_LINE} bytes is not a stats line; the file must be the stream `accum run` wrote"
             ),
+            StatsErrorKind::Refused(why) => write!(
+                f,
+                ": {why}; a report names its stream by a file name beside it, as `accum run` writes it"
+            ),
         }
     }
 }
@@ -162,7 +254,7 @@ impl std::error::Error for StatsError {
         match &self.kind {
             StatsErrorKind::Io(e) => Some(e),
             StatsErrorKind::Parse(e) => Some(e),
-            StatsErrorKind::LineTooLong => None,
+            StatsErrorKind::LineTooLong | StatsErrorKind::Refused(_) => None,
         }
     }
 }
@@ -225,16 +317,12 @@ pub fn logged_points<'a>(
     report_path: &Path,
 ) -> Result<LoggedPoints<'a>, StatsError> {
     let axis = report.loss_curve.axis;
-    let Some(name) = &report.stats_stream else {
+    let Some(path) = stream_file(report, report_path)? else {
         return Ok(LoggedPoints {
             axis,
             source: Source::Curve(report.loss_curve.points.iter()),
         });
     };
-    let path = report_path
-        .parent()
-        .unwrap_or_else(|| Path::new(""))
-        .join(name);
     let file = File::open(&path).map_err(|e| StatsError::io(&path, e))?;
     Ok(LoggedPoints {
         axis,

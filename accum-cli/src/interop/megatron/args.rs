@@ -142,9 +142,21 @@ fn is_script(w: &Field) -> bool {
 }
 
 /// The run a launch script (or argument list) starts, with the variables
-/// `env` gives. `None` when no command passes Megatron's batch options.
-pub(crate) fn from_script(text: &str, env: &[(String, String)]) -> Option<Invocation> {
+/// `env` gives. `None` when no command passes Megatron's batch options; the
+/// limit when the script makes the reader do more work than any launch
+/// script needs.
+pub(crate) fn from_script(
+    text: &str,
+    env: &[(String, String)],
+) -> Result<Option<Invocation>, shell::Limit> {
     let script = shell::run(text, env);
+    if let Some(limit) = script.limit {
+        return Err(limit);
+    }
+    Ok(invocation(&script))
+}
+
+fn invocation(script: &shell::Script) -> Option<Invocation> {
     let candidates: Vec<&shell::Command> =
         script.commands.iter().filter(|c| is_megatron(c)).collect();
     // The pretraining command when there is one (a script may also evaluate).
@@ -315,7 +327,9 @@ mod tests {
     fn the_pretraining_command_is_chosen_and_split_at_the_script() {
         let text = "python tools/eval.py --micro-batch-size 1\n\
                     torchrun --nproc_per_node 8 pretrain_gpt.py --micro_batch_size=4 --fp16 --rampup-batch-size 16 16 1000 --lr 1e-4\n";
-        let inv = from_script(text, &[]).expect("a run");
+        let inv = from_script(text, &[])
+            .expect("within limits")
+            .expect("a run");
         assert_eq!(
             names(&inv.launcher),
             [("--nproc-per-node".to_owned(), vec!["8".to_owned()])]
@@ -334,7 +348,11 @@ mod tests {
         );
         let m = &inv.megatron[0];
         assert_eq!(&text[m.value().expect("value").span()], "4");
-        assert!(from_script("echo hello\n", &[]).is_none());
+        assert!(
+            from_script("echo hello\n", &[])
+                .expect("within limits")
+                .is_none()
+        );
     }
 
     #[test]

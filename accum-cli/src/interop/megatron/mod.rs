@@ -52,8 +52,17 @@ impl Dialect for Megatron {
             })?
         } else {
             match args::from_script(text, &opts.env) {
-                Some(inv) => inv,
-                None => {
+                Ok(Some(inv)) => inv,
+                Err(limit) => {
+                    let finding = Diagnostic::error(codes::LIMIT, Vec::new(), limit.message)
+                        .help(limit.help)
+                        .at(limit.span, "the reader stopped here");
+                    return Ok(Reading {
+                        files: vec![report(name, text, vec![finding], Vec::new())],
+                        batch: None,
+                    });
+                }
+                Ok(None) => {
                     let finding = Diagnostic::error(
                         codes::MISSING,
                         vec!["--micro-batch-size".into()],
@@ -95,6 +104,8 @@ impl Dialect for Megatron {
 #[cfg(test)]
 pub(crate) fn batch_argument_starts(text: &str, env: &[(String, String)]) -> Vec<usize> {
     args::from_script(text, env)
+        .ok()
+        .flatten()
         .map(|inv| {
             inv.megatron
                 .iter()
@@ -210,23 +221,33 @@ impl Args {
         );
     }
 
+    /// An option's value; an option written without one is a finding (as
+    /// argparse refuses it: "expected one argument"), never a silent `None`.
+    fn value_of(&mut self, arg: &Arg, name: &str) -> Option<Field> {
+        if let Some(field) = arg.value() {
+            return Some(field.clone());
+        }
+        self.findings.push(
+            Diagnostic::error(
+                codes::VALUE,
+                Args::path(name),
+                format!("{name} has no value"),
+            )
+            .help(format!("write {name} VALUE"))
+            .at(arg.span.clone(), "value missing"),
+        );
+        None
+    }
+
     /// A whole number ≥ `min`, as Python's `int()` reads it (`220_000_000`).
     fn uint(&mut self, name: &str, min: u64) -> Got<u64> {
         let Some(arg) = self.get(name).cloned() else {
             return Got::Absent;
         };
-        let Some(field) = arg.value() else {
-            self.findings.push(
-                Diagnostic::error(
-                    codes::VALUE,
-                    Args::path(name),
-                    format!("{name} has no value"),
-                )
-                .help(format!("write {name} N"))
-                .at(arg.span.clone(), "value missing"),
-            );
+        let Some(field) = self.value_of(&arg, name) else {
             return Got::Bad;
         };
+        let field = &field;
         if !field.unknown.is_empty() {
             self.unknown(name, field);
             return Got::Bad;
@@ -273,7 +294,7 @@ impl Args {
 
     fn float(&mut self, name: &str) -> Option<(f64, Range<usize>)> {
         let arg = self.get(name).cloned()?;
-        let field = arg.value()?;
+        let field = &self.value_of(&arg, name)?;
         if !field.unknown.is_empty() {
             return None;
         }

@@ -47,7 +47,7 @@ pub(super) fn step_schedule(a: &mut Args, seq_len: Option<u64>) -> Option<Option
         return Some(None);
     };
     let name = "--step-batch-size-schedule";
-    let field = arg.value()?.clone();
+    let field = a.value_of(&arg, name)?;
     if !field.unknown.is_empty() {
         a.unknown(name, &field);
         return None;

@@ -1,5 +1,6 @@
 //! `$(( … ))`: integers, `+ - * / %`, parentheses and variables.
 
+use super::limits::{Limit, MAX_NESTING};
 use super::{Script, Value};
 
 pub(super) struct Arith<'a, 'b> {
@@ -57,6 +58,22 @@ impl Arith<'_, '_> {
     }
 
     pub(super) fn atom(&mut self) -> Option<i128> {
+        // Parentheses, signs and variables' texts, across the variables
+        // being evaluated: one depth for all.
+        if self.script.arith_depth >= MAX_NESTING || self.script.limit.is_some() {
+            let at = self.script.at.clone();
+            self.script.limit.get_or_insert_with(|| {
+                Limit::nesting("parentheses, signs and variables in `$(( … ))`", at)
+            });
+            return None;
+        }
+        self.script.arith_depth += 1;
+        let v = self.atom_form();
+        self.script.arith_depth -= 1;
+        v
+    }
+
+    fn atom_form(&mut self) -> Option<i128> {
         self.skip_ws();
         match self.text.get(self.pos)? {
             b'(' => {
@@ -119,7 +136,23 @@ impl Arith<'_, '_> {
                         if text.is_empty() {
                             return Some(0);
                         }
-                        match self.script.arith(&text) {
+                        let stack = &mut self.script.arith_stack;
+                        if stack.contains(&name) {
+                            let mut chain = stack.clone();
+                            chain.push(name);
+                            let at = self.script.at.clone();
+                            self.script
+                                .limit
+                                .get_or_insert_with(|| Limit::cycle(&chain, at));
+                            return None;
+                        }
+                        stack.push(name);
+                        let v = self.script.arith(&text);
+                        self.script.arith_stack.pop();
+                        if self.script.limit.is_some() {
+                            return None;
+                        }
+                        match v {
                             Ok(v) => Some(v),
                             Err(u) => {
                                 self.unknown.extend(u);

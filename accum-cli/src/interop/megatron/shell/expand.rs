@@ -5,7 +5,8 @@ use std::ops::Range;
 
 use super::arith::Arith;
 use super::lex::{Part, Word};
-use super::{Field, Script, Value};
+use super::limits::{Limit, MAX_NESTING};
+use super::{Field, Script, Value, value_len};
 
 impl Script {
     /// A word expanded without splitting (an assignment's value).
@@ -34,12 +35,20 @@ impl Script {
     }
 
     pub(super) fn parts(&mut self, parts: &[Part], split: bool, b: &mut Builder, depth: usize) {
-        if depth > 16 {
+        if depth > MAX_NESTING {
+            self.limit
+                .get_or_insert_with(|| Limit::nesting("`${…}` expansions", b.word_span.clone()));
             return;
         }
         for part in parts {
+            if self.limit.is_some() {
+                return;
+            }
             match part {
                 Part::Lit { text, offs, .. } => {
+                    if !self.spend(text.len()) {
+                        return;
+                    }
                     b.solid = true;
                     b.cur.text.push_str(text);
                     b.cur.offs.extend(offs.iter().map(|&o| Some(o)));
@@ -175,7 +184,13 @@ impl Script {
         }
     }
 
-    pub(super) fn lookup(&self, name: &str, index: Option<&str>) -> Option<Value> {
+    /// A variable's value (an element for `${ARR[3]}`); the copy counts
+    /// against the expansion budget, and past it the value is `None`.
+    pub(super) fn lookup(&mut self, name: &str, index: Option<&str>) -> Option<Value> {
+        let cost = value_len(self.env.get(name)?);
+        if !self.spend(cost) {
+            return None;
+        }
         let v = self.env.get(name)?.clone();
         match (v, index) {
             (Value::Array(items), Some(i)) if i.parse::<usize>().is_ok() => {
@@ -197,6 +212,9 @@ impl Script {
         };
         let v = p.sum();
         p.skip_ws();
+        if p.script.limit.is_some() {
+            return Err(Vec::new());
+        }
         if !p.unknown.is_empty() {
             return Err(p.unknown);
         }

@@ -3,6 +3,8 @@
 
 use std::ops::Range;
 
+use super::limits::{Limit, MAX_NESTING};
+
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Part {
     /// Literal text with the source offset of each byte.
@@ -47,6 +49,10 @@ pub(super) struct Lexer<'a> {
     pub(super) pos: usize,
     /// Here-document delimiters waiting for the next newline.
     pub(super) heredocs: Vec<String>,
+    /// How many `${X:-…}` the cursor is inside.
+    pub(super) depth: usize,
+    /// The nesting limit, once reached: the rest of the text is not read.
+    pub(super) limit: Option<Limit>,
 }
 
 impl<'a> Lexer<'a> {
@@ -64,7 +70,7 @@ impl<'a> Lexer<'a> {
         Some(c)
     }
 
-    pub(super) fn tokens(mut self) -> Vec<Tok> {
+    pub(super) fn tokens(&mut self) -> Vec<Tok> {
         let mut out = Vec::new();
         while let Some(c) = self.peek() {
             match c {
@@ -270,6 +276,19 @@ impl<'a> Lexer<'a> {
     /// `$…` at the cursor.
     pub(super) fn dollar(&mut self, parts: &mut Vec<Part>, quoted: bool) {
         let start = self.pos;
+        if self.depth >= MAX_NESTING {
+            // `${X:-${X:-…` deeper than any script writes: stop reading.
+            self.limit
+                .get_or_insert_with(|| Limit::nesting("`${…}` expansions", start..start + 2));
+            self.pos = self.text.len();
+            return;
+        }
+        self.depth += 1;
+        self.dollar_form(parts, quoted, start);
+        self.depth -= 1;
+    }
+
+    fn dollar_form(&mut self, parts: &mut Vec<Part>, quoted: bool, start: usize) {
         self.bump();
         match self.peek() {
             Some('(') if self.peek_at(1) == Some('(') => {

@@ -16,9 +16,12 @@ use std::ops::Range;
 mod arith;
 mod expand;
 mod lex;
+mod limits;
 mod parse;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use self::limits::Limit;
 
 use self::expand::assignment;
 use self::lex::{Lexer, Tok, Word};
@@ -200,18 +203,25 @@ pub(crate) struct Script {
     pub(crate) commands: Vec<Command>,
     /// How many `bash -c` strings this script runs inside.
     nested: usize,
+    /// The first limit the script reached; the reader stops there, and what
+    /// it read so far is not a run to trust.
+    pub(crate) limit: Option<Limit>,
+    /// Bytes expanded so far, against [`limits::MAX_EXPANDED_BYTES`].
+    expanded: usize,
+    /// The variables whose text `$(( … ))` is evaluating, outermost first.
+    arith_stack: Vec<String>,
+    /// How deep `$(( … ))` evaluation is, across variables' texts.
+    arith_depth: usize,
+    /// The command being run, where a limit reached inside it is reported.
+    at: Range<usize>,
 }
 
 /// Runs `text` in a shell that starts with `env` (name, value).
 pub(crate) fn run(text: &str, env: &[(String, String)]) -> Script {
-    let tokens = Lexer {
-        text,
-        pos: 0,
-        heredocs: Vec::new(),
-    }
-    .tokens();
-    let mut cmds = simple_commands(tokens).into_iter().peekable();
-    let tree = parse_block(&mut cmds, &[]);
+    let (tree, limit) = match parse(text) {
+        Ok(tree) => (tree, None),
+        Err(limit) => (Vec::new(), Some(limit)),
+    };
     let mut vars: HashMap<String, Value> = env
         .iter()
         .map(|(k, v)| {
@@ -243,9 +253,33 @@ pub(crate) fn run(text: &str, env: &[(String, String)]) -> Script {
         commands: Vec::new(),
         unset_is_empty: false,
         nested: 0,
+        limit,
+        expanded: 0,
+        arith_stack: Vec::new(),
+        arith_depth: 0,
+        at: 0..0,
     };
     script.block(&tree, 0);
     script
+}
+
+/// Reads `text` into the tree of its commands, within the lexer's and the
+/// compound commands' nesting limits.
+fn parse(text: &str) -> Result<Vec<Node>, Limit> {
+    let mut lexer = Lexer {
+        text,
+        pos: 0,
+        heredocs: Vec::new(),
+        depth: 0,
+        limit: None,
+    };
+    let tokens = lexer.tokens();
+    let commands = simple_commands(tokens);
+    if let Some(limit) = lexer.limit {
+        return Err(limit);
+    }
+    limits::compound_nesting(&commands, |cmd| tokens_span(cmd, text.len()))?;
+    Ok(parse_block(&mut commands.into_iter().peekable(), &[]))
 }
 
 /// Sources of a script's variables, marked in a script run from a string.
@@ -271,6 +305,21 @@ fn shell_string(words: &[Field]) -> Option<usize> {
     })
 }
 
+/// The span of a command's words (`end` when it has none).
+fn tokens_span(tokens: &[Tok], end: usize) -> Range<usize> {
+    let mut words = tokens.iter().filter_map(|t| match t {
+        Tok::Word(w) => Some(w.span.clone()),
+        _ => None,
+    });
+    match words.next() {
+        Some(first) => {
+            let last = words.next_back().unwrap_or_else(|| first.clone());
+            first.start..last.end
+        }
+        None => end..end,
+    }
+}
+
 impl Script {
     /// The value of a variable after the script ran, as text.
     #[cfg(test)]
@@ -281,11 +330,29 @@ impl Script {
         }
     }
 
+    /// Counts `bytes` of expansion against the budget; `false` once the
+    /// budget (or another limit) is reached, when the caller stops.
+    pub(super) fn spend(&mut self, bytes: usize) -> bool {
+        if self.limit.is_some() {
+            return false;
+        }
+        self.expanded = self.expanded.saturating_add(bytes);
+        if self.expanded > limits::MAX_EXPANDED_BYTES {
+            self.limit = Some(Limit::expansion(self.at.clone()));
+            return false;
+        }
+        true
+    }
+
     fn block(&mut self, nodes: &[Node], depth: usize) {
-        if depth > 64 {
-            return;
+        if depth > limits::MAX_NESTING {
+            self.limit
+                .get_or_insert_with(|| Limit::nesting("`if`, loops and `case`", self.at.clone()));
         }
         for node in nodes {
+            if self.limit.is_some() {
+                return;
+            }
             match node {
                 Node::Cmd(tokens) => self.command(tokens),
                 Node::If(branches) => self.branches(branches, depth),
@@ -382,6 +449,11 @@ impl Script {
     /// Undecided: runs each body from the same state; a variable the bodies
     /// leave different is unknown (`why`), and every body's commands are kept.
     fn merge(&mut self, open: &[&Vec<Node>], keep_before: bool, depth: usize, why: &str) {
+        // Each body starts from a copy of the variables: the copies count.
+        let size: usize = self.env.iter().map(|(k, v)| k.len() + value_len(v)).sum();
+        if !self.spend(size.saturating_mul(open.len() + 1)) {
+            return;
+        }
         let before = self.env.clone();
         let mut after: Vec<HashMap<String, Value>> = Vec::new();
         for body in open {
@@ -478,6 +550,7 @@ impl Script {
     }
 
     fn command(&mut self, tokens: &[Tok]) {
+        self.at = tokens_span(tokens, self.at.end);
         let mut i = 0;
         // `export`, `declare -a`, `local`, `readonly` before assignments.
         let mut decl = false;
@@ -567,14 +640,19 @@ impl Script {
     /// variables; its commands are kept, located in this script.
     fn string(&mut self, field: &Field, span: &Range<usize>) {
         let text = field.text.clone();
-        let tokens = Lexer {
-            text: &text,
-            pos: 0,
-            heredocs: Vec::new(),
-        }
-        .tokens();
-        let mut cmds = simple_commands(tokens).into_iter().peekable();
-        let tree = parse_block(&mut cmds, &[]);
+        // The string is read under the same limits as the script, and
+        // its expansions count against the same budget; a limit reached
+        // inside it is reported at the command that runs it.
+        let tree = match parse(&text) {
+            Ok(tree) => tree,
+            Err(limit) => {
+                self.limit.get_or_insert(Limit {
+                    span: span.clone(),
+                    ..limit
+                });
+                return;
+            }
+        };
         let env = self
             .env
             .iter()
@@ -594,8 +672,20 @@ impl Script {
             unset_is_empty: false,
             commands: Vec::new(),
             nested: self.nested + 1,
+            limit: None,
+            expanded: self.expanded,
+            arith_stack: Vec::new(),
+            arith_depth: 0,
+            at: span.clone(),
         };
         inner.block(&tree, 0);
+        self.expanded = inner.expanded;
+        if let Some(limit) = inner.limit {
+            self.limit.get_or_insert(Limit {
+                span: span.clone(),
+                ..limit
+            });
+        }
         for cmd in inner.commands {
             self.commands.push(Command {
                 words: cmd.words.iter().map(|w| field.through(w)).collect(),
@@ -605,20 +695,43 @@ impl Script {
     }
 }
 
-/// A `case` pattern with `*` and `?` against a text.
+/// A `case` pattern with `*` and `?` against a text. Backtracks only to
+/// the last `*`, so the work is at most the product of the lengths (a
+/// recursive match is exponential in the number of `*`).
 fn glob(pattern: &str, text: &str) -> bool {
-    fn go(p: &[char], t: &[char]) -> bool {
-        match (p.first(), t.first()) {
-            (None, None) => true,
-            (Some('*'), _) => go(&p[1..], t) || (!t.is_empty() && go(p, &t[1..])),
-            (Some('?'), Some(_)) => go(&p[1..], &t[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &t[1..]),
-            _ => false,
-        }
-    }
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
-    p.len() + t.len() < 2_000 && go(&p, &t)
+    if p.len() + t.len() >= 2_000 {
+        return false;
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < t.len() {
+        if i < p.len() && (p[i] == '?' || (p[i] != '*' && p[i] == t[j])) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            // Let the last `*` take one more character.
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
+/// The bytes of a value's text.
+fn value_len(v: &Value) -> usize {
+    match v {
+        Value::Str(f) => f.text.len(),
+        Value::Array(items) => items.iter().map(|f| f.text.len() + 1).sum(),
+        Value::Unknown(why) => why.len(),
+    }
 }
 
 /// Whether two values read the same (where they were written may differ).

@@ -188,3 +188,109 @@ fn eval_runs_its_words_as_a_script() {
     );
     assert_eq!(&text[s.commands[0].words[3].span()], "2");
 }
+
+#[test]
+fn strings_run_by_a_shell_are_read_within_the_same_limits() {
+    // The budget is shared: a string that doubles a variable reaches it,
+    // reported at the command that runs the string.
+    let text = format!("A=x\nbash -c '{}'\n", "A=$A$A; ".repeat(40));
+    let (m, line) = limit(&text);
+    assert!(m.contains("bytes"), "{m}");
+    assert_eq!(line, 2);
+    // Nesting inside the string is a limit too, not a stack overflow.
+    let deep = format!(
+        "X=1\nsh -c 'Y=$(({}1{}))'\n",
+        "(".repeat(5_000),
+        ")".repeat(5_000)
+    );
+    let (m, line) = limit(&deep);
+    assert!(m.contains("`$(( … ))`"), "{m}");
+    assert_eq!(line, 2);
+}
+
+/// The first limit a script reaches, with the line of the script it names.
+fn limit(text: &str) -> (String, usize) {
+    let s = run(text, &[]);
+    let l = s.limit.expect("a limit");
+    let line = text[..l.span.start].matches('\n').count() + 1;
+    (l.message, line)
+}
+
+#[test]
+fn arithmetic_that_refers_to_itself_is_a_cycle() {
+    let (m, line) = limit("MBS=1\nX=X\nGBS=$((X))\n");
+    assert!(m.contains("`X` → `X`"), "{m}");
+    assert_eq!(line, 3);
+    let (m, _) = limit("A=B\nB=A\necho $((A+1))\n");
+    assert!(m.contains("`A` → `B` → `A`"), "{m}");
+    let (m, _) = limit("GBS=GBS+1\npython x.py --global-batch-size $((GBS))\n");
+    assert!(m.contains("`GBS` → `GBS`"), "{m}");
+    // A chain without a cycle is fine.
+    let s = run("A=B+1\nB=C*2\nC=3\nX=$((A))\n", &[]);
+    assert_eq!(s.limit, None);
+    assert_eq!(s.var("X").as_deref(), Some("7"));
+}
+
+#[test]
+fn deep_nesting_is_a_limit_not_a_stack_overflow() {
+    let n = 20_000;
+    let parens = format!("X=$(({}1{}))\n", "(".repeat(n), ")".repeat(n));
+    let (m, line) = limit(&format!("A=1\n{parens}"));
+    assert!(m.contains("`$(( … ))`"), "{m}");
+    assert_eq!(line, 2);
+    let signs = format!("X=$(({}1))\n", "- ".repeat(n));
+    assert!(limit(&signs).0.contains("64 levels"));
+    let ifs = format!("{}X=1\n{}", "if true; then\n".repeat(n), "fi\n".repeat(n));
+    let (m, line) = limit(&ifs);
+    assert!(m.contains("`if`, loops and `case`"), "{m}");
+    assert_eq!(line, 65);
+    let loops = "while true; do\n".repeat(n);
+    assert!(limit(&loops).0.contains("loops"));
+    let defaults = format!("X={}1\n", "${X:-".repeat(50_000));
+    let (m, line) = limit(&defaults);
+    assert!(m.contains("`${…}`"), "{m}");
+    assert_eq!(line, 1);
+    // 64 levels are read.
+    let ok = format!(
+        "{}X=1\n{}",
+        "if [ a ]; then\n".repeat(64),
+        "fi\n".repeat(64)
+    );
+    let s = run(&ok, &[]);
+    assert_eq!(s.limit, None);
+    assert_eq!(s.var("X").as_deref(), Some("1"));
+}
+
+#[test]
+fn expansions_that_double_reach_the_budget() {
+    let text = format!("A=x\n{}", "A=$A$A\n".repeat(40));
+    let (m, line) = limit(&text);
+    assert!(m.contains("1048576 bytes"), "{m}");
+    // Line k + 1 reads `A` twice, 2^k bytes: the sum passes 2^20 on line 21.
+    assert_eq!(line, 21);
+    let arrays = format!("ARR=(a b)\n{}", "ARR=(${ARR[@]} ${ARR[@]})\n".repeat(40));
+    assert!(limit(&arrays).0.contains("bytes"));
+    let quoted = format!("A=x\n{}", "A=\"$A$A$A\"\n".repeat(30));
+    assert!(limit(&quoted).0.contains("bytes"));
+    // Undecided branches copy the variables: those copies count too.
+    let wide = format!(
+        "{}\n{}",
+        (0..2000)
+            .map(|i| format!("V{i}={}", "v".repeat(400)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "if [ \"$(hostname)\" = a ]; then Y=1; fi\n".repeat(2000)
+    );
+    assert!(limit(&wide).0.contains("bytes"));
+}
+
+#[test]
+fn case_patterns_with_many_stars_match_in_linear_time() {
+    let pattern = format!("{}b", "*a".repeat(400));
+    let text = "a".repeat(1_000);
+    assert!(!glob(&pattern, &text));
+    assert!(glob("*8B", "x8B"));
+    assert!(glob("a*b?d", "axxbcd"));
+    assert!(!glob("a*b?d", "axxbd"));
+    assert!(glob("*", ""));
+}

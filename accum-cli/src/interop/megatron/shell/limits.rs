@@ -1,0 +1,87 @@
+//! How much work a script may make the reader do. A launch script is an
+//! untrusted input: nesting, self-reference and expansions that double are
+//! stopped at a limit, and the first limit reached is a finding that names
+//! where it was reached, instead of a stack overflow or memory running out.
+
+use std::ops::Range;
+
+/// Nesting of `if`/loops/`case`, of `${X:-${Y:-…}}` and of parentheses and
+/// variables inside `$(( … ))`: the same depth the JSON and YAML readers allow.
+pub(crate) const MAX_NESTING: usize = 64;
+
+/// Bytes all expansions of a script may produce together (every word,
+/// assignment and copy of the variables for an undecided branch). A launch
+/// script expands to a few kilobytes; a value that doubles on each line
+/// reaches this in about twenty lines.
+pub(crate) const MAX_EXPANDED_BYTES: usize = 1 << 20;
+
+/// The first limit a script reached, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Limit {
+    /// What was reached, for the finding's message.
+    pub(crate) message: String,
+    /// The way out.
+    pub(crate) help: &'static str,
+    /// The part of the script being read when it was reached.
+    pub(crate) span: Range<usize>,
+}
+
+impl Limit {
+    pub(crate) fn nesting(what: &str, span: Range<usize>) -> Limit {
+        Limit {
+            message: format!(
+                "{what} nest more than {MAX_NESTING} levels deep; the reader stops here"
+            ),
+            help: "no launch script nests this deep; give the script that runs pretrain_*.py",
+            span,
+        }
+    }
+
+    pub(crate) fn expansion(span: Range<usize>) -> Limit {
+        Limit {
+            message: format!(
+                "the script's expansions grow past {MAX_EXPANDED_BYTES} bytes (a variable that repeats itself, like `A=$A$A`); the reader stops here"
+            ),
+            help: "a value that repeats itself grows without end; write the options out, or give the script that runs pretrain_*.py",
+            span,
+        }
+    }
+
+    pub(crate) fn cycle(chain: &[String], span: Range<usize>) -> Limit {
+        Limit {
+            message: format!(
+                "the arithmetic refers to itself through its variables ({}), which bash refuses as `expression recursion level exceeded`",
+                chain
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            ),
+            help: "give the variable a number (`GBS=256`) instead of an expression that names it",
+            span,
+        }
+    }
+}
+
+/// The deepest nesting of compound commands (`if`, loops, `case`) in a
+/// list of simple commands, as `parse_block` would recurse into it: the first
+/// command that opens a level past [`MAX_NESTING`] is the limit.
+pub(crate) fn compound_nesting(
+    cmds: &[Vec<super::lex::Tok>],
+    span: impl Fn(&[super::lex::Tok]) -> Range<usize>,
+) -> Result<(), Limit> {
+    let mut depth = 0usize;
+    for cmd in cmds {
+        match super::parse::keyword(cmd) {
+            Some("if" | "for" | "while" | "until" | "select" | "case") => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(Limit::nesting("`if`, loops and `case`", span(cmd)));
+                }
+            }
+            Some("fi" | "done" | "esac") => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,26 @@
+A=x
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+A=$A$A
+torchrun pretrain_gpt.py --micro-batch-size 1 --global-batch-size $GBS

@@ -1,0 +1,1 @@
+--micro-batch-size 1 --step-batch-size-schedule

@@ -1,0 +1,3 @@
+X=X
+GBS=$((X))
+torchrun pretrain_gpt.py --micro-batch-size 1 --global-batch-size $GBS
