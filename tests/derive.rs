@@ -69,9 +69,11 @@ fn r3_user_struct_plans_from_toml() {
     assert_eq!(plan.effective_batch().get(), 32);
     assert_eq!(plan.tokens_per_update().map(|t| t.get()), Some(4096));
     assert_eq!(t.validate(), Ok(accum::Findings::default()));
-    let input = t.plan_input();
-    assert_eq!(input.global_batch, Some(32));
-    assert_eq!(input.accumulation, Some(8));
+    assert_eq!(plan.accumulation(), 8);
+    let checked = t.checked().expect("valid plan");
+    assert_eq!(checked.plan(), &plan);
+    assert!(checked.staged().is_constant());
+    assert!(checked.warnings().is_empty());
 }
 
 #[test]
@@ -687,8 +689,10 @@ fn warnings_alone_validate_ok_and_are_kept() {
          [schedule]\nwarmup = \"2000 updates\"\ntotal = \"10B tokens\"\n",
     );
     let warnings = c.validate().expect("warnings only");
-    assert_eq!(warnings.codes(), [Code::StageShift]);
-    assert_eq!(warnings.paths(), ["schedule.warmup"]);
+    // 10B tokens is not whole updates of the full batch's 1,048,576 tokens
+    // either: the run rounds up, and says so.
+    assert_eq!(warnings.codes(), [Code::Rounding, Code::StageShift]);
+    assert_eq!(warnings.paths(), ["schedule.total", "schedule.warmup"]);
     assert!(!warnings.has_errors());
     assert_eq!(c.plan().map(|p| p.effective_batch().get()), Ok(512));
     // An error beside it: Err, with both.
@@ -702,8 +706,11 @@ fn warnings_alone_validate_ok_and_are_kept() {
         .validate()
         .expect_err("an interval longer than the run");
     assert!(all.has_errors());
-    assert_eq!(all.paths(), ["log.every", "schedule.warmup"]);
-    assert_eq!((all.errors().count(), all.warnings().count()), (1, 1));
+    assert_eq!(
+        all.paths(),
+        ["log.every", "schedule.total", "schedule.warmup"]
+    );
+    assert_eq!((all.errors().count(), all.warnings().count()), (1, 2));
 }
 
 #[test]

@@ -69,7 +69,9 @@ use crate::{AccumConfig, Code, FieldPath, Finding, Findings};
 // to `data.max_len`, and the engine counts the tokens of each update, so
 // lengths in tokens need no fixed `seq_len` (R15).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
-#[accum(crate = "crate", variable_length)]
+// `check`: the engine sections' ranges are findings of `validate()` too, so
+// that `plan()` refuses what `accum validate` refuses.
+#[accum(crate = "crate", variable_length, check = Self::settings_findings)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingConfig {
     /// What the run is called and why it exists. Optional: without a name,
@@ -131,22 +133,31 @@ impl TrainingConfig {
     /// Every problem of the config: the plan's findings (with field paths),
     /// its stages', its lengths' (a warmup in updates under a ramp-up is a
     /// warning), and the engine sections' (ranges, `min_len ≤ max_len`, …).
-    /// The plan with its ramp-up is [`AccumConfig::staged_plan`]. As
-    /// [`AccumConfig::validate`]: `Ok` with the warnings when no finding is
-    /// an error, else `Err` with every finding.
+    /// The same as [`AccumConfig::validate`], which runs the engine
+    /// sections' checks too: `Ok` with the warnings when no finding is an
+    /// error, else `Err` with every finding. The plan with its ramp-up is
+    /// [`AccumConfig::staged_plan`], behind the same checks.
     pub fn check(&self) -> Result<Findings, Findings> {
-        let (Ok(mut findings) | Err(mut findings)) = AccumConfig::validate(self);
+        AccumConfig::validate(self)
+    }
+
+    /// The engine sections' findings (ranges, `min_len ≤ max_len`, …), as
+    /// `#[accum(check = …)]` adds them to [`AccumConfig::validate`].
+    fn settings_findings(&self) -> Findings {
         // A setting's message says what is wrong and what to use, in one
         // sentence; it is kept whole.
-        findings.extend(self.engine_config().validate().into_iter().map(|error| {
-            Finding::new(
-                Code::Settings,
-                FieldPath::parse(error.key),
-                format!("`{}` {}", error.key, error.message),
-                "out of range".to_owned(),
-            )
-        }));
-        findings.into_result()
+        self.engine_config()
+            .validate()
+            .into_iter()
+            .map(|error| {
+                Finding::new(
+                    Code::Settings,
+                    FieldPath::parse(error.key),
+                    format!("`{}` {}", error.key, error.message),
+                    "out of range".to_owned(),
+                )
+            })
+            .collect()
     }
 }
 

@@ -82,6 +82,14 @@ impl FieldPath {
         self.segments.is_empty()
     }
 
+    /// This path inside `prefix`: `prefix.self` (`optim` and `lr` give
+    /// `optim.lr`).
+    pub fn under(&self, prefix: &FieldPath) -> FieldPath {
+        let mut path = prefix.clone();
+        path.segments.extend(self.segments.iter().cloned());
+        path
+    }
+
     /// Whether `prefix` is this path or one of its ancestors.
     pub fn starts_with(&self, prefix: &FieldPath) -> bool {
         self.segments.starts_with(&prefix.segments)
@@ -218,6 +226,17 @@ impl Finding {
         self
     }
 
+    /// The same finding for a section found at `prefix`: its path and
+    /// those of its related fields, inside `prefix`.
+    #[must_use]
+    pub fn under(mut self, prefix: &FieldPath) -> Finding {
+        self.path = self.path.under(prefix);
+        for related in &mut self.related {
+            related.path = related.path.under(prefix);
+        }
+        self
+    }
+
     /// Whether this is an error (not a warning).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
@@ -323,6 +342,14 @@ impl Findings {
             Err(self)
         } else {
             Ok(self)
+        }
+    }
+}
+
+impl FromIterator<Finding> for Findings {
+    fn from_iter<I: IntoIterator<Item = Finding>>(iter: I) -> Findings {
+        Findings {
+            findings: iter.into_iter().collect(),
         }
     }
 }

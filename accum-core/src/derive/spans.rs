@@ -242,6 +242,14 @@ pub(super) fn check(
             ));
         }
     }
+    // A run is whole updates: a length in another unit rounds.
+    if let Some(plan) = plan {
+        findings.extend(
+            totals
+                .iter()
+                .filter_map(|&(total, span)| rounded_total(total, span, plan)),
+        );
+    }
     // Under a ramp-up, a schedule length in updates changes its meaning
     // with the stages.
     if let (Some(staged), Some(ramp)) = (plan, ramp)
@@ -356,6 +364,67 @@ fn shifted(
             "write it in {lengths}, which keep their meaning whatever the stages: \"{kept_span}\" is its length through these stages"
         )))
         .with_related(ramp.clone(), None, "the batch changes here".to_owned()),
+    )
+}
+
+/// The `accum::span::rounding` warning for a run length that is not a
+/// whole number of updates through the plan: the run trains whole updates,
+/// so it rounds up to the update that crosses the length (as the schedule
+/// and the driver count it), and trains more than was written.
+fn rounded_total(value: &SpanValue, span: Span, plan: &StagedPlan) -> Option<Finding> {
+    if span.unit() == UnitKind::Update
+        || plan
+            .to_updates(span.value(), span.unit(), Rounding::Exact)
+            .is_ok()
+    {
+        return None;
+    }
+    // Tokens without a fixed `seq_len` are no number of updates: nothing
+    // to say here.
+    let up = plan
+        .to_updates(span.value(), span.unit(), Rounding::Up)
+        .ok()?;
+    let down = up.saturating_sub(Updates::new(1));
+    let trained = plan.consumed(up, span.unit()).ok()?;
+    let below = plan.consumed(down, span.unit()).ok()?;
+    let unit = span.unit();
+    let path = &value.path;
+    let updates = |n: Updates| {
+        format!(
+            "{} update{}",
+            group_digits(n.get()),
+            if n.get() == 1 { "" } else { "s" }
+        )
+    };
+    let fix = if down.is_zero() {
+        format!(
+            "write `{path}` as \"{}\" ({}), which the run trains exactly",
+            updates(up),
+            written(trained, unit)
+        )
+    } else {
+        format!(
+            "write `{path}` as \"{}\" or \"{}\" ({} or {}), which the run trains exactly",
+            updates(down),
+            updates(up),
+            written(below, unit),
+            written(trained, unit)
+        )
+    };
+    Some(
+        Finding::new(
+            Code::Rounding,
+            path.clone(),
+            format!(
+                "`{path}` is {span}, not a whole number of updates: the run rounds up to {}, which train {} {}",
+                updates(up),
+                group_digits(trained),
+                unit.plural()
+            ),
+            format!("rounds up to {}", updates(up)),
+        )
+        .warning()
+        .with_fix(Fix::text(fix)),
     )
 }
 

@@ -168,3 +168,34 @@ pub(super) fn variable_length(krate: &TokenStream, cont: &Container<'_>) -> Opti
         const VARIABLE_LENGTH: bool = #own #(|| <#nested as #krate::NestedConfig>::VARIABLE_LENGTH)*;
     })
 }
+
+/// `fn own_findings`: the struct's `#[accum(check = path)]`, whose findings
+/// land under the struct's path, and every nested section's. Nothing when
+/// the struct has neither.
+pub(super) fn own_findings(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let own = cont.attrs.check.as_ref().map(|path| {
+        // Spanned at the path: a function of another signature is reported there.
+        quote_spanned! {path.span()=>
+            #krate::derive::push_findings(__prefix, #path(self), __out);
+        }
+    });
+    let nested: Vec<TokenStream> = cont
+        .fields
+        .iter()
+        .filter(|field| valid::is_nested(field))
+        .map(|field| nested_read(krate, field, "nested_own_findings"))
+        .collect();
+    if own.is_none() && nested.is_empty() {
+        return None;
+    }
+    Some(quote! {
+        fn own_findings(
+            &self,
+            __prefix: &#krate::FieldPath,
+            __out: &mut #krate::Findings,
+        ) {
+            #own
+            #(#nested)*
+        }
+    })
+}
