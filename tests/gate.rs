@@ -322,3 +322,91 @@ proptest! {
         }
     }
 }
+
+/// A section's own rules (`#[accum(check = …)]`) join `validate()` at the
+/// section's path, through optional sections too, and keep the plan back.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(check = Self::own_rules)]
+struct WithRules {
+    #[accum(micro_batch)]
+    micro_batch: u32,
+    #[accum(accumulation)]
+    accumulation: u32,
+    #[accum(replicas)]
+    replicas: u32,
+    #[accum(nested)]
+    optim: Option<OptimRules>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section, check = Self::own_rules)]
+struct OptimRules {
+    lr: f64,
+}
+
+impl WithRules {
+    fn own_rules(&self) -> accum::Findings {
+        let mut findings = accum::Findings::default();
+        if self.micro_batch > 64 {
+            findings.push(accum::Finding::new(
+                Code::Settings,
+                accum::FieldPath::parse("micro_batch"),
+                format!(
+                    "micro_batch {} is more than this model fits",
+                    self.micro_batch
+                ),
+                "too large".to_owned(),
+            ));
+        }
+        findings
+    }
+}
+
+impl OptimRules {
+    fn own_rules(&self) -> accum::Findings {
+        let mut findings = accum::Findings::default();
+        if !(self.lr > 0.0) {
+            findings.push(
+                accum::Finding::new(
+                    Code::Settings,
+                    accum::FieldPath::parse("lr"),
+                    format!("lr {} is not positive", self.lr),
+                    "not positive".to_owned(),
+                )
+                .with_related(
+                    accum::FieldPath::parse("lr"),
+                    None,
+                    "here".to_owned(),
+                ),
+            );
+        }
+        findings
+    }
+}
+
+#[test]
+fn own_rules_join_the_gate_at_their_paths() {
+    let good = WithRules {
+        micro_batch: 2,
+        accumulation: 4,
+        replicas: 1,
+        optim: Some(OptimRules { lr: 0.1 }),
+    };
+    assert_eq!(good.plan().map(|p| p.effective_batch().get()), Ok(8));
+    let bad = WithRules {
+        micro_batch: 128,
+        optim: Some(OptimRules { lr: -1.0 }),
+        ..good.clone()
+    };
+    let refused = bad.plan().expect_err("two own rules");
+    assert_eq!(refused.paths(), ["micro_batch", "optim.lr"]);
+    let lr = refused.iter().nth(1).expect("the section's finding");
+    assert_eq!(lr.related[0].path.to_string(), "optim.lr");
+    assert_eq!(bad.validate(), Err(refused));
+    // An absent optional section has no rules to break.
+    let without = WithRules {
+        optim: None,
+        ..good
+    };
+    assert!(without.plan().is_ok());
+}

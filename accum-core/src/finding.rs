@@ -280,7 +280,7 @@ impl fmt::Display for Finding {
 }
 
 /// Every problem of a config, in the order they were found.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct Findings {
     findings: Vec<Finding>,
@@ -393,6 +393,8 @@ impl fmt::Display for Findings {
 }
 
 impl std::error::Error for Findings {}
+
+crate::code::debug_as_display!(Findings);
 
 #[cfg(test)]
 mod tests {

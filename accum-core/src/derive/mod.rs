@@ -273,9 +273,10 @@ pub fn check_values(
 }
 
 /// The rules of [`check_values`], and the staged plan they checked the
-/// lengths through. The plan is `None` only when an error was found: a
-/// plan the rules let through but that does not resolve is reported as
-/// the plan's own error, so that nothing is refused in silence.
+/// lengths through. The plan is `None` only when an error was found or a
+/// value is [`Given::Unreadable`] (its reader reports it): a plan the rules
+/// let through but that does not resolve is reported as the plan's own
+/// error, so that nothing is refused in silence.
 fn evaluate(
     roles: &[RoleValue],
     spans: &[SpanValue],
@@ -283,8 +284,13 @@ fn evaluate(
     variable_length: bool,
 ) -> (Findings, Option<StagedPlan>) {
     let mut findings = check_roles(roles);
+    // An unreadable value is reported by whoever read it (a derived config
+    // has none); the rules that need it were skipped.
+    let unreadable = roles.iter().any(|v| v.given == Given::Unreadable);
     let plan = if findings.has_errors() {
         None
+    } else if unreadable {
+        input_from_values(roles).resolve().ok()
     } else {
         match input_from_values(roles).resolve() {
             Ok(plan) => Some(plan),

@@ -242,14 +242,6 @@ pub(super) fn check(
             ));
         }
     }
-    // A run is whole updates: a length in another unit rounds.
-    if let Some(plan) = plan {
-        findings.extend(
-            totals
-                .iter()
-                .filter_map(|&(total, span)| rounded_total(total, span, plan)),
-        );
-    }
     // Under a ramp-up, a schedule length in updates changes its meaning
     // with the stages.
     if let (Some(staged), Some(ramp)) = (plan, ramp)
@@ -260,6 +252,14 @@ pub(super) fn check(
                 findings.push(finding);
             }
         }
+    }
+    // A run is whole updates: a length in another unit rounds.
+    if let Some(plan) = plan {
+        findings.extend(
+            totals
+                .iter()
+                .filter_map(|&(total, span)| rounded_total(total, span, plan)),
+        );
     }
     findings
 }

@@ -46,6 +46,9 @@ pub(crate) struct Field {
     pub(crate) role: Option<(Role, TokenStream)>,
     /// `nested`, with its span.
     pub(crate) nested: Option<TokenStream>,
+    /// `skip`, with its span: the field is no part of the plan, even when
+    /// its type derives `AccumConfig`.
+    pub(crate) skip: Option<TokenStream>,
     /// `unit = "..."`.
     pub(crate) unit: Option<(Unit, syn::LitStr)>,
     /// `warmup`, `total` or `every`, with the path it was written with.
@@ -63,7 +66,7 @@ pub(crate) struct Field {
 
 const FIELD_KEYS: &str = "`micro_batch`, `accumulation`, `replicas`, `world_size`, `tensor_parallel`, \
      `pipeline_parallel`, `context_parallel`, `seq_len`, `global_batch`, `nested`, `unit = \"...\"`, \
-     `warmup`, `total`, `every`, `stages` or `ramp`";
+     `warmup`, `total`, `every`, `stages`, `ramp` or `skip`";
 
 const CONTAINER_KEYS: &str = "`crate = \"...\"`, `section`, `variable_length`, `check = path`, or a role \
      with its value, e.g. `micro_batch = 2`";
@@ -178,6 +181,7 @@ impl Container {
             return Ok(());
         }
         if meta.path.is_ident("nested")
+            || meta.path.is_ident("skip")
             || meta.path.is_ident("unit")
             || SpanUse::from_path(&meta.path).is_some()
             || Ramp::from_path(&meta.path).is_some()
@@ -318,6 +322,14 @@ impl Field {
             self.nested = Some(quote::quote!(#path));
             return Ok(());
         }
+        if meta.path.is_ident("skip") {
+            if self.skip.is_some() {
+                cx.error_spanned_by(&meta.path, "`skip` is given twice; remove one");
+            }
+            let path = &meta.path;
+            self.skip = Some(quote::quote!(#path));
+            return Ok(());
+        }
         if meta.path.is_ident("unit") {
             let lit = match meta.value()?.parse::<syn::Lit>()? {
                 syn::Lit::Str(lit) => lit,
@@ -400,7 +412,7 @@ impl Field {
             .iter()
             .map(|role| role.key())
             .chain([
-                "nested", "unit", "warmup", "total", "every", "stages", "ramp",
+                "nested", "unit", "warmup", "total", "every", "stages", "ramp", "skip",
             ])
             .find(|key| close(key, &written))
             .map(|key| format!("did you mean `{key}`? "))
