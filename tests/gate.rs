@@ -410,3 +410,68 @@ fn own_rules_join_the_gate_at_their_paths() {
     };
     assert!(without.plan().is_ok());
 }
+
+/// A plain serde section the derive cannot see into: its `max_steps: u64`
+/// compiles, and the config's JSON Schema shows it to `validate()`, with
+/// its path; the plan is refused with it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
+struct WithPlainSection {
+    #[accum(micro_batch)]
+    micro_batch: u32,
+    #[accum(accumulation)]
+    accumulation: u32,
+    #[accum(replicas)]
+    replicas: u32,
+    trainer: Trainer,
+    eval: Option<Eval>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+struct Trainer {
+    max_steps: u64,
+    lr: f64,
+    seed: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+struct Eval {
+    eval_iters: Option<u32>,
+    every: u32,
+}
+
+#[test]
+fn step_like_integers_in_plain_sections_are_found_through_the_schema() {
+    let config = WithPlainSection {
+        micro_batch: 2,
+        accumulation: 4,
+        replicas: 1,
+        trainer: Trainer {
+            max_steps: 1000,
+            lr: 0.1,
+            seed: 7,
+        },
+        eval: None,
+    };
+    let refused = config.plan().expect_err("max_steps has no unit");
+    assert_eq!(refused.paths(), ["eval.eval_iters", "trainer.max_steps"]);
+    assert_eq!(refused.codes(), [Code::Span, Code::Span]);
+    let finding = refused.iter().nth(1).expect("max_steps");
+    assert_eq!(
+        finding.message,
+        "`trainer.max_steps` is an integer named for steps, with no unit: a step is an update in one framework and a microbatch in the next"
+    );
+    assert_eq!(config.validate(), Err(refused));
+    // The schema alone gives the same findings, for a tool that has only it.
+    let schema = accum::schema_for::<WithPlainSection>();
+    assert_eq!(accum::derive::step_findings(schema.as_value()).len(), 2);
+    // A config without a JSON Schema has nothing to walk, and plans.
+    #[derive(AccumConfig)]
+    #[accum(micro_batch = 2, accumulation = 4, replicas = 1)]
+    struct NoSchema {
+        trainer: Trainer,
+    }
+    let plain = NoSchema {
+        trainer: config.trainer.clone(),
+    };
+    assert!(plain.plan().is_ok());
+}

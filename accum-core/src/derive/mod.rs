@@ -54,7 +54,14 @@ use serde::Serialize;
 
 pub use ramp::{RampField, RampRole, RampUp, RampValue, StagesField, staged_plan_of};
 pub use rules::check_roles;
-pub use schema::{SCHEMA_VERSION, schema_for};
+pub use schema::{SCHEMA_VERSION, no_step_findings, schema_for, step_findings, step_findings_of};
+
+/// A derived config with a JSON Schema, whose step-like fields the
+/// derive's `validate()` looks for in the schema. Named by generated code.
+#[doc(hidden)]
+pub trait SchemaConfig: AccumConfig + schemars::JsonSchema {}
+
+impl<T: AccumConfig + schemars::JsonSchema> SchemaConfig for T {}
 pub use spans::{SpanField, SpanUse, SpanValue, check_spans};
 
 use crate::finding::{FieldPath, Finding, Findings};
