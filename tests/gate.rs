@@ -255,7 +255,7 @@ fn a_run_length_that_rounds_is_a_warning_beside_the_plan() {
         )
     );
     assert_eq!(config.validate(), Ok(warnings.clone()));
-    // In tokens and microbatches too: 1,001 microbatches of A = 2.
+    // In microbatches too: 1,001 microbatches of A = 2.
     let microbatches = fine_tune_from(
         "[batch]\nmicro_batch = 4\naccumulation = 2\n[parallel]\nreplicas = 8\n\
          [optim]\ntotal = \"1001 microbatches\"\n",
@@ -270,6 +270,13 @@ fn a_run_length_that_rounds_is_a_warning_beside_the_plan() {
          [optim]\ntotal = \"6400 examples\"\n",
     );
     assert_eq!(whole.validate(), Ok(accum::Findings::default()));
+    // A budget in tokens is not warned about: it is almost never whole
+    // updates (1M tokens of B·L = 64 × 16).
+    let tokens = fine_tune_from(
+        "[batch]\nmicro_batch = 4\naccumulation = 2\nseq_len = 16\n[parallel]\nreplicas = 8\n\
+         [optim]\ntotal = \"1M tokens\"\n",
+    );
+    assert_eq!(tokens.validate(), Ok(accum::Findings::default()));
 }
 
 /// The built-in config's engine sections are part of the gate: a data

@@ -102,7 +102,7 @@ codes! {
         "an interval such as \"every 500 updates\" is not longer than the run";
     /// A run length that is not a whole number of updates.
     Rounding = "accum::span::rounding",
-        "a run length in examples, microbatches or tokens is a whole number of updates, or says how it rounds";
+        "a run length in examples or microbatches is a whole number of updates, or says how it rounds";
     /// A stage's batch is not given once, or is not a multiple of `m·D`.
     StageBatch = "accum::stages::batch",
         "every stage gives one of global_batch or accumulation, and its B is a multiple of m·D";

@@ -295,7 +295,7 @@ fn a_warmup_in_updates_under_a_ramp_is_a_warning() {
         out.stdout
     );
     assert!(
-        out.stdout.ends_with("shift.toml: 0 errors, 2 warnings\n"),
+        out.stdout.ends_with("shift.toml: 0 errors, 1 warning\n"),
         "{}",
         out.stdout
     );

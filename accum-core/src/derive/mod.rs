@@ -178,8 +178,8 @@ pub trait AccumConfig {
     /// [`check_roles`]); the stages of a batch ramp-up (see
     /// [`staged_plan_of`]); lengths in tokens without a fixed `seq_len`, a
     /// warmup or an interval longer than the run, compared through the
-    /// stages, and — as warnings — a run length that is not a whole number
-    /// of updates, or a warmup or run length written in updates under a
+    /// stages, and — as warnings — a run length in examples or microbatches
+    /// that is not a whole number of updates, or a warmup or run length written in updates under a
     /// ramp-up (see [`check_values`]); the config's own checks
     /// (`#[accum(check = …)]`).
     ///
@@ -266,8 +266,8 @@ fn gate(
 /// `x-accum-role` and `x-accum-span` over a file): the plan rules
 /// ([`check_roles`]); when the plan resolves, the stages of its ramp-up
 /// ([`staged_plan_of`]); then the lengths, compared through the staged
-/// plan, with a warning (`accum::span::rounding`) for a run length that is
-/// not a whole number of updates and one (`accum::stages::shift`) for each
+/// plan, with a warning (`accum::span::rounding`) for a run length in
+/// examples or microbatches that is not a whole number of updates and one (`accum::stages::shift`) for each
 /// warmup or run length written in updates or microbatches under a
 /// ramp-up, giving its value in examples and tokens through the stages.
 pub fn check_values(

@@ -367,20 +367,22 @@ fn shifted(
     )
 }
 
-/// The `accum::span::rounding` warning for a run length that is not a
-/// whole number of updates through the plan: the run trains whole updates,
-/// so it rounds up to the update that crosses the length (as the schedule
-/// and the driver count it), and trains more than was written.
+/// The `accum::span::rounding` warning for a run length in examples or
+/// microbatches that is not a whole number of updates through the plan: the
+/// run trains whole updates, so it rounds up to the update that crosses the
+/// length (as the schedule and the driver count it), and trains more than
+/// was written. A length in tokens is a budget that is almost never whole
+/// updates (`"10B tokens"` of `B·L = 1,048,576`); a warning there would be
+/// on every such config and say nothing, so it is left to `accum calc
+/// --total`, which gives the tokens the run trains.
 fn rounded_total(value: &SpanValue, span: Span, plan: &StagedPlan) -> Option<Finding> {
-    if span.unit() == UnitKind::Update
+    if matches!(span.unit(), UnitKind::Update | UnitKind::Token)
         || plan
             .to_updates(span.value(), span.unit(), Rounding::Exact)
             .is_ok()
     {
         return None;
     }
-    // Tokens without a fixed `seq_len` are no number of updates: nothing
-    // to say here.
     let up = plan
         .to_updates(span.value(), span.unit(), Rounding::Up)
         .ok()?;
@@ -396,17 +398,18 @@ fn rounded_total(value: &SpanValue, span: Span, plan: &StagedPlan) -> Option<Fin
             if n.get() == 1 { "" } else { "s" }
         )
     };
+    // As a config writes them: digits without grouping.
     let fix = if down.is_zero() {
         format!(
             "write `{path}` as \"{}\" ({}), which the run trains exactly",
-            updates(up),
+            written(up.get(), UnitKind::Update),
             written(trained, unit)
         )
     } else {
         format!(
             "write `{path}` as \"{}\" or \"{}\" ({} or {}), which the run trains exactly",
-            updates(down),
-            updates(up),
+            written(down.get(), UnitKind::Update),
+            written(up.get(), UnitKind::Update),
             written(below, unit),
             written(trained, unit)
         )
