@@ -372,7 +372,7 @@ impl WithRules {
 impl OptimRules {
     fn own_rules(&self) -> accum::Findings {
         let mut findings = accum::Findings::default();
-        if !(self.lr > 0.0) {
+        if self.lr <= 0.0 || self.lr.is_nan() {
             findings.push(
                 accum::Finding::new(
                     Code::Settings,
@@ -481,4 +481,5 @@ fn step_like_integers_in_plain_sections_are_found_through_the_schema() {
         trainer: config.trainer.clone(),
     };
     assert!(plain.plan().is_ok());
+    assert_eq!(plain.trainer.max_steps, 1000);
 }

@@ -556,7 +556,8 @@ mod tests {
         let mut tokens = Tokens::new(2_048);
         tokens *= 3;
         assert_eq!(tokens, Tokens::new(6_144));
-        assert_eq!(Updates::new(7) * 0, Updates::ZERO);
+        let none = Updates::new(7).get() - 7;
+        assert_eq!(Updates::new(7) * none, Updates::ZERO);
     }
 
     #[test]
