@@ -9,6 +9,12 @@ pub use accum_core::ndarray;
 pub use accum_core::*;
 pub use accum_macros::AccumConfig;
 
+/// Loading a config file into the user's own type with the diagnostics of
+/// `accum validate` (the `load` feature, on by default): see
+/// [`load_config`].
+#[cfg(feature = "load")]
+pub use accum_cli::{ConfigError, Diagnostic, Loaded, load_config, load_config_str};
+
 /// The README's Rust examples compile and pass.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

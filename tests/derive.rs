@@ -69,9 +69,11 @@ fn r3_user_struct_plans_from_toml() {
     assert_eq!(plan.effective_batch().get(), 32);
     assert_eq!(plan.tokens_per_update().map(|t| t.get()), Some(4096));
     assert_eq!(t.validate(), Ok(accum::Findings::default()));
-    let input = t.plan_input();
-    assert_eq!(input.global_batch, Some(32));
-    assert_eq!(input.accumulation, Some(8));
+    assert_eq!(plan.accumulation(), 8);
+    let checked = t.checked().expect("valid plan");
+    assert_eq!(checked.plan(), &plan);
+    assert!(checked.staged().is_constant());
+    assert!(checked.warnings().is_empty());
 }
 
 #[test]

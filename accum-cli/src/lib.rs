@@ -35,7 +35,7 @@ mod typed;
 mod validate;
 
 pub use diagnostic::{Diagnostic, Severity};
-pub use load::CliConfig;
+pub use load::{CliConfig, ConfigError, Loaded, load_config, load_config_str};
 
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn main() -> ExitCode {

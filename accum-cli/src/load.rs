@@ -3,17 +3,19 @@
 //! check its plan. Generic over the configuration type, so that a user's own
 //! binary (`accum_cli::run::<MyConfig>()`) behaves like `accum`.
 
+use std::fmt;
 use std::io::IsTerminal;
 use std::marker::PhantomData;
 use std::path::Path;
 
-use accum_core::{AccumConfig, Plan};
+use accum_core::plan::StagedPlan;
+use accum_core::{AccumConfig, CheckedPlan, Plan};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::diagnostic::{self, Diagnostic};
 use crate::error::CliError;
-use crate::source::{Document, LoadError};
+use crate::source::{Document, LoadError, SourceFormat, SyntaxError};
 use crate::validate::{SchemaMap, validate};
 
 /// A configuration type the CLI can work with: it has a plan (derived
@@ -96,21 +98,24 @@ pub(crate) struct Rejected {
 pub(crate) fn load(path: &Path) -> Result<Result<Document, Rejected>, CliError> {
     match Document::load(path) {
         Ok(doc) => Ok(Ok(doc)),
-        Err(LoadError::Syntax(err)) => {
-            let span = err.span.clone().unwrap_or(0..0);
-            let finding = Diagnostic::error(
-                "accum::syntax",
-                Vec::new(),
-                format!("invalid {}: {}", err.format.name(), err.message),
-            )
-            .at(span, "");
-            Ok(Err(Rejected {
-                name: err.name,
-                text: err.text,
-                finding,
-            }))
-        }
+        Err(LoadError::Syntax(err)) => Ok(Err(rejected(err))),
         Err(err) => Err(CliError::usage(err)),
+    }
+}
+
+/// A syntax error as the located finding of a rejected file.
+fn rejected(err: SyntaxError) -> Rejected {
+    let span = err.span.clone().unwrap_or(0..0);
+    let finding = Diagnostic::error(
+        "accum::syntax",
+        Vec::new(),
+        format!("invalid {}: {}", err.format.name(), err.message),
+    )
+    .at(span, "");
+    Rejected {
+        name: err.name,
+        text: err.text,
+        finding,
     }
 }
 
@@ -169,7 +174,6 @@ pub(crate) fn load_checked<T: CliConfig>(
     path: &Path,
     check: Checker<T>,
 ) -> Result<Checked<T>, CliError> {
-    let schema = Schema::<T>::builtin();
     let doc = match load(path)? {
         Ok(doc) => doc,
         Err(bad) => {
@@ -188,21 +192,17 @@ pub(crate) fn load_checked<T: CliConfig>(
             )));
         }
     };
-    let outcome = check_document::<T>(&doc, &schema.value, &schema.map, Some(check))?;
-    let findings = outcome.diagnostics;
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == diagnostic::Severity::Error)
-        .count();
-    if !findings.is_empty() {
-        eprint!(
-            "{}",
-            diagnostic::render_text(&doc.name, &doc.text, &findings, color())
-        );
-    }
-    let config = match outcome.config {
-        Some(config) if errors == 0 => config,
-        _ => {
+    let (config, checked, warnings) = match check_file::<T>(&doc, check)? {
+        Ok(valid) => valid,
+        Err(findings) => {
+            eprint!(
+                "{}",
+                diagnostic::render_text(&doc.name, &doc.text, &findings, color())
+            );
+            let errors = findings
+                .iter()
+                .filter(|f| f.severity == diagnostic::Severity::Error)
+                .count();
             return Err(CliError::invalid(format!(
                 "{}: {errors} error{} (run `{} validate {}` for details)",
                 doc.name,
@@ -212,8 +212,253 @@ pub(crate) fn load_checked<T: CliConfig>(
             )));
         }
     };
-    let plan = config
-        .plan()
-        .map_err(|err| CliError::invalid(format!("{}: {err}", doc.name)))?;
+    if !warnings.is_empty() {
+        eprint!(
+            "{}",
+            diagnostic::render_text(&doc.name, &doc.text, &warnings, color())
+        );
+    }
+    let plan = *checked.plan();
     Ok(Checked { doc, config, plan })
+}
+
+/// A document that passed every check: its typed config, the plan its
+/// config's gate gives, and the warnings (located).
+type Valid<T> = (T, CheckedPlan, Vec<Diagnostic>);
+
+/// The checks of a parsed document, shared by the commands and the
+/// library's loaders: schema, typing, the config's own check, and its
+/// gate. Every diagnostic (errors and warnings) when one is an error.
+fn check_file<T: CliConfig>(
+    doc: &Document,
+    check: Checker<T>,
+) -> Result<Result<Valid<T>, Vec<Diagnostic>>, CliError> {
+    let schema = Schema::<T>::builtin();
+    let outcome = check_document::<T>(doc, &schema.value, &schema.map, Some(check))?;
+    let mut diagnostics = outcome.diagnostics;
+    let errors = diagnostics
+        .iter()
+        .any(|d| d.severity == diagnostic::Severity::Error);
+    Ok(match outcome.config {
+        Some(config) if !errors => match config.checked() {
+            Ok(checked) => Ok((config, checked, diagnostics)),
+            // A checker that differs from `validate()` may have let an
+            // error through: the gate's errors join the file's.
+            Err(findings) => {
+                diagnostics.extend(
+                    findings
+                        .errors()
+                        .map(|finding| crate::validate::finding_diagnostic(doc, finding)),
+                );
+                Err(diagnostics)
+            }
+        },
+        _ => Err(diagnostics),
+    })
+}
+
+/// A configuration file loaded into `T` through every check of `accum
+/// validate`, with the plan it describes and the warnings found on the way.
+/// See [`load_config`].
+#[derive(Debug)]
+pub struct Loaded<T> {
+    config: T,
+    checked: CheckedPlan,
+    name: String,
+    text: String,
+    warnings: Vec<Diagnostic>,
+}
+
+impl<T> Loaded<T> {
+    /// The typed configuration.
+    pub fn config(&self) -> &T {
+        &self.config
+    }
+
+    /// The typed configuration, without the rest.
+    pub fn into_config(self) -> T {
+        self.config
+    }
+
+    /// The plan (`B = m·A·D`), the full batch after any ramp-up.
+    pub fn plan(&self) -> &Plan {
+        self.checked.plan()
+    }
+
+    /// The plan with its stages (one for a constant batch).
+    pub fn staged_plan(&self) -> &StagedPlan {
+        self.checked.staged()
+    }
+
+    /// The warnings, each located in the file (often none): the config
+    /// works, but may not mean all that was written.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    /// The warnings as `accum validate` prints them (file, line, column,
+    /// snippet, help); empty when there are none.
+    pub fn render_warnings(&self, color: bool) -> String {
+        if self.warnings.is_empty() {
+            return String::new();
+        }
+        diagnostic::render_text(&self.name, &self.text, &self.warnings, color)
+    }
+}
+
+/// Why a configuration file could not be loaded: the file could not be
+/// read, or it was read and has errors — every one of them, located as
+/// `accum validate` locates them (file, line, column, snippet, help,
+/// did-you-mean).
+///
+/// `Display` renders them as `accum validate` does, without colour, and so
+/// does `Debug`, which is what `main` prints for an error returned through
+/// `?`.
+pub struct ConfigError {
+    kind: ConfigErrorKind,
+}
+
+enum ConfigErrorKind {
+    /// The file could not be read (missing, too large, not UTF-8, an
+    /// unknown extension), or the type's schema could not be used.
+    Read(String),
+    /// The file was read; these are its diagnostics, errors and warnings.
+    Invalid {
+        name: String,
+        text: String,
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+impl ConfigError {
+    /// Every diagnostic of the file, errors and warnings, in file order;
+    /// empty when the file could not be read.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match &self.kind {
+            ConfigErrorKind::Read(_) => &[],
+            ConfigErrorKind::Invalid { diagnostics, .. } => diagnostics,
+        }
+    }
+
+    /// The error as `accum validate` prints it, coloured when `color`.
+    pub fn render(&self, color: bool) -> String {
+        match &self.kind {
+            ConfigErrorKind::Read(reason) => format!("error: {reason}\n"),
+            ConfigErrorKind::Invalid {
+                name,
+                text,
+                diagnostics,
+            } => diagnostic::render_text(name, text, diagnostics, color),
+        }
+    }
+
+    fn invalid(doc: &Document, diagnostics: Vec<Diagnostic>) -> ConfigError {
+        ConfigError {
+            kind: ConfigErrorKind::Invalid {
+                name: doc.name.clone(),
+                text: doc.text.clone(),
+                diagnostics,
+            },
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The rendering ends in a newline; an error chain adds its own.
+        f.write_str(self.render(false).trim_end())
+    }
+}
+
+impl fmt::Debug for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Loads a TOML, YAML or JSON file (by its extension) into the user's
+/// configuration type, through every check `accum validate` runs: syntax,
+/// the type's JSON Schema, typing, and the config's own `validate()`. Gives
+/// the typed config with its plan and warnings, or every diagnostic,
+/// located in the file.
+///
+/// ```no_run
+/// # use accum::AccumConfig;
+/// # #[derive(AccumConfig, serde::Deserialize, schemars::JsonSchema)]
+/// # struct Train {
+/// #     #[accum(micro_batch)] micro_batch: u32,
+/// #     #[accum(accumulation)] accumulation: u32,
+/// #     #[accum(replicas)] replicas: u32,
+/// # }
+/// fn main() -> Result<(), accum_cli::ConfigError> {
+///     let loaded = accum_cli::load_config::<Train>("train.toml")?;
+///     eprint!("{}", loaded.render_warnings(false));
+///     println!("{}", loaded.plan().batch_formula());
+///     Ok(())
+/// }
+/// ```
+pub fn load_config<T: CliConfig>(path: impl AsRef<Path>) -> Result<Loaded<T>, ConfigError> {
+    let doc = match load(path.as_ref()) {
+        Ok(Ok(doc)) => doc,
+        Ok(Err(bad)) => {
+            return Err(ConfigError {
+                kind: ConfigErrorKind::Invalid {
+                    name: bad.name,
+                    text: bad.text,
+                    diagnostics: vec![bad.finding],
+                },
+            });
+        }
+        Err(err) => {
+            return Err(ConfigError {
+                kind: ConfigErrorKind::Read(err.to_string()),
+            });
+        }
+    };
+    loaded(doc)
+}
+
+/// [`load_config`] for text already in memory: `name` is shown in the
+/// diagnostics, and its extension (`.toml`, `.json`, `.yaml`, `.yml`) says
+/// the format.
+pub fn load_config_str<T: CliConfig>(name: &str, text: &str) -> Result<Loaded<T>, ConfigError> {
+    let Some(format) = SourceFormat::from_path(Path::new(name)) else {
+        return Err(ConfigError {
+            kind: ConfigErrorKind::Read(format!(
+                "{name}: unknown configuration format; name the file .toml, .json, .yaml or .yml"
+            )),
+        });
+    };
+    match Document::parse(name.to_owned(), text.to_owned(), format) {
+        Ok(doc) => loaded(doc),
+        Err(err) => {
+            let bad = rejected(err);
+            Err(ConfigError {
+                kind: ConfigErrorKind::Invalid {
+                    name: bad.name,
+                    text: bad.text,
+                    diagnostics: vec![bad.finding],
+                },
+            })
+        }
+    }
+}
+
+/// The checks of a parsed document, for the library's loaders.
+fn loaded<T: CliConfig>(doc: Document) -> Result<Loaded<T>, ConfigError> {
+    match check_file::<T>(&doc, <T as AccumConfig>::validate) {
+        Ok(Ok((config, checked, warnings))) => Ok(Loaded {
+            config,
+            checked,
+            name: doc.name,
+            text: doc.text,
+            warnings,
+        }),
+        Ok(Err(diagnostics)) => Err(ConfigError::invalid(&doc, diagnostics)),
+        Err(err) => Err(ConfigError {
+            kind: ConfigErrorKind::Read(err.to_string()),
+        }),
+    }
 }

@@ -100,6 +100,9 @@ codes! {
     /// An interval is longer than the run.
     Every = "accum::span::every",
         "an interval such as \"every 500 updates\" is not longer than the run";
+    /// A run length that is not a whole number of updates.
+    Rounding = "accum::span::rounding",
+        "a run length in examples or microbatches is a whole number of updates, or says how it rounds";
     /// A stage's batch is not given once, or is not a multiple of `m·D`.
     StageBatch = "accum::stages::batch",
         "every stage gives one of global_batch or accumulation, and its B is a multiple of m·D";
@@ -132,8 +135,25 @@ impl Serialize for Code {
     }
 }
 
+/// `Debug` as `Display` for public error types: `main` returning one through
+/// `?` prints its `Debug`, which should read as the sentence its `Display`
+/// writes (`Error: global_batch 30 ≠ …; use …`), not as the enum's fields
+/// — the convention `anyhow` users expect. The fields stay public data.
+macro_rules! debug_as_display {
+    ($($ty:ty),* $(,)?) => {
+        $(impl ::std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Display::fmt(self, f)
+            }
+        })*
+    };
+}
+pub(crate) use debug_as_display;
+
+debug_as_display!(UnknownCode);
+
 /// A string that is not one of accum-core's codes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct UnknownCode {
     /// The string as given.
     pub code: String,

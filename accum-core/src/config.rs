@@ -69,7 +69,9 @@ use crate::{AccumConfig, Code, FieldPath, Finding, Findings};
 // to `data.max_len`, and the engine counts the tokens of each update, so
 // lengths in tokens need no fixed `seq_len` (R15).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
-#[accum(crate = "crate", variable_length)]
+// `check`: the engine sections' ranges are findings of `validate()` too, so
+// that `plan()` refuses what `accum validate` refuses.
+#[accum(crate = "crate", variable_length, check = Self::settings_findings)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingConfig {
     /// What the run is called and why it exists. Optional: without a name,
@@ -131,24 +133,18 @@ impl TrainingConfig {
     /// Every problem of the config: the plan's findings (with field paths),
     /// its stages', its lengths' (a warmup in updates under a ramp-up is a
     /// warning), and the engine sections' (ranges, `min_len ≤ max_len`, …).
-    /// The plan with its ramp-up is [`AccumConfig::staged_plan`]. As
-    /// [`AccumConfig::validate`]: `Ok` with the warnings when no finding is
-    /// an error, else `Err` with every finding.
+    /// What [`AccumConfig::validate`] finds, which runs the engine
+    /// sections' checks too: `Ok` with the warnings when no finding is an
+    /// error, else `Err` with every finding. The plan with its ramp-up is
+    /// [`AccumConfig::staged_plan`], behind the same checks.
+    ///
+    /// Beside them, a valid plan that the built-in engine cannot hold
+    /// (buffers past what can be allocated) is a warning: `run` and
+    /// `verify` refuse it, so it is said before they do.
     pub fn check(&self) -> Result<Findings, Findings> {
-        let (Ok(mut findings) | Err(mut findings)) = AccumConfig::validate(self);
-        // A setting's message says what is wrong and what to use, in one
-        // sentence; it is kept whole.
-        findings.extend(self.engine_config().validate().into_iter().map(|error| {
-            Finding::new(
-                Code::Settings,
-                FieldPath::parse(error.key),
-                format!("`{}` {}", error.key, error.message),
-                "out of range".to_owned(),
-            )
-        }));
-        // A plan the built-in engine cannot hold is valid, but `run` and
-        // `verify` refuse it: say so before they do.
-        if let Ok(stages) = self.staged_plan()
+        let mut result = AccumConfig::validate(self);
+        if let Ok(warnings) = &mut result
+            && let Ok(stages) = self.staged_plan()
             && let Some(refusal) = crate::buffer_refusal(&stages, &self.engine_config())
         {
             let (path, label) = match refusal {
@@ -157,7 +153,7 @@ impl TrainingConfig {
                 }
                 _ => ("batch.micro_batch", "too large to run"),
             };
-            findings.push(
+            warnings.push(
                 Finding::new(
                     Code::Settings,
                     FieldPath::parse(path),
@@ -167,7 +163,26 @@ impl TrainingConfig {
                 .warning(),
             );
         }
-        findings.into_result()
+        result
+    }
+
+    /// The engine sections' findings (ranges, `min_len ≤ max_len`, …), as
+    /// `#[accum(check = …)]` adds them to [`AccumConfig::validate`].
+    fn settings_findings(&self) -> Findings {
+        // A setting's message says what is wrong and what to use, in one
+        // sentence; it is kept whole.
+        self.engine_config()
+            .validate()
+            .into_iter()
+            .map(|error| {
+                Finding::new(
+                    Code::Settings,
+                    FieldPath::parse(error.key),
+                    format!("`{}` {}", error.key, error.message),
+                    "out of range".to_owned(),
+                )
+            })
+            .collect()
     }
 }
 

@@ -82,6 +82,14 @@ impl FieldPath {
         self.segments.is_empty()
     }
 
+    /// This path inside `prefix`: `prefix.self` (`optim` and `lr` give
+    /// `optim.lr`).
+    pub fn under(&self, prefix: &FieldPath) -> FieldPath {
+        let mut path = prefix.clone();
+        path.segments.extend(self.segments.iter().cloned());
+        path
+    }
+
     /// Whether `prefix` is this path or one of its ancestors.
     pub fn starts_with(&self, prefix: &FieldPath) -> bool {
         self.segments.starts_with(&prefix.segments)
@@ -218,6 +226,17 @@ impl Finding {
         self
     }
 
+    /// The same finding for a section found at `prefix`: its path and
+    /// those of its related fields, inside `prefix`.
+    #[must_use]
+    pub fn under(mut self, prefix: &FieldPath) -> Finding {
+        self.path = self.path.under(prefix);
+        for related in &mut self.related {
+            related.path = related.path.under(prefix);
+        }
+        self
+    }
+
     /// Whether this is an error (not a warning).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
@@ -261,7 +280,7 @@ impl fmt::Display for Finding {
 }
 
 /// Every problem of a config, in the order they were found.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct Findings {
     findings: Vec<Finding>,
@@ -327,6 +346,14 @@ impl Findings {
     }
 }
 
+impl FromIterator<Finding> for Findings {
+    fn from_iter<I: IntoIterator<Item = Finding>>(iter: I) -> Findings {
+        Findings {
+            findings: iter.into_iter().collect(),
+        }
+    }
+}
+
 impl Extend<Finding> for Findings {
     fn extend<I: IntoIterator<Item = Finding>>(&mut self, iter: I) {
         self.findings.extend(iter);
@@ -366,6 +393,8 @@ impl fmt::Display for Findings {
 }
 
 impl std::error::Error for Findings {}
+
+crate::code::debug_as_display!(Findings);
 
 #[cfg(test)]
 mod tests {

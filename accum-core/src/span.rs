@@ -50,7 +50,7 @@ const AMBIGUOUS: &[&str] = &[
 ];
 
 /// Why a span could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SpanError {
     /// Nothing was written.
@@ -94,6 +94,14 @@ pub enum SpanError {
         /// The keys that were found.
         found: Vec<String>,
     },
+    /// A length in another unit than the typed count it is written for
+    /// (`"2M tokens"` for an `Updates` field): converting it needs the plan.
+    OtherUnit {
+        /// The length as read.
+        span: Span,
+        /// The unit the field counts.
+        counts: UnitKind,
+    },
 }
 
 const UNITS_HINT: &str = "`updates`, `microbatches`, `examples` or `tokens`";
@@ -133,6 +141,11 @@ impl SpanError {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            SpanError::OtherUnit { span, counts } => format!(
+                "`{span}` counts {}, but this field counts {}",
+                span.unit().plural(),
+                counts.plural()
+            ),
         }
     }
 
@@ -140,6 +153,7 @@ impl SpanError {
     pub fn label(&self) -> &'static str {
         match self {
             SpanError::BareNumber { .. } | SpanError::Ambiguous { .. } => "ambiguous unit",
+            SpanError::OtherUnit { .. } => "another unit",
             _ => "not a span",
         }
     }
@@ -164,6 +178,13 @@ impl SpanError {
                 "counts of updates, microbatches, examples and tokens are integers".to_owned()
             }
             SpanError::TooLarge { .. } => format!("the largest count is {}", u64::MAX),
+            SpanError::OtherUnit { span, counts } => format!(
+                "write it in {}, e.g. \"{} {}\" (converting between units needs the plan), \
+                 or make the field a `Span`, which takes any unit",
+                counts.plural(),
+                span.value(),
+                counts.plural()
+            ),
         }
     }
 }
@@ -176,6 +197,8 @@ impl fmt::Display for SpanError {
 }
 
 impl std::error::Error for SpanError {}
+
+crate::code::debug_as_display!(SpanError);
 
 impl Span {
     /// A span of `value` in `unit`.
@@ -200,6 +223,20 @@ impl Span {
     #[inline]
     pub const fn unit(&self) -> UnitKind {
         self.unit
+    }
+
+    /// The count of a field that counts `unit` (a typed count such as
+    /// `Updates`): the value when the span is in that unit, else
+    /// [`SpanError::OtherUnit`], since converting needs the plan.
+    pub fn count_in(&self, unit: UnitKind) -> Result<u64, SpanError> {
+        if self.unit == unit {
+            Ok(self.value)
+        } else {
+            Err(SpanError::OtherUnit {
+                span: *self,
+                counts: unit,
+            })
+        }
     }
 }
 
@@ -418,18 +455,7 @@ struct CountVisitor<U>(PhantomData<fn() -> U>);
 
 impl<U: Unit> CountVisitor<U> {
     fn from_span<E: de::Error>(span: Span) -> Result<Count<U>, E> {
-        if span.unit() == U::KIND {
-            return Ok(Count::new(span.value()));
-        }
-        Err(E::custom(format_args!(
-            "`{span}` counts {}, but this field counts {}; write it in {}, e.g. \"{} {}\" \
-             (converting between units needs the plan)",
-            span.unit().plural(),
-            U::PLURAL,
-            U::PLURAL,
-            span.value(),
-            U::PLURAL
-        )))
+        span.count_in(U::KIND).map(Count::new).map_err(E::custom)
     }
 }
 

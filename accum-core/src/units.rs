@@ -29,7 +29,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::iter::Sum;
 use std::marker::PhantomData;
-use std::ops::{Add, AddAssign, Rem, Sub};
+use std::ops::{Add, AddAssign, Mul, MulAssign, Rem, Sub};
 
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -160,7 +160,7 @@ impl fmt::Display for UnitKind {
 }
 
 /// A count overflowed `u64`. Returned instead of wrapping.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Overflow {
     /// What was being computed, with its operands: `"18446744073709551615 updates + 1 update"`.
     pub operation: String,
@@ -178,6 +178,8 @@ impl fmt::Display for Overflow {
 }
 
 impl std::error::Error for Overflow {}
+
+crate::code::debug_as_display!(Overflow);
 
 /// A non-negative count in unit `U`. Same layout as `u64`.
 #[repr(transparent)]
@@ -395,6 +397,38 @@ impl<U: Unit> Sub for Count<U> {
     }
 }
 
+/// A count times a factor, in the same unit: `Microbatches::new(8) * 4`
+/// (`A` microbatches per replica times `D` replicas) is 32 microbatches.
+/// Panics on overflow like [`Add`], in every profile; use
+/// [`Count::checked_mul`] for values a user controls. Two counts do not
+/// multiply: a product of units is no unit of accum's.
+impl<U: Unit> Mul<u64> for Count<U> {
+    type Output = Self;
+    #[inline]
+    fn mul(self, factor: u64) -> Self {
+        match self.value.checked_mul(factor) {
+            Some(v) => Self::new(v),
+            None => panic!("count overflow: {self} × {factor}"),
+        }
+    }
+}
+
+/// A factor times a count, in the count's unit: `4 * Microbatches::new(8)`.
+impl<U: Unit> Mul<Count<U>> for u64 {
+    type Output = Count<U>;
+    #[inline]
+    fn mul(self, count: Count<U>) -> Count<U> {
+        count * self
+    }
+}
+
+impl<U: Unit> MulAssign<u64> for Count<U> {
+    #[inline]
+    fn mul_assign(&mut self, factor: u64) {
+        *self = *self * factor;
+    }
+}
+
 /// The remainder in the same unit: `1234 tokens % 1000 tokens = 234 tokens`.
 /// Panics when `rhs` is zero, like integer `%`; use [`Count::div_rem`] for
 /// values a user controls.
@@ -513,9 +547,29 @@ mod tests {
     }
 
     #[test]
+    fn counts_times_a_factor_keep_their_unit() {
+        // A microbatches per replica times D replicas: A·D microbatches.
+        let per_replica = Microbatches::new(8);
+        let all: Microbatches = per_replica * 4;
+        assert_eq!(all, Microbatches::new(32));
+        assert_eq!(4 * per_replica, all);
+        let mut tokens = Tokens::new(2_048);
+        tokens *= 3;
+        assert_eq!(tokens, Tokens::new(6_144));
+        let none = Updates::new(7).get() - 7;
+        assert_eq!(Updates::new(7) * none, Updates::ZERO);
+    }
+
+    #[test]
     #[should_panic(expected = "count overflow")]
     fn operator_overflow_panics_instead_of_wrapping() {
         let _ = Updates::MAX + Updates::ONE;
+    }
+
+    #[test]
+    #[should_panic(expected = "count overflow: 18446744073709551615 examples × 2")]
+    fn a_product_that_overflows_panics_instead_of_wrapping() {
+        let _ = Examples::MAX * 2;
     }
 
     #[test]

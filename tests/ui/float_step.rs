@@ -7,9 +7,7 @@ use accum::AccumConfig;
 struct Train {
     num_train_steps: f64,
     warmup_steps: Option<f32>,
-    #[accum(unit = "update")]
-    eval_every_steps: f64, // the unit is declared: fine
-    learning_rate: f64,    // not a step count: fine
+    learning_rate: f64, // not a step count: fine
 }
 
 fn main() {}

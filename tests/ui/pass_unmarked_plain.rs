@@ -1,6 +1,6 @@
 // Fields of other types without `accum` attributes are fine when those
-// types play no plan role: enums, plain structs, and sections that derive
-// AccumConfig with units only.
+// types are no config: enums and plain structs. A section that derives
+// AccumConfig is marked `nested`, or left out with `skip`.
 use accum::{AccumConfig, Span, Updates};
 
 #[derive(Clone, Copy)]
@@ -28,6 +28,7 @@ struct Train {
     replicas: u32,
     kind: Kind,
     paths: Paths,
+    #[accum(skip)]
     logging: Logging,
     warmup: Span,
 }

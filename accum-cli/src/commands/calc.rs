@@ -147,7 +147,7 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
         tokens_per_update: plan.tokens_per_update().map(|t| t.get()),
         examples_per_replica_per_update: plan.examples_per_replica_per_update().get(),
         tokens_per_replica_per_update: plan.tokens_per_replica_per_update().map(|t| t.get()),
-        microbatches_per_update: plan.microbatches_per_update().get(),
+        microbatches_per_update: plan.accumulation(),
         layout,
         solved,
         formula: Formulas {

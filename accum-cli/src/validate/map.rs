@@ -18,6 +18,9 @@ pub(crate) struct SchemaMap {
     pub(crate) roles: Vec<(Role, Vec<String>)>,
     /// Paths of span fields.
     pub(crate) spans: Vec<Vec<String>>,
+    /// Paths of typed counts (`Updates`, `Tokens`, …: `x-accum-unit` on a
+    /// value that may be a string), with the unit each counts.
+    pub(crate) counts: Vec<(Vec<String>, UnitKind)>,
     /// Each batch ramp-up field (`x-accum-role` `stages` or `ramp`) with its path.
     pub(crate) ramps: Vec<(RampRole, Vec<String>)>,
     /// Each length with a use (`x-accum-span`), its path, and the unit of a
@@ -36,6 +39,8 @@ impl SchemaMap {
         map.roles.dedup();
         map.spans.sort();
         map.spans.dedup();
+        map.counts.sort_by(|a, b| a.0.cmp(&b.0));
+        map.counts.dedup();
         map.ramps.sort();
         map.ramps.dedup();
         map.uses.sort_by(|a, b| a.1.cmp(&b.1));
@@ -80,6 +85,19 @@ fn walk(node: &Value, root: &Value, path: &mut Vec<String>, map: &mut SchemaMap,
     }
     if object.get("x-accum-unit").and_then(Value::as_str) == Some("span") {
         map.spans.push(path.clone());
+    }
+    let takes_strings = match object.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
+        _ => false,
+    };
+    if let Some(unit) = object
+        .get("x-accum-unit")
+        .and_then(Value::as_str)
+        .and_then(|key| UnitKind::ALL.into_iter().find(|u| u.key() == key))
+        && takes_strings
+    {
+        map.counts.push((path.clone(), unit));
     }
     if let Some(target) = object
         .get("$ref")

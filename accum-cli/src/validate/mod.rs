@@ -105,6 +105,16 @@ pub(crate) fn validate(
             findings.push(finding);
         }
     }
+    // Typed counts written as text get the same help as spans, and a
+    // length in another unit says which unit the field counts.
+    for (path, unit) in &map.counts {
+        if let Some(node) = doc.node(path)
+            && let Some(finding) = span::check_count(path, &node.kind, node.span.clone(), *unit)
+        {
+            span_paths_with_errors.push(path.clone());
+            findings.push(finding);
+        }
+    }
 
     let mut said: std::collections::HashSet<(Vec<String>, &str)> = findings
         .iter()

@@ -66,6 +66,30 @@ pub(super) fn check_span(
     )
 }
 
+/// The diagnostic of the typed count at `path` (`Updates`, …, counting
+/// `unit`), if its text is no count: a span that cannot be read gets the
+/// span's diagnostic and help; a span in another unit says which unit the
+/// field counts. Numbers and tables are the schema's and the typing's.
+pub(super) fn check_count(
+    path: &[String],
+    kind: &NodeKind,
+    span: Range<usize>,
+    unit: UnitKind,
+) -> Option<Diagnostic> {
+    let NodeKind::String(text) = kind else {
+        return None;
+    };
+    let err = match text.parse::<Span>() {
+        Ok(read) => read.count_in(unit).err()?,
+        Err(err) => err,
+    };
+    Some(
+        Diagnostic::error(err.code().as_str(), path.to_vec(), err.message())
+            .at(span, err.label())
+            .help(err.fix()),
+    )
+}
+
 /// A value at a span's place that is no span at all.
 fn not_a_span(path: &[String], at: Range<usize>, message: String) -> Option<Diagnostic> {
     Some(Diagnostic::error(Code::Span.as_str(), path.to_vec(), message).at(at, ""))

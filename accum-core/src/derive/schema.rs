@@ -6,6 +6,9 @@
 //! `x-accum-variable-length` (DESIGN.md "Interfaces").
 
 use super::{AccumConfig, FieldInfo};
+use crate::code::Code;
+use crate::finding::{FieldPath, Finding, Findings};
+use crate::plan::Fix;
 
 /// The version of the `x-accum-*` annotations in generated schemas, written
 /// as `x-accum-schema-version` and in the `$id`; it changes when their
@@ -134,4 +137,123 @@ fn def_name(property: &serde_json::Value) -> Option<String> {
             .find_map(|v| v.get("$ref").and_then(serde_json::Value::as_str))
     })?;
     reference.strip_prefix("#/$defs/").map(str::to_owned)
+}
+
+/// Words in a field name that say "some kind of step" without saying which
+/// (the derive refuses such integers in the sections it sees).
+const STEP_WORDS: &[&str] = &["step", "steps", "iter", "iters", "iteration", "iterations"];
+
+/// How deep `$ref`s and nesting are followed in a schema.
+const MAX_DEPTH: usize = 32;
+
+/// The `accum::span` findings of step-like integer fields the derive cannot
+/// see: in a section that does not derive `AccumConfig` (a plain serde
+/// struct), `max_steps: u64` compiles, but the config's JSON Schema still
+/// shows an integer named for steps with no unit. Found by walking the
+/// annotated schema (`schema_for`): properties, `$ref`s into `$defs` and
+/// `anyOf` alternatives; a field with `x-accum-unit`, `x-accum-role` or
+/// `x-accum-span` has its unit.
+pub fn step_findings(schema: &serde_json::Value) -> Findings {
+    let mut findings = Findings::default();
+    walk_steps(schema, schema, &FieldPath::root(), &mut findings, 0);
+    findings
+}
+
+/// [`step_findings`] of a derived config's own schema. Called by the
+/// derive's `validate()` for configs whose type has a JSON Schema.
+pub fn step_findings_of<T: AccumConfig + schemars::JsonSchema>(out: &mut Findings) {
+    out.extend(step_findings(schema_for::<T>().as_value()));
+}
+
+/// For configs without a JSON Schema: nothing to walk. Called by generated
+/// code.
+pub fn no_step_findings(out: &mut Findings) {
+    let _ = out;
+}
+
+fn walk_steps(
+    node: &serde_json::Value,
+    root: &serde_json::Value,
+    path: &FieldPath,
+    out: &mut Findings,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let Some(object) = node.as_object() else {
+        return;
+    };
+    if let Some(target) = object
+        .get("$ref")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+    {
+        walk_steps(target, root, path, out, depth + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for alternative in object
+            .get(key)
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            walk_steps(alternative, root, path, out, depth + 1);
+        }
+    }
+    let Some(properties) = object
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return;
+    };
+    for (name, property) in properties {
+        let at = path.child(name);
+        if is_step_name(name) && is_bare_integer(property) {
+            out.push(
+                Finding::new(
+                    Code::Span,
+                    at.clone(),
+                    format!(
+                        "`{at}` is an integer named for steps, with no unit: a step is an update in one \
+                         framework and a microbatch in the next"
+                    ),
+                    "unit unknown".to_owned(),
+                )
+                .with_fix(Fix::text(format!(
+                    "make `{at}` an `Updates`, `Microbatches`, `Examples` or `Tokens` (or a `Span`), or derive \
+                     `AccumConfig` on its section and write `#[accum(unit = \"update\")]` on it"
+                ))),
+            );
+        }
+        walk_steps(property, root, &at, out, depth + 1);
+    }
+}
+
+fn is_step_name(name: &str) -> bool {
+    name.split(['_', '-'])
+        .any(|word| STEP_WORDS.contains(&word.to_ascii_lowercase().as_str()))
+}
+
+/// Whether a property is a plain integer (or an optional one) that says
+/// nothing of its unit.
+fn is_bare_integer(property: &serde_json::Value) -> bool {
+    let Some(object) = property.as_object() else {
+        return false;
+    };
+    if ["x-accum-unit", "x-accum-role", "x-accum-span"]
+        .iter()
+        .any(|key| object.contains_key(*key))
+    {
+        return false;
+    }
+    let integer = |t: &serde_json::Value| t == "integer";
+    match object.get("type") {
+        Some(serde_json::Value::String(_)) => object.get("type").is_some_and(integer),
+        Some(serde_json::Value::Array(types)) => {
+            types.iter().any(integer) && types.iter().all(|t| integer(t) || t == "null")
+        }
+        _ => false,
+    }
 }

@@ -253,6 +253,14 @@ pub(super) fn check(
             }
         }
     }
+    // A run is whole updates: a length in another unit rounds.
+    if let Some(plan) = plan {
+        findings.extend(
+            totals
+                .iter()
+                .filter_map(|&(total, span)| rounded_total(total, span, plan)),
+        );
+    }
     findings
 }
 
@@ -356,6 +364,70 @@ fn shifted(
             "write it in {lengths}, which keep their meaning whatever the stages: \"{kept_span}\" is its length through these stages"
         )))
         .with_related(ramp.clone(), None, "the batch changes here".to_owned()),
+    )
+}
+
+/// The `accum::span::rounding` warning for a run length in examples or
+/// microbatches that is not a whole number of updates through the plan: the
+/// run trains whole updates, so it rounds up to the update that crosses the
+/// length (as the schedule and the driver count it), and trains more than
+/// was written. A length in tokens is a budget that is almost never whole
+/// updates (`"10B tokens"` of `B·L = 1,048,576`); a warning there would be
+/// on every such config and say nothing, so it is left to `accum calc
+/// --total`, which gives the tokens the run trains.
+fn rounded_total(value: &SpanValue, span: Span, plan: &StagedPlan) -> Option<Finding> {
+    if matches!(span.unit(), UnitKind::Update | UnitKind::Token)
+        || plan
+            .to_updates(span.value(), span.unit(), Rounding::Exact)
+            .is_ok()
+    {
+        return None;
+    }
+    let up = plan
+        .to_updates(span.value(), span.unit(), Rounding::Up)
+        .ok()?;
+    let down = up.saturating_sub(Updates::new(1));
+    let trained = plan.consumed(up, span.unit()).ok()?;
+    let below = plan.consumed(down, span.unit()).ok()?;
+    let unit = span.unit();
+    let path = &value.path;
+    let updates = |n: Updates| {
+        format!(
+            "{} update{}",
+            group_digits(n.get()),
+            if n.get() == 1 { "" } else { "s" }
+        )
+    };
+    // As a config writes them: digits without grouping.
+    let fix = if down.is_zero() {
+        format!(
+            "write `{path}` as \"{}\" ({}), which the run trains exactly",
+            written(up.get(), UnitKind::Update),
+            written(trained, unit)
+        )
+    } else {
+        format!(
+            "write `{path}` as \"{}\" or \"{}\" ({} or {}), which the run trains exactly",
+            written(down.get(), UnitKind::Update),
+            written(up.get(), UnitKind::Update),
+            written(below, unit),
+            written(trained, unit)
+        )
+    };
+    Some(
+        Finding::new(
+            Code::Rounding,
+            path.clone(),
+            format!(
+                "`{path}` is {span}, not a whole number of updates: the run rounds up to {}, which train {} {}",
+                updates(up),
+                group_digits(trained),
+                unit.plural()
+            ),
+            format!("rounds up to {}", updates(up)),
+        )
+        .warning()
+        .with_fix(Fix::text(fix)),
     )
 }
 

@@ -61,7 +61,7 @@ impl Edit {
 
 /// Everything that can be wrong with a plan. Each message states the
 /// equation with its numbers and the way out.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PlanError {
     /// A factor that must be at least 1 is zero.
@@ -630,6 +630,8 @@ impl fmt::Display for PlanError {
 }
 
 impl std::error::Error for PlanError {}
+
+crate::code::debug_as_display!(PlanError);
 
 impl From<Overflow> for PlanError {
     fn from(err: Overflow) -> Self {

@@ -307,7 +307,11 @@ impl Plan {
         self.micro_batch
     }
 
-    /// `A`: microbatches per update per replica.
+    /// `A`: microbatches (forward and backward passes) one replica runs
+    /// per update. A factor of the plan, like `m` and `D`; the counts it
+    /// makes are typed (`A·D` is
+    /// [`microbatches_per_update_all_replicas`](Plan::microbatches_per_update_all_replicas),
+    /// and `Microbatches::new(a) * d` works too).
     #[inline]
     pub const fn accumulation(&self) -> u64 {
         self.accumulation
@@ -352,12 +356,6 @@ impl Plan {
     #[inline]
     pub const fn examples_per_replica_per_update(&self) -> Examples {
         Examples::new(self.micro_batch * self.accumulation)
-    }
-
-    /// `A`: microbatches (forward and backward passes) one replica runs per update.
-    #[inline]
-    pub const fn microbatches_per_update(&self) -> Microbatches {
-        Microbatches::new(self.accumulation)
     }
 
     /// `A·D`: microbatches all replicas together run per update.
@@ -465,7 +463,12 @@ mod tests {
         let p = plan(2, 8, 2);
         assert_eq!(p.effective_batch(), Examples::new(32));
         assert_eq!(p.examples_per_replica_per_update(), Examples::new(16));
-        assert_eq!(p.microbatches_per_update(), Microbatches::new(8));
+        assert_eq!(p.accumulation(), 8);
+        // The arithmetic users reach for: A microbatches times D.
+        assert_eq!(
+            Microbatches::new(p.accumulation()) * p.replicas(),
+            p.microbatches_per_update_all_replicas()
+        );
         assert_eq!(
             p.microbatches_per_update_all_replicas(),
             Microbatches::new(16)

@@ -88,6 +88,26 @@ impl Unit {
         }
     }
 
+    /// The plural noun: `updates`.
+    pub(crate) const fn noun(self) -> &'static str {
+        match self {
+            Unit::Example => "examples",
+            Unit::Microbatch => "microbatches",
+            Unit::Update => "updates",
+            Unit::Token => "tokens",
+        }
+    }
+
+    /// The typed count of this unit: `Updates`.
+    pub(crate) const fn type_name(self) -> &'static str {
+        match self {
+            Unit::Example => "Examples",
+            Unit::Microbatch => "Microbatches",
+            Unit::Update => "Updates",
+            Unit::Token => "Tokens",
+        }
+    }
+
     pub(super) fn from_name(name: &str) -> Option<Unit> {
         match name {
             "example" | "examples" => Some(Unit::Example),

@@ -33,6 +33,10 @@ pub(crate) struct Container {
     pub(crate) attempted: Vec<Role>,
     /// `variable_length`: the data's lengths vary and the loop counts tokens.
     pub(crate) variable_length: bool,
+    /// `check = path`: a function `fn(&Self) -> Findings` whose findings
+    /// join those of `validate()` (and so keep `plan()` from a config they
+    /// refuse).
+    pub(crate) check: Option<syn::Path>,
 }
 
 /// `#[accum(...)]` on a field.
@@ -42,6 +46,9 @@ pub(crate) struct Field {
     pub(crate) role: Option<(Role, TokenStream)>,
     /// `nested`, with its span.
     pub(crate) nested: Option<TokenStream>,
+    /// `skip`, with its span: the field is no part of the plan, even when
+    /// its type derives `AccumConfig`.
+    pub(crate) skip: Option<TokenStream>,
     /// `unit = "..."`.
     pub(crate) unit: Option<(Unit, syn::LitStr)>,
     /// `warmup`, `total` or `every`, with the path it was written with.
@@ -59,10 +66,10 @@ pub(crate) struct Field {
 
 const FIELD_KEYS: &str = "`micro_batch`, `accumulation`, `replicas`, `world_size`, `tensor_parallel`, \
      `pipeline_parallel`, `context_parallel`, `seq_len`, `global_batch`, `nested`, `unit = \"...\"`, \
-     `warmup`, `total`, `every`, `stages` or `ramp`";
+     `warmup`, `total`, `every`, `stages`, `ramp` or `skip`";
 
-const CONTAINER_KEYS: &str = "`crate = \"...\"`, `section`, `variable_length`, or a role with its value, \
-     e.g. `micro_batch = 2`";
+const CONTAINER_KEYS: &str = "`crate = \"...\"`, `section`, `variable_length`, `check = path`, or a role \
+     with its value, e.g. `micro_batch = 2`";
 
 /// Whether `attr` is `#[accum...]`; a malformed one (`#[accum]`,
 /// `#[accum = ...]`) is reported and skipped.
@@ -147,6 +154,25 @@ impl Container {
             self.section = true;
             return Ok(());
         }
+        if meta.path.is_ident("check") {
+            let value = meta.value()?;
+            let path = match value.parse::<syn::Expr>()? {
+                syn::Expr::Path(path) if path.qself.is_none() => path.path,
+                other => {
+                    cx.error_spanned_by(
+                        &other,
+                        "`check` takes the path of a function `fn(&Self) -> Findings`, e.g. `check = Self::settings_findings`",
+                    );
+                    return Ok(());
+                }
+            };
+            if self.check.is_some() {
+                cx.error_spanned_by(&path, "`check` is given twice; keep one");
+            } else {
+                self.check = Some(path);
+            }
+            return Ok(());
+        }
         if meta.path.is_ident("variable_length") {
             if self.variable_length {
                 return Err(meta.error("`variable_length` is given twice; remove one"));
@@ -155,6 +181,7 @@ impl Container {
             return Ok(());
         }
         if meta.path.is_ident("nested")
+            || meta.path.is_ident("skip")
             || meta.path.is_ident("unit")
             || SpanUse::from_path(&meta.path).is_some()
             || Ramp::from_path(&meta.path).is_some()
@@ -165,13 +192,14 @@ impl Container {
             )));
         }
         let written = path_text(&meta.path);
-        let guess = ["crate", "section", "variable_length"]
+        let guess = ["crate", "section", "variable_length", "check"]
             .into_iter()
             .chain(Role::ALL.iter().map(|role| role.key()))
             .find(|key| close(key, &written));
         let hint = match guess {
             Some("crate") => "did you mean `crate = \"...\"`? ".to_owned(),
             Some(flag @ ("section" | "variable_length")) => format!("did you mean `{flag}`? "),
+            Some("check") => "did you mean `check = path`? ".to_owned(),
             Some(key) => format!("did you mean `{key} = ...`? "),
             None => String::new(),
         };
@@ -294,6 +322,14 @@ impl Field {
             self.nested = Some(quote::quote!(#path));
             return Ok(());
         }
+        if meta.path.is_ident("skip") {
+            if self.skip.is_some() {
+                cx.error_spanned_by(&meta.path, "`skip` is given twice; remove one");
+            }
+            let path = &meta.path;
+            self.skip = Some(quote::quote!(#path));
+            return Ok(());
+        }
         if meta.path.is_ident("unit") {
             let lit = match meta.value()?.parse::<syn::Lit>()? {
                 syn::Lit::Str(lit) => lit,
@@ -376,7 +412,7 @@ impl Field {
             .iter()
             .map(|role| role.key())
             .chain([
-                "nested", "unit", "warmup", "total", "every", "stages", "ramp",
+                "nested", "unit", "warmup", "total", "every", "stages", "ramp", "skip",
             ])
             .find(|key| close(key, &written))
             .map(|key| format!("did you mean `{key}`? "))

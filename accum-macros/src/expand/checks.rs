@@ -10,23 +10,17 @@ use crate::ast::{Container, Field};
 use crate::attr::{Ramp, Role};
 use crate::valid;
 
-/// Whether a field table holds any plan role, nested sections included.
-fn any_role(krate: &TokenStream, fields: &TokenStream) -> TokenStream {
-    let checks = Role::ALL.iter().map(|&role| {
-        let role = role_tokens(krate, role);
-        quote!(#krate::derive::has_role(#fields, #role))
-    });
-    quote!((#(#checks)||*))
-}
-
 /// Rule (R3, nested sections): a field without `#[accum(nested)]` whose type
-/// derives `AccumConfig` with plan roles would have its roles ignored
-/// silently. The macro cannot see another type's impls, so a generated probe
-/// does: an inherent associated const that exists only when the type
-/// implements `AccumConfig`, shadowing a trait default for every other type
-/// (the way the `impls` crate tests for a trait). Each such field gets a
-/// const assertion naming it and the fix; `unmarked` is true when any field
-/// is such a section, so that no "missing role" error follows.
+/// derives `AccumConfig` would have its roles, lengths and checks ignored
+/// silently — a section with only a warmup loses the warmup's checks, one
+/// with roles its roles. So any such field must be marked `nested` or
+/// `skip`, whatever its section holds. The macro cannot see another type's
+/// impls, so a generated probe does: an inherent associated const that
+/// exists only when the type implements `AccumConfig`, shadowing a trait
+/// default for every other type (the way the `impls` crate tests for a
+/// trait). Each such field gets a const assertion naming it and the fix;
+/// `unmarked` is true when any field is such a section, so that no
+/// "missing role" error follows.
 fn unmarked_section_checks(
     krate: &TokenStream,
     cont: &Container<'_>,
@@ -42,11 +36,11 @@ fn unmarked_section_checks(
     let items = quote! {
         struct __AccumProbe<__T: ?::core::marker::Sized>(::core::marker::PhantomData<__T>);
         trait __AccumNotAConfig {
-            const __FIELDS: &'static [#krate::FieldInfo] = &[];
+            const __IS_CONFIG: bool = false;
         }
         impl<__T: ?::core::marker::Sized> __AccumNotAConfig for __AccumProbe<__T> {}
         impl<__T: ?::core::marker::Sized + #krate::AccumConfig> __AccumProbe<__T> {
-            const __FIELDS: &'static [#krate::FieldInfo] = <__T as #krate::AccumConfig>::FIELDS;
+            const __IS_CONFIG: bool = true;
         }
     };
     let ident = cont.ident;
@@ -54,22 +48,21 @@ fn unmarked_section_checks(
     let mut any = Vec::new();
     for (field, ty) in probes {
         let span = field.ident.span();
-        let fields = quote_spanned!(span=> <__AccumProbe<#ty>>::__FIELDS);
-        let has_roles = any_role(krate, &fields);
+        let is_config = quote_spanned!(span=> <__AccumProbe<#ty>>::__IS_CONFIG);
         let name = field.ident;
         let written = quote!(#ty).to_string().replace(' ', "");
         let message = panic_message(&format!(
-            "field `{name}` of `{ident}` holds `{written}`, which derives `AccumConfig` with plan roles; \
-             unmarked, its roles are ignored: write `#[accum(nested)]` on `{name}`"
+            "field `{name}` of `{ident}` holds `{written}`, which derives `AccumConfig`; unmarked, its roles, \
+             lengths and checks are ignored: write `#[accum(nested)]` on `{name}`, or `#[accum(skip)]` to leave it out"
         ));
         checks.push(quote_spanned! {span=>
             const _: () = {
-                if #has_roles {
+                if #is_config {
                     ::core::panic!(#message)
                 }
             };
         });
-        any.push(has_roles);
+        any.push(is_config);
     }
     (items, checks, quote!((#(#any)||*)))
 }

@@ -97,6 +97,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
     let reads = cont.fields.iter().filter_map(|f| read_field(&krate, f));
     let span_values = spans::span_values(&krate, cont);
     let ramp_values = spans::ramp_values(&krate, cont);
+    let own_findings = spans::own_findings(&krate, cont);
     let variable_length = spans::variable_length(&krate, cont);
     let const_plan = constant::const_plan(&krate, cont);
     let nested_checks = checks::nested_role_checks(&krate, cont);
@@ -121,6 +122,7 @@ fn expand(cont: &Container<'_>) -> TokenStream {
                 }
                 #span_values
                 #ramp_values
+                #own_findings
             }
             #const_plan
             #nested_checks

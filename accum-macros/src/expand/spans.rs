@@ -168,3 +168,63 @@ pub(super) fn variable_length(krate: &TokenStream, cont: &Container<'_>) -> Opti
         const VARIABLE_LENGTH: bool = #own #(|| <#nested as #krate::NestedConfig>::VARIABLE_LENGTH)*;
     })
 }
+
+/// `fn own_findings`: the struct's `#[accum(check = path)]`, whose findings
+/// land under the struct's path, and every nested section's. Nothing when
+/// the struct has neither.
+pub(super) fn own_findings(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    let own = cont.attrs.check.as_ref().map(|path| {
+        // Spanned at the path: a function of another signature is reported there.
+        quote_spanned! {path.span()=>
+            #krate::derive::push_findings(__prefix, #path(self), __out);
+        }
+    });
+    let nested: Vec<TokenStream> = cont
+        .fields
+        .iter()
+        .filter(|field| valid::is_nested(field))
+        .map(|field| nested_read(krate, field, "nested_own_findings"))
+        .collect();
+    let steps = schema_steps(krate, cont);
+    if own.is_none() && nested.is_empty() && steps.is_none() {
+        return None;
+    }
+    Some(quote! {
+        fn own_findings(
+            &self,
+            __prefix: &#krate::FieldPath,
+            __out: &mut #krate::Findings,
+        ) {
+            #own
+            #(#nested)*
+            #steps
+        }
+    })
+}
+
+/// Rule (R1): step-like integers in sections the derive cannot see (plain
+/// serde structs) are found in the config's JSON Schema when the type has
+/// one: a root config (not a `section`, not generic) probes for
+/// `JsonSchema` the way the nested-section check probes for
+/// `AccumConfig` — an inherent associated const that exists only when the
+/// bound holds, shadowing a trait default — and runs
+/// `derive::step_findings_of` at the root.
+fn schema_steps(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
+    if cont.attrs.section || !cont.generics.params.is_empty() {
+        return None;
+    }
+    let ident = cont.ident;
+    Some(quote! {
+        struct __AccumSchemaProbe<__T>(::core::marker::PhantomData<__T>);
+        trait __AccumNoSchema {
+            const __STEPS: fn(&mut #krate::Findings) = #krate::derive::no_step_findings;
+        }
+        impl<__T> __AccumNoSchema for __AccumSchemaProbe<__T> {}
+        impl<__T: #krate::derive::SchemaConfig> __AccumSchemaProbe<__T> {
+            const __STEPS: fn(&mut #krate::Findings) = #krate::derive::step_findings_of::<__T>;
+        }
+        if __prefix.is_root() {
+            (<__AccumSchemaProbe<#ident>>::__STEPS)(__out);
+        }
+    })
+}

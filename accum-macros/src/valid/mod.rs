@@ -19,6 +19,7 @@ pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_nested_fields(cx, cont);
     check_ambiguous_steps(cx, cont);
     check_unit_attr(cx, cont);
+    check_skip(cx, cont);
     check_span_use(cx, cont);
     ramp::check(cx, cont);
     constant::check_constant_plan(cx, cont);
@@ -66,6 +67,28 @@ fn check_unit_attr(cx: &Ctxt, cont: &Container<'_>) {
             continue;
         }
         let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
+        // Rule (R1): a unit declares what a whole count counts. On a float
+        // (`#[accum(unit = "update")] warmup: f64`), a signed integer or a
+        // plain value, the field would be read as no length at all, and
+        // its checks would vanish.
+        if let Some((ident, _)) = ast::last_ident(ty)
+            && (named_in(ident, &[FLOATS, PLAIN])
+                || (named_in(ident, &[INTEGERS]) && ident.to_string().starts_with('i')))
+        {
+            let written = quote::quote!(#ty).to_string().replace(' ', "");
+            let noun = unit.noun();
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "`unit = \"{}\"` declares a whole count of {noun}, and `{}: {written}` is not one; \
+                     use an unsigned integer (`u64`) with it, or a typed count such as `{}` without it",
+                    lit.value(),
+                    field.ident,
+                    unit.type_name()
+                ),
+            );
+            continue;
+        }
         let typed = ast::last_ident(ty)
             .and_then(|(ident, _)| crate::attr::Unit::from_type_name(&ident.to_string()));
         if let Some(typed) = typed
@@ -78,6 +101,35 @@ fn check_unit_attr(cx: &Ctxt, cont: &Container<'_>) {
                     "`{}: {written}` is already counted in its type's unit; remove `unit = \"{}\"` or change the type",
                     field.ident,
                     lit.value()
+                ),
+            );
+        }
+    }
+}
+
+/// Rule (R3): `#[accum(skip)]` leaves a field out of the plan; with a role,
+/// a unit, a use, a ramp-up or `nested` beside it, one of the two is a
+/// mistake. Example: `#[accum(skip, nested)] optim: Optim`.
+fn check_skip(cx: &Ctxt, cont: &Container<'_>) {
+    for field in &cont.fields {
+        let Some(skip) = &field.attrs.skip else {
+            continue;
+        };
+        let attrs = &field.attrs;
+        let other = attrs
+            .role
+            .as_ref()
+            .map(|(role, _)| role.key())
+            .or(attrs.nested.as_ref().map(|_| "nested"))
+            .or(attrs.unit.as_ref().map(|_| "unit"))
+            .or(attrs.span_use.as_ref().map(|(u, _)| u.key()))
+            .or(attrs.ramp.as_ref().map(|(r, _)| r.key()));
+        if let Some(other) = other {
+            cx.error_spanned_by(
+                skip,
+                format!(
+                    "`skip` leaves `{}` out of the plan, and `{other}` puts it in; remove one",
+                    field.ident
                 ),
             );
         }
@@ -115,6 +167,7 @@ pub(crate) fn probed_type<'f>(field: &'f Field<'_>) -> Option<&'f syn::Type> {
         || field.attrs.unit.is_some()
         || field.attrs.ramp.is_some()
         || field.attrs.unreadable
+        || field.attrs.skip.is_some()
         || is_nested(field)
     {
         return None;
@@ -392,7 +445,7 @@ fn check_ambiguous_steps(cx: &Ctxt, cont: &Container<'_>) {
         let message = if float {
             format!(
                 "`{name}: {written}` is ambiguous and not a whole count; declare its unit with `Updates`, \
-                 `Microbatches`, `Examples` or `Tokens` (or `Span`), or write `#[accum(unit = \"update\")]`"
+                 `Microbatches`, `Examples` or `Tokens` (or `Span`)"
             )
         } else {
             format!(

@@ -13,7 +13,7 @@ use crate::units::group_digits;
 
 /// Everything that can be wrong with the stages of a plan. Each message
 /// states the numbers and the way out.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StageError {
     /// A stage gives both or neither of `global_batch` and `accumulation`.
@@ -399,6 +399,8 @@ impl fmt::Display for StageError {
         write!(f, "{}; {}", self.message(), self.fix().text)
     }
 }
+
+crate::code::debug_as_display!(StageError);
 
 impl std::error::Error for StageError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {

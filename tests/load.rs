@@ -1,0 +1,247 @@
+//! Loading a config file in the user's own program (`accum::load_config`):
+//! the typed config with its plan and warnings, or the located diagnostics
+//! `accum validate` gives (file, line, column, snippet, help,
+//! did-you-mean), in TOML, YAML and JSON; and errors that read as
+//! sentences when `main` returns them through `?`.
+
+use accum::{AccumConfig, ConfigError, Span, Updates};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The issue's fine-tune config: nested sections, tensor parallelism,
+/// warmup in tokens over variable-length data, a run in examples, an
+/// evaluation interval in updates.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(variable_length)]
+#[serde(deny_unknown_fields)]
+struct FineTune {
+    #[accum(nested)]
+    batch: Batch,
+    #[accum(nested)]
+    parallel: Parallel,
+    #[accum(nested)]
+    optim: Optim,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+#[serde(deny_unknown_fields)]
+struct Batch {
+    #[accum(micro_batch)]
+    micro_batch: u32,
+    #[accum(accumulation)]
+    accumulation: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+#[serde(deny_unknown_fields)]
+struct Parallel {
+    #[accum(world_size)]
+    world_size: u32,
+    #[accum(tensor_parallel)]
+    tensor_parallel: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+#[serde(deny_unknown_fields)]
+struct Optim {
+    lr: f64,
+    #[accum(warmup)]
+    warmup: Span,
+    #[accum(total)]
+    total: Span,
+    #[accum(every)]
+    eval_every: Updates,
+}
+
+const GOOD: &str = r#"
+[batch]
+micro_batch = 4
+accumulation = 2
+
+[parallel]
+world_size = 8
+tensor_parallel = 2
+
+[optim]
+lr = 0.5
+warmup = "20k tokens"
+total = "3200 examples"
+eval_every = "25 updates"
+"#;
+
+fn load(name: &str, text: &str) -> Result<accum::Loaded<FineTune>, ConfigError> {
+    accum::load_config_str::<FineTune>(name, text)
+}
+
+#[test]
+fn a_good_file_loads_with_its_plan() {
+    let loaded = load("train.toml", GOOD).expect("a valid config");
+    // D = 8 / 2 = 4: B = 4 × 2 × 4 = 32; 3,200 examples is 100 updates.
+    assert_eq!(loaded.plan().replicas(), 4);
+    assert_eq!(loaded.plan().effective_batch().get(), 32);
+    assert!(loaded.staged_plan().is_constant());
+    assert!(loaded.warnings().is_empty());
+    assert_eq!(loaded.render_warnings(false), "");
+    assert_eq!(loaded.config().optim.eval_every, Updates::new(25));
+    assert_eq!(loaded.into_config().parallel.tensor_parallel, Some(2));
+}
+
+#[test]
+fn the_same_config_loads_from_yaml_and_json() {
+    let yaml = "batch:\n  micro_batch: 4\n  accumulation: 2\nparallel:\n  world_size: 8\n  tensor_parallel: 2\n\
+                optim:\n  lr: 0.5\n  warmup: 20k tokens\n  total: 3200 examples\n  eval_every: 25\n";
+    let json = r#"{"batch": {"micro_batch": 4, "accumulation": 2},
+        "parallel": {"world_size": 8, "tensor_parallel": 2},
+        "optim": {"lr": 0.5, "warmup": "20k tokens", "total": "3200 examples", "eval_every": 25}}"#;
+    for (name, text) in [("train.yaml", yaml), ("train.json", json)] {
+        let loaded = load(name, text).unwrap_or_else(|err| panic!("{name}: {err}"));
+        assert_eq!(loaded.plan().effective_batch().get(), 32, "{name}");
+    }
+}
+
+/// The issue's key typo: serde's raw error, with the whole file in it,
+/// becomes the located diagnostic with a did-you-mean.
+#[test]
+fn a_key_typo_is_located_with_a_did_you_mean() {
+    let text = GOOD.replace("tensor_parallel = 2", "tensor_paralel = 2");
+    let err = load("train.toml", &text).expect_err("a typo");
+    let diagnostics = err.diagnostics();
+    assert_eq!(diagnostics.len(), 1, "{err}");
+    let d = &diagnostics[0];
+    assert_eq!(d.code, "accum::schema::unknown-key");
+    assert_eq!(d.path, ["parallel", "tensor_paralel"]);
+    let rendered = err.to_string();
+    assert!(rendered.contains("train.toml:8:1"), "{rendered}");
+    assert!(rendered.contains("tensor_paralel = 2"), "{rendered}");
+    assert!(rendered.contains("tensor_parallel"), "{rendered}");
+    // Debug is what `main` prints through `?`: the same text, no struct
+    // dump, and not the whole file.
+    assert_eq!(format!("{err:?}"), rendered);
+    assert!(!rendered.contains("input: Some"), "{rendered}");
+    assert!(!rendered.contains("[optim]"), "{rendered}");
+}
+
+/// A typed count gets the help of a `Span` for an ambiguous or a wrong
+/// unit, never the schema's pattern.
+#[test]
+fn typed_counts_say_what_is_wrong_with_the_unit() {
+    let cases = [
+        (
+            "\"25 steps\"",
+            "`25 steps` is ambiguous: \"steps\" can mean updates or microbatches",
+        ),
+        (
+            "\"2M tokens\"",
+            "`2M tokens` counts tokens, but this field counts updates",
+        ),
+        (
+            "\"25 potatoes\"",
+            "`potatoes` in `25 potatoes` is not a unit",
+        ),
+    ];
+    for (value, message) in cases {
+        let text = GOOD.replace("\"25 updates\"", value);
+        let err = load("train.toml", &text).expect_err(value);
+        let d = &err.diagnostics()[0];
+        assert_eq!(err.diagnostics().len(), 1, "{err}");
+        assert_eq!(d.code, "accum::span", "{err}");
+        assert_eq!(d.path, ["optim", "eval_every"]);
+        assert_eq!(d.message, message);
+        assert!(d.help.is_some(), "{err}");
+        let rendered = err.to_string();
+        assert!(!rendered.contains("pattern"), "{rendered}");
+        assert!(!rendered.contains("^\\s*"), "{rendered}");
+    }
+    let err = load(
+        "train.toml",
+        &GOOD.replace("\"25 updates\"", "\"2M tokens\""),
+    )
+    .expect_err("another unit");
+    assert_eq!(
+        err.diagnostics()[0].help.as_deref(),
+        Some(
+            "write it in updates, e.g. \"2000000 updates\" (converting between units needs the plan), \
+             or make the field a `Span`, which takes any unit"
+        )
+    );
+}
+
+/// A plan error is located at its field, like every finding of
+/// `validate()`, and the loader gives no config for it.
+#[test]
+fn plan_findings_are_located_at_their_fields() {
+    let text = GOOD.replace("world_size = 8", "world_size = 9");
+    let err = load("train.toml", &text).expect_err("9 is not divisible by 2");
+    let d = &err.diagnostics()[0];
+    assert_eq!(d.code, "accum::plan::layout");
+    assert_eq!(d.path, ["parallel", "world_size"]);
+    assert!(err.to_string().contains("train.toml:7:14"), "{err}");
+    // A warmup longer than the run: 200 updates of a 100-update run.
+    let text = GOOD.replace("\"20k tokens\"", "\"200 updates\"");
+    let err = load("train.toml", &text).expect_err("too long");
+    assert_eq!(err.diagnostics()[0].code, "accum::span::warmup");
+}
+
+/// Warnings keep the config and the plan, and render like `accum validate`.
+#[test]
+fn warnings_stay_beside_the_loaded_plan() {
+    let text = GOOD.replace("\"3200 examples\"", "\"3210 examples\"");
+    let loaded = load("train.toml", &text).expect("a warning only");
+    assert_eq!(loaded.warnings().len(), 1);
+    assert_eq!(loaded.warnings()[0].code, "accum::span::rounding");
+    let rendered = loaded.render_warnings(false);
+    assert!(rendered.contains("train.toml:13:9"), "{rendered}");
+    assert!(rendered.contains("rounds up to 101 updates"), "{rendered}");
+}
+
+#[test]
+fn files_that_cannot_be_read_say_why() {
+    let err = accum::load_config::<FineTune>("no/such/train.toml").expect_err("missing");
+    assert!(err.diagnostics().is_empty());
+    assert!(err.to_string().contains("no/such/train.toml"), "{err}");
+    let err = load("train.ini", GOOD).expect_err("unknown format");
+    assert!(
+        err.to_string()
+            .contains("name the file .toml, .json, .yaml or .yml"),
+        "{err}"
+    );
+    let err = load("train.toml", "[batch\nmicro_batch = 4\n").expect_err("syntax");
+    assert_eq!(err.diagnostics()[0].code, "accum::syntax");
+    assert!(err.to_string().contains("train.toml:1:"), "{err}");
+}
+
+/// `?` in `main` prints an error's `Debug`: the public errors read as the
+/// sentence of their `Display`.
+#[test]
+fn public_errors_read_as_sentences_through_debug() {
+    let zero = accum::Plan::new(0, 8, 2).expect_err("m = 0");
+    assert_eq!(format!("{zero:?}"), zero.to_string());
+    assert!(!format!("{zero:?}").contains("Zero {"), "{zero:?}");
+    let findings = FineTune {
+        batch: Batch {
+            micro_batch: 0,
+            accumulation: 2,
+        },
+        parallel: Parallel {
+            world_size: 8,
+            tensor_parallel: None,
+        },
+        optim: load("train.toml", GOOD).expect("valid").into_config().optim,
+    }
+    .plan()
+    .expect_err("m = 0");
+    assert_eq!(format!("{findings:?}"), findings.to_string());
+    assert!(
+        format!("{findings:?}").starts_with("1 problem in the config:\n  - batch.micro_batch: "),
+        "{findings:?}"
+    );
+    let span = "100 steps".parse::<Span>().expect_err("ambiguous");
+    assert_eq!(format!("{span:?}"), span.to_string());
+    let overflow = Updates::MAX
+        .checked_add(Updates::new(1))
+        .expect_err("overflow");
+    assert_eq!(format!("{overflow:?}"), overflow.to_string());
+}
