@@ -14,8 +14,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 pub(crate) use accum::{Backend, ExportArgs, ImportArgs, InitArgs, RunArgs, VerifyArgs};
 pub(crate) use common::{
-    CalcArgs, CommonCommand, CompletionsArgs, ExplainArgs, Optimizer, Precision, ReplanArgs,
-    SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,
+    CalcArgs, CommonCommand, CompareArgs, CompareAxis, CompletionsArgs, ExplainArgs, Optimizer,
+    Precision, ReplanArgs, SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,
 };
 use examples::{Binary, examples};
 

@@ -193,34 +193,28 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         })
     };
 
-    let logged = &run.logged;
-    let every_point = run.logged_total == logged.len() as u64;
-    let mut loss_series = vec![Series::new(
-        if every_point {
-            "loss (every logged point)"
-        } else {
-            "loss (logged points, evenly spread)"
-        },
-        Style::LineWithPoints,
-        Tone::Primary,
-        logged.iter().copied(),
-    )];
+    let losses = run.applied_losses(axis);
+    let (mut loss_series, drawn) =
+        super::series::loss_lines("loss of every update", &losses, Tone::Primary);
     loss_series.extend(skip_marks(|a| a.loss));
-    let which = if every_point {
-        format!("every logged point ({} points", n(logged.len() as u64))
+    let which = if run.every_attempt {
+        format!(
+            "every applied update from the first ({} updates)",
+            n(losses.len() as u64)
+        )
     } else {
         format!(
-            "{} of the {} logged points, evenly spread over the run (",
-            n(logged.len() as u64),
-            n(run.logged_total)
+            "{} applied updates of the {} attempts the report keeps, evenly spread over the run's {} (a stats stream beside the report holds every one)",
+            n(losses.len() as u64),
+            n(attempts.len() as u64),
+            n(run.attempts_total)
         )
     };
     let mut charts = vec![Chart {
         id: "loss".into(),
         title: format!("Loss against {}", axis.key()),
         caption: format!(
-            "The group's normalized loss at {which}{}against {}). {where_skips}",
-            if every_point { ", " } else { "" },
+            "The group's normalized loss of {which}, against {}: {drawn}. {where_skips}",
             axis_meaning(axis)
         ),
         x: x.clone(),
@@ -230,6 +224,36 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         above: vec![],
         marks: stage_marks.clone(),
     }];
+
+    // The learning rate each applied update used, as the report recorded
+    // it: the schedule the run really followed, whatever the config type.
+    let lrs = run.applied_lrs(axis);
+    if lrs.iter().any(|(_, lr)| *lr > 0.0) {
+        let mut lr_series = vec![Series::new(
+            "learning rate used",
+            Style::Line,
+            Tone::Primary,
+            lrs.iter().copied(),
+        )];
+        lr_series.extend(skip_marks(|_| 0.0));
+        charts.push(Chart {
+            id: "lr".into(),
+            title: format!("Learning rate against {}", axis.key()),
+            caption: format!(
+                "The learning rate of every applied update, as the run recorded it (one scheduler step per applied update), against {}. {where_skips}",
+                axis_meaning(axis)
+            ),
+            x: x.clone(),
+            x_scales: vec![],
+            y: Axis {
+                from_zero: true,
+                ..Axis::linear("learning rate")
+            },
+            series: lr_series,
+            above: vec![],
+            marks: stage_marks.clone(),
+        });
+    }
 
     let applied: Vec<_> = attempts.iter().filter(|a| a.applied).collect();
     let norms = applied
