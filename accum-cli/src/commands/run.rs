@@ -449,7 +449,7 @@ fn summary(
         ByteSize::new(report.memory.peak_bytes),
         ByteSize::new(report.memory.peak_activation_bytes),
         if report.memory.peak_grows {
-            "; WARNING: the peak grows across groups"
+            "; WARNING: memory kept between microbatches grows across groups"
         } else {
             ""
         }

@@ -86,13 +86,18 @@ fn batches(report: &RunReport) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// `"16 examples"`, or `"4 → 8 → 16 examples"` stage by stage, and the
+/// number of stages.
+fn batch_steps(report: &RunReport) -> (String, usize) {
+    let b: Vec<u64> = batches(report).iter().map(|(_, b)| *b).collect();
+    (format!("{} examples", steps(&b)), b.len())
+}
+
 /// `"16 examples"`, or `"4 → 8 → 16 examples in 3 stages"`.
 fn batch_text(report: &RunReport) -> String {
-    let b: Vec<u64> = batches(report).iter().map(|(_, b)| *b).collect();
-    if b.len() > 1 {
-        format!("{} examples in {} stages", steps(&b), b.len())
-    } else {
-        format!("{} examples", group_digits(b[0]))
+    match batch_steps(report) {
+        (b, 1) => b,
+        (b, stages) => format!("{b} in {stages} stages"),
     }
 }
 
@@ -109,7 +114,10 @@ pub(crate) fn refusal(runs: &[Compared<'_>], axis: LogAxis) -> Option<String> {
     }
     let each: Vec<String> = runs
         .iter()
-        .map(|r| format!("{} trains {} per update", r.name, batch_text(r.report)))
+        .map(|r| match batch_steps(r.report) {
+            (b, 1) => format!("{} trains {b} per update", r.name),
+            (b, stages) => format!("{} trains {b} per update in {stages} stages", r.name),
+        })
         .collect();
     Some(format!(
         "an axis in updates compares different amounts of data: {}; a point at the same update stands for different numbers of examples in each run. \
@@ -144,22 +152,38 @@ pub(crate) fn plan_table(runs: &[Compared<'_>]) -> PlanTable {
         }),
         row("data-parallel replicas D", &|r| n(r.plan.replicas)),
         row("effective batch B", &batch_text),
-        row(
-            "tokens per update",
-            &|r| match (r.plan.seq_len, r.counters.update_attempts) {
-                (Some(len), _) if r.stages.len() < 2 => {
-                    format!("{} (B·L, L = {})", n(r.plan.effective_batch * len), n(len))
-                }
-                (_, 0) => "none counted".to_owned(),
-                (_, attempts) => format!(
-                    "≈ {} (measured mean)",
-                    n(
-                        (r.counters.supervised_tokens.get() as f64 / attempts as f64).round()
-                            as u64
-                    )
-                ),
-            },
-        ),
+        row("tokens per update", &|r| {
+            // Stage by stage: a mean over stages of different batches
+            // would describe none of them.
+            let per: Vec<(u64, u64, u64)> = if r.stages.len() > 1 {
+                r.stages
+                    .iter()
+                    .map(|s| (s.plan.effective_batch, s.tokens.get(), s.attempts))
+                    .collect()
+            } else {
+                vec![(
+                    r.plan.effective_batch,
+                    r.counters.supervised_tokens.get(),
+                    r.counters.update_attempts,
+                )]
+            };
+            if let Some(len) = r.plan.seq_len {
+                let exact: Vec<u64> = per.iter().map(|(b, _, _)| b * len).collect();
+                return format!("{} (B·L, L = {})", steps(&exact), n(len));
+            }
+            if per.iter().any(|(_, _, attempts)| *attempts == 0) {
+                return "not counted in every stage".to_owned();
+            }
+            let means: Vec<u64> = per
+                .iter()
+                .map(|(_, tokens, attempts)| (*tokens as f64 / *attempts as f64).round() as u64)
+                .collect();
+            format!(
+                "≈ {} (measured {})",
+                steps(&means),
+                if means.len() > 1 { "means" } else { "mean" }
+            )
+        }),
         row("normalization", &|r| r.normalization.key().to_owned()),
         row("precision", &|r| {
             if r.loss_scaling {
