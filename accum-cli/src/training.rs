@@ -175,7 +175,11 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         ),
         row(
             "lengths",
-            format!("{}–{} tokens", n(d.min_len), n(d.max_len)),
+            if d.min_len == d.max_len {
+                format!("{} tokens", n(d.min_len))
+            } else {
+                format!("{}–{} tokens", n(d.min_len), n(d.max_len))
+            },
             "uniform; padded per microbatch, padding not computed",
             (d.min_len, d.max_len) == (data_default.min_len, data_default.max_len),
         ),
@@ -321,7 +325,11 @@ mod tests {
             (optimizer[0].1.as_str(), optimizer[0].2.as_str()),
             ("adamw", "the default")
         );
-        assert!(optimizer[1].2.starts_with("the default; "), "{:?}", optimizer[1]);
+        assert!(
+            optimizer[1].2.starts_with("the default; "),
+            "{:?}",
+            optimizer[1]
+        );
         let model = rows(&sheet, "Model");
         assert!(model[0].2.starts_with("the default; "), "{model:?}");
         assert!(model.iter().all(|r| r.0 != "parameters"), "{model:?}");
@@ -335,7 +343,11 @@ mod tests {
         // marked; its engine run counts the parameters.
         let (sheet, report) = crate::sheet::tests::fp16_sheet();
         let optimizer = rows(&sheet, "Optimizer and schedule");
-        assert!(!optimizer[1].2.starts_with("the default"), "{:?}", optimizer[1]);
+        assert!(
+            !optimizer[1].2.starts_with("the default"),
+            "{:?}",
+            optimizer[1]
+        );
         assert_eq!(optimizer[0].2, "the default", "the kind is left out");
         let ran = rows(&sheet, "Model that ran");
         let params = ran.iter().find(|r| r.0 == "parameters").expect("a count");

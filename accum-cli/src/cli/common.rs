@@ -78,7 +78,7 @@ pub(crate) enum CompareAxis {
 /// Arguments of `compare`.
 #[derive(Debug, Args)]
 pub(crate) struct CompareArgs {
-    /// Run reports written by `accum run --report` or a loop's recorder.
+    /// Run reports (JSON), as the engine or a loop's recorder writes them.
     #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
     pub(crate) reports: Vec<std::path::PathBuf>,
 

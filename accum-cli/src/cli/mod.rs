@@ -119,7 +119,7 @@ pub(crate) fn user_command(bin: &str) -> clap::Command {
     .mut_subcommand("sheet", |sheet| {
         sheet.mut_arg("report", |report| {
             report.help(
-                "A run report (JSON) of this configuration's run, as the accum engine writes it",
+                "A run report (JSON) of this configuration's run, as the accum engine or a loop's recorder (accum::driver::Recorder) writes it",
             )
         })
     })

@@ -76,13 +76,13 @@ fn render_sized(chart: &Chart, (width, height): (u32, u32)) -> String {
 }
 
 /// The colours of compared runs, in order: their lightness (Rec. 709
-/// luma) is about 58, 114, 175 and 20 of 255, so that printed in grey the
+/// luma) is about 58, 114, 176 and 10 of 255, so that printed in grey the
 /// runs stay apart; from the second run on, lines are also dashed.
 const RUNS: [RGBColor; 4] = [
     RGBColor(0x1e, 0x3a, 0x8a),
     RGBColor(0xea, 0x58, 0x0c),
     RGBColor(0x84, 0xcc, 0x16),
-    RGBColor(0x11, 0x11, 0x11),
+    RGBColor(0x0a, 0x0a, 0x0a),
 ];
 
 fn tone_color(tone: Tone) -> RGBColor {
@@ -565,6 +565,38 @@ mod tests {
             above: vec![],
             marks: None,
         }
+    }
+
+    #[test]
+    fn compared_runs_stay_apart_in_grey() {
+        // Rec. 709 luma of each run's colour: printed in grey, any two runs
+        // differ by at least a sixth of the range.
+        let luma = |c: RGBColor| {
+            0.2126 * f64::from(c.0) + 0.7152 * f64::from(c.1) + 0.0722 * f64::from(c.2)
+        };
+        for (i, a) in RUNS.iter().enumerate() {
+            for b in &RUNS[i + 1..] {
+                let (la, lb) = (luma(*a), luma(*b));
+                assert!(
+                    (la - lb).abs() > 255.0 / 6.0,
+                    "{a:?} {la:.0} and {b:?} {lb:.0}"
+                );
+            }
+        }
+        // And from the second run on, dashed: two runs differ in the line too.
+        assert_eq!(run_dashes(Tone::Run(0)), None);
+        assert!(run_dashes(Tone::Run(1)).is_some());
+        assert_ne!(run_dashes(Tone::Run(1)), run_dashes(Tone::Run(2)));
+        let chart = chart(
+            vec![
+                Series::new("a", Style::Line, Tone::Run(0), [(0.0, 1.0), (1.0, 2.0)]),
+                Series::new("b", Style::Line, Tone::Run(1), [(0.0, 2.0), (1.0, 1.0)]),
+            ],
+            Axis::linear("loss"),
+        );
+        let svg = render(&chart);
+        assert!(svg.contains("stroke=\"#1E3A8A\""), "{svg}");
+        assert!(svg.contains("stroke=\"#EA580C\""), "{svg}");
     }
 
     #[test]
