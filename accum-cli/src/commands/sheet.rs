@@ -44,7 +44,7 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
         return match &args.output {
             Some(out) => {
                 crate::fsio::write_atomic(out, text.as_bytes())?;
-                crate::sheet::output::print_written(&[out.clone()])?;
+                crate::sheet::output::print_written(std::slice::from_ref(out))?;
                 Ok(Exit::Ok)
             }
             None => crate::output::print_text(&text).map(|()| Exit::Ok),

@@ -3,8 +3,8 @@
 //! binary `candle-accum` (`accum_cli::run::<CandleRun>()`) gives it accum's
 //! schema, validate, sheet, compare and calc commands.
 
-use accum::{AccumConfig, Plan, Span, Updates};
 use accum::settings::LossScaleSettings;
+use accum::{AccumConfig, Plan, Span, Updates};
 use serde::Deserialize;
 
 use crate::{ModelConfig, RunConfig};

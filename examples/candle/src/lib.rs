@@ -350,7 +350,11 @@ fn replica(
                     "hidden": config.model.hidden,
                     "ffn": config.model.ffn,
                 }))
-                .data_tokens((0..corpus.examples.len()).map(|id| corpus.supervised(id)).sum())
+                .data_tokens(
+                    (0..corpus.examples.len())
+                        .map(|id| corpus.supervised(id))
+                        .sum(),
+                )
                 .log(
                     LogAxis::Tokens,
                     config.log_every.unwrap_or(Span::of(Updates::ONE)),

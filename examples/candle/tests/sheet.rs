@@ -61,7 +61,14 @@ fn the_candle_runs_own_report_renders_its_sheet() {
 
     let (code, stdout, stderr) = candle_accum(
         &dir,
-        &["sheet", "candle.toml", "--report", "run.json", "--format", "json"],
+        &[
+            "sheet",
+            "candle.toml",
+            "--report",
+            "run.json",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(code, 0, "{stderr}");
     let sheet: Value = serde_json::from_str(&stdout).expect("a JSON sheet");
@@ -84,10 +91,7 @@ fn the_candle_runs_own_report_renders_its_sheet() {
     // examples is 10 updates of 16, then the peak.
     let lr = charts[1]["series"][0]["points"].as_array().expect("lr");
     assert_eq!(lr.len() as u64, trained.applied);
-    let peak = lr
-        .iter()
-        .filter_map(|p| p[1].as_f64())
-        .fold(0.0, f64::max);
+    let peak = lr.iter().filter_map(|p| p[1].as_f64()).fold(0.0, f64::max);
     assert!((peak - 3e-2).abs() < 1e-9, "peak {peak}");
     // A config type of its own and a model that is not the engine's: no
     // parameter count anywhere.
@@ -101,17 +105,33 @@ fn the_candle_runs_own_report_renders_its_sheet() {
         .filter_map(|r| r["label"].as_str())
         .collect();
     assert!(labels.contains(&"applied updates"), "{labels:?}");
-    assert!(!labels.iter().any(|l| l.contains("parameters")), "{labels:?}");
+    assert!(
+        !labels.iter().any(|l| l.contains("parameters")),
+        "{labels:?}"
+    );
 
     let (code, stdout, stderr) = candle_accum(
         &dir,
-        &["sheet", "candle.toml", "--report", "run.json", "-o", "sheet.md"],
+        &[
+            "sheet",
+            "candle.toml",
+            "--report",
+            "run.json",
+            "-o",
+            "sheet.md",
+        ],
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("wrote sheet.md\n"), "{stdout}");
     assert!(stdout.contains("  and sheet.lr.svg\n"), "{stdout}");
     let md = std::fs::read_to_string(dir.join("sheet.md")).expect("the sheet");
-    assert!(md.contains("![Learning rate against tokens](sheet.lr.svg)"), "{md}");
-    assert!(md.contains("| effective batch B | 16 examples | B = m·A·D = 2 × 4 × 2 = 16 |"), "{md}");
+    assert!(
+        md.contains("![Learning rate against tokens](sheet.lr.svg)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| effective batch B | 16 examples | B = m·A·D = 2 × 4 × 2 = 16 |"),
+        "{md}"
+    );
     std::fs::remove_dir_all(&dir).expect("cleaned");
 }
