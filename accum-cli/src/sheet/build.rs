@@ -418,6 +418,42 @@ mod tests {
     }
 
     #[test]
+    fn a_run_stopped_early_gets_its_own_card() {
+        use accum_core::AccumConfig;
+        let (sheet, mut report) = fp16_sheet();
+        assert!(
+            sheet
+                .summary
+                .cards
+                .iter()
+                .all(|c| c.label != "stopped early")
+        );
+        report.stopped_early = true;
+        let config: accum_core::config::TrainingConfig =
+            toml::from_str(crate::sheet::tests::FP16).expect("the fixture parses");
+        let plan = config.plan().expect("a plan");
+        let extras = crate::training::sheet_extras(&config, &plan);
+        let sheet = build(
+            &config,
+            &plan,
+            "fp16.toml",
+            extras,
+            Some(("run.json".into(), &report)),
+        );
+        let card = sheet
+            .summary
+            .cards
+            .iter()
+            .find(|c| c.label == "stopped early")
+            .expect("a stopped-early card");
+        assert!(card.alert);
+        assert_eq!(
+            card.value,
+            format!("{} of 60 updates", report.counters.applied_updates.get())
+        );
+    }
+
+    #[test]
     fn the_schedule_over_the_whole_run_in_three_units() {
         let (sheet, _) = fp16_sheet();
         let chart = &sheet.preparation.charts[0];
