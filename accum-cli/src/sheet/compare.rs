@@ -17,7 +17,7 @@ use accum_core::settings::LogAxis;
 use accum_core::units::group_digits;
 
 use super::chart::{Axis, Chart, Marks, Series, Style, Tone};
-use super::series::{RunSeries, loss_lines};
+use super::series::{LossLegend, RunSeries, loss_lines};
 use super::stages::steps;
 use super::trained::stage_marks;
 
@@ -292,7 +292,11 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
     let mut loss = Vec::new();
     let mut drawn = Vec::new();
     for (i, run) in runs.iter().enumerate() {
-        let (series, how) = loss_lines(&run.name, &run.series.applied_losses(axis), tone(i));
+        let (series, how) = loss_lines(
+            LossLegend::Run(&run.name),
+            &run.series.applied_losses(axis),
+            tone(i),
+        );
         loss.extend(series);
         drawn.push(format!("{}: {how}", run.name));
     }

@@ -85,24 +85,44 @@ pub(crate) struct RunSeries {
     pub(crate) attempts_total: u64,
 }
 
+/// Who a loss line belongs to, for its legend.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LossLegend<'a> {
+    /// The one run of a sheet: the legend names the light line of every
+    /// update (`name`) and the bold one of its means.
+    Sheet(&'a str),
+    /// One of several compared runs, by its name: one entry per run, on
+    /// its bold line.
+    Run(&'a str),
+}
+
 /// The lines of a loss of every applied update: the points themselves
 /// when they are few; when dense, every point as a faint line and the mean
-/// of each interval of consecutive updates over it. `name` names the run
-/// (or the quantity) in the legend. Returns the series and a sentence on
-/// how they are drawn.
-pub(crate) fn loss_lines(name: &str, points: &[(f64, f64)], tone: Tone) -> (Vec<Series>, String) {
+/// of each interval of consecutive updates over it. Returns the series and
+/// a sentence on how they are drawn.
+pub(crate) fn loss_lines(
+    legend: LossLegend<'_>,
+    points: &[(f64, f64)],
+    tone: Tone,
+) -> (Vec<Series>, String) {
+    let name = match legend {
+        LossLegend::Sheet(name) | LossLegend::Run(name) => name,
+    };
     if points.len() <= DENSE {
         let series = Series::new(name, Style::LineWithPoints, tone, points.iter().copied());
         return (vec![series], "each dot is one update".to_owned());
     }
     let (means, size) = interval_means(points, INTERVALS);
-    let faint = Series::new("", Style::Faint, tone, points.iter().copied());
-    let mean = Series::new(
-        format!("{name} (mean of {} updates)", group_digits(size as u64)),
-        Style::Line,
-        tone,
-        means,
-    );
+    let size_text = group_digits(size as u64);
+    let (faint_name, mean_name) = match legend {
+        LossLegend::Sheet(name) => (name.to_owned(), format!("mean of {size_text} updates")),
+        LossLegend::Run(name) => (
+            String::new(),
+            format!("{name} (mean of {size_text} updates)"),
+        ),
+    };
+    let faint = Series::new(faint_name, Style::Faint, tone, points.iter().copied());
+    let mean = Series::new(mean_name, Style::Line, tone, means);
     (
         vec![faint, mean],
         format!(
@@ -322,6 +342,42 @@ mod tests {
             "a kept attempt stands for the gap"
         );
         assert!(!run.every_attempt);
+    }
+
+    #[test]
+    fn a_dense_loss_is_every_update_under_its_interval_means() {
+        let points: Vec<(f64, f64)> = (1..=400)
+            .map(|i| (f64::from(i), f64::from(i % 3)))
+            .collect();
+        let (sheet, how) = loss_lines(
+            LossLegend::Sheet("loss of every update"),
+            &points,
+            Tone::Primary,
+        );
+        let names: Vec<(&str, Style, usize)> = sheet
+            .iter()
+            .map(|s| (s.name.as_str(), s.style, s.points.len()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("loss of every update", Style::Faint, 400),
+                ("mean of 4 updates", Style::Line, 100)
+            ]
+        );
+        assert!(how.contains("each 4 consecutive updates"), "{how}");
+        let (run, _) = loss_lines(LossLegend::Run("flat"), &points, Tone::Run(0));
+        assert_eq!(
+            (run[0].name.as_str(), run[1].name.as_str()),
+            ("", "flat (mean of 4 updates)")
+        );
+        // Few points: every one drawn with a dot, under the legend's name.
+        let (few, how) = loss_lines(LossLegend::Run("flat"), &points[..20], Tone::Run(0));
+        assert_eq!(
+            (few.len(), few[0].style, few[0].name.as_str()),
+            (1, Style::LineWithPoints, "flat")
+        );
+        assert_eq!(how, "each dot is one update");
     }
 
     #[test]

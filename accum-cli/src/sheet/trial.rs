@@ -201,8 +201,11 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
     };
 
     let losses = run.applied_losses(axis);
-    let (mut loss_series, drawn) =
-        super::series::loss_lines("loss of every update", &losses, Tone::Primary);
+    let (mut loss_series, drawn) = super::series::loss_lines(
+        super::series::LossLegend::Sheet("loss of every update"),
+        &losses,
+        Tone::Primary,
+    );
     loss_series.extend(skip_marks(|a| a.loss));
     let which = if run.every_attempt {
         format!(
