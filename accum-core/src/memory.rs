@@ -17,6 +17,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The warning of a run whose retained memory grows across groups
+/// (`accum::run::group`), in the engine's report and a recorder's alike.
+pub const GROWTH_WARNING: &str = "memory kept between microbatches grows across groups: \
+     something holds on to them (release losses and activations after each backward pass)";
+
 /// Live bytes by kind, at one moment on one replica.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryBreakdown {

@@ -386,11 +386,7 @@ impl Recorder {
         let memory = self.memory.report();
         let mut warnings = Vec::new();
         if memory.peak_grows {
-            warnings.push(
-                "memory retained across groups grows: something is kept between microbatches \
-                 (release losses and activations after each backward pass)"
-                    .to_owned(),
-            );
+            warnings.push(crate::memory::GROWTH_WARNING.to_owned());
         }
         if self.counters.skipped_updates > 0 {
             warnings.push(format!(
