@@ -4,7 +4,10 @@
 
 use accum_core::config::TrainingConfig;
 use accum_core::estimate::{ByteSize, MemoryInputs, OptimizerKind as StateKind};
-use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
+use accum_core::settings::{
+    DataSection, LossSection, ModelSection, Normalization, OptimizerKind, OptimizerSection,
+    PrecisionMode, PrecisionSection, ScheduleSection,
+};
 use accum_core::units::group_digits;
 use accum_core::{Examples, LastGroup, Plan};
 
@@ -29,13 +32,32 @@ pub(crate) fn expected_tokens_per_update(config: &TrainingConfig, plan: &Plan) -
     plan.effective_batch().get().saturating_mul(mean_len)
 }
 
+/// A row whose value is accum's default says so in its note: a config
+/// that leaves a setting out runs with the default, which is not a choice
+/// anybody made.
+fn row(label: &str, value: impl Into<String>, note: impl Into<String>, default: bool) -> Row {
+    let note = note.into();
+    let note = match (default, note.is_empty()) {
+        (false, _) => note,
+        (true, true) => "the default".to_owned(),
+        (true, false) => format!("the default; {note}"),
+    };
+    Row::new(label, value, note)
+}
+
 /// The sheet tables of a `TrainingConfig`.
 pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
     let n = group_digits;
+    let loss_default = LossSection::default();
+    let precision_default = PrecisionSection::default();
+    let o_default = OptimizerSection::default();
+    let schedule_default = ScheduleSection::default();
+    let data_default = DataSection::default();
+    let model_default = ModelSection::default();
     let loss = Table {
         title: "Loss and precision".into(),
         rows: vec![
-            Row::new(
+            row(
                 "normalization",
                 config.loss.normalization.key(),
                 match config.loss.normalization {
@@ -47,13 +69,15 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
                     }
                     Normalization::Sum => "summed token losses, not divided",
                 },
+                config.loss.normalization == loss_default.normalization,
             ),
-            Row::new(
+            row(
                 "ignore_index",
                 config.loss.ignore_index.to_string(),
                 "labels with this value and padding contribute nothing",
+                config.loss.ignore_index == loss_default.ignore_index,
             ),
-            Row::new(
+            row(
                 "precision",
                 config.precision.mode.key(),
                 match config.precision.mode {
@@ -63,6 +87,7 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
                         "computed in f32 with fp16's range simulated: an element above 65,504 is an overflow"
                     }
                 },
+                config.precision.mode == precision_default.mode,
             ),
             Row::new(
                 "loss scaling",
@@ -83,33 +108,51 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
     };
     let o = &config.optimizer;
     let mut optimizer_rows = vec![
-        Row::new("optimizer", o.kind.key(), ""),
-        Row::new(
+        row("optimizer", o.kind.key(), "", o.kind == o_default.kind),
+        row(
             "learning rate",
             number(o.lr),
             format!(
-                "{} schedule, stepped once per applied update",
-                config.schedule.kind
+                "{} schedule{}, stepped once per applied update",
+                config.schedule.kind,
+                if config.schedule.kind == schedule_default.kind {
+                    " (the default)"
+                } else {
+                    ""
+                }
             ),
+            o.lr == o_default.lr,
         ),
     ];
     match o.kind {
         OptimizerKind::AdamW => {
-            optimizer_rows.push(Row::new(
+            optimizer_rows.push(row(
                 "betas",
                 format!("{}, {}", number(o.betas[0]), number(o.betas[1])),
                 "",
+                o.betas == o_default.betas,
             ));
-            optimizer_rows.push(Row::new("eps", number(o.eps), ""));
-            optimizer_rows.push(Row::new(
+            optimizer_rows.push(row("eps", number(o.eps), "", o.eps == o_default.eps));
+            optimizer_rows.push(row(
                 "weight decay",
                 number(o.weight_decay),
                 "decoupled",
+                o.weight_decay == o_default.weight_decay,
             ));
         }
         OptimizerKind::Sgd => {
-            optimizer_rows.push(Row::new("momentum", number(o.momentum), ""));
-            optimizer_rows.push(Row::new("weight decay", number(o.weight_decay), ""));
+            optimizer_rows.push(row(
+                "momentum",
+                number(o.momentum),
+                "",
+                o.momentum == o_default.momentum,
+            ));
+            optimizer_rows.push(row(
+                "weight decay",
+                number(o.weight_decay),
+                "",
+                o.weight_decay == o_default.weight_decay,
+            ));
         }
     }
     optimizer_rows.push(Row::new(
@@ -124,17 +167,23 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
     };
     let d = &config.data;
     let mut data_rows = vec![
-        Row::new(
+        row(
             "examples per epoch",
             n(d.examples),
             format!("synthetic Markov chain, seed {}", d.seed),
+            d.examples == data_default.examples,
         ),
-        Row::new(
+        row(
             "lengths",
-            format!("{}..={} tokens", d.min_len, d.max_len),
+            if d.min_len == d.max_len {
+                format!("{} tokens", n(d.min_len))
+            } else {
+                format!("{}–{} tokens", n(d.min_len), n(d.max_len))
+            },
             "uniform; padded per microbatch, padding not computed",
+            (d.min_len, d.max_len) == (data_default.min_len, data_default.max_len),
         ),
-        Row::new("vocabulary", n(d.vocab), ""),
+        row("vocabulary", n(d.vocab), "", d.vocab == data_default.vocab),
     ];
     let epoch = plan.epoch(Examples::new(d.examples), d.last_group);
     match epoch {
@@ -185,27 +234,26 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
         title: "Data and last group".into(),
         rows: data_rows,
     };
-    let params = model_params(config);
+    // The parameter count belongs to the model that ran: the trial shows
+    // it when the engine's model ran (`accum run`), not here.
+    let model_is_default = config.model == model_default;
     let model = Table {
         title: "Model".into(),
         rows: vec![
-            Row::new(
+            row(
                 "reference model",
                 "token MLP",
-                "x = embed[tok]; h = tanh(x·w1 + b1); logits = h·w2 + b2",
+                "x = embed[tok]; h = tanh(x·w1 + b1); logits = h·w2 + b2; what `accum run` trains",
+                model_is_default,
             ),
-            Row::new(
+            row(
                 "sizes",
                 format!(
                     "V {} · H {} · F {}",
                     d.vocab, config.model.hidden, config.model.ffn
                 ),
                 "",
-            ),
-            Row::new(
-                "parameters",
-                n(params),
-                format!("{} in f32", ByteSize::new(params.saturating_mul(4))),
+                model_is_default && d.vocab == data_default.vocab,
             ),
         ],
     };
@@ -246,5 +294,66 @@ pub(crate) fn memory_inputs(config: &TrainingConfig) -> MemoryInputs {
         },
         master_weights: false,
         activation_per_example: ByteSize::new(per_token.saturating_mul(config.data.max_len)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(sheet: &crate::sheet::Sheet, title: &str) -> Vec<(String, String, String)> {
+        sheet
+            .preparation
+            .tables
+            .iter()
+            .chain(sheet.trial.iter().flat_map(|t| t.tables.iter()))
+            .filter(|t| t.title == title)
+            .flat_map(|t| t.rows.iter())
+            .map(|r| (r.label.clone(), r.value.clone(), r.note.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_are_marked_and_the_parameter_count_waits_for_the_run() {
+        // No optimizer, model or loss section: every value there is accum's
+        // default, and says so.
+        let sheet = crate::sheet::tests::sheet_of(
+            "[batch]\nmicro_batch = 2\naccumulation = 2\nreplicas = 1\n[data]\nexamples = 64\nmin_len = 16\nmax_len = 64\n",
+        );
+        let optimizer = rows(&sheet, "Optimizer and schedule");
+        assert_eq!(
+            (optimizer[0].1.as_str(), optimizer[0].2.as_str()),
+            ("adamw", "the default")
+        );
+        assert!(
+            optimizer[1].2.starts_with("the default; "),
+            "{:?}",
+            optimizer[1]
+        );
+        let model = rows(&sheet, "Model");
+        assert!(model[0].2.starts_with("the default; "), "{model:?}");
+        assert!(model.iter().all(|r| r.0 != "parameters"), "{model:?}");
+        let data = rows(&sheet, "Data and last group");
+        let lengths = data.iter().find(|r| r.0 == "lengths").expect("lengths");
+        assert_eq!(lengths.1, "16–64 tokens");
+        assert!(!lengths.2.starts_with("the default"), "written in the file");
+        assert!(rows(&sheet, "Model that ran").is_empty(), "nothing ran");
+
+        // The fp16 fixture sets its optimizer's lr and the model: not
+        // marked; its engine run counts the parameters.
+        let (sheet, report) = crate::sheet::tests::fp16_sheet();
+        let optimizer = rows(&sheet, "Optimizer and schedule");
+        assert!(
+            !optimizer[1].2.starts_with("the default"),
+            "{:?}",
+            optimizer[1]
+        );
+        assert_eq!(optimizer[0].2, "the default", "the kind is left out");
+        let ran = rows(&sheet, "Model that ran");
+        let params = ran.iter().find(|r| r.0 == "parameters").expect("a count");
+        let config: TrainingConfig =
+            toml::from_str(crate::sheet::tests::FP16).expect("the fixture parses");
+        assert_eq!(params.1, group_digits(model_params(&config)));
+        assert_eq!(report.model["kind"], "token_mlp");
     }
 }

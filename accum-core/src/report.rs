@@ -26,6 +26,16 @@ pub use stream::{
     logged_points, read_updates, stream_file,
 };
 
+/// The stats stream that belongs beside the report `report`: `run.json` →
+/// `run.stats.jsonl`, in the same folder (a report names its stream by file
+/// name, relative to its own folder).
+pub fn stats_stream_beside(report: &std::path::Path) -> std::path::PathBuf {
+    let stem = report
+        .file_stem()
+        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+    report.with_file_name(format!("{stem}.stats.jsonl"))
+}
+
 use crate::memory::MemoryReport;
 use crate::plan::{LastGroup, Plan};
 use crate::settings::{LogAxis, Normalization, OptimizerKind, PrecisionMode};
@@ -394,6 +404,61 @@ impl RunSummary {
     }
 }
 
+/// How the loss moved over a run: the mean group loss of its first
+/// applied updates against that of its last ones, over windows of the
+/// same length (a twentieth of the updates, at least one), so that the
+/// change is not the noise of one group.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossChange {
+    /// The mean loss of the first `window` applied updates.
+    pub first: f64,
+    /// The mean loss of the last `window` applied updates.
+    pub last: f64,
+    /// Updates in each window.
+    pub window: usize,
+    /// Applied updates (with a finite loss) the windows were taken from.
+    pub of: usize,
+}
+
+impl LossChange {
+    /// The change over `updates`' applied attempts with a finite loss, in
+    /// order; `None` without any.
+    pub fn of<'a>(updates: impl IntoIterator<Item = &'a UpdateStats>) -> Option<LossChange> {
+        let losses: Vec<f64> = updates
+            .into_iter()
+            .filter(|u| u.applied && u.loss.is_finite())
+            .map(|u| u.loss)
+            .collect();
+        let of = losses.len();
+        if of == 0 {
+            return None;
+        }
+        let window = (of / 20).max(1);
+        let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
+        Some(LossChange {
+            first: mean(&losses[..window]),
+            last: mean(&losses[of - window..]),
+            window,
+            of,
+        })
+    }
+
+    /// How the figures were computed: `"the first and the last applied
+    /// update"` or `"means of the first and the last 10 of 200 applied
+    /// updates"`.
+    pub fn how(&self) -> String {
+        if self.window == 1 {
+            "the first and the last applied update's group loss".to_owned()
+        } else {
+            format!(
+                "means of the first and the last {} of {} applied updates' group losses",
+                crate::units::group_digits(self.window as u64),
+                crate::units::group_digits(self.of as u64)
+            )
+        }
+    }
+}
+
 /// Examples a last partial group dropped (R6).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DroppedGroup {
@@ -471,5 +536,79 @@ impl RunReport {
     /// The report as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a run report always serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(n: u64, applied: bool, loss: f64) -> UpdateStats {
+        UpdateStats {
+            attempt: n,
+            epoch: 0,
+            stage: 0,
+            applied,
+            updates: Updates::new(n),
+            loss,
+            denominator: 1.0,
+            examples: Examples::new(1),
+            tokens: Tokens::new(1),
+            microbatches: Microbatches::new(1),
+            partial: false,
+            lr: 0.0,
+            grad_norm: 1.0,
+            clipped: false,
+            loss_scale: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_loss_change_is_taken_over_windows_of_applied_updates() {
+        // A short run: the first and the last update, a skipped one left out.
+        let short = [
+            attempt(1, true, 4.0),
+            attempt(2, false, f64::NAN),
+            attempt(3, true, 1.0),
+        ];
+        let change = LossChange::of(&short).expect("a change");
+        assert_eq!(
+            (change.first, change.last, change.window, change.of),
+            (4.0, 1.0, 1, 2)
+        );
+        assert_eq!(
+            change.how(),
+            "the first and the last applied update's group loss"
+        );
+        // A long, noisy run: one group's noise does not decide the ends.
+        let long: Vec<UpdateStats> = (1..=200)
+            .map(|n| {
+                let noise = if n % 2 == 0 { 0.5 } else { -0.5 };
+                attempt(n, true, 3.0 - n as f64 / 100.0 + noise)
+            })
+            .collect();
+        let change = LossChange::of(&long).expect("a change");
+        assert_eq!((change.window, change.of), (10, 200));
+        assert!(
+            (change.first - (3.0 - 5.5 / 100.0)).abs() < 1e-12,
+            "{change:?}"
+        );
+        assert!(
+            (change.last - (3.0 - 195.5 / 100.0)).abs() < 1e-12,
+            "{change:?}"
+        );
+        assert_eq!(
+            change.how(),
+            "means of the first and the last 10 of 200 applied updates' group losses"
+        );
+        assert_eq!(LossChange::of(&short[1..2]), None);
+    }
+
+    #[test]
+    fn the_stats_stream_sits_beside_its_report() {
+        assert_eq!(
+            stats_stream_beside(std::path::Path::new("out/run.json")),
+            std::path::Path::new("out/run.stats.jsonl")
+        );
     }
 }

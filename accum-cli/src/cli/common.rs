@@ -30,6 +30,10 @@ pub(crate) enum CommonCommand {
     /// learning-rate schedule; with a run report also the loss, gradient norm,
     /// loss scale and skipped updates, counters and memory peaks.
     Sheet(SheetArgs),
+    /// Compare two or more runs from their reports: their plans side by
+    /// side, and the loss, learning rate and gradient norm overlaid against
+    /// examples or tokens (updates only when the runs' batches are the same).
+    Compare(CompareArgs),
     /// Print the rule behind a diagnostic code: what it checks, the failure
     /// it prevents, a wrong and a right example, and the fix.
     Explain(ExplainArgs),
@@ -55,6 +59,41 @@ pub(crate) enum SheetFormat {
     Html,
     /// The sheet's data as JSON.
     Json,
+    /// The run report's per-update statistics as CSV, one row per update
+    /// attempt (for pandas, a spreadsheet or a tracker); needs --report.
+    Csv,
+}
+
+/// The x axis runs are compared against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CompareAxis {
+    /// Supervised tokens processed.
+    Tokens,
+    /// Examples processed.
+    Examples,
+    /// Applied updates: only for runs with the same batches.
+    Updates,
+}
+
+/// Arguments of `compare`.
+#[derive(Debug, Args)]
+pub(crate) struct CompareArgs {
+    /// Run reports (JSON), as the engine or a loop's recorder writes them.
+    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
+    pub(crate) reports: Vec<std::path::PathBuf>,
+
+    /// The x axis of every plot.
+    #[arg(long, value_enum, default_value_t = CompareAxis::Tokens)]
+    pub(crate) axis: CompareAxis,
+
+    /// Output format (default: from the -o extension, else md); csv is not
+    /// one of them.
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<SheetFormat>,
+
+    /// Write the comparison to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<std::path::PathBuf>,
 }
 
 /// Arguments of `sheet`.

@@ -14,8 +14,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 pub(crate) use accum::{Backend, ExportArgs, ImportArgs, InitArgs, RunArgs, VerifyArgs};
 pub(crate) use common::{
-    CalcArgs, CommonCommand, CompletionsArgs, ExplainArgs, Optimizer, Precision, ReplanArgs,
-    SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,
+    CalcArgs, CommonCommand, CompareArgs, CompareAxis, CompletionsArgs, ExplainArgs, Optimizer,
+    Precision, ReplanArgs, SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,
 };
 use examples::{Binary, examples};
 
@@ -119,7 +119,7 @@ pub(crate) fn user_command(bin: &str) -> clap::Command {
     .mut_subcommand("sheet", |sheet| {
         sheet.mut_arg("report", |report| {
             report.help(
-                "A run report (JSON) of this configuration's run, as the accum engine writes it",
+                "A run report (JSON) of this configuration's run, as the accum engine or a loop's recorder (accum::driver::Recorder) writes it",
             )
         })
     })

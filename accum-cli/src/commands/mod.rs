@@ -15,6 +15,7 @@ use crate::load::{Checker, CliConfig};
 use crate::sheet::extras::Extras;
 
 pub(crate) mod calc;
+pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod explain;
 pub(crate) mod init;
@@ -85,6 +86,7 @@ pub(crate) fn run_common<T: CliConfig>(
         CommonCommand::Validate(args) => validate::run::<T>(args, hooks.check),
         CommonCommand::Replan(args) => replan::run::<T>(args, hooks),
         CommonCommand::Sheet(args) => sheet::run::<T>(args, hooks),
+        CommonCommand::Compare(args) => compare::run(args),
         CommonCommand::Explain(args) => explain::run(args),
         CommonCommand::Completions(args) => completions::run(args, cli()),
     }

@@ -443,8 +443,7 @@ fn summary(
 ) -> String {
     let c = &report.counters;
     let secs = elapsed.as_secs_f64().max(1e-9);
-    let first = report.loss_curve.points.first().map(|p| p.loss);
-    let last = (report.summary.loss.count > 0).then_some(report.summary.loss.last);
+    let change = accum_core::report::LossChange::of(&report.updates);
     let mut out = String::new();
     out.push_str(&format!(
         "{} in {:.2} s{}\n",
@@ -470,8 +469,18 @@ fn summary(
         group_digits(c.supervised_tokens.get()),
         group_digits((c.supervised_tokens.get() as f64 / secs) as u64)
     ));
-    if let (Some(first), Some(last)) = (first, last) {
-        out.push_str(&format!("  loss {first:.4} → {last:.4}\n"));
+    if let Some(change) = change {
+        out.push_str(&format!(
+            "  loss {:.4} → {:.4} ({}{})\n",
+            change.first,
+            change.last,
+            change.how(),
+            if report.updates_stride > 1 {
+                ", evenly spread over the run"
+            } else {
+                ""
+            }
+        ));
     }
     if report.stages.len() > 1 {
         out.push_str(&stage_lines(&report.stages));
@@ -481,7 +490,7 @@ fn summary(
         ByteSize::new(report.memory.peak_bytes),
         ByteSize::new(report.memory.peak_activation_bytes),
         if report.memory.peak_grows {
-            "; WARNING: the peak grows across groups"
+            "; WARNING: memory kept between microbatches grows across groups"
         } else {
             ""
         }

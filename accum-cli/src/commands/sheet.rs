@@ -1,28 +1,55 @@
 //! `accum sheet FILE`: the run's data sheet in Markdown, HTML or JSON, from
-//! the typed configuration and an optional run report. Building and
+//! the typed configuration and an optional run report; `--format csv`
+//! gives the report's per-update statistics instead. Building and
 //! rendering the sheet is `crate::sheet`'s; this is the command's front end.
 
-use crate::cli::SheetArgs;
+use std::path::Path;
+
+use crate::cli::{SheetArgs, SheetFormat};
 use crate::commands::Hooks;
 use crate::error::{CliError, Exit};
 use crate::load::{CliConfig, load_checked};
 
+/// Reads the run report at `path`.
+pub(crate) fn read_report(path: &Path) -> Result<accum_core::RunReport, CliError> {
+    let text = crate::source::read_text(path, crate::source::MAX_REPORT_BYTES)
+        .map_err(|err| CliError::usage(format!("cannot read the run report: {err}")))?;
+    serde_json::from_str(&text).map_err(|err| {
+        CliError::invalid(format!(
+            "{}: not an accum run report: {err}",
+            path.display()
+        ))
+    })
+}
+
 pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Exit, CliError> {
     let checked = load_checked::<T>(&args.file, hooks.check)?;
     let report = match &args.report {
-        Some(path) => {
-            let text = crate::source::read_text(path, crate::source::MAX_REPORT_BYTES)
-                .map_err(|err| CliError::usage(format!("cannot read the run report: {err}")))?;
-            let report: accum_core::RunReport = serde_json::from_str(&text).map_err(|err| {
-                CliError::invalid(format!(
-                    "{}: not an accum run report: {err}",
-                    path.display()
-                ))
-            })?;
-            Some((path.display().to_string(), report))
-        }
+        Some(path) => Some((path.display().to_string(), read_report(path)?)),
         None => None,
     };
+    if args.format == Some(SheetFormat::Csv) {
+        let Some((source, report)) = &report else {
+            return Err(CliError::usage(
+                "--format csv gives the per-update statistics of a run: add `--report RUN.json`",
+            ));
+        };
+        let mut problems = Vec::new();
+        let (updates, _) =
+            crate::sheet::series::update_stats(report, Path::new(source), &mut problems);
+        for problem in &problems {
+            eprintln!("warning: {problem}");
+        }
+        let text = crate::sheet::csv::render(&updates);
+        return match &args.output {
+            Some(out) => {
+                crate::fsio::write_atomic(out, text.as_bytes())?;
+                crate::sheet::output::print_written(std::slice::from_ref(out))?;
+                Ok(Exit::Ok)
+            }
+            None => crate::output::print_text(&text).map(|()| Exit::Ok),
+        };
+    }
     let extras = (hooks.sheet)(&checked.config, &checked.plan);
     let model = crate::sheet::build::build(
         &checked.config,

@@ -319,13 +319,38 @@ mod tests {
                 "tokens per update",
                 "updates",
                 "epochs",
-                "final loss"
+                "loss"
             ]
         );
         assert_eq!(s.cards[0].detail, "B = m·A·D = 4 × 2 × 2 = 16");
         assert!(s.cards[2].alert, "skipped updates need attention");
-        let last = report.loss_curve.points.last().expect("logged points");
-        assert_eq!(s.final_loss, Some(last.loss));
+        // The loss card: the first and the last applied update of a short
+        // run (60 updates: windows of 3), said so.
+        let applied: Vec<f64> = report
+            .updates
+            .iter()
+            .filter(|u| u.applied)
+            .map(|u| u.loss)
+            .collect();
+        let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
+        let window = applied.len() / 20;
+        assert_eq!(window, 3);
+        assert_eq!(s.final_loss, Some(mean(&applied[applied.len() - 3..])));
+        assert_eq!(
+            s.cards[4].value,
+            format!(
+                "{:.4} → {:.4}",
+                mean(&applied[..3]),
+                mean(&applied[applied.len() - 3..])
+            )
+        );
+        assert_eq!(
+            s.cards[4].detail,
+            format!(
+                "means of the first and the last 3 of {} applied updates' group losses",
+                applied.len()
+            )
+        );
 
         let titles: Vec<&str> = sheet
             .preparation
@@ -359,7 +384,7 @@ mod tests {
         );
 
         let ids: Vec<&str> = sheet.charts().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["schedule", "loss", "grad-norm", "loss-scale"]);
+        assert_eq!(ids, ["schedule", "loss", "lr", "grad-norm", "loss-scale"]);
         let trial = sheet.trial.as_ref().expect("a trial");
         let skipped = c.skipped_updates as usize;
         for chart in &trial.charts {
@@ -373,17 +398,59 @@ mod tests {
         }
         let loss = &trial.charts[0].series[0];
         assert_eq!(loss.style, Style::LineWithPoints);
-        assert_eq!(
-            loss.points.len(),
-            report.loss_curve.points.len(),
-            "every logged point"
-        );
-        let scale = &trial.charts[2];
+        assert_eq!(loss.points.len(), applied.len(), "every applied update");
+        assert_eq!(loss.points[0][1], applied[0], "from the first");
+        // The learning rate each applied update used, from the report.
+        let lr = &trial.charts[1].series[0];
+        let lrs: Vec<f64> = report
+            .updates
+            .iter()
+            .filter(|u| u.applied)
+            .map(|u| u.lr)
+            .collect();
+        assert_eq!(lr.points.iter().map(|p| p[1]).collect::<Vec<_>>(), lrs);
+        let scale = &trial.charts[3];
         assert_eq!(scale.y.log, Some(LogBase::Two));
         assert_eq!(scale.series[0].points[0][1], 16_777_216.0);
         assert_eq!(scale.series[0].points.len(), c.update_attempts as usize);
-        let clip = &trial.charts[1].series[1];
+        let clip = &trial.charts[2].series[1];
         assert_eq!((clip.style, clip.points[0][1]), (Style::Reference, 1.0));
+    }
+
+    #[test]
+    fn a_run_stopped_early_gets_its_own_card() {
+        use accum_core::AccumConfig;
+        let (sheet, mut report) = fp16_sheet();
+        assert!(
+            sheet
+                .summary
+                .cards
+                .iter()
+                .all(|c| c.label != "stopped early")
+        );
+        report.stopped_early = true;
+        let config: accum_core::config::TrainingConfig =
+            toml::from_str(crate::sheet::tests::FP16).expect("the fixture parses");
+        let plan = config.plan().expect("a plan");
+        let extras = crate::training::sheet_extras(&config, &plan);
+        let sheet = build(
+            &config,
+            &plan,
+            "fp16.toml",
+            extras,
+            Some(("run.json".into(), &report)),
+        );
+        let card = sheet
+            .summary
+            .cards
+            .iter()
+            .find(|c| c.label == "stopped early")
+            .expect("a stopped-early card");
+        assert!(card.alert);
+        assert_eq!(
+            card.value,
+            format!("{} of 60 updates", report.counters.applied_updates.get())
+        );
     }
 
     #[test]

@@ -188,6 +188,9 @@ pub(crate) enum Style {
     Crosses,
     /// A dashed reference line (a clipping threshold, the end of warmup).
     Reference,
+    /// A thin, light line under a bolder one: every point of a noisy
+    /// series beneath its interval means.
+    Faint,
 }
 
 /// The colour role of a series: the renderer picks the colours.
@@ -202,6 +205,9 @@ pub(crate) enum Tone {
     Alert,
     /// Context (reference lines).
     Muted,
+    /// One run of several compared, by its index: colours of different
+    /// lightness, so that the runs stay apart when printed in grey.
+    Run(u8),
 }
 
 /// One series of points.
@@ -234,7 +240,9 @@ impl Series {
         let points = match style {
             Style::Crosses => thin(finite, MAX_MARKERS),
             Style::Reference => finite,
-            Style::Line | Style::LineWithPoints | Style::Step => decimate(finite, MAX_LINE_POINTS),
+            Style::Line | Style::LineWithPoints | Style::Step | Style::Faint => {
+                decimate(finite, MAX_LINE_POINTS)
+            }
         };
         Series {
             name: name.into(),
@@ -275,6 +283,33 @@ pub(crate) fn decimate(points: Vec<[f64; 2]>, max: usize) -> Vec<[f64; 2]> {
         }
     }
     out
+}
+
+/// Interval means of a dense series: the points cut into `intervals`
+/// runs of consecutive points of equal count (the last may be shorter),
+/// each drawn at its mean x and mean y. Returns the points themselves when
+/// there are no more than `intervals`, and the count of points per interval.
+pub(crate) fn interval_means(points: &[(f64, f64)], intervals: usize) -> (Vec<(f64, f64)>, usize) {
+    let finite: Vec<(f64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    if finite.len() <= intervals.max(1) {
+        return (finite, 1);
+    }
+    let size = finite.len().div_ceil(intervals.max(1));
+    let means = finite
+        .chunks(size)
+        .map(|chunk| {
+            let n = chunk.len() as f64;
+            let (sx, sy) = chunk
+                .iter()
+                .fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
+            (sx / n, sy / n)
+        })
+        .collect();
+    (means, size)
 }
 
 /// Keeps about `max` evenly spaced points (markers: each is an event, and
@@ -326,6 +361,26 @@ mod tests {
         assert!(
             thinned.windows(2).all(|w| w[0][0] < w[1][0]),
             "x order kept"
+        );
+    }
+
+    #[test]
+    fn interval_means_average_consecutive_points() {
+        let points: Vec<(f64, f64)> = (1..=10).map(|i| (f64::from(i), f64::from(i % 2))).collect();
+        let (means, size) = interval_means(&points, 5);
+        assert_eq!(size, 2);
+        assert_eq!(
+            means,
+            vec![(1.5, 0.5), (3.5, 0.5), (5.5, 0.5), (7.5, 0.5), (9.5, 0.5)]
+        );
+        let (means, size) = interval_means(&points, 3);
+        assert_eq!(size, 4);
+        assert_eq!(means.last(), Some(&(9.5, 0.5)), "a shorter last interval");
+        let (few, size) = interval_means(&points[..3], 5);
+        assert_eq!(
+            (few.len(), size),
+            (3, 1),
+            "sparse points are kept as they are"
         );
     }
 

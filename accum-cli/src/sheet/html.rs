@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::chart::Chart;
 use super::{Sheet, Table, escape_html, plot};
 
-const STYLE: &str = "\
+pub(crate) const STYLE: &str = "\
 :root{--ink:#111827;--soft:#374151;--muted:#6b7280;--line:#e5e7eb;--bg:#f5f6f8;--accent:#2563eb;--alert:#b91c1c}\
 *{box-sizing:border-box}\
 body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
@@ -196,7 +196,7 @@ pub(crate) fn render(sheet: &Sheet) -> String {
     out
 }
 
-fn figure(out: &mut String, chart: &Chart) {
+pub(crate) fn figure(out: &mut String, chart: &Chart) {
     let _ = writeln!(
         out,
         "<figure class=\"panel\" id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>",
@@ -273,8 +273,9 @@ mod tests {
         assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
         assert!(html.contains("<h1>fp16 &lt;b&gt;tiny&lt;/b&gt; &amp; skipped</h1>"));
         assert!(html.contains("the first attempts overflow | the scale backs off"));
-        // The schedule; the loss wide and narrow; gradient norm; loss scale.
-        assert_eq!(html.matches("<svg ").count(), 5);
+        // The schedule; the loss wide and narrow; the learning rate used;
+        // gradient norm; loss scale.
+        assert_eq!(html.matches("<svg ").count(), 6);
         assert_eq!(html.matches("class=\"card").count(), 5);
         assert_eq!(html.matches("class=\"card alert\"").count(), 1);
         let order: Vec<usize> = [

@@ -154,11 +154,12 @@ mod tests {
         assert!(at("## Preparation") < at("## Trial"));
         assert!(at("## Trial") < at("## Accepted results"));
         assert!(md.contains(
-            "| effective batch B | tokens per update | updates | epochs | final loss |\n| --- | --- | --- | --- | --- |\n| **16 examples** |"
+            "| effective batch B | tokens per update | updates | epochs | loss |\n| --- | --- | --- | --- | --- |\n| **16 examples** |"
         ));
         for (title, id) in [
             ("Learning-rate schedule", "schedule"),
             ("Loss against examples", "loss"),
+            ("Learning rate against examples", "lr"),
             ("Gradient norm", "grad-norm"),
             ("Loss scale", "loss-scale"),
         ] {
@@ -175,7 +176,7 @@ mod tests {
         let (sheet, _) = fp16_sheet();
         let md = render(&sheet, &|_| None);
         assert!(!md.contains("]("), "no links: {md}");
-        assert!(md.contains("_4 plots are not included: write the sheet to a file"));
+        assert!(md.contains("_5 plots are not included: write the sheet to a file"));
     }
 
     #[test]

@@ -15,6 +15,8 @@ use serde::Serialize;
 mod axes;
 pub(crate) mod build;
 pub(crate) mod chart;
+pub(crate) mod compare;
+pub(crate) mod csv;
 pub(crate) mod extras;
 mod grid;
 pub(crate) mod html;
@@ -115,7 +117,8 @@ pub(crate) struct Summary {
     pub(crate) skipped_updates: Option<u64>,
     /// Passes over the data the trial made.
     pub(crate) epochs: Option<f64>,
-    /// The trial's last logged loss.
+    /// The trial's loss at the end: the mean over its last applied
+    /// updates (see the loss card for how many).
     pub(crate) final_loss: Option<f64>,
     /// The same, formatted for reading.
     pub(crate) cards: Vec<Card>,

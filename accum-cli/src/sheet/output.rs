@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::chart::Chart;
+use super::compare::{self, Comparison};
 use super::{Sheet, html, markdown, plot};
 use crate::cli::SheetFormat;
 use crate::error::CliError;
@@ -26,42 +27,113 @@ pub(crate) fn chart_path(output: &Path, chart: &Chart) -> PathBuf {
     output.with_extension(format!("{}.svg", chart.id))
 }
 
-/// Renders `sheet` in `format` to `output`, or to stdout.
+/// What a sheet or a comparison is rendered from: its plots, and its
+/// text in each format given a way to link the plots.
+pub(crate) trait Document {
+    /// The plots, in order.
+    fn charts(&self) -> Vec<&Chart>;
+    /// The JSON document.
+    fn json(&self) -> Result<String, CliError>;
+    /// The HTML page.
+    fn html(&self) -> String;
+    /// The Markdown text; `link` names each plot's SVG file, if any.
+    fn markdown(&self, link: &dyn Fn(&Chart) -> Option<String>) -> String;
+}
+
+impl Document for Sheet {
+    fn charts(&self) -> Vec<&Chart> {
+        Sheet::charts(self).collect()
+    }
+    fn json(&self) -> Result<String, CliError> {
+        to_json(self)
+    }
+    fn html(&self) -> String {
+        html::render(self)
+    }
+    fn markdown(&self, link: &dyn Fn(&Chart) -> Option<String>) -> String {
+        markdown::render(self, link)
+    }
+}
+
+impl Document for Comparison {
+    fn charts(&self) -> Vec<&Chart> {
+        self.charts.iter().collect()
+    }
+    fn json(&self) -> Result<String, CliError> {
+        to_json(self)
+    }
+    fn html(&self) -> String {
+        compare::html(self)
+    }
+    fn markdown(&self, link: &dyn Fn(&Chart) -> Option<String>) -> String {
+        compare::markdown(self, link)
+    }
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<String, CliError> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Renders `doc` in `format` to `output`, or to stdout. With `output`,
+/// prints the files it wrote, one a line.
 pub(crate) fn write(
-    sheet: &Sheet,
+    doc: &dyn Document,
     format: Option<SheetFormat>,
     output: Option<&Path>,
 ) -> Result<(), CliError> {
+    let mut written = Vec::new();
     let text = match format.unwrap_or_else(|| format_for(output)) {
-        SheetFormat::Json => {
-            let mut text = serde_json::to_string_pretty(sheet)
-                .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
-            text.push('\n');
-            text
+        SheetFormat::Json => doc.json()?,
+        SheetFormat::Html => doc.html(),
+        SheetFormat::Csv => {
+            return Err(CliError::usage(
+                "--format csv gives a run report's per-update statistics: use it with `sheet CONFIG --report RUN.json`",
+            ));
         }
-        SheetFormat::Html => html::render(sheet),
         SheetFormat::Md => match output {
             Some(out) => {
                 // The sheet's own path is checked first, so that a wrong
                 // path is reported as such; the plots are written before
                 // the Markdown that links them.
                 check_writable(out)?;
-                for chart in sheet.charts() {
-                    write_atomic(&chart_path(out, chart), plot::render(chart).as_bytes())?;
+                for chart in doc.charts() {
+                    let path = chart_path(out, chart);
+                    write_atomic(&path, plot::render(chart).as_bytes())?;
+                    written.push(path);
                 }
-                markdown::render(sheet, &|chart| {
+                doc.markdown(&|chart| {
                     chart_path(out, chart)
                         .file_name()
                         .map(|n| n.to_string_lossy().into_owned())
                 })
             }
-            None => markdown::render(sheet, &|_| None),
+            None => doc.markdown(&|_| None),
         },
     };
     match output {
-        Some(out) => write_atomic(out, text.as_bytes()),
+        Some(out) => {
+            write_atomic(out, text.as_bytes())?;
+            written.insert(0, out.to_path_buf());
+            print_written(&written)
+        }
         None => print_text(&text),
     }
+}
+
+/// `wrote sheet.md` and a line for each file beside it.
+pub(crate) fn print_written(paths: &[PathBuf]) -> Result<(), CliError> {
+    let mut text = String::new();
+    for (i, path) in paths.iter().enumerate() {
+        if i == 0 {
+            text.push_str(&format!("wrote {}\n", path.display()));
+        } else {
+            text.push_str(&format!("  and {}\n", path.display()));
+        }
+    }
+    print_text(&text)
 }
 
 #[cfg(test)]

@@ -75,12 +75,32 @@ fn render_sized(chart: &Chart, (width, height): (u32, u32)) -> String {
     }
 }
 
+/// The colours of compared runs, in order: their lightness (Rec. 709
+/// luma) is about 58, 114, 176 and 10 of 255, so that printed in grey the
+/// runs stay apart; from the second run on, lines are also dashed.
+const RUNS: [RGBColor; 4] = [
+    RGBColor(0x1e, 0x3a, 0x8a),
+    RGBColor(0xea, 0x58, 0x0c),
+    RGBColor(0x84, 0xcc, 0x16),
+    RGBColor(0x0a, 0x0a, 0x0a),
+];
+
 fn tone_color(tone: Tone) -> RGBColor {
     match tone {
         Tone::Primary => BLUE,
         Tone::Secondary => TEAL,
         Tone::Alert => RED,
         Tone::Muted => GREY,
+        Tone::Run(i) => RUNS[usize::from(i) % RUNS.len()],
+    }
+}
+
+/// Dashes of a compared run's lines (`None`: solid): the first run solid,
+/// the others dashed, each with its own rhythm.
+fn run_dashes(tone: Tone) -> Option<(u32, u32)> {
+    match tone {
+        Tone::Run(0) | Tone::Primary | Tone::Secondary | Tone::Alert | Tone::Muted => None,
+        Tone::Run(i) => Some((4 + 3 * u32::from(i % 3), 3)),
     }
 }
 
@@ -343,8 +363,19 @@ where
     let color = tone_color(series.tone);
     let points = mapped(series, xm, ym);
     match series.style {
-        Style::Line => {
-            area.draw(&PathElement::new(points, color.stroke_width(2)))?;
+        Style::Line => match run_dashes(series.tone) {
+            Some((dash, gap)) => {
+                area.draw(&DashedPathElement::new(
+                    points,
+                    dash,
+                    gap,
+                    color.stroke_width(2),
+                ))?;
+            }
+            None => area.draw(&PathElement::new(points, color.stroke_width(2)))?,
+        },
+        Style::Faint => {
+            area.draw(&PathElement::new(points, color.mix(0.3).stroke_width(1)))?;
         }
         Style::LineWithPoints => {
             let radius = if points.len() > 150 { 1 } else { 3 };
@@ -442,19 +473,19 @@ fn heading(root: &Area<'_>, chart: &Chart, width: u32) -> Result<u32, Failure> {
     ))?;
     let style = text(12.0, &LABEL);
     // Every panel's named series, top first, then the marks.
-    let mut entries: Vec<(&str, Style, RGBColor)> = chart
+    let mut entries: Vec<(&str, Style, Tone, RGBColor)> = chart
         .above
         .iter()
         .flat_map(|p| p.series.iter())
         .chain(chart.series.iter())
         .filter(|s| !s.name.is_empty())
-        .map(|s| (s.name.as_str(), s.style, tone_color(s.tone)))
+        .map(|s| (s.name.as_str(), s.style, s.tone, tone_color(s.tone)))
         .collect();
     if let Some(marks) = chart.marks.as_ref().filter(|m| !m.at.is_empty()) {
-        entries.push((marks.name.as_str(), Style::Reference, MARK));
+        entries.push((marks.name.as_str(), Style::Reference, Tone::Muted, MARK));
     }
     let mut widths = Vec::with_capacity(entries.len());
-    for (name, _, _) in &entries {
+    for (name, _, _, _) in &entries {
         widths.push(root.estimate_text_size(name, &style)?.0 as i32);
     }
     // Each entry: a 20-pixel swatch, a gap of 6, the name, a gap of 18.
@@ -468,7 +499,7 @@ fn heading(root: &Area<'_>, chart: &Chart, width: u32) -> Result<u32, Failure> {
         ROW + ROW / 2 + 4
     };
     let mut end = right;
-    for ((name, style_of, color), w) in entries.iter().zip(&widths).rev() {
+    for ((name, style_of, tone, color), w) in entries.iter().zip(&widths).rev() {
         let label_x = end - w;
         root.draw(&Text::new(
             (*name).to_owned(),
@@ -493,9 +524,20 @@ fn heading(root: &Area<'_>, chart: &Chart, width: u32) -> Result<u32, Failure> {
                 root.draw(&PathElement::new(line, color.stroke_width(2)))?;
                 root.draw(&Circle::new((swatch + 10, baseline), 3, color.filled()))?;
             }
-            Style::Line | Style::Step => {
-                root.draw(&PathElement::new(line, color.stroke_width(2)))?;
+            Style::Faint => {
+                root.draw(&PathElement::new(line, color.mix(0.3).stroke_width(1)))?;
             }
+            Style::Line | Style::Step => match run_dashes(*tone) {
+                Some((dash, gap)) => {
+                    root.draw(&DashedPathElement::new(
+                        line,
+                        dash,
+                        gap,
+                        color.stroke_width(2),
+                    ))?;
+                }
+                None => root.draw(&PathElement::new(line, color.stroke_width(2)))?,
+            },
         }
         end = swatch - 18;
     }
@@ -523,6 +565,38 @@ mod tests {
             above: vec![],
             marks: None,
         }
+    }
+
+    #[test]
+    fn compared_runs_stay_apart_in_grey() {
+        // Rec. 709 luma of each run's colour: printed in grey, any two runs
+        // differ by at least a sixth of the range.
+        let luma = |c: RGBColor| {
+            0.2126 * f64::from(c.0) + 0.7152 * f64::from(c.1) + 0.0722 * f64::from(c.2)
+        };
+        for (i, a) in RUNS.iter().enumerate() {
+            for b in &RUNS[i + 1..] {
+                let (la, lb) = (luma(*a), luma(*b));
+                assert!(
+                    (la - lb).abs() > 255.0 / 6.0,
+                    "{a:?} {la:.0} and {b:?} {lb:.0}"
+                );
+            }
+        }
+        // And from the second run on, dashed: two runs differ in the line too.
+        assert_eq!(run_dashes(Tone::Run(0)), None);
+        assert!(run_dashes(Tone::Run(1)).is_some());
+        assert_ne!(run_dashes(Tone::Run(1)), run_dashes(Tone::Run(2)));
+        let chart = chart(
+            vec![
+                Series::new("a", Style::Line, Tone::Run(0), [(0.0, 1.0), (1.0, 2.0)]),
+                Series::new("b", Style::Line, Tone::Run(1), [(0.0, 2.0), (1.0, 1.0)]),
+            ],
+            Axis::linear("loss"),
+        );
+        let svg = render(&chart);
+        assert!(svg.contains("stroke=\"#1E3A8A\""), "{svg}");
+        assert!(svg.contains("stroke=\"#EA580C\""), "{svg}");
     }
 
     #[test]

@@ -10,9 +10,19 @@
 use std::path::Path;
 
 use accum_core::report::{
-    CurvePoint, Decimated, RunReport, UpdateStats, logged_points, read_updates,
+    CurvePoint, Decimated, LossChange, RunReport, UpdateStats, logged_points, read_updates,
 };
 use accum_core::settings::LogAxis;
+use accum_core::units::group_digits;
+
+use super::chart::{Series, Style, Tone, interval_means};
+
+/// Applied updates past which a loss line is drawn as interval means over
+/// a faint line of every update.
+const DENSE: usize = 120;
+
+/// Intervals a dense loss line is cut into.
+const INTERVALS: usize = 100;
 
 /// Logged points a sheet keeps at most; past it they are evenly spread.
 const LOGGED_CAPACITY: usize = 4096;
@@ -34,6 +44,8 @@ pub(crate) struct Attempt {
     pub(crate) grad_norm: f64,
     /// The loss scale during the group.
     pub(crate) loss_scale: f64,
+    /// The learning rate used (0 when skipped).
+    pub(crate) lr: f64,
 }
 
 impl Attempt {
@@ -66,24 +78,78 @@ pub(crate) struct RunSeries {
     /// What could not be read (a stream that is missing or damaged), for
     /// the sheet's warnings.
     pub(crate) problems: Vec<String>,
+    /// How the loss moved from the first applied updates to the last, over
+    /// the attempts read.
+    pub(crate) loss_change: Option<LossChange>,
+    /// Attempts the run made (at least `attempts.len()`).
+    pub(crate) attempts_total: u64,
+}
+
+/// Who a loss line belongs to, for its legend.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LossLegend<'a> {
+    /// The one run of a sheet: the legend names the light line of every
+    /// update (`name`) and the bold one of its means.
+    Sheet(&'a str),
+    /// One of several compared runs, by its name: one entry per run, on
+    /// its bold line.
+    Run(&'a str),
+}
+
+/// The lines of a loss of every applied update: the points themselves
+/// when they are few; when dense, every point as a faint line and the mean
+/// of each interval of consecutive updates over it. Returns the series and
+/// a sentence on how they are drawn.
+pub(crate) fn loss_lines(
+    legend: LossLegend<'_>,
+    points: &[(f64, f64)],
+    tone: Tone,
+) -> (Vec<Series>, String) {
+    let name = match legend {
+        LossLegend::Sheet(name) | LossLegend::Run(name) => name,
+    };
+    if points.len() <= DENSE {
+        let series = Series::new(name, Style::LineWithPoints, tone, points.iter().copied());
+        return (vec![series], "each dot is one update".to_owned());
+    }
+    let (means, size) = interval_means(points, INTERVALS);
+    let size_text = group_digits(size as u64);
+    let (faint_name, mean_name) = match legend {
+        LossLegend::Sheet(name) => (name.to_owned(), format!("mean of {size_text} updates")),
+        LossLegend::Run(name) => (
+            String::new(),
+            format!("{name} (mean of {size_text} updates)"),
+        ),
+    };
+    let faint = Series::new(faint_name, Style::Faint, tone, points.iter().copied());
+    let mean = Series::new(mean_name, Style::Line, tone, means);
+    (
+        vec![faint, mean],
+        format!(
+            "the light line is every update, the bold line the mean of each {} consecutive updates",
+            group_digits(size as u64)
+        ),
+    )
 }
 
 impl RunSeries {
-    /// The last finite logged loss with its position, or the last applied
-    /// attempt's when nothing was logged.
-    pub(crate) fn final_loss(&self) -> Option<(f64, f64)> {
-        self.logged
+    /// The loss of every applied update the series holds, at its place on
+    /// `axis`.
+    pub(crate) fn applied_losses(&self, axis: LogAxis) -> Vec<(f64, f64)> {
+        self.attempts
             .iter()
-            .rev()
-            .find(|(_, loss)| loss.is_finite())
-            .copied()
-            .or_else(|| {
-                self.attempts
-                    .iter()
-                    .rev()
-                    .find(|a| a.applied && a.loss.is_finite())
-                    .map(|a| (a.at(self.axis), a.loss))
-            })
+            .filter(|a| a.applied && a.loss.is_finite())
+            .map(|a| (a.at(axis), a.loss))
+            .collect()
+    }
+
+    /// The learning rate of every applied update, at its place on `axis`.
+    pub(crate) fn applied_lrs(&self, axis: LogAxis) -> Vec<(f64, f64)> {
+        self.attempts
+            .iter()
+            .filter(|a| a.applied)
+            .map(|a| (a.at(axis), a.lr))
+            .collect()
     }
 }
 
@@ -124,18 +190,10 @@ pub(crate) fn read(report: &RunReport, report_path: &Path) -> RunSeries {
             .saturating_mul(report.loss_curve.stride.max(1))
     };
 
-    let streamed = accum_core::report::stream_file(report, report_path)
-        .transpose()
-        .map(|path| path.and_then(|path| read_updates(&path)));
-    let (updates, every_attempt) = match streamed {
-        Some(Ok(updates)) => (updates, true),
-        Some(Err(err)) => {
-            problems.push(format!("the attempts are the report's own: {err}"));
-            (report.updates.clone(), report.updates_stride <= 1)
-        }
-        None => (report.updates.clone(), report.updates_stride <= 1),
-    };
+    let (updates, every_attempt) = update_stats(report, report_path, &mut problems);
     RunSeries {
+        loss_change: LossChange::of(&updates),
+        attempts_total: report.counters.update_attempts.max(updates.len() as u64),
         axis: report.loss_curve.axis,
         logged: logged
             .items()
@@ -149,11 +207,33 @@ pub(crate) fn read(report: &RunReport, report_path: &Path) -> RunSeries {
     }
 }
 
+/// The update attempts of `report`: every one from the stats stream it
+/// names, when that reads, else the report's own (every one, or evenly
+/// spread ones); with whether they are every attempt. A stream that does
+/// not read is noted in `problems`.
+pub(crate) fn update_stats(
+    report: &RunReport,
+    report_path: &Path,
+    problems: &mut Vec<String>,
+) -> (Vec<UpdateStats>, bool) {
+    let streamed = accum_core::report::stream_file(report, report_path)
+        .transpose()
+        .map(|path| path.and_then(|path| read_updates(&path)));
+    match streamed {
+        Some(Ok(updates)) => (updates, true),
+        Some(Err(err)) => {
+            problems.push(format!("the attempts are the report's own: {err}"));
+            (report.updates.clone(), report.updates_stride <= 1)
+        }
+        None => (report.updates.clone(), report.updates_stride <= 1),
+    }
+}
+
 /// Attempts with running positions. Positions in examples and tokens are
 /// sums over the attempts; where only some attempts are kept (attempt
 /// numbers jump), each kept one stands for the attempts since the previous
 /// kept one.
-fn attempts(updates: &[UpdateStats]) -> Vec<Attempt> {
+pub(crate) fn attempts(updates: &[UpdateStats]) -> Vec<Attempt> {
     let mut examples = 0u64;
     let mut tokens = 0u64;
     let mut previous = 0u64;
@@ -172,6 +252,7 @@ fn attempts(updates: &[UpdateStats]) -> Vec<Attempt> {
                 loss: u.loss,
                 grad_norm: u.grad_norm,
                 loss_scale: u.loss_scale,
+                lr: u.lr,
             }
         })
         .collect()
@@ -230,12 +311,13 @@ mod tests {
             vec![(0, 4, 40), (1, 8, 80), (2, 12, 120)]
         );
         assert_eq!(run.attempts[2].at(LogAxis::Tokens), 120.0);
-        assert_eq!(run.final_loss(), Some((80.0, 2.5)));
-        report.loss_curve.points.clear();
+        let change = run.loss_change.expect("applied updates");
+        assert_eq!((change.first, change.last, change.of), (2.5, 2.0, 2));
         assert_eq!(
-            read(&report, Path::new("run.json")).final_loss(),
-            Some((120.0, 2.0))
+            run.applied_losses(LogAxis::Tokens),
+            [(80.0, 2.5), (120.0, 2.0)]
         );
+        assert_eq!(run.attempts_total, 3);
 
         let mut sparse = report.clone();
         sparse.updates = vec![attempt(1, true, 1, 3.0), attempt(4, true, 4, 2.0)];
@@ -252,6 +334,42 @@ mod tests {
             "a kept attempt stands for the gap"
         );
         assert!(!run.every_attempt);
+    }
+
+    #[test]
+    fn a_dense_loss_is_every_update_under_its_interval_means() {
+        let points: Vec<(f64, f64)> = (1..=400)
+            .map(|i| (f64::from(i), f64::from(i % 3)))
+            .collect();
+        let (sheet, how) = loss_lines(
+            LossLegend::Sheet("loss of every update"),
+            &points,
+            Tone::Primary,
+        );
+        let names: Vec<(&str, Style, usize)> = sheet
+            .iter()
+            .map(|s| (s.name.as_str(), s.style, s.points.len()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("loss of every update", Style::Faint, 400),
+                ("mean of 4 updates", Style::Line, 100)
+            ]
+        );
+        assert!(how.contains("each 4 consecutive updates"), "{how}");
+        let (run, _) = loss_lines(LossLegend::Run("flat"), &points, Tone::Run(0));
+        assert_eq!(
+            (run[0].name.as_str(), run[1].name.as_str()),
+            ("", "flat (mean of 4 updates)")
+        );
+        // Few points: every one drawn with a dot, under the legend's name.
+        let (few, how) = loss_lines(LossLegend::Run("flat"), &points[..20], Tone::Run(0));
+        assert_eq!(
+            (few.len(), few[0].style, few[0].name.as_str()),
+            (1, Style::LineWithPoints, "flat")
+        );
+        assert_eq!(how, "each dot is one update");
     }
 
     #[test]

@@ -157,20 +157,33 @@ pub(super) fn summary(
                     alert: false,
                 });
             }
-            let last = run.and_then(RunSeries::final_loss);
-            if let Some((x, loss)) = last {
+            let change = run.and_then(|r| r.loss_change);
+            if let Some(change) = change {
+                let spread = run.is_some_and(|r| !r.every_attempt);
                 cards.push(Card {
-                    label: "final loss".into(),
-                    value: format!("{loss:.4}"),
+                    label: "loss".into(),
+                    value: format!("{:.4} → {:.4}", change.first, change.last),
                     detail: format!(
-                        "the last logged point, at {} {}",
-                        n(x as u64),
-                        r.loss_curve.axis.key()
+                        "{}{}",
+                        change.how(),
+                        if spread {
+                            ", of the attempts the report keeps, evenly spread"
+                        } else {
+                            ""
+                        }
                     ),
                     alert: false,
                 });
             }
-            (Some(applied), Some(skipped), epochs, last.map(|(_, l)| l))
+            if r.stopped_early {
+                cards.push(Card {
+                    label: "stopped early".into(),
+                    value: format!("{} of {} updates", n(applied), n(planned)),
+                    detail: "the run was stopped at a group boundary before its total; the figures are of the updates it made".into(),
+                    alert: true,
+                });
+            }
+            (Some(applied), Some(skipped), epochs, change.map(|c| c.last))
         }
         None => {
             if let Some(total) = planned_updates {

@@ -116,35 +116,42 @@ pub(super) fn trial(
             format!("replica {rank}: first group"),
             bytes(peaks.first_group.total()),
             format!(
-                "activations {} (backward passes and the first update included)",
-                bytes(peaks.first_group.activations)
+                "activations {}, retained {} (backward passes and the first update included)",
+                bytes(peaks.first_group.activations),
+                bytes(peaks.first_group.retained)
             ),
         ));
         if let Some(later) = &peaks.later_groups {
             memory_rows.push(Row::new(
                 format!("replica {rank}: later groups"),
                 bytes(later.total()),
-                format!("activations {}", bytes(later.activations)),
+                format!(
+                    "activations {}, retained {}",
+                    bytes(later.activations),
+                    bytes(later.retained.max(peaks.later_retained))
+                ),
             ));
         }
     }
     memory_rows.push(Row::new(
-        "peak grows across groups",
+        "retained memory grows across groups",
         if report.memory.peak_grows {
             "yes"
         } else {
             "no"
         },
-        "peaks are per device",
+        "memory kept between microbatches, compared with the first group's; optimizer state allocated at the first applied update is not a leak; peaks are per device",
     ));
     let memory = Table {
         title: "Memory peaks per replica".into(),
         rows: memory_rows,
     };
+    let mut tables = vec![counters, memory];
+    tables.extend(engine_model(report));
     Trial {
         source,
         stages,
-        tables: vec![counters, memory],
+        tables,
         charts: trial_charts(report, run, extras),
         warnings,
     }
@@ -193,34 +200,31 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         })
     };
 
-    let logged = &run.logged;
-    let every_point = run.logged_total == logged.len() as u64;
-    let mut loss_series = vec![Series::new(
-        if every_point {
-            "loss (every logged point)"
-        } else {
-            "loss (logged points, evenly spread)"
-        },
-        Style::LineWithPoints,
+    let losses = run.applied_losses(axis);
+    let (mut loss_series, drawn) = super::series::loss_lines(
+        super::series::LossLegend::Sheet("loss of every update"),
+        &losses,
         Tone::Primary,
-        logged.iter().copied(),
-    )];
+    );
     loss_series.extend(skip_marks(|a| a.loss));
-    let which = if every_point {
-        format!("every logged point ({} points", n(logged.len() as u64))
+    let which = if run.every_attempt {
+        format!(
+            "every applied update from the first ({} updates)",
+            n(losses.len() as u64)
+        )
     } else {
         format!(
-            "{} of the {} logged points, evenly spread over the run (",
-            n(logged.len() as u64),
-            n(run.logged_total)
+            "{} applied updates of the {} attempts the report keeps, evenly spread over the run's {} (a stats stream beside the report holds every one)",
+            n(losses.len() as u64),
+            n(attempts.len() as u64),
+            n(run.attempts_total)
         )
     };
     let mut charts = vec![Chart {
         id: "loss".into(),
         title: format!("Loss against {}", axis.key()),
         caption: format!(
-            "The group's normalized loss at {which}{}against {}). {where_skips}",
-            if every_point { ", " } else { "" },
+            "The group's normalized loss of {which}, against {}: {drawn}. {where_skips}",
             axis_meaning(axis)
         ),
         x: x.clone(),
@@ -230,6 +234,36 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         above: vec![],
         marks: stage_marks.clone(),
     }];
+
+    // The learning rate each applied update used, as the report recorded
+    // it: the schedule the run really followed, whatever the config type.
+    let lrs = run.applied_lrs(axis);
+    if lrs.iter().any(|(_, lr)| *lr > 0.0) {
+        let mut lr_series = vec![Series::new(
+            "learning rate used",
+            Style::Line,
+            Tone::Primary,
+            lrs.iter().copied(),
+        )];
+        lr_series.extend(skip_marks(|_| 0.0));
+        charts.push(Chart {
+            id: "lr".into(),
+            title: format!("Learning rate against {}", axis.key()),
+            caption: format!(
+                "The learning rate of every applied update, as the run recorded it (one scheduler step per applied update), against {}. {where_skips}",
+                axis_meaning(axis)
+            ),
+            x: x.clone(),
+            x_scales: vec![],
+            y: Axis {
+                from_zero: true,
+                ..Axis::linear("learning rate")
+            },
+            series: lr_series,
+            above: vec![],
+            marks: stage_marks.clone(),
+        });
+    }
 
     let applied: Vec<_> = attempts.iter().filter(|a| a.applied).collect();
     let norms = applied
@@ -294,6 +328,51 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         });
     }
     charts
+}
+
+/// The model that ran, with its parameter count, when it was accum's
+/// engine's reference model (the only model whose parameters the report
+/// can count: a loop of one's own describes its model as it likes).
+fn engine_model(report: &RunReport) -> Option<Table> {
+    let m = &report.model;
+    // The kind `TokenMlp` describes itself with in a report.
+    if m.get("kind").and_then(|k| k.as_str()) != Some("token_mlp") {
+        return None;
+    }
+    let size = |key: &str| m.get(key).and_then(serde_json::Value::as_u64);
+    let (v, h, f) = (size("vocab")?, size("hidden")?, size("ffn")?);
+    // embed V×H, w1 H×F, b1 F, w2 F×V, b2 V.
+    let params = v
+        .saturating_mul(h)
+        .saturating_add(h.saturating_mul(f))
+        .saturating_add(f)
+        .saturating_add(f.saturating_mul(v))
+        .saturating_add(v);
+    Some(Table {
+        title: "Model that ran".into(),
+        rows: vec![
+            Row::new(
+                "model",
+                "token MLP",
+                "accum's reference model, run by the engine",
+            ),
+            Row::new(
+                "sizes",
+                format!(
+                    "V {} · H {} · F {}",
+                    group_digits(v),
+                    group_digits(h),
+                    group_digits(f)
+                ),
+                "",
+            ),
+            Row::new(
+                "parameters",
+                group_digits(params),
+                format!("{} in f32", bytes(params.saturating_mul(4))),
+            ),
+        ],
+    })
 }
 
 fn axis_meaning(axis: LogAxis) -> &'static str {

@@ -77,12 +77,13 @@ fn a_user_binary_gets_schema_validate_and_sheet() {
 }
 
 /// The commands a user's binary has.
-const COMMON: [&str; 7] = [
+const COMMON: [&str; 8] = [
     "calc",
     "schema",
     "validate",
     "replan",
     "sheet",
+    "compare",
     "explain",
     "completions",
 ];
@@ -161,5 +162,102 @@ fn an_ignored_key_is_a_warning_with_a_suggestion() {
     assert_eq!(
         (finding["line"].as_u64(), finding["column"].as_u64()),
         (Some(10), Some(1))
+    );
+}
+
+/// A plain-Rust loop of the user's own, driven by accum's driver with the
+/// config's plan and a cosine schedule, writes a run report through the
+/// recorder; the user's binary renders its sheet with the loss of every
+/// update and the learning rate the loop used, though the config type has
+/// no schedule accum knows of.
+#[test]
+fn a_user_binary_sheets_the_report_of_its_own_loop() {
+    use accum::driver::{Driver, Outcome, Recorder, Step};
+    use accum::schedule::Schedule;
+    use accum::settings::{Normalization, ScheduleKind};
+    use accum::{Plan, Updates};
+
+    let dir = crate::scratch("custom-report");
+    std::fs::copy(
+        fixtures().join("custom_good.toml"),
+        dir.join("custom_good.toml"),
+    )
+    .expect("copy");
+    // custom_good.toml: m 4 × A 4 × D 2, warmup 40 microbatches = 10 updates.
+    let plan = Plan::new(4, 4, 2).expect("the config's plan");
+    let schedule = Schedule::new(
+        ScheduleKind::Cosine,
+        3e-4,
+        Updates::new(10),
+        Updates::new(30),
+    );
+    let mut driver = Driver::builder(plan, 200)
+        .schedule(schedule)
+        .build()
+        .expect("a driver");
+    let report = dir.join("run.json");
+    let mut recorder = Recorder::new(&driver, Normalization::PerToken)
+        .stream_beside(&report)
+        .expect("a stream");
+    let mut losses = Vec::new();
+    while let Some(mut group) = driver.next_group().expect("a group") {
+        group.count_all(|id| 8 + (id as u64 % 5));
+        let loss = 3.0 / (1.0 + group.attempt() as f64).sqrt();
+        losses.push(loss);
+        recorder
+            .finish(
+                &mut driver,
+                group,
+                Outcome::Applied,
+                Step::loss(loss).grad_norm(0.5),
+            )
+            .expect("recorded");
+    }
+    recorder.write(&driver, &report).expect("written");
+
+    let out = custom()
+        .current_dir(&dir)
+        .args([
+            "sheet",
+            "custom_good.toml",
+            "--report",
+            "run.json",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sheet: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let charts = sheet["trial"]["charts"].as_array().expect("charts");
+    let ids: Vec<&str> = charts.iter().filter_map(|c| c["id"].as_str()).collect();
+    assert_eq!(ids, ["loss", "lr", "grad-norm"]);
+    let loss: Vec<f64> = charts[0]["series"][0]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .filter_map(|p| p[1].as_f64())
+        .collect();
+    assert_eq!(loss, losses, "every update, from the first");
+    let lr = charts[1]["series"][0]["points"].as_array().expect("lr");
+    assert_eq!(lr.len(), 30);
+    let tenth = lr[9][1].as_f64().expect("a rate");
+    assert!(
+        (tenth - 2.7e-4).abs() < 1e-15,
+        "the warmup's tenth update: {tenth}"
+    );
+    assert_eq!(lr[10][1].as_f64(), Some(3e-4), "the peak after the warmup");
+    let cards = sheet["summary"]["cards"].as_array().expect("cards");
+    let loss_card = cards
+        .iter()
+        .find(|c| c["label"] == "loss")
+        .expect("a loss card");
+    assert_eq!(
+        loss_card["detail"],
+        "the first and the last applied update's group loss"
     );
 }

@@ -3,6 +3,7 @@
 mod atomic;
 mod backend;
 mod calc;
+mod compare;
 mod custom;
 mod docs;
 mod editors;

@@ -63,6 +63,7 @@
 
 mod group;
 mod progress;
+mod record;
 mod walk;
 
 #[cfg(test)]
@@ -74,6 +75,7 @@ use std::fmt;
 
 pub use group::{Denominator, Group, GroupCounts, MicrobatchIds};
 pub use progress::Progress;
+pub use record::{RecordError, Recorder, Step};
 pub(crate) use walk::{Draw, Position, Walk, survey};
 pub use walk::{GroupAssignment, StageGroupError, epoch_order};
 
@@ -340,6 +342,16 @@ impl Driver {
     /// does not change it: its retry produces the same update.
     pub fn stage(&self) -> usize {
         self.walk.plan_for_next(self.progress.updates).0
+    }
+
+    /// Examples in the data set (ids `0..examples`).
+    pub fn examples(&self) -> usize {
+        self.walk.examples()
+    }
+
+    /// The last-group policy.
+    pub fn last_group(&self) -> LastGroup {
+        self.walk.policy()
     }
 
     /// This driver's rank.

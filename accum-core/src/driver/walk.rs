@@ -286,6 +286,16 @@ impl Walk {
         (index, self.stages.stages()[index].plan())
     }
 
+    /// Examples in the data set.
+    pub(crate) fn examples(&self) -> usize {
+        self.examples
+    }
+
+    /// The last-group policy.
+    pub(crate) fn policy(&self) -> LastGroup {
+        self.policy
+    }
+
     /// The plan's stages.
     pub(crate) fn stages(&self) -> &StagedPlan {
         &self.stages

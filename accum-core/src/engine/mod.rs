@@ -696,11 +696,7 @@ impl<M: Model> Engine<M> {
         let memory = self.memory.report();
         let mut warnings = Vec::new();
         if memory.peak_grows {
-            warnings.push(
-                "memory peak grows across groups: something is kept between microbatches \
-                 (release losses and activations after each backward pass)"
-                    .to_owned(),
-            );
+            warnings.push(crate::memory::GROWTH_WARNING.to_owned());
         }
         if self.counters.skipped_updates > 0 {
             warnings.push(format!(

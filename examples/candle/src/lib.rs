@@ -9,15 +9,24 @@
 //! next character's cross-entropy per position. Microbatches are padded to
 //! their longest example; padding and the first [`PROMPT`] positions of each
 //! example (a "prompt") are not supervised and weigh 0.
+//!
+//! [`train_with_report`] also writes accum's run report of the run (and its
+//! stats stream beside it) through the driver's recorder, so that
+//! `candle-accum sheet candle.toml --report run.json` documents it — the
+//! example's own binary, `accum_cli::run::<CandleRun>()`, for its own
+//! config type ([`config::CandleRun`]).
+
+pub mod config;
 
 use std::error::Error;
+use std::path::Path;
 
 use accum::data::Rng;
-use accum::driver::{Driver, Group, Outcome};
+use accum::driver::{Driver, Group, Outcome, Recorder, Step};
 use accum::replica::{InProcess, Reducer};
 use accum::scaler::LossScaler;
 use accum::schedule::Schedule;
-use accum::settings::{LossScaleSettings, Normalization, ScheduleKind};
+use accum::settings::{LogAxis, LossScaleSettings, Normalization, PrecisionMode, ScheduleKind};
 use accum::tensor::Tensors;
 use accum::{LastGroup, Plan, Rounding, Span, Updates};
 use candle_core::backprop::GradStore;
@@ -239,6 +248,25 @@ pub struct RunReport {
 /// Trains with `config.plan.replicas()` replicas, one thread each, and
 /// returns rank 0's report.
 pub fn train(corpus: &Corpus, config: &RunConfig) -> Result<RunReport, BoxError> {
+    train_replicas(corpus, config, None)
+}
+
+/// [`train`], with rank 0 writing accum's run report of the run to
+/// `report` (and every attempt to the stats stream beside it: `run.json` →
+/// `run.stats.jsonl`).
+pub fn train_with_report(
+    corpus: &Corpus,
+    config: &RunConfig,
+    report: &Path,
+) -> Result<RunReport, BoxError> {
+    train_replicas(corpus, config, Some(report))
+}
+
+fn train_replicas(
+    corpus: &Corpus,
+    config: &RunConfig,
+    report: Option<&Path>,
+) -> Result<RunReport, BoxError> {
     let d = config.plan.replicas() as usize;
     let reducer = InProcess::new(d);
     let reports: Vec<Result<RunReport, BoxError>> = std::thread::scope(|s| {
@@ -246,7 +274,8 @@ pub fn train(corpus: &Corpus, config: &RunConfig) -> Result<RunReport, BoxError>
             .map(|rank| {
                 let reducer = &reducer;
                 s.spawn(move || {
-                    let result = replica(corpus, config, rank, reducer);
+                    let report = report.filter(|_| rank == 0);
+                    let result = replica(corpus, config, rank, reducer, report);
                     if let Err(e) = &result {
                         // The others would wait for this replica forever.
                         reducer.abort(&format!("replica {rank} failed: {e}"));
@@ -277,6 +306,7 @@ fn replica(
     config: &RunConfig,
     rank: usize,
     reducer: &InProcess,
+    report_path: Option<&Path>,
 ) -> Result<RunReport, BoxError> {
     let plan = config.plan;
     let schedule = Schedule::from_spans(
@@ -307,6 +337,32 @@ fn replica(
     // group's reduced gradients for the optimizer.
     let mut store = zero_gradients(&model)?;
     let mut report = RunReport::default();
+    // accum's run report, on the rank that writes it: the loss, gradient
+    // norm and loss scale are candle's; the learning rate, counts and
+    // stages the driver's.
+    let mut recorder = match report_path {
+        Some(path) => Some(
+            Recorder::new(&driver, Normalization::PerToken)
+                .precision(PrecisionMode::Fp16, true)
+                .model(serde_json::json!({
+                    "kind": "char_mlp",
+                    "vocab": corpus.vocab,
+                    "hidden": config.model.hidden,
+                    "ffn": config.model.ffn,
+                }))
+                .data_tokens(
+                    (0..corpus.examples.len())
+                        .map(|id| corpus.supervised(id))
+                        .sum(),
+                )
+                .log(
+                    LogAxis::Tokens,
+                    config.log_every.unwrap_or(Span::of(Updates::ONE)),
+                )
+                .stream_beside(path)?,
+        ),
+        None => None,
+    };
 
     while let Some(mut group) = driver.next_group()? {
         // R5: the group's global per-token denominator, before any backward.
@@ -342,7 +398,20 @@ fn replica(
         // R7: the scaler updates after the attempt.
         scaler.update(finite);
         report.losses.push(group_loss);
-        let progress = *driver.finish(group, Outcome::from_finite(finite))?;
+        let outcome = Outcome::from_finite(finite);
+        let progress = match &mut recorder {
+            Some(recorder) => {
+                let norm = flat
+                    .iter()
+                    .flatten()
+                    .map(|g| f64::from(*g).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                let step = Step::loss(group_loss).grad_norm(norm).loss_scale(scale);
+                recorder.finish(&mut driver, group, outcome, step)?
+            }
+            None => *driver.finish(group, outcome)?,
+        };
         if let Some(every) = config.log_every
             && rank == 0
             && driver.every(every)
@@ -355,6 +424,9 @@ fn replica(
                 scaler.scale()
             );
         }
+    }
+    if let (Some(recorder), Some(path)) = (recorder, report_path) {
+        recorder.write(&driver, path)?;
     }
     let progress = driver.progress();
     report.applied = progress.updates.get();

@@ -1,46 +1,46 @@
-//! Trains the character model on the shipped text: m = 2, A = 4, D = 2
-//! replicas on threads, per-token global denominator, cosine schedule with
-//! warmup, dynamic loss scaling. Prints the loss every 20 updates.
+//! Trains the character model on the shipped text with the run in
+//! `candle.toml`: m = 2, A = 4, D = 2 replicas on threads, per-token global
+//! denominator, cosine schedule with warmup, dynamic loss scaling. Prints
+//! the loss every 20 updates. With `--report RUN.json`, writes accum's run
+//! report of the run (and its stats stream beside it), for
+//! `candle-accum sheet candle.toml --report RUN.json`.
 
-use accum::settings::LossScaleSettings;
-use accum::{Plan, Updates};
-use accum_candle_example::{BoxError, Corpus, ModelConfig, RunConfig, train};
+use accum_candle_example::config::CandleRun;
+use accum_candle_example::{BoxError, Corpus, train, train_with_report};
+
+/// The run, shipped beside the example.
+const CONFIG: &str = include_str!("../candle.toml");
 
 fn main() -> Result<(), BoxError> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let report_path = match args.as_slice() {
+        [] => None,
+        [flag, path] if flag == "--report" => Some(std::path::PathBuf::from(path)),
+        _ => return Err("usage: accum-candle-example [--report RUN.json]".into()),
+    };
+    let run: CandleRun = toml::from_str(CONFIG)?;
+    let config = run.run_config()?;
     let corpus = Corpus::shipped();
-    let plan = Plan::new(2, 4, 2)?;
     println!(
         "{} examples, {} characters; {}",
         corpus.examples.len(),
         corpus.vocab,
-        plan.batch_formula()
+        config.plan.batch_formula()
     );
-    let config = RunConfig {
-        plan,
-        updates: Updates::new(200),
-        warmup: "160 examples".parse()?,
-        lr: 3e-2,
-        seed: 1,
-        model: ModelConfig {
-            hidden: 24,
-            ffn: 64,
-            seed: 7,
-        },
-        loss_scale: LossScaleSettings {
-            init: 65536.0,
-            growth_interval: 50,
-            ..LossScaleSettings::default()
-        },
-        log_every: Some("20 updates".parse()?),
+    let report = match &report_path {
+        Some(path) => train_with_report(&corpus, &config, path)?,
+        None => train(&corpus, &config)?,
     };
-    let report = train(&corpus, &config)?;
     println!(
-        "{} applied updates, {} skipped, {} supervised tokens; loss {:.4} → {:.4}",
+        "{} applied updates, {} skipped, {} supervised tokens; loss {:.4} → {:.4} (first → last attempt)",
         report.applied,
         report.skipped,
         report.tokens,
         report.losses.first().copied().unwrap_or(0.0),
         report.losses.last().copied().unwrap_or(0.0)
     );
+    if let Some(path) = report_path {
+        println!("report: {}", path.display());
+    }
     Ok(())
 }
