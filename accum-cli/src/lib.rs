@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod diagnostic;
 mod error;
+mod formats;
 mod fsio;
 #[cfg(feature = "harness")]
 pub mod harness;

@@ -3,7 +3,7 @@
 
 use clap::{Args, ValueEnum};
 
-use super::Format;
+use super::{DiagnosticFormat, Format};
 
 /// Arguments of `accum import` and `accum lint`.
 #[derive(Debug, Args)]
@@ -78,9 +78,14 @@ pub(crate) struct ImportArgs {
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub(crate) format: Format,
+    /// Output format of the findings (`json` prints the whole import); `import`
+    /// writes findings in a line format to stderr, beside the config.
+    #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
+    pub(crate) format: DiagnosticFormat,
+
+    /// Exit 1 on warnings too, not only on errors (for CI and pre-commit).
+    #[arg(long)]
+    pub(crate) deny_warnings: bool,
 }
 
 /// Arguments of `accum export`.

@@ -100,6 +100,10 @@ pub(crate) struct ValidateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
     pub(crate) format: DiagnosticFormat,
+
+    /// Exit 1 on warnings too, not only on errors (for CI and pre-commit).
+    #[arg(long)]
+    pub(crate) deny_warnings: bool,
 }
 
 /// Arguments of `replan`.

@@ -143,10 +143,15 @@ pub(crate) enum DiagnosticFormat {
     #[default]
     #[value(alias = "text")]
     Human,
-    /// One line per finding, `file:line:col: code: message`, for editors and grep.
+    /// One line per finding, `file:line:col: error[code]: message` (or
+    /// `warning[code]`), for editors, grep and problem matchers.
     Short,
     /// JSON with stable keys, for tools.
     Json,
+    /// GitHub Actions workflow commands: annotations on the lines of a pull request.
+    Github,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
 }
 
 /// Output format of a command.

@@ -5,9 +5,10 @@
 use accum_core::config::TrainingConfig;
 use accum_core::config::partial::PartialConfig;
 
-use crate::cli::{ExportArgs, Format, ImportArgs};
+use crate::cli::{DiagnosticFormat, ExportArgs, ImportArgs};
 use crate::diagnostic::{self, Severity};
 use crate::error::{CliError, Exit};
+use crate::formats::{self, FileFindings};
 use crate::fsio::write_atomic;
 use crate::interop::{self, FileReport, ImportError, ImportOptions};
 use crate::load::load_checked;
@@ -50,8 +51,25 @@ pub(crate) fn import(args: &ImportArgs, lint: bool) -> Result<Exit, CliError> {
     let findings = || files.iter().flat_map(|f| f.findings.iter());
     let errors = findings().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings().count() - errors;
+    let reports: Vec<FileFindings<'_>> = files
+        .iter()
+        .map(|f| FileFindings {
+            name: &f.name,
+            text: &f.text,
+            diagnostics: &f.findings,
+        })
+        .collect();
+    // `lint`'s findings are its output; `import`'s stand beside the config.
+    let findings_out = |text: &str| {
+        if lint {
+            print_text(text)
+        } else {
+            eprint!("{text}");
+            Ok(())
+        }
+    };
     match args.format {
-        Format::Json => print_json(&serde_json::json!({
+        DiagnosticFormat::Json => print_json(&serde_json::json!({
             "file": name,
             "framework": args.framework.key(),
             "errors": errors,
@@ -60,8 +78,21 @@ pub(crate) fn import(args: &ImportArgs, lint: bool) -> Result<Exit, CliError> {
             "config": if lint { None } else { imported.as_ref().map(|i| &i.config) },
             "batch_schedule": imported.as_ref().and_then(|i| i.batch_schedule.as_ref()),
         }))?,
-        Format::Text => {
+        DiagnosticFormat::Short => findings_out(
+            &reports
+                .iter()
+                .map(|f| diagnostic::render_short(f.name, f.text, f.diagnostics))
+                .collect::<String>(),
+        )?,
+        DiagnosticFormat::Github => findings_out(&formats::render_github(&reports))?,
+        DiagnosticFormat::Sarif => {
+            let sarif = serde_json::to_string_pretty(&formats::to_sarif(&reports))
+                .map_err(|err| CliError::usage(format!("cannot render SARIF: {err}")))?;
+            findings_out(&format!("{sarif}\n"))?;
+        }
+        DiagnosticFormat::Human => {
             eprint!("{}", interop::render_reports(&files, color));
+            eprint!("{}", formats::explain_hint(&reports));
             if lint {
                 let summary = if errors + warnings == 0 {
                     format!("{name}: ok ({})\n", args.framework.display_name())
@@ -73,19 +104,23 @@ pub(crate) fn import(args: &ImportArgs, lint: bool) -> Result<Exit, CliError> {
                     )
                 };
                 print_text(&summary)?;
-            } else if let Some(imported) = &imported {
-                let toml = imported.to_toml();
-                match &args.output {
-                    // A file is written only when the import succeeds: a
-                    // failing command leaves the output as it was.
-                    Some(out) if errors == 0 => write_atomic(out, toml.as_bytes())?,
-                    Some(out) => eprintln!(
-                        "{name}: {} not written: fix the errors above",
-                        out.display()
-                    ),
-                    None => print_text(&toml)?,
-                }
             }
+        }
+    }
+    if !lint
+        && args.format != DiagnosticFormat::Json
+        && let Some(imported) = &imported
+    {
+        let toml = imported.to_toml();
+        match &args.output {
+            // A file is written only when the import succeeds: a
+            // failing command leaves the output as it was.
+            Some(out) if errors == 0 => write_atomic(out, toml.as_bytes())?,
+            Some(out) => eprintln!(
+                "{name}: {} not written: fix the errors above",
+                out.display()
+            ),
+            None => print_text(&toml)?,
         }
     }
     if imported.is_none() && !lint {
@@ -93,7 +128,10 @@ pub(crate) fn import(args: &ImportArgs, lint: bool) -> Result<Exit, CliError> {
             "{name}: no batch to train with: fix the errors above"
         )));
     }
-    Ok(if errors > 0 { Exit::Invalid } else { Exit::Ok })
+    Ok(crate::commands::validate::verdict(
+        &reports,
+        args.deny_warnings,
+    ))
 }
 
 fn json_findings(files: &[FileReport]) -> Vec<diagnostic::DiagnosticJson> {

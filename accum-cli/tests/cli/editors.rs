@@ -9,25 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::{fixtures, run_in, scratch};
-
-/// A program on `PATH`, or `None`. Under CI (`CI` set) a missing program is
-/// a failure: `.ci/run` installs it, and a skipped test would hide that.
-fn tool(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(name))
-            .find(|path| path.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is not installed; .ci/run installs it"
-        );
-        eprintln!("note: {name} is not installed; its part of the test is skipped");
-    }
-    found
-}
+use crate::{fixtures, run_in, scratch, tool};
 
 #[test]
 fn init_writes_a_valid_starter_with_its_schema_and_never_overwrites() {
