@@ -88,6 +88,19 @@ pub(crate) struct ImportArgs {
     pub(crate) deny_warnings: bool,
 }
 
+/// Arguments of `accum lint`: `import`'s, with more files of the same
+/// framework after the first (pre-commit passes every changed file at once).
+#[derive(Debug, Args)]
+pub(crate) struct LintArgs {
+    /// The framework, the first file and the options, as for `import`.
+    #[command(flatten)]
+    pub(crate) import: ImportArgs,
+
+    /// More files of the same framework, checked with the same options.
+    #[arg(value_name = "MORE")]
+    pub(crate) more: Vec<std::path::PathBuf>,
+}
+
 /// Arguments of `accum export`.
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {

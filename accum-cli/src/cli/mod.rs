@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-pub(crate) use accum::{Backend, ExportArgs, ImportArgs, InitArgs, RunArgs, VerifyArgs};
+pub(crate) use accum::{Backend, ExportArgs, ImportArgs, InitArgs, LintArgs, RunArgs, VerifyArgs};
 pub(crate) use common::{
     CalcArgs, CommonCommand, CompletionsArgs, ExplainArgs, Optimizer, Precision, ReplanArgs,
     SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,
@@ -73,7 +73,7 @@ pub(crate) enum Command {
     /// by construction; schedule lengths are converted to the framework's unit.
     Export(ExportArgs),
     /// Check a framework's batch settings: `import` without the output.
-    Lint(ImportArgs),
+    Lint(LintArgs),
 }
 
 /// Sets the examples under the help of `command` and of its subcommands.

@@ -66,8 +66,8 @@ pub(crate) fn execute(cli: &Cli) -> Result<Exit, CliError> {
         Command::Init(args) => init::run(args),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
-        Command::Import(args) => interop::import(args, false),
-        Command::Lint(args) => interop::import(args, true),
+        Command::Import(args) => interop::import(args),
+        Command::Lint(args) => interop::lint(args),
         Command::Export(args) => interop::export(args),
     }
 }

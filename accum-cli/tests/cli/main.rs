@@ -12,6 +12,7 @@ mod formats;
 mod hostile;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod precommit;
 mod replan;
 mod run;
 mod schema;
