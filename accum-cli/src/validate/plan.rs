@@ -5,10 +5,10 @@
 //! `accum_core::check_values`, the one set of rules; its findings come back
 //! as data and are placed in the file here.
 
-use accum_core::plan::{LinearRamp, StageSpec};
+use accum_core::plan::{Layout, LinearRamp, PlanInput, StageSpec};
 use accum_core::{
-    FieldPath, Finding, Given, RampRole, RampUp, RampValue, RoleValue, Severity, Span, SpanValue,
-    check_values,
+    FieldPath, Finding, Given, RampRole, RampUp, RampValue, Role, RoleValue, Severity, Span,
+    SpanValue, check_values,
 };
 use serde_json::Value;
 
@@ -122,5 +122,64 @@ fn span_from_json(value: &Value, unit: Option<accum_core::UnitKind>) -> Option<S
         (Value::Number(number), Some(unit)) => Some(Span::new(number.as_u64()?, unit)),
         (Value::Null, _) => None,
         _ => serde_json::from_value(value.clone()).ok(),
+    }
+}
+
+/// Fills in an accumulation (or micro-batch) that the file leaves out to be
+/// solved from its global batch (accum::plan::missing), when the core's
+/// plan resolves it exactly: `micro_batch = 8, replicas = 2,
+/// global_batch = 96` reads as accumulation 6. A global batch that does not
+/// divide is left to the plan rules, which name the nearest values
+/// (accum::plan::global-batch); under a batch ramp-up nothing is solved.
+pub(super) fn solve_left_out(instance: &mut Value, map: &SchemaMap) {
+    if map
+        .ramps
+        .iter()
+        .any(|(_, path)| value_at(instance, path).is_some_and(|v| !v.is_null()))
+    {
+        return;
+    }
+    let given = |role: Role| {
+        map.path_of(role)
+            .and_then(|path| value_at(instance, path))
+            .and_then(Value::as_u64)
+    };
+    let layout = given(Role::WorldSize).map(|world| {
+        Layout::new(
+            world,
+            given(Role::TensorParallel).unwrap_or(1),
+            given(Role::PipelineParallel).unwrap_or(1),
+            given(Role::ContextParallel).unwrap_or(1),
+        )
+    });
+    let input = PlanInput {
+        micro_batch: given(Role::MicroBatch),
+        accumulation: given(Role::Accumulation),
+        replicas: given(Role::Replicas),
+        layout,
+        seq_len: given(Role::SeqLen),
+        global_batch: given(Role::GlobalBatch),
+    };
+    if input.global_batch.is_none() {
+        return;
+    }
+    let Ok(plan) = input.resolve() else {
+        return;
+    };
+    for (role, solved) in [
+        (Role::Accumulation, plan.accumulation()),
+        (Role::MicroBatch, plan.micro_batch()),
+    ] {
+        let Some(path) = map.path_of(role) else {
+            continue;
+        };
+        let absent = value_at(instance, path).is_none_or(Value::is_null);
+        if let (true, Some((key, parent))) = (absent, path.split_last())
+            && let Some(Value::Object(section)) = parent
+                .iter()
+                .try_fold(&mut *instance, |node, segment| node.get_mut(segment))
+        {
+            section.insert(key.clone(), Value::from(solved));
+        }
     }
 }

@@ -362,3 +362,63 @@ fn check_jsonschema_agrees_with_validate() {
         }
     }
 }
+
+/// An enum typo is one clean message in third-party validators, as in
+/// `accum validate`: the schema's choices are one `enum` (with the
+/// variants' descriptions beside it), not `oneOf` of `const`s, which made
+/// check-jsonschema say "not valid under any of the given schemas" and
+/// taplo give one error per alternative.
+#[test]
+fn an_enum_typo_is_one_message_in_other_validators() {
+    let dir = scratch("enum-typo");
+    let out = run_in(&dir, &["schema", "-o", "accum.schema.json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("accum.schema.json")).expect("read"))
+            .expect("json");
+    let normalization = &schema["$defs"]["Normalization"];
+    assert_eq!(
+        normalization["enum"],
+        serde_json::json!(["per_token", "per_example", "sum"])
+    );
+    assert_eq!(
+        normalization["enumDescriptions"].as_array().map(Vec::len),
+        Some(3)
+    );
+    std::fs::write(
+        dir.join("typo.toml"),
+        "#:schema ./accum.schema.json\n[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\n\n[schedule]\nkind = \"cosin\"\n",
+    )
+    .expect("write");
+    let accum = run_in(&dir, &["validate", "typo.toml", "--format", "short"]);
+    assert_eq!(
+        accum.stdout,
+        "typo.toml:8:8: error[accum::schema::enum]: `schedule.kind` must be one of constant, linear, cosine, found string \"cosin\"\n"
+    );
+    if let Some(program) = tool("check-jsonschema") {
+        let out = Command::new(program)
+            .current_dir(&dir)
+            .args(["--schemafile", "accum.schema.json", "typo.toml"])
+            .output()
+            .expect("check-jsonschema runs");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success());
+        assert!(
+            said.contains("'cosin' is not one of ['constant', 'linear', 'cosine']"),
+            "{said}"
+        );
+        assert!(!said.contains("any of the given schemas"), "{said}");
+    }
+    if let Some(taplo) = tool("taplo") {
+        let out = Command::new(taplo)
+            .current_dir(&dir)
+            .args(["check", "typo.toml"])
+            .env("RUST_LOG", "error")
+            .output()
+            .expect("taplo runs");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert_eq!(said.matches("error: ").count(), 1, "{said}");
+        assert!(said.contains("\"cosin\" is not one of"), "{said}");
+    }
+}
