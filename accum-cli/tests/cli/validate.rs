@@ -27,6 +27,7 @@ const TOML_MISTAKES: &[&str] = &[
     "world_size_missing",
     "span_too_long",
     "only_batch_zero",
+    "unsolvable_accumulation",
 ];
 
 /// `accum validate FILE --format FORMAT` in the mistakes folder.
@@ -270,6 +271,23 @@ fn a_config_with_only_its_batch_is_valid() {
     .expect("write");
     let out = run_in(&dir, &["validate", "minimal.toml"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, "minimal.toml: ok\n"));
+}
+
+/// A left-out accumulation is solved from the global batch, as the rules
+/// say, and every command then uses the solved value.
+#[test]
+fn a_left_out_accumulation_is_solved_from_the_global_batch() {
+    let dir = crate::scratch("solved");
+    std::fs::write(
+        dir.join("solved.toml"),
+        "[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 96\n",
+    )
+    .expect("write");
+    let out = run_in(&dir, &["validate", "solved.toml"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "solved.toml: ok\n"));
+    let sheet = run_in(&dir, &["sheet", "solved.toml", "--format", "json"]);
+    assert_eq!(sheet.code, 0, "{}", sheet.stderr);
+    assert!(sheet.stdout.contains("\"accumulation\": 6"), "{}", sheet.stdout);
 }
 
 #[test]
