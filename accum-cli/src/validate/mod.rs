@@ -441,6 +441,16 @@ mod tests {
         let findings = check("[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 100\n");
         let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
         assert_eq!(codes, vec!["accum::plan::global-batch"], "{findings:#?}");
+        // The help gives the value each alternative solves the factor to.
+        assert_eq!(
+            findings[0].help.as_deref(),
+            Some("use global_batch 96 (accumulation 6) or 112 (accumulation 7)")
+        );
+        let findings = check("[batch]\naccumulation = 3\nreplicas = 2\nglobal_batch = 100\n");
+        assert_eq!(
+            findings[0].help.as_deref(),
+            Some("use global_batch 96 (micro_batch 16) or 102 (micro_batch 17)")
+        );
         assert_eq!(
             instance_of("[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 100\n")["batch"]
                 .get("accumulation"),

@@ -97,7 +97,15 @@ pub(super) fn plan_findings(
         .collect();
     check_values(&roles, &spans, &ramps, map.variable_length)
         .iter()
-        .map(|finding| finding_diagnostic(doc, finding))
+        .map(|finding| {
+            let diagnostic = finding_diagnostic(doc, finding);
+            match solved_alternatives(finding, instance, map) {
+                Some(help) if finding.code.as_str() == "accum::plan::global-batch" => {
+                    diagnostic.help(help)
+                }
+                _ => diagnostic,
+            }
+        })
         .collect()
 }
 
@@ -139,27 +147,7 @@ pub(super) fn solve_left_out(instance: &mut Value, map: &SchemaMap) {
     {
         return;
     }
-    let given = |role: Role| {
-        map.path_of(role)
-            .and_then(|path| value_at(instance, path))
-            .and_then(Value::as_u64)
-    };
-    let layout = given(Role::WorldSize).map(|world| {
-        Layout::new(
-            world,
-            given(Role::TensorParallel).unwrap_or(1),
-            given(Role::PipelineParallel).unwrap_or(1),
-            given(Role::ContextParallel).unwrap_or(1),
-        )
-    });
-    let input = PlanInput {
-        micro_batch: given(Role::MicroBatch),
-        accumulation: given(Role::Accumulation),
-        replicas: given(Role::Replicas),
-        layout,
-        seq_len: given(Role::SeqLen),
-        global_batch: given(Role::GlobalBatch),
-    };
+    let input = plan_input(instance, map);
     if input.global_batch.is_none() {
         return;
     }
@@ -181,5 +169,69 @@ pub(super) fn solve_left_out(instance: &mut Value, map: &SchemaMap) {
         {
             section.insert(key.clone(), Value::from(solved));
         }
+    }
+}
+
+/// The plan values of the instance, found at their roles' places.
+fn plan_input(instance: &Value, map: &SchemaMap) -> PlanInput {
+    let given = |role: Role| {
+        map.path_of(role)
+            .and_then(|path| value_at(instance, path))
+            .and_then(Value::as_u64)
+    };
+    let layout = given(Role::WorldSize).map(|world| {
+        Layout::new(
+            world,
+            given(Role::TensorParallel).unwrap_or(1),
+            given(Role::PipelineParallel).unwrap_or(1),
+            given(Role::ContextParallel).unwrap_or(1),
+        )
+    });
+    PlanInput {
+        micro_batch: given(Role::MicroBatch),
+        accumulation: given(Role::Accumulation),
+        replicas: given(Role::Replicas),
+        layout,
+        seq_len: given(Role::SeqLen),
+        global_batch: given(Role::GlobalBatch),
+    }
+}
+
+/// The fix of a global batch that leaves a factor unsolvable, with the
+/// value each alternative solves it to, as the derive says it: "use
+/// global_batch 96 (accumulation 6) or 112 (accumulation 7)". `None` when
+/// no factor is left out or the alternatives are not global batches.
+fn solved_alternatives(finding: &Finding, instance: &Value, map: &SchemaMap) -> Option<String> {
+    let fix = finding.fix.as_ref()?;
+    let input = plan_input(instance, map);
+    let (role, name) = match (input.accumulation, input.micro_batch) {
+        (None, Some(_)) => (Role::Accumulation, "accumulation"),
+        (Some(_), None) => (Role::MicroBatch, "micro_batch"),
+        _ => return None,
+    };
+    let mut said = Vec::new();
+    for option in &fix.options {
+        let [edit] = option.as_slice() else {
+            return None;
+        };
+        if edit.role != Role::GlobalBatch {
+            return None;
+        }
+        let plan = PlanInput {
+            global_batch: Some(edit.value),
+            ..input
+        }
+        .resolve()
+        .ok()?;
+        let solved = match role {
+            Role::MicroBatch => plan.micro_batch(),
+            _ => plan.accumulation(),
+        };
+        said.push(format!("{} ({name} {solved})", edit.value));
+    }
+    match said.as_slice() {
+        [] => None,
+        [one] => Some(format!("use global_batch {one}")),
+        [init @ .., last] => Some(format!("use global_batch {} or {last}", init.join(", "))),
     }
 }

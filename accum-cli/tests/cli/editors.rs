@@ -373,9 +373,10 @@ fn an_enum_typo_is_one_message_in_other_validators() {
     let dir = scratch("enum-typo");
     let out = run_in(&dir, &["schema", "-o", "accum.schema.json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("accum.schema.json")).expect("read"))
-            .expect("json");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("accum.schema.json")).expect("read"),
+    )
+    .expect("json");
     let normalization = &schema["$defs"]["Normalization"];
     assert_eq!(
         normalization["enum"],

@@ -287,7 +287,11 @@ fn a_left_out_accumulation_is_solved_from_the_global_batch() {
     assert_eq!((out.code, out.stdout.as_str()), (0, "solved.toml: ok\n"));
     let sheet = run_in(&dir, &["sheet", "solved.toml", "--format", "json"]);
     assert_eq!(sheet.code, 0, "{}", sheet.stderr);
-    assert!(sheet.stdout.contains("\"accumulation\": 6"), "{}", sheet.stdout);
+    assert!(
+        sheet.stdout.contains("\"accumulation\": 6"),
+        "{}",
+        sheet.stdout
+    );
 }
 
 #[test]
