@@ -17,6 +17,7 @@ pub mod harness;
 pub mod interop;
 mod load;
 mod output;
+mod quantity;
 mod rules;
 mod sheet;
 // The source parser is being reworked in place; its items are

@@ -49,8 +49,8 @@ pub(crate) struct ImportArgs {
     #[arg(long, value_name = "M")]
     pub(crate) micro_batch: Option<u64>,
 
-    /// Examples in the training set (for the last partial group).
-    #[arg(long, value_name = "N")]
+    /// Examples in the training set (for the last partial group): 1200000, 1.2M or 1.2e6.
+    #[arg(long, value_name = "N", value_parser = crate::quantity::parse_count)]
     pub(crate) examples: Option<u64>,
 
     /// Tokens per example, when fixed.

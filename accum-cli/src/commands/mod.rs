@@ -15,6 +15,7 @@ use crate::load::{Checker, CliConfig};
 use crate::sheet::extras::Extras;
 
 pub(crate) mod calc;
+mod calc_span;
 pub(crate) mod completions;
 pub(crate) mod explain;
 pub(crate) mod init;
