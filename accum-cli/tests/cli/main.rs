@@ -18,6 +18,7 @@ mod run;
 mod schema;
 mod sheet;
 mod sheet_stages;
+mod transcripts;
 mod validate;
 mod wording;
 
