@@ -53,7 +53,7 @@ pub(super) fn message(
 /// A loss scale: whole powers of two digit-grouped (`65,536`), others as
 /// they are.
 fn scale(value: f64) -> String {
-    if value.fract() == 0.0 && value >= 1.0 && value < 1e18 {
+    if value.fract() == 0.0 && (1.0..1e18).contains(&value) {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         return group_digits(value as u64);
     }
