@@ -52,6 +52,7 @@ impl<T: CliConfig> Schema<T> {
             );
         }
         crate::validate::enums_for_editors(&mut value);
+        crate::validate::solvable_factors_optional(&mut value);
         let map = SchemaMap::from_schema(&value);
         Schema {
             value,

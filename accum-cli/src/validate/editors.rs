@@ -14,6 +14,75 @@ use serde_json::{Map, Value};
 /// How deep a schema is walked; schemars' schemas are a few levels deep.
 const MAX_DEPTH: usize = 64;
 
+/// A factor that `global_batch` solves (accumulation, micro-batch) is not
+/// `required` where the global batch can be given: accum solves a left-out
+/// one exactly (accum::plan::missing), so editors and validators must not
+/// call it missing. A file with neither is the plan rules' finding.
+pub(crate) fn solvable_factors_optional(schema: &mut Value) {
+    optional(schema, 0);
+}
+
+fn optional(node: &mut Value, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match node {
+        Value::Object(object) => {
+            let role_of = |name: &str, object: &Map<String, Value>| {
+                object
+                    .get("properties")
+                    .and_then(|p| p.get(name))
+                    .and_then(|p| p.get("x-accum-role"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            let has_global_batch = object
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| {
+                    p.values().any(|v| {
+                        v.get("x-accum-role").and_then(Value::as_str) == Some("global_batch")
+                    })
+                });
+            if has_global_batch {
+                let names: Vec<String> = object
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| {
+                        r.iter()
+                            .filter_map(|v| v.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let keep: Vec<Value> = names
+                    .iter()
+                    .filter(|name| {
+                        !matches!(
+                            role_of(name, object).as_deref(),
+                            Some("accumulation" | "micro_batch")
+                        )
+                    })
+                    .map(|name| Value::from(name.as_str()))
+                    .collect();
+                if keep.is_empty() {
+                    object.remove("required");
+                } else if keep.len() != names.len() {
+                    object.insert("required".to_owned(), Value::Array(keep));
+                }
+            }
+            for value in object.values_mut() {
+                optional(value, depth + 1);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                optional(item, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Rewrites every `oneOf`/`anyOf` whose alternatives are all string
 /// `const`s (each with at most a description) into one `enum`, the
 /// descriptions kept for editors. Other alternatives are left as they are.
@@ -95,6 +164,36 @@ fn string_consts(alternatives: &Value) -> Option<Vec<(Value, Value)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn factors_the_global_batch_solves_are_not_required() {
+        let mut schema = serde_json::json!({
+            "$defs": {
+                "Batch": {
+                    "required": ["micro_batch", "accumulation", "name"],
+                    "properties": {
+                        "micro_batch": { "x-accum-role": "micro_batch" },
+                        "accumulation": { "x-accum-role": "accumulation" },
+                        "global_batch": { "x-accum-role": "global_batch" },
+                        "name": { "type": "string" }
+                    }
+                },
+                "NoGlobal": {
+                    "required": ["accumulation"],
+                    "properties": { "accumulation": { "x-accum-role": "accumulation" } }
+                }
+            }
+        });
+        solvable_factors_optional(&mut schema);
+        assert_eq!(
+            schema["$defs"]["Batch"]["required"],
+            serde_json::json!(["name"])
+        );
+        assert_eq!(
+            schema["$defs"]["NoGlobal"]["required"],
+            serde_json::json!(["accumulation"])
+        );
+    }
 
     #[test]
     fn const_alternatives_become_one_enum_with_their_descriptions() {

@@ -13,7 +13,7 @@ mod structure;
 
 use serde_json::Value;
 
-pub(crate) use editors::enums_for_editors;
+pub(crate) use editors::{enums_for_editors, solvable_factors_optional};
 pub(crate) use map::SchemaMap;
 pub(crate) use plan::finding_diagnostic;
 
@@ -182,7 +182,15 @@ pub(crate) fn validate(
         }
     }
 
-    if (plan_check || !findings.is_empty()) && !map.roles.is_empty() {
+    // A factor still left out after solving is the plan rules' to explain
+    // (missing, or a global batch that does not divide), before any typing.
+    let left_out = [Role::Accumulation, Role::MicroBatch]
+        .into_iter()
+        .any(|role| {
+            map.path_of(role)
+                .is_some_and(|path| plan::value_at(instance, path).is_none_or(Value::is_null))
+        });
+    if (plan_check || left_out || !findings.is_empty()) && !map.roles.is_empty() {
         let broken: Vec<Vec<String>> = findings.iter().map(|f| f.path.clone()).collect();
         findings.extend(plan::plan_findings(doc, instance, map, &broken));
     }

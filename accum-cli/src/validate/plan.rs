@@ -36,7 +36,7 @@ pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnosti
 }
 
 /// The value at `path` of the instance, if there is one.
-fn value_at<'a>(instance: &'a Value, path: &[String]) -> Option<&'a Value> {
+pub(super) fn value_at<'a>(instance: &'a Value, path: &[String]) -> Option<&'a Value> {
     path.iter()
         .try_fold(instance, |node, segment| node.get(segment))
 }

@@ -423,3 +423,23 @@ fn an_enum_typo_is_one_message_in_other_validators() {
         assert!(said.contains("\"cosin\" is not one of"), "{said}");
     }
 }
+
+/// An integral float at a count's place is read as that count, as JSON
+/// Schema and the editors read it: the hostile file `micro_batch = 4.0`
+/// validates and plans with m = 4.
+#[test]
+fn an_integral_float_is_the_integer_it_writes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/hostile");
+    let out = run_in(&dir, &["validate", "float_integer.toml"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "float_integer.toml: ok\n")
+    );
+    let sheet = run_in(&dir, &["sheet", "float_integer.toml", "--format", "json"]);
+    assert_eq!(sheet.code, 0, "{}", sheet.stderr);
+    assert!(
+        sheet.stdout.contains("\"micro_batch\": 4"),
+        "{}",
+        sheet.stdout
+    );
+}
