@@ -281,7 +281,15 @@ pub(crate) struct CalcArgs {
 fn parse_span(text: &str) -> Result<Span, String> {
     text.replace(['-', '_'], " ")
         .parse::<Span>()
-        .map_err(|err| format!("{}; {}", err.message(), err.fix()))
+        .map_err(|err| {
+            let fix = match &err {
+                accum_core::SpanError::UnknownUnit { number, word } => {
+                    crate::suggest::unit_did_you_mean(number, word).unwrap_or_else(|| err.fix())
+                }
+                _ => err.fix(),
+            };
+            format!("{}; {fix}", err.message())
+        })
 }
 
 /// Parses `--stage B:UNTIL`.

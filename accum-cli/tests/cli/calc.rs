@@ -632,3 +632,20 @@ fn params_take_every_form_of_a_count() {
         "{note}"
     );
 }
+
+/// A misspelt unit on the command line gets the unit it most likely is.
+#[test]
+fn a_misspelt_unit_in_a_flag_gets_a_did_you_mean() {
+    let out = accum()
+        .args([
+            "calc", "-m", "8", "-a", "4", "-d", "2", "--span", "2M-tokns",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("`tokns` in `2M tokns` is not a unit; did you mean \"2M tokens\"?"),
+        "{said}"
+    );
+}
