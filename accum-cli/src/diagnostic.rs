@@ -3,8 +3,8 @@
 //!
 //! - human: a header (`error[code]: message`), the source snippet with the
 //!   value underlined, and the fix (`help:`), like rustc and cargo;
-//! - short: one line per diagnostic, `file:line:col: code: message`, for
-//!   editors and grep;
+//! - short: one line per diagnostic, `file:line:col: error[code]: message`
+//!   (`warning[code]`), for editors, grep and problem matchers;
 //! - JSON: stable keys, for tools.
 
 use std::ops::Range;
@@ -22,6 +22,16 @@ pub enum Severity {
     Error,
     /// The input works but is probably not what was meant.
     Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`, as the headers print it.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
 }
 
 /// One diagnostic: what is wrong, where, and how to fix it. `accum explain
@@ -196,15 +206,19 @@ pub(crate) fn render_text(
     out
 }
 
-/// Renders one line per diagnostic: `file:line:col: code: message`.
+/// Renders one line per diagnostic: `file:line:col: error[code]: message`,
+/// or `warning[code]`, as rustc's `--error-format short` prints them, so
+/// that a problem matcher tells errors from warnings.
 pub(crate) fn render_short(name: &str, text: &str, diagnostics: &[Diagnostic]) -> String {
     let mut out = String::new();
     let lines = LineIndex::new(text);
     for diagnostic in diagnostics {
         let (line, col) = diagnostic.start(&lines);
         out.push_str(&format!(
-            "{name}:{line}:{col}: {}: {}\n",
-            diagnostic.code, diagnostic.message
+            "{name}:{line}:{col}: {}[{}]: {}\n",
+            diagnostic.severity.word(),
+            diagnostic.code,
+            diagnostic.message
         ));
     }
     out
@@ -333,7 +347,7 @@ mod tests {
         let (doc, diagnostic) = zero();
         assert_eq!(
             render_short(&doc.name, &doc.text, std::slice::from_ref(&diagnostic)),
-            "train.toml:2:15: accum::plan::zero: micro_batch is 0\n"
+            "train.toml:2:15: error[accum::plan::zero]: micro_batch is 0\n"
         );
         let json = to_json("train.toml", &doc.text, &[diagnostic]);
         assert_eq!(

@@ -10,12 +10,14 @@ mod cli;
 mod commands;
 mod diagnostic;
 mod error;
+mod formats;
 mod fsio;
 #[cfg(feature = "harness")]
 pub mod harness;
 pub mod interop;
 mod load;
 mod output;
+mod quantity;
 mod rules;
 mod sheet;
 // The source parser is being reworked in place; its items are

@@ -53,6 +53,8 @@ impl<T: CliConfig> Schema<T> {
                 }),
             );
         }
+        crate::validate::enums_for_editors(&mut value);
+        crate::validate::solvable_factors_optional(&mut value);
         let map = SchemaMap::from_schema(&value);
         Schema {
             value,
@@ -137,7 +139,7 @@ pub(crate) fn check_document<T: CliConfig>(
     map: &SchemaMap,
     typed: Option<Checker<T>>,
 ) -> Result<Outcome<T>, CliError> {
-    let instance = crate::validate::instance(doc);
+    let instance = crate::validate::instance(doc, schema, map);
     let mut diagnostics =
         validate(doc, &instance, schema, map, typed.is_none()).map_err(CliError::usage)?;
     let mut config = None;

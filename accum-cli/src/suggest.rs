@@ -33,6 +33,137 @@ fn fold(word: &str) -> String {
     word.to_lowercase().replace('-', "_")
 }
 
+/// Values people write for a choice that no spelling of it is near, from
+/// the frameworks they come from, with the values they mean and why:
+/// (what is written, the values meant, why).
+const DOMAIN: &[(&[&str], &[&str], &str)] = &[
+    (
+        &[
+            "steps",
+            "step",
+            "iterations",
+            "iteration",
+            "iters",
+            "iter",
+            "global_step",
+        ],
+        &["updates", "microbatches"],
+        "\"steps\" is the ambiguity accum exists for: one loop's step is an optimizer update, another's a microbatch (one forward/backward pass), and with accumulation A the two differ A-fold",
+    ),
+    (
+        &[
+            "float16",
+            "half",
+            "f16",
+            "16",
+            "16-mixed",
+            "16_mixed",
+            "fp16_mixed",
+            "amp",
+        ],
+        &["fp16"],
+        "accum calls 16-bit floats \"fp16\"; they overflow above 65504, so the loss is scaled dynamically",
+    ),
+    (
+        &["bfloat16", "bf16-mixed", "bf16_mixed", "brain_float16"],
+        &["bf16"],
+        "accum calls bfloat16 \"bf16\"; it has f32's exponent range, so no loss scaling is needed",
+    ),
+    (
+        &["float32", "single", "f32", "32", "32-true", "full", "float"],
+        &["fp32"],
+        "accum calls 32-bit floats \"fp32\"",
+    ),
+    (
+        &[
+            "mean",
+            "average",
+            "avg",
+            "token_mean",
+            "mean_per_token",
+            "batchmean",
+        ],
+        &["per_token", "per_example"],
+        "\"mean\" does not say of what: per_token divides the group's summed token losses by its supervised tokens (each token weighs the same, whatever the microbatch), per_example averages each example's tokens and divides by the examples (each example weighs the same)",
+    ),
+    (
+        &["summed", "total", "add"],
+        &["sum"],
+        "\"sum\" adds the token losses and divides by nothing",
+    ),
+    (
+        &["cosine_with_warmup", "cosine_decay", "cos", "warmup_cosine"],
+        &["cosine"],
+        "every schedule warms up first (schedule.warmup); \"cosine\" then decays to zero at the total",
+    ),
+    (
+        &["linear_with_warmup", "linear_decay", "warmup_linear"],
+        &["linear"],
+        "every schedule warms up first (schedule.warmup); \"linear\" then decays to zero at the total",
+    ),
+    (
+        &["constant_with_warmup", "const", "fixed", "none"],
+        &["constant"],
+        "every schedule warms up first (schedule.warmup); \"constant\" then keeps the peak",
+    ),
+    (
+        &["adam"],
+        &["adamw"],
+        "accum's Adam is AdamW, with decoupled weight decay",
+    ),
+    (
+        &["keep", "include", "pad"],
+        &["process"],
+        "\"process\" trains on the short last group as one more update, normalized by what it holds",
+    ),
+    (
+        &["discard", "skip", "drop_last"],
+        &["drop"],
+        "\"drop\" leaves the short last group out and records its examples",
+    ),
+    (
+        &["raise", "fail", "strict", "refuse"],
+        &["error"],
+        "\"error\" refuses data that does not fill whole groups",
+    ),
+];
+
+/// The help for a value of a choice that no allowed spelling is near: what
+/// it means in the domain, from the values people bring from other
+/// frameworks (`"steps"`, `"float16"`, `"mean"`), when the choice has the
+/// value they mean.
+pub(crate) fn domain_hint(found: &str, allowed: &[String]) -> Option<String> {
+    let folded = fold(found);
+    DOMAIN.iter().find_map(|(written, meant, why)| {
+        if !written.contains(&folded.as_str()) {
+            return None;
+        }
+        let meant: Vec<String> = meant
+            .iter()
+            .filter(|m| allowed.iter().any(|a| a == *m))
+            .map(|m| format!("\"{m}\""))
+            .collect();
+        (!meant.is_empty()).then(|| format!("write {}: {why}", or_list(&meant)))
+    })
+}
+
+/// The unit a misspelt unit word most likely is (`tokns` → `tokens`), in
+/// the number it was written with (plural unless it is 1).
+pub(crate) fn unit_did_you_mean(number: &str, word: &str) -> Option<String> {
+    let names: Vec<&str> = accum_core::UnitKind::ALL
+        .iter()
+        .flat_map(|u| [u.singular(), u.plural()])
+        .collect();
+    let near = did_you_mean(word, names.iter().copied())?;
+    let unit = accum_core::UnitKind::from_name(near)?;
+    let name = if number == "1" {
+        unit.singular()
+    } else {
+        unit.plural()
+    };
+    Some(format!("did you mean \"{number} {name}\"?"))
+}
+
 /// Up to this many keys are listed in a help; more are left to `schema`.
 const MAX_LISTED_KEYS: usize = 12;
 
@@ -91,6 +222,58 @@ mod tests {
         assert_eq!(did_you_mean("acumulation", keys), Some("accumulation"));
         assert_eq!(did_you_mean("lr", keys), None);
         assert_eq!(did_you_mean("replicas", keys), None);
+    }
+
+    #[test]
+    fn misses_without_a_near_spelling_get_the_domain() {
+        let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let axis = words(&["updates", "examples", "tokens"]);
+        let steps = domain_hint("steps", &axis).expect("steps");
+        assert!(
+            steps.starts_with("write \"updates\": \"steps\" is the ambiguity"),
+            "{steps}"
+        );
+        assert!(steps.contains("A-fold"), "{steps}");
+        let both = domain_hint("Iterations", &words(&["updates", "microbatches"])).expect("iters");
+        assert!(
+            both.starts_with("write \"updates\" or \"microbatches\":"),
+            "{both}"
+        );
+        let modes = words(&["fp32", "bf16", "fp16"]);
+        assert!(domain_hint("float16", &modes).is_some_and(|h| h.starts_with("write \"fp16\":")));
+        assert!(domain_hint("bfloat16", &modes).is_some_and(|h| h.starts_with("write \"bf16\":")));
+        let norms = words(&["per_token", "per_example", "sum"]);
+        let mean = domain_hint("mean", &norms).expect("mean");
+        assert!(
+            mean.starts_with(
+                "write \"per_token\" or \"per_example\": \"mean\" does not say of what"
+            ),
+            "{mean}"
+        );
+        let kinds = words(&["constant", "linear", "cosine"]);
+        assert!(
+            domain_hint("cosine_with_warmup", &kinds).is_some_and(|h| h.contains("\"cosine\""))
+        );
+        // Only values the choice has are offered; unknown words get nothing.
+        assert_eq!(domain_hint("float16", &norms), None);
+        assert_eq!(domain_hint("banana", &modes), None);
+    }
+
+    #[test]
+    fn misspelt_units_are_suggested_in_their_number() {
+        assert_eq!(
+            unit_did_you_mean("2M", "tokns").as_deref(),
+            Some("did you mean \"2M tokens\"?")
+        );
+        assert_eq!(
+            unit_did_you_mean("1", "updat").as_deref(),
+            Some("did you mean \"1 update\"?")
+        );
+        assert_eq!(
+            unit_did_you_mean("500", "exmaples").as_deref(),
+            Some("did you mean \"500 examples\"?")
+        );
+        assert_eq!(unit_did_you_mean("3", "epochs"), None);
     }
 
     #[test]

@@ -246,6 +246,13 @@ impl<U: Unit> From<Count<U>> for Span {
     }
 }
 
+/// Parses a count in the number syntax of spans (`"1.3B"`, `"7B"`, `"2M"`,
+/// `"1_000"`), exactly, for counts that are not lengths (a model's
+/// parameters, a data set's examples).
+pub fn parse_count(text: &str) -> Result<u64, SpanError> {
+    parse_number(text)
+}
+
 /// Parses `"1.5k"`, `"2M"`, `"500"`, `"1_000"` into an exact integer.
 fn parse_number(text: &str) -> Result<u64, SpanError> {
     let bad = || SpanError::BadNumber {

@@ -3,7 +3,7 @@
 
 use clap::{Args, ValueEnum};
 
-use super::Format;
+use super::{DiagnosticFormat, Format};
 
 /// Arguments of `accum import` and `accum lint`.
 #[derive(Debug, Args)]
@@ -49,8 +49,8 @@ pub(crate) struct ImportArgs {
     #[arg(long, value_name = "M")]
     pub(crate) micro_batch: Option<u64>,
 
-    /// Examples in the training set (for the last partial group).
-    #[arg(long, value_name = "N")]
+    /// Examples in the training set (for the last partial group): 1200000, 1.2M or 1.2e6.
+    #[arg(long, value_name = "N", value_parser = crate::quantity::parse_count)]
     pub(crate) examples: Option<u64>,
 
     /// Tokens per example, when fixed.
@@ -78,9 +78,27 @@ pub(crate) struct ImportArgs {
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub(crate) format: Format,
+    /// Output format of the findings (`json` prints the whole import); `import`
+    /// writes findings in a line format to stderr, beside the config.
+    #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
+    pub(crate) format: DiagnosticFormat,
+
+    /// Exit 1 on warnings too, not only on errors (for CI and pre-commit).
+    #[arg(long)]
+    pub(crate) deny_warnings: bool,
+}
+
+/// Arguments of `accum lint`: `import`'s, with more files of the same
+/// framework after the first (pre-commit passes every changed file at once).
+#[derive(Debug, Args)]
+pub(crate) struct LintArgs {
+    /// The framework, the first file and the options, as for `import`.
+    #[command(flatten)]
+    pub(crate) import: ImportArgs,
+
+    /// More files of the same framework, checked with the same options.
+    #[arg(value_name = "MORE")]
+    pub(crate) more: Vec<std::path::PathBuf>,
 }
 
 /// Arguments of `accum export`.

@@ -139,6 +139,10 @@ pub(crate) struct ValidateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
     pub(crate) format: DiagnosticFormat,
+
+    /// Exit 1 on warnings too, not only on errors (for CI and pre-commit).
+    #[arg(long)]
+    pub(crate) deny_warnings: bool,
 }
 
 /// Arguments of `replan`.
@@ -158,8 +162,9 @@ pub(crate) struct ReplanArgs {
     #[arg(long, value_name = "SIZE", conflicts_with = "max_micro_batch")]
     pub(crate) memory_budget: Option<accum_core::estimate::ByteSize>,
 
-    /// Parameters per device, for --memory-budget (default: the built-in model's).
-    #[arg(long, value_name = "N", requires = "memory_budget")]
+    /// Parameters per device, for --memory-budget (default: the built-in
+    /// model's): 7e9, 7B or 7000000000.
+    #[arg(long, value_name = "N", requires = "memory_budget", value_parser = crate::quantity::parse_count)]
     pub(crate) params: Option<u64>,
 
     /// Activation memory of one example, for --memory-budget (default: the built-in model's).
@@ -250,8 +255,10 @@ pub(crate) struct CalcArgs {
     #[arg(short = 'B', long, value_name = "B")]
     pub(crate) global_batch: Option<u64>,
 
-    /// Parameters per device, for the memory estimate e.g. 1.3e9.
-    #[arg(long, value_name = "N", value_parser = parse_count, requires = "activation_per_example")]
+    /// Parameters per device: 1.3e9, 1.3B or 1300000000. The memory estimate
+    /// needs --activation-per-example too; the scaling estimate reduces
+    /// gradients of this many parameters unless --grad-bytes says otherwise.
+    #[arg(long, value_name = "N", value_parser = crate::quantity::parse_count)]
     pub(crate) params: Option<u64>,
 
     /// Activation memory of one example (forward + backward), e.g. 1.5GiB.
@@ -297,6 +304,12 @@ pub(crate) struct CalcArgs {
     #[arg(long, value_name = "SPAN", value_parser = parse_span)]
     pub(crate) total: Option<Span>,
 
+    /// A length to print in every unit (updates, microbatches, examples,
+    /// tokens) through the plan or its stages, e.g. `--span 2000-updates` for
+    /// a warmup; repeat it for several.
+    #[arg(long = "span", value_name = "SPAN", value_parser = parse_span)]
+    pub(crate) spans: Vec<Span>,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
@@ -307,7 +320,15 @@ pub(crate) struct CalcArgs {
 fn parse_span(text: &str) -> Result<Span, String> {
     text.replace(['-', '_'], " ")
         .parse::<Span>()
-        .map_err(|err| format!("{}; {}", err.message(), err.fix()))
+        .map_err(|err| {
+            let fix = match &err {
+                accum_core::SpanError::UnknownUnit { number, word } => {
+                    crate::suggest::unit_did_you_mean(number, word).unwrap_or_else(|| err.fix())
+                }
+                _ => err.fix(),
+            };
+            format!("{}; {fix}", err.message())
+        })
 }
 
 /// Parses `--stage B:UNTIL`.
@@ -339,24 +360,4 @@ fn parse_ramp(text: &str) -> Result<LinearRamp, String> {
         increment: count("increment", increment)?,
         over: parse_span(over)?,
     })
-}
-
-/// Parses a count written as an integer or in scientific notation (`1.3e9`).
-fn parse_count(text: &str) -> Result<u64, String> {
-    if let Ok(value) = text.parse::<u64>() {
-        return Ok(value);
-    }
-    match text.parse::<f64>() {
-        Ok(value)
-            if value.is_finite()
-                && value >= 0.0
-                && value.fract() == 0.0
-                && value < u64::MAX as f64 =>
-        {
-            Ok(value as u64)
-        }
-        _ => Err(format!(
-            "`{text}` is not a whole non-negative count (e.g. 1300000000 or 1.3e9)"
-        )),
-    }
 }

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-pub(crate) use accum::{Backend, ExportArgs, ImportArgs, InitArgs, RunArgs, VerifyArgs};
+pub(crate) use accum::{Backend, ExportArgs, ImportArgs, InitArgs, LintArgs, RunArgs, VerifyArgs};
 pub(crate) use common::{
     CalcArgs, CommonCommand, CompareArgs, CompareAxis, CompletionsArgs, ExplainArgs, Optimizer,
     Precision, ReplanArgs, SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,
@@ -73,7 +73,7 @@ pub(crate) enum Command {
     /// by construction; schedule lengths are converted to the framework's unit.
     Export(ExportArgs),
     /// Check a framework's batch settings: `import` without the output.
-    Lint(ImportArgs),
+    Lint(LintArgs),
 }
 
 /// Sets the examples under the help of `command` and of its subcommands.
@@ -143,10 +143,15 @@ pub(crate) enum DiagnosticFormat {
     #[default]
     #[value(alias = "text")]
     Human,
-    /// One line per finding, `file:line:col: code: message`, for editors and grep.
+    /// One line per finding, `file:line:col: error[code]: message` (or
+    /// `warning[code]`), for editors, grep and problem matchers.
     Short,
     /// JSON with stable keys, for tools.
     Json,
+    /// GitHub Actions workflow commands: annotations on the lines of a pull request.
+    Github,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
 }
 
 /// Output format of a command.

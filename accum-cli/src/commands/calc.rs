@@ -40,6 +40,8 @@ struct CalcReport {
     ramp_up: Option<Amounts>,
     /// The run's length (`--total`) in every unit, through the stages.
     run: Option<RunReport>,
+    /// Each `--span` in every unit, through the stages.
+    spans: Vec<super::calc_span::SpanReport>,
 }
 
 /// One stage of a ramp-up. Keys are stable.
@@ -95,7 +97,17 @@ pub(crate) fn run(args: &CalcArgs) -> Result<Exit, CliError> {
     let report = compute(args)?;
     match args.format {
         Format::Json => print_json(&report)?,
-        Format::Text => print_text(&render_text(&report))?,
+        Format::Text => {
+            print_text(&render_text(&report))?;
+            if args.params.is_some()
+                && args.activation_per_example.is_none()
+                && args.device_throughput.is_none()
+            {
+                eprintln!(
+                    "note: --params alone gives no estimate: the memory estimate also needs --activation-per-example SIZE (one example's activations, which grow with m while weights, gradients and optimizer state do not); the scaling estimate needs --device-throughput and --bandwidth"
+                );
+            }
+        }
     }
     Ok(Exit::Ok)
 }
@@ -128,6 +140,11 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
         Some(total) => Some(run_report(&staged, total)?),
         None => None,
     };
+    let spans = args
+        .spans
+        .iter()
+        .map(|span| super::calc_span::span_report(&staged, *span))
+        .collect::<Result<Vec<_>, _>>()?;
     let (stages, ramp_up) = if staged.is_constant() {
         (None, None)
     } else {
@@ -170,6 +187,7 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
         stages,
         ramp_up,
         run,
+        spans,
     })
 }
 
@@ -442,6 +460,7 @@ fn render_text(r: &CalcReport) -> String {
             n(run.examples)
         );
     }
+    super::calc_span::render(&mut out, &r.spans, r.stages.is_some());
     if let Some(memory) = &r.memory {
         let _ = writeln!(out);
         let _ = writeln!(out, "memory per device (estimate)");

@@ -16,10 +16,12 @@ use crate::sheet::extras::Extras;
 
 pub(crate) mod calc;
 pub(crate) mod compare;
+mod calc_span;
 pub(crate) mod completions;
 pub(crate) mod explain;
 pub(crate) mod init;
 pub(crate) mod interop;
+mod progress;
 pub(crate) mod replan;
 pub(crate) mod run;
 pub(crate) mod schema;
@@ -67,8 +69,8 @@ pub(crate) fn execute(cli: &Cli) -> Result<Exit, CliError> {
         Command::Init(args) => init::run(args),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
-        Command::Import(args) => interop::import(args, false),
-        Command::Lint(args) => interop::import(args, true),
+        Command::Import(args) => interop::import(args),
+        Command::Lint(args) => interop::lint(args),
         Command::Export(args) => interop::export(args),
     }
 }

@@ -80,23 +80,19 @@ struct Progress {
     quiet: bool,
     /// The first failure to print a log line.
     print_error: Option<CliError>,
+    /// Whether the loss is scaled (fp16), so that the bar shows the scale.
+    loss_scaled: bool,
 }
 
 impl Observer for Progress {
     fn on_update(&mut self, stats: &UpdateStats, counters: &Counters) {
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         self.bar.set_position(counters.applied_updates.get());
-        self.bar.set_message(format!(
-            "loss {:.4}  scale {}  {:.0} ex/s  {:.0} tok/s{}",
-            stats.loss,
-            format_scale(stats.loss_scale),
-            counters.examples.get() as f64 / secs,
-            counters.supervised_tokens.get() as f64 / secs,
-            if counters.skipped_updates > 0 {
-                format!("  skipped {}", counters.skipped_updates)
-            } else {
-                String::new()
-            }
+        self.bar.set_message(super::progress::message(
+            stats,
+            counters,
+            secs,
+            self.loss_scaled,
         ));
     }
 
@@ -161,14 +157,6 @@ fn axis_name(axis: LogAxis) -> &'static str {
         LogAxis::Updates => "updates",
         LogAxis::Examples => "examples",
         LogAxis::Tokens => "tokens",
-    }
-}
-
-fn format_scale(scale: f64) -> String {
-    if scale == 1.0 {
-        "1".into()
-    } else {
-        format!("{scale:.0}")
     }
 }
 
@@ -294,7 +282,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10))
     };
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} updates  {elapsed_precise}  {msg}")
+        ProgressStyle::with_template(super::progress::TEMPLATE)
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let plan = checked.plan;
@@ -320,6 +308,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         print_lines: lead && args.format == Format::Text,
         quiet,
         print_error: None,
+        loss_scaled: config.precision.mode == accum_core::settings::PrecisionMode::Fp16,
     };
     let stop = stop_flag();
     stop.store(false, Ordering::SeqCst);

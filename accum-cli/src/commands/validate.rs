@@ -1,12 +1,14 @@
 //! `accum validate FILE…`: every finding of every file, located, with the
-//! fix; text for people, JSON for tools.
+//! fix; text for people, one line per finding for editors, JSON for tools,
+//! workflow commands for GitHub Actions and SARIF for code scanning.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::cli::{DiagnosticFormat, ValidateArgs};
-use crate::diagnostic::{self, Severity};
+use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::error::{CliError, Exit};
+use crate::formats::{self, FileFindings};
 use crate::load::{Checker, CliConfig, Schema, check_document, color, load};
 use crate::output::{print_json, print_text};
 use crate::validate::SchemaMap;
@@ -18,6 +20,13 @@ struct FileReport {
     errors: usize,
     warnings: usize,
     findings: Vec<diagnostic::DiagnosticJson>,
+}
+
+/// One checked file: its name, text and findings.
+struct Checked {
+    name: String,
+    text: String,
+    diagnostics: Vec<Diagnostic>,
 }
 
 pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Result<Exit, CliError> {
@@ -36,44 +45,86 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
             (value, map, None)
         }
     };
-    let mut reports = Vec::new();
-    let mut text = String::new();
-    let mut any_error = false;
+    let mut checked = Vec::new();
     for path in &args.files {
-        let (name, source, diagnostics) = match load(path)? {
+        checked.push(match load(path)? {
             Ok(doc) => {
                 let outcome = check_document::<T>(&doc, &schema, &map, typed)?;
-                (doc.name, doc.text, outcome.diagnostics)
+                Checked {
+                    name: doc.name,
+                    text: doc.text,
+                    diagnostics: outcome.diagnostics,
+                }
             }
-            Err(bad) => (bad.name, bad.text, vec![bad.finding]),
-        };
-        let errors = diagnostic::count(&diagnostics, Severity::Error);
-        any_error |= errors > 0;
-        match args.format {
-            DiagnosticFormat::Human => {
+            Err(bad) => Checked {
+                name: bad.name,
+                text: bad.text,
+                diagnostics: vec![bad.finding],
+            },
+        });
+    }
+    let files: Vec<FileFindings<'_>> = checked
+        .iter()
+        .map(|c| FileFindings {
+            name: &c.name,
+            text: &c.text,
+            diagnostics: &c.diagnostics,
+        })
+        .collect();
+    print(args.format, &files)?;
+    Ok(verdict(&files, args.deny_warnings))
+}
+
+/// Exit 1 when a file has an error, or a warning under `--deny-warnings`.
+pub(crate) fn verdict(files: &[FileFindings<'_>], deny_warnings: bool) -> Exit {
+    let fails = |d: &Diagnostic| d.severity == Severity::Error || deny_warnings;
+    if files.iter().any(|f| f.diagnostics.iter().any(fails)) {
+        Exit::Invalid
+    } else {
+        Exit::Ok
+    }
+}
+
+/// Writes the files' findings to stdout in `format`.
+fn print(format: DiagnosticFormat, files: &[FileFindings<'_>]) -> Result<(), CliError> {
+    match format {
+        DiagnosticFormat::Human => {
+            let mut text = String::new();
+            for file in files {
                 text.push_str(&diagnostic::render_text(
-                    &name,
-                    &source,
-                    &diagnostics,
+                    file.name,
+                    file.text,
+                    file.diagnostics,
                     color(),
                 ));
-                text.push_str(&diagnostic::summary(&name, &diagnostics));
+                text.push_str(&diagnostic::summary(file.name, file.diagnostics));
             }
-            DiagnosticFormat::Short => {
-                text.push_str(&diagnostic::render_short(&name, &source, &diagnostics));
-            }
-            DiagnosticFormat::Json => reports.push(FileReport {
-                file: name.clone(),
-                valid: errors == 0,
-                errors,
-                warnings: diagnostics.len() - errors,
-                findings: diagnostic::to_json(&name, &source, &diagnostics),
-            }),
+            text.push_str(&formats::explain_hint(files));
+            print_text(&text)
+        }
+        DiagnosticFormat::Short => print_text(
+            &files
+                .iter()
+                .map(|f| diagnostic::render_short(f.name, f.text, f.diagnostics))
+                .collect::<String>(),
+        ),
+        DiagnosticFormat::Github => print_text(&formats::render_github(files)),
+        DiagnosticFormat::Sarif => print_json(&formats::to_sarif(files)),
+        DiagnosticFormat::Json => {
+            let reports: Vec<FileReport> = files
+                .iter()
+                .map(|f| {
+                    let errors = diagnostic::count(f.diagnostics, Severity::Error);
+                    FileReport {
+                        file: f.name.to_owned(),
+                        valid: errors == 0,
+                        errors,
+                        warnings: f.diagnostics.len() - errors,
+                        findings: diagnostic::to_json(f.name, f.text, f.diagnostics),
+                    }
+                })
+                .collect();
+            print_json(&serde_json::json!({ "files": reports }))
         }
     }
-    match args.format {
-        DiagnosticFormat::Human | DiagnosticFormat::Short => print_text(&text)?,
-        DiagnosticFormat::Json => print_json(&serde_json::json!({ "files": reports }))?,
-    }
-    Ok(if any_error { Exit::Invalid } else { Exit::Ok })
 }

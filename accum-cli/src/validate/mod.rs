@@ -5,6 +5,7 @@
 //!
 //! Every finding is reported, not just the first, each with its location.
 
+mod editors;
 mod map;
 mod plan;
 mod span;
@@ -12,21 +13,26 @@ mod structure;
 
 use serde_json::Value;
 
+pub(crate) use editors::{enums_for_editors, solvable_factors_optional};
 pub(crate) use map::SchemaMap;
 pub(crate) use plan::finding_diagnostic;
+
+use accum_core::Role;
 
 use crate::diagnostic::Diagnostic;
 use crate::source::Document;
 
 /// A required key written with a typo is both missing and unknown; the
 /// unknown key's "did you mean" already says both, so the missing-key
-/// finding goes.
+/// finding goes, whether the schema (`accum::schema::missing-key`) or the
+/// plan rules (`accum::plan::missing`) found it.
 fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
+    const MISSING: [&str; 2] = ["accum::schema::missing-key", "accum::plan::missing"];
     // Missing keys are few (the required keys of a section); unknown keys
     // may be thousands, each compared with the missing ones only.
     let missing_keys: Vec<&Diagnostic> = findings
         .iter()
-        .filter(|f| f.code == "accum::schema::missing-key")
+        .filter(|f| MISSING.contains(&f.code))
         .collect();
     if missing_keys.is_empty() {
         return;
@@ -34,33 +40,75 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
     let misspelt: std::collections::HashSet<Vec<String>> = findings
         .iter()
         .filter(|f| f.code == "accum::schema::unknown-key")
-        .filter_map(|unknown| {
-            let (key, section) = unknown.path.split_last()?;
-            let missing = missing_keys.iter().find(|f| {
-                f.path.split_last().is_some_and(|(name, parent)| {
-                    parent == section
-                        && crate::suggest::did_you_mean(key, [name.as_str()]).is_some()
+        .flat_map(|unknown| {
+            let Some((key, section)) = unknown.path.split_last() else {
+                return Vec::new();
+            };
+            missing_keys
+                .iter()
+                .filter(|f| {
+                    f.path.split_last().is_some_and(|(name, parent)| {
+                        parent == section
+                            && crate::suggest::did_you_mean(key, [name.as_str()]).is_some()
+                    })
                 })
-            })?;
-            Some(missing.path.clone())
+                .map(|missing| missing.path.clone())
+                .collect()
         })
         .collect();
-    findings.retain(|f| !(f.code == "accum::schema::missing-key" && misspelt.contains(&f.path)));
+    findings.retain(|f| !(MISSING.contains(&f.code) && misspelt.contains(&f.path)));
+}
+
+/// A factor left out to be solved from the global batch, when the global
+/// batch does not divide, is explained by the plan's finding, which names
+/// the values that would: the missing-key finding goes.
+fn fold_unsolved_factors(findings: &mut Vec<Diagnostic>, map: &SchemaMap) {
+    if !findings
+        .iter()
+        .any(|f| f.code == "accum::plan::global-batch")
+    {
+        return;
+    }
+    let solvable: Vec<&[String]> = [Role::Accumulation, Role::MicroBatch]
+        .into_iter()
+        .filter_map(|role| map.path_of(role))
+        .collect();
+    findings.retain(|f| {
+        !(f.code == "accum::schema::missing-key" && solvable.contains(&f.path.as_slice()))
+    });
 }
 
 /// The key editors read a JSON file's schema from (`"$schema": "…"`): a
 /// directive for tools, not part of the configuration.
 pub(crate) const SCHEMA_KEY: &str = "$schema";
 
-/// The document as the JSON instance the schema and the type see, without
-/// the editors' `"$schema"` directive.
-pub(crate) fn instance(doc: &Document) -> Value {
+/// The document as the JSON instance the schema and the type see: without
+/// the editors' `"$schema"` directive, integral floats where the schema wants
+/// an integer read as that integer (`8.0` is 8, as JSON Schema has it), and
+/// an accumulation (or micro-batch) left out to be solved from the global
+/// batch filled in with its exact solution.
+pub(crate) fn instance(doc: &Document, schema: &Value, map: &SchemaMap) -> Value {
     let mut value = doc.to_json();
     if let Some(root) = value.as_object_mut()
         && root.get(SCHEMA_KEY).is_some_and(Value::is_string)
     {
         root.remove(SCHEMA_KEY);
     }
+    let mut found = structure::IntegralFloats::default();
+    structure::floats_for_integers(&doc.root, schema, schema, &mut Vec::new(), &mut found, 0);
+    for (path, number) in found.integral {
+        if let Some(slot) = path
+            .iter()
+            .try_fold(&mut value, |node, segment| match node {
+                Value::Object(map) => map.get_mut(segment),
+                Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+                _ => None,
+            })
+        {
+            *slot = Value::Number(number);
+        }
+    }
+    plan::solve_left_out(&mut value, map);
     value
 }
 
@@ -145,15 +193,31 @@ pub(crate) fn validate(
         }
     }
 
-    fold_misspelt_keys(&mut findings);
+    let mut floats = structure::IntegralFloats::default();
+    structure::floats_for_integers(&doc.root, schema, schema, &mut Vec::new(), &mut floats, 0);
+    for diagnostic in floats.diagnostics {
+        if !findings
+            .iter()
+            .any(|f| diagnostic.path.starts_with(&f.path))
+        {
+            findings.push(diagnostic);
+        }
+    }
 
-    let mut path = Vec::new();
-    structure::floats_for_integers(&doc.root, schema, schema, &mut path, &mut findings, 0);
-
-    if (plan_check || !findings.is_empty()) && !map.roles.is_empty() {
+    // A factor still left out after solving is the plan rules' to explain
+    // (missing, or a global batch that does not divide), before any typing.
+    let left_out = [Role::Accumulation, Role::MicroBatch]
+        .into_iter()
+        .any(|role| {
+            map.path_of(role)
+                .is_some_and(|path| plan::value_at(instance, path).is_none_or(Value::is_null))
+        });
+    if (plan_check || left_out || !findings.is_empty()) && !map.roles.is_empty() {
         let broken: Vec<Vec<String>> = findings.iter().map(|f| f.path.clone()).collect();
         findings.extend(plan::plan_findings(doc, instance, map, &broken));
     }
+    fold_misspelt_keys(&mut findings);
+    fold_unsolved_factors(&mut findings, map);
 
     findings.sort_by_key(|f| f.primary.as_ref().map_or(usize::MAX, |(s, _)| s.start));
     Ok(findings)
@@ -163,7 +227,6 @@ pub(crate) fn validate(
 mod tests {
     use super::*;
     use crate::source::SourceFormat;
-    use accum_core::Role;
 
     fn schema() -> Value {
         serde_json::json!({
@@ -214,7 +277,7 @@ mod tests {
             Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
         validate(
             &doc,
-            &instance(&doc),
+            &instance(&doc, schema, &SchemaMap::from_schema(schema)),
             schema,
             &SchemaMap::from_schema(schema),
             plan_check,
@@ -380,6 +443,87 @@ mod tests {
         assert_eq!(
             findings[0].help.as_deref(),
             Some("set `batch.accumulation` to 1 or more")
+        );
+    }
+
+    /// The instance a TOML `text` is typed from.
+    fn instance_of(text: &str) -> Value {
+        let doc =
+            Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
+        instance(&doc, &schema(), &SchemaMap::from_schema(&schema()))
+    }
+
+    #[test]
+    fn a_left_out_factor_is_solved_from_the_global_batch() {
+        let text = "[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 96\n";
+        assert_eq!(check(text), vec![]);
+        assert_eq!(instance_of(text)["batch"]["accumulation"], 6);
+        // The micro-batch too, and through a layout.
+        let text = "[batch]\naccumulation = 4\nglobal_batch = 96\n[parallel]\nworld_size = 24\ntensor = 4\n";
+        assert_eq!(instance_of(text)["batch"]["micro_batch"], 4);
+        // Given factors are never overwritten.
+        let text = "[batch]\nmicro_batch = 8\naccumulation = 5\nreplicas = 2\nglobal_batch = 96\n";
+        assert_eq!(instance_of(text)["batch"]["accumulation"], 5);
+    }
+
+    #[test]
+    fn a_global_batch_that_does_not_divide_is_the_one_finding() {
+        let findings = check("[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 100\n");
+        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec!["accum::plan::global-batch"], "{findings:#?}");
+        // The help gives the value each alternative solves the factor to.
+        assert_eq!(
+            findings[0].help.as_deref(),
+            Some("use global_batch 96 (accumulation 6) or 112 (accumulation 7)")
+        );
+        let findings = check("[batch]\naccumulation = 3\nreplicas = 2\nglobal_batch = 100\n");
+        assert_eq!(
+            findings[0].help.as_deref(),
+            Some("use global_batch 96 (micro_batch 16) or 102 (micro_batch 17)")
+        );
+        assert_eq!(
+            instance_of("[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 100\n")["batch"]
+                .get("accumulation"),
+            None
+        );
+        // Without a global batch, the missing key is the finding.
+        let findings = check("[batch]\nmicro_batch = 8\nreplicas = 2\n");
+        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec!["accum::schema::missing-key"], "{findings:#?}");
+    }
+
+    #[test]
+    fn a_misspelt_required_key_is_one_finding() {
+        for text in [
+            "[batch]\nmicro_bach = 8\naccumulation = 4\nreplicas = 2\n",
+            "[batch]\nmicro_batch = 8\naccumulaton = 4\nreplicas = 2\n",
+            "[batch]\nmicro_batch = 8\naccumulation = 4\nreplica = 2\n",
+        ] {
+            let findings = check(text);
+            let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
+            assert_eq!(
+                codes,
+                vec!["accum::schema::unknown-key"],
+                "{text}: {findings:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn integral_floats_read_as_integers_like_json_schema() {
+        let text = "[batch]\nmicro_batch = 8.0\naccumulation = 4\nreplicas = 2e0\n";
+        assert_eq!(check(text), vec![]);
+        let value = instance_of(text);
+        assert_eq!(value["batch"]["micro_batch"], 8);
+        assert!(value["batch"]["micro_batch"].is_u64());
+        assert_eq!(value["batch"]["replicas"], 2);
+        let findings = check("[batch]\nmicro_batch = 8.5\naccumulation = 4\nreplicas = 1\n");
+        assert_eq!(findings[0].code, "accum::schema::type", "{findings:#?}");
+        let findings = check("[batch]\nmicro_batch = 1e30\naccumulation = 4\nreplicas = 1\n");
+        assert_eq!(findings[0].code, "accum::schema::range", "{findings:#?}");
+        assert_eq!(
+            findings[0].message,
+            "`batch.micro_batch` is 1e30, larger than any count accum can hold"
         );
     }
 }

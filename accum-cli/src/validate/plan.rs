@@ -5,10 +5,10 @@
 //! `accum_core::check_values`, the one set of rules; its findings come back
 //! as data and are placed in the file here.
 
-use accum_core::plan::{LinearRamp, StageSpec};
+use accum_core::plan::{Layout, LinearRamp, PlanInput, StageSpec};
 use accum_core::{
-    FieldPath, Finding, Given, RampRole, RampUp, RampValue, RoleValue, Severity, Span, SpanValue,
-    check_values,
+    FieldPath, Finding, Given, RampRole, RampUp, RampValue, Role, RoleValue, Severity, Span,
+    SpanValue, check_values,
 };
 use serde_json::Value;
 
@@ -36,7 +36,7 @@ pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnosti
 }
 
 /// The value at `path` of the instance, if there is one.
-fn value_at<'a>(instance: &'a Value, path: &[String]) -> Option<&'a Value> {
+pub(super) fn value_at<'a>(instance: &'a Value, path: &[String]) -> Option<&'a Value> {
     path.iter()
         .try_fold(instance, |node, segment| node.get(segment))
 }
@@ -97,7 +97,15 @@ pub(super) fn plan_findings(
         .collect();
     check_values(&roles, &spans, &ramps, map.variable_length)
         .iter()
-        .map(|finding| finding_diagnostic(doc, finding))
+        .map(|finding| {
+            let diagnostic = finding_diagnostic(doc, finding);
+            match solved_alternatives(finding, instance, map) {
+                Some(help) if finding.code.as_str() == "accum::plan::global-batch" => {
+                    diagnostic.help(help)
+                }
+                _ => diagnostic,
+            }
+        })
         .collect()
 }
 
@@ -122,5 +130,108 @@ fn span_from_json(value: &Value, unit: Option<accum_core::UnitKind>) -> Option<S
         (Value::Number(number), Some(unit)) => Some(Span::new(number.as_u64()?, unit)),
         (Value::Null, _) => None,
         _ => serde_json::from_value(value.clone()).ok(),
+    }
+}
+
+/// Fills in an accumulation (or micro-batch) that the file leaves out to be
+/// solved from its global batch (accum::plan::missing), when the core's
+/// plan resolves it exactly: `micro_batch = 8, replicas = 2,
+/// global_batch = 96` reads as accumulation 6. A global batch that does not
+/// divide is left to the plan rules, which name the nearest values
+/// (accum::plan::global-batch); under a batch ramp-up nothing is solved.
+pub(super) fn solve_left_out(instance: &mut Value, map: &SchemaMap) {
+    if map
+        .ramps
+        .iter()
+        .any(|(_, path)| value_at(instance, path).is_some_and(|v| !v.is_null()))
+    {
+        return;
+    }
+    let input = plan_input(instance, map);
+    if input.global_batch.is_none() {
+        return;
+    }
+    let Ok(plan) = input.resolve() else {
+        return;
+    };
+    for (role, solved) in [
+        (Role::Accumulation, plan.accumulation()),
+        (Role::MicroBatch, plan.micro_batch()),
+    ] {
+        let Some(path) = map.path_of(role) else {
+            continue;
+        };
+        let absent = value_at(instance, path).is_none_or(Value::is_null);
+        if let (true, Some((key, parent))) = (absent, path.split_last())
+            && let Some(Value::Object(section)) = parent
+                .iter()
+                .try_fold(&mut *instance, |node, segment| node.get_mut(segment))
+        {
+            section.insert(key.clone(), Value::from(solved));
+        }
+    }
+}
+
+/// The plan values of the instance, found at their roles' places.
+fn plan_input(instance: &Value, map: &SchemaMap) -> PlanInput {
+    let given = |role: Role| {
+        map.path_of(role)
+            .and_then(|path| value_at(instance, path))
+            .and_then(Value::as_u64)
+    };
+    let layout = given(Role::WorldSize).map(|world| {
+        Layout::new(
+            world,
+            given(Role::TensorParallel).unwrap_or(1),
+            given(Role::PipelineParallel).unwrap_or(1),
+            given(Role::ContextParallel).unwrap_or(1),
+        )
+    });
+    PlanInput {
+        micro_batch: given(Role::MicroBatch),
+        accumulation: given(Role::Accumulation),
+        replicas: given(Role::Replicas),
+        layout,
+        seq_len: given(Role::SeqLen),
+        global_batch: given(Role::GlobalBatch),
+    }
+}
+
+/// The fix of a global batch that leaves a factor unsolvable, with the
+/// value each alternative solves it to, as the derive says it: "use
+/// global_batch 96 (accumulation 6) or 112 (accumulation 7)". `None` when
+/// no factor is left out or the alternatives are not global batches.
+fn solved_alternatives(finding: &Finding, instance: &Value, map: &SchemaMap) -> Option<String> {
+    let fix = finding.fix.as_ref()?;
+    let input = plan_input(instance, map);
+    let (role, name) = match (input.accumulation, input.micro_batch) {
+        (None, Some(_)) => (Role::Accumulation, "accumulation"),
+        (Some(_), None) => (Role::MicroBatch, "micro_batch"),
+        _ => return None,
+    };
+    let mut said = Vec::new();
+    for option in &fix.options {
+        let [edit] = option.as_slice() else {
+            return None;
+        };
+        if edit.role != Role::GlobalBatch {
+            return None;
+        }
+        let plan = PlanInput {
+            global_batch: Some(edit.value),
+            ..input
+        }
+        .resolve()
+        .ok()?;
+        let solved = match role {
+            Role::MicroBatch => plan.micro_batch(),
+            _ => plan.accumulation(),
+        };
+        said.push(format!("{} ({name} {solved})", edit.value));
+    }
+    match said.as_slice() {
+        [] => None,
+        [one] => Some(format!("use global_batch {one}")),
+        [init @ .., last] => Some(format!("use global_batch {} or {last}", init.join(", "))),
     }
 }

@@ -59,10 +59,16 @@ pub(super) fn check_span(
             return not_a_span(path, span, message);
         }
     };
+    let fix = match &err {
+        SpanError::UnknownUnit { number, word } => {
+            crate::suggest::unit_did_you_mean(number, word).unwrap_or_else(|| err.fix())
+        }
+        _ => err.fix(),
+    };
     Some(
         Diagnostic::error(err.code().as_str(), path.to_vec(), err.message())
             .at(span, err.label())
-            .help(err.fix()),
+            .help(fix),
     )
 }
 

@@ -12,7 +12,7 @@ use super::map::{
 use crate::cli::bin_name;
 use crate::diagnostic::{Diagnostic, dotted};
 use crate::source::{Document, Node, NodeKind};
-use crate::suggest::{did_you_mean, or_list, section_name, unknown_key_help};
+use crate::suggest::{did_you_mean, domain_hint, or_list, section_name, unknown_key_help};
 
 /// The diagnostics of one validator error (an unknown-keys error gives one
 /// per key, each with its own suggestion).
@@ -212,10 +212,11 @@ fn unknown_key(doc: &Document, path: &[String], key: &str, known: &[String]) -> 
 /// A value outside a choice: the allowed values, and the nearest one.
 fn choice(at: &str, instance: &Value, expected: &Expected) -> Said {
     let values = expected.values_words();
-    let help = instance
-        .as_str()
-        .and_then(|found| did_you_mean(found, values.iter().map(String::as_str)))
-        .map(|near| format!("did you mean \"{near}\"?"));
+    let help = instance.as_str().and_then(|found| {
+        did_you_mean(found, values.iter().map(String::as_str))
+            .map(|near| format!("did you mean \"{near}\"?"))
+            .or_else(|| domain_hint(found, &values))
+    });
     (
         "accum::schema::enum",
         format!(
@@ -240,15 +241,19 @@ fn type_kind_words(kind: &TypeKind) -> Vec<String> {
         .collect()
 }
 
-/// Finds floats where the schema wants an integer (and not a number):
-/// JSON Schema's "integer" accepts a number without a fraction (4.0, 1e30),
-/// the typed config does not. Reported here, where the location is known.
+/// Finds floats where the schema wants an integer (and not a number).
+/// JSON Schema's "integer" accepts a number without a fraction (`8.0`,
+/// `1e3`), and so do editors and other validators: accum reads it as that
+/// integer, for the same verdict (docs/editors.md). Those paths go to
+/// `integral`; an integral float past the largest integer (`1e30`), which
+/// the schema accepts but no count can hold, is a finding here, where the
+/// location is known.
 pub(super) fn floats_for_integers(
     node: &Node,
     schema: &Value,
     root: &Value,
     path: &mut Vec<String>,
-    diagnostics: &mut Vec<Diagnostic>,
+    found: &mut IntegralFloats,
     depth: usize,
 ) {
     if depth > MAX_SCHEMA_DEPTH {
@@ -260,19 +265,22 @@ pub(super) fn floats_for_integers(
         NodeKind::Float(value) => {
             let integer = schemas.iter().any(|s| allows(s, "integer"));
             let number = schemas.iter().any(|s| allows(s, "number"));
-            if integer && !number && !diagnostics.iter().any(|d| path.starts_with(&d.path)) {
-                diagnostics.push(
-                    Diagnostic::error(
-                        "accum::schema::type",
-                        path.clone(),
-                        format!(
-                            "`{}` must be an integer, found number {value:?}",
-                            dotted(path)
-                        ),
-                    )
-                    .at(node.span.clone(), "")
-                    .help("write a whole number without a decimal point or exponent"),
-                );
+            if integer && !number && value.fract() == 0.0 {
+                match integral(*value) {
+                    Some(whole) => found.integral.push((path.clone(), whole)),
+                    None => found.diagnostics.push(
+                        Diagnostic::error(
+                            "accum::schema::range",
+                            path.clone(),
+                            format!(
+                                "`{}` is {value:?}, larger than any count accum can hold",
+                                dotted(path)
+                            ),
+                        )
+                        .at(node.span.clone(), "too large")
+                        .help(format!("use at most {}", u64::MAX)),
+                    ),
+                }
             }
         }
         NodeKind::Table(entries) => {
@@ -282,7 +290,7 @@ pub(super) fn floats_for_integers(
                     .find_map(|s| s.get("properties").and_then(|p| p.get(&entry.key)))
                 {
                     path.push(entry.key.clone());
-                    floats_for_integers(&entry.value, property, root, path, diagnostics, depth + 1);
+                    floats_for_integers(&entry.value, property, root, path, found, depth + 1);
                     path.pop();
                 }
             }
@@ -291,11 +299,38 @@ pub(super) fn floats_for_integers(
             if let Some(item_schema) = schemas.iter().find_map(|s| s.get("items")) {
                 for (i, item) in items.iter().enumerate() {
                     path.push(i.to_string());
-                    floats_for_integers(item, item_schema, root, path, diagnostics, depth + 1);
+                    floats_for_integers(item, item_schema, root, path, found, depth + 1);
                     path.pop();
                 }
             }
         }
         _ => {}
     }
+}
+
+/// What [`floats_for_integers`] finds: the places of integral floats with
+/// their integers, and the floats no integer can hold.
+#[derive(Debug, Default)]
+pub(super) struct IntegralFloats {
+    /// Each integral float's path and its integer.
+    pub(super) integral: Vec<(Vec<String>, serde_json::Number)>,
+    /// Integral floats too large for any integer.
+    pub(super) diagnostics: Vec<Diagnostic>,
+}
+
+/// A float without a fraction as the integer it is, if one fits.
+fn integral(value: f64) -> Option<serde_json::Number> {
+    // 2^63 and 2^64 are exact in f64: the bounds are compared exactly.
+    const I64_MIN: f64 = -9_223_372_036_854_775_808.0;
+    const U64_END: f64 = 18_446_744_073_709_551_616.0;
+    if value.fract() != 0.0 || !(I64_MIN..U64_END).contains(&value) {
+        return None;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let number = if value >= 0.0 {
+        serde_json::Number::from(value as u64)
+    } else {
+        serde_json::Number::from(value as i64)
+    };
+    Some(number)
 }

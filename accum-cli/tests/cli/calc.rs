@@ -194,7 +194,7 @@ fn bad_input_exits_2_with_one_line_reason() {
                 "--activation-per-example",
                 "1",
             ],
-            "not a whole non-negative count",
+            "is not a whole count",
         ),
     ];
     for (args, needle) in cases {
@@ -531,5 +531,121 @@ fn the_rampup_guide_runs() {
     assert!(
         commands >= 4 && configs >= 3,
         "{commands} commands, {configs} configs"
+    );
+}
+
+/// `--span` says one length in every unit, through the stages of a ramp-up:
+/// a warmup of 2,000 updates in microbatches, examples and tokens.
+#[test]
+fn a_span_in_every_unit_through_the_stages() {
+    let out = stdout_of(&[
+        "calc",
+        "-m",
+        "8",
+        "-a",
+        "16",
+        "-d",
+        "4",
+        "-L",
+        "2048",
+        "--stage",
+        "128:128k-examples",
+        "--stage",
+        "256:384k-examples",
+        "--span",
+        "2000-updates",
+        "--span",
+        "300000 examples",
+    ]);
+    assert!(
+        out.contains(
+            "2k updates through the stages   2,000 updates, 12,000 microbatches per replica, 384,000 examples, 786,432,000 tokens\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "300k examples through the stages   1,672 updates, 9,376 microbatches per replica, 300,032 examples, 614,465,536 tokens\n  ends inside update 1,672: the units above count that update whole\n"
+        ),
+        "{out}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout_of(&[
+        "calc",
+        "-m",
+        "8",
+        "-a",
+        "4",
+        "-d",
+        "2",
+        "--span",
+        "100-updates",
+        "--format",
+        "json",
+    ]))
+    .expect("json");
+    assert_eq!(
+        json["spans"][0],
+        serde_json::json!({
+            "length": "100 updates", "updates": 100, "microbatches": 400,
+            "examples": 6400, "tokens": null, "rounded": false
+        })
+    );
+}
+
+/// Parameters are read the same way by every option that takes them.
+#[test]
+fn params_take_every_form_of_a_count() {
+    let forms = ["7000000000", "7B", "7e9"];
+    let outs: Vec<String> = forms
+        .iter()
+        .map(|p| {
+            stdout_of(&[
+                "calc",
+                "-m",
+                "8",
+                "-a",
+                "4",
+                "-d",
+                "2",
+                "--params",
+                p,
+                "--activation-per-example",
+                "1GiB",
+            ])
+        })
+        .collect();
+    assert!(outs.iter().all(|o| o == &outs[0]), "{outs:?}");
+    assert!(
+        outs[0].contains("weights           26.08 GiB"),
+        "{}",
+        outs[0]
+    );
+    // Without the activations the estimate says what it needs.
+    let out = accum()
+        .args(["calc", "-m", "8", "-a", "4", "-d", "2", "--params", "1.3B"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        note.contains("also needs --activation-per-example SIZE"),
+        "{note}"
+    );
+}
+
+/// A misspelt unit on the command line gets the unit it most likely is.
+#[test]
+fn a_misspelt_unit_in_a_flag_gets_a_did_you_mean() {
+    let out = accum()
+        .args([
+            "calc", "-m", "8", "-a", "4", "-d", "2", "--span", "2M-tokns",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("`tokns` in `2M tokns` is not a unit; did you mean \"2M tokens\"?"),
+        "{said}"
     );
 }

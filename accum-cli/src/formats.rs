@@ -1,0 +1,287 @@
+//! Diagnostics where configs are reviewed, each rendering made from the same
+//! [`Diagnostic`]s as the human one:
+//!
+//! - GitHub Actions workflow commands (`::error file=…,line=…::…`), which
+//!   the runner turns into annotations on the pull request's diff;
+//! - SARIF 2.1.0, the format code scanning uploads read;
+//! - the closing `accum explain` hint of the human output.
+
+use serde_sarif::sarif;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::line_col;
+
+/// The diagnostics of one file, with the name they are shown under and the
+/// text their spans point into.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FileFindings<'a> {
+    /// The file name as given.
+    pub(crate) name: &'a str,
+    /// The file's text.
+    pub(crate) text: &'a str,
+    /// Its diagnostics.
+    pub(crate) diagnostics: &'a [Diagnostic],
+}
+
+/// The 1-based start and end (line, column) of a diagnostic's primary span,
+/// columns in characters; `(1, 1)` for both without a span.
+fn region(text: &str, diagnostic: &Diagnostic) -> ((usize, usize), (usize, usize)) {
+    let span = diagnostic.primary.as_ref().map_or(0..0, |(s, _)| s.clone());
+    (line_col(text, span.start), line_col(text, span.end))
+}
+
+/// The message with its fix, for formats that have one text per finding.
+fn message_with_help(diagnostic: &Diagnostic) -> String {
+    match &diagnostic.help {
+        Some(help) => format!("{}\nhelp: {help}", diagnostic.message),
+        None => diagnostic.message.clone(),
+    }
+}
+
+/// A workflow command's message: `%`, CR and LF escaped, as the runner
+/// unescapes them (actions/toolkit, packages/core/src/command.ts,
+/// `escapeData`).
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow command's property value: also `:` and `,`, which separate
+/// the properties (command.ts, `escapeProperty`).
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// One GitHub Actions workflow command per diagnostic:
+/// `::error file=F,line=L,col=C,endLine=…,endColumn=…,title=CODE::MESSAGE`
+/// (`::warning` for warnings), the fix on the message's second line.
+pub(crate) fn render_github(files: &[FileFindings<'_>]) -> String {
+    let mut out = String::new();
+    for file in files {
+        for diagnostic in file.diagnostics {
+            let command = match diagnostic.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            let ((line, col), (end_line, end_col)) = region(file.text, diagnostic);
+            out.push_str(&format!(
+                "::{command} file={},line={line},col={col},endLine={end_line},endColumn={end_col},title={}::{}\n",
+                escape_property(file.name),
+                escape_property(diagnostic.code),
+                escape_data(&message_with_help(diagnostic)),
+            ));
+        }
+    }
+    out
+}
+
+/// A relative path as a SARIF `uri` (a URI reference): `/` separators, and
+/// every byte outside RFC 3986's unreserved characters and `/`
+/// percent-encoded, so that `my configs/a.toml` stays one reference.
+fn uri_reference(name: &str) -> String {
+    let mut out = String::new();
+    for byte in name.replace('\\', "/").bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The rule of `code` for the SARIF driver: its id and the one-sentence
+/// summary `accum explain` opens with.
+fn rule(code: &str) -> sarif::ReportingDescriptor {
+    let summary = crate::rules::find(code).map_or_else(
+        || format!("`{} explain` lists every code", crate::cli::bin_name()),
+        |entry| entry.summary.to_owned(),
+    );
+    sarif::ReportingDescriptor::builder()
+        .id(code)
+        .short_description(
+            sarif::MultiformatMessageString::builder()
+                .text(summary)
+                .build(),
+        )
+        .build()
+}
+
+/// One SARIF 2.1.0 log with one run: the tool, the rules of the codes that
+/// occur, and one result per diagnostic, located by line and column in
+/// characters (`columnKind: unicodeCodePoints`).
+pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
+    let mut codes: Vec<&'static str> = files
+        .iter()
+        .flat_map(|f| f.diagnostics.iter().map(|d| d.code))
+        .collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let mut results = Vec::new();
+    for file in files {
+        for diagnostic in file.diagnostics {
+            let ((line, col), (end_line, end_col)) = region(file.text, diagnostic);
+            let level = match diagnostic.severity {
+                Severity::Error => sarif::ResultLevel::Error,
+                Severity::Warning => sarif::ResultLevel::Warning,
+            };
+            let region = sarif::Region::builder()
+                .start_line(count(line))
+                .start_column(count(col))
+                .end_line(count(end_line))
+                .end_column(count(end_col))
+                .build();
+            let location = sarif::Location::builder()
+                .physical_location(
+                    sarif::PhysicalLocation::builder()
+                        .artifact_location(
+                            sarif::ArtifactLocation::builder()
+                                .uri(uri_reference(file.name))
+                                .build(),
+                        )
+                        .region(region)
+                        .build(),
+                )
+                .build();
+            let index = codes
+                .iter()
+                .position(|c| *c == diagnostic.code)
+                .expect("every diagnostic's code is among the rules");
+            results.push(
+                sarif::Result::builder()
+                    .rule_id(diagnostic.code)
+                    .rule_index(count(index))
+                    .level(level)
+                    .message(
+                        sarif::Message::builder()
+                            .text(message_with_help(diagnostic))
+                            .build(),
+                    )
+                    .locations(vec![location])
+                    .build(),
+            );
+        }
+    }
+    let driver = sarif::ToolComponent::builder()
+        .name(crate::cli::bin_name())
+        .version(env!("CARGO_PKG_VERSION"))
+        .rules(codes.iter().map(|code| rule(code)).collect::<Vec<_>>())
+        .build();
+    let run = sarif::Run::builder()
+        .tool(sarif::Tool::builder().driver(driver).build())
+        .column_kind(serde_json::json!("unicodeCodePoints"))
+        .results(results)
+        .build();
+    sarif::Sarif::builder()
+        .schema(sarif::SCHEMA_URL)
+        .version(serde_json::json!("2.1.0"))
+        .runs(vec![run])
+        .build()
+}
+
+/// A line, column or index as SARIF's integer.
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// The human output's last line, as rustc ends with `rustc --explain`:
+/// where to read the rule behind the codes shown, or nothing without any.
+pub(crate) fn explain_hint(files: &[FileFindings<'_>]) -> String {
+    let mut codes: Vec<&'static str> = Vec::new();
+    for diagnostic in files.iter().flat_map(|f| f.diagnostics.iter()) {
+        if !codes.contains(&diagnostic.code) && crate::rules::find(diagnostic.code).is_some() {
+            codes.push(diagnostic.code);
+        }
+    }
+    let bin = crate::cli::bin_name();
+    match codes.as_slice() {
+        [] => String::new(),
+        [one] => format!("For more information about this finding, try `{bin} explain {one}`.\n"),
+        [first, ..] => format!(
+            "For more information about a finding, try `{bin} explain CODE`, e.g. `{bin} explain {first}`.\n"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn findings() -> (String, Vec<Diagnostic>) {
+        let text = "[batch]\nmicro_batch = 0\nname = \"a, b: c\"\n".to_owned();
+        let zero = Diagnostic::error(
+            "accum::plan::zero",
+            vec!["batch".into(), "micro_batch".into()],
+            "micro_batch is 0",
+        )
+        .help("use at least 1")
+        .at(22..23, "zero");
+        let warn = Diagnostic::error("accum::stages::shift", vec![], "100% of it, a: b").warning();
+        (text, vec![zero, warn])
+    }
+
+    #[test]
+    fn github_commands_locate_and_escape() {
+        let (text, diagnostics) = findings();
+        let files = [FileFindings {
+            name: "dir, x/t:1.toml",
+            text: &text,
+            diagnostics: &diagnostics,
+        }];
+        assert_eq!(
+            render_github(&files),
+            "::error file=dir%2C x/t%3A1.toml,line=2,col=15,endLine=2,endColumn=16,\
+             title=accum%3A%3Aplan%3A%3Azero::micro_batch is 0%0Ahelp: use at least 1\n\
+             ::warning file=dir%2C x/t%3A1.toml,line=1,col=1,endLine=1,endColumn=1,\
+             title=accum%3A%3Astages%3A%3Ashift::100%25 of it, a: b\n"
+        );
+    }
+
+    #[test]
+    fn sarif_results_name_their_rules() {
+        let (text, diagnostics) = findings();
+        let files = [FileFindings {
+            name: "my configs/t.toml",
+            text: &text,
+            diagnostics: &diagnostics,
+        }];
+        let log = serde_json::to_value(to_sarif(&files)).expect("serializes");
+        let run = &log["runs"][0];
+        let rules: Vec<&str> = run["tool"]["driver"]["rules"]
+            .as_array()
+            .expect("rules")
+            .iter()
+            .map(|r| r["id"].as_str().expect("id"))
+            .collect();
+        assert_eq!(rules, ["accum::plan::zero", "accum::stages::shift"]);
+        let first = &run["results"][0];
+        assert_eq!(first["ruleIndex"], 0);
+        assert_eq!(first["level"], "error");
+        let location = &first["locations"][0]["physicalLocation"];
+        assert_eq!(location["artifactLocation"]["uri"], "my%20configs/t.toml");
+        assert_eq!(location["region"]["startColumn"], 15);
+        assert_eq!(run["results"][1]["level"], "warning");
+        assert_eq!(run["results"][1]["ruleIndex"], 1);
+    }
+
+    #[test]
+    fn the_hint_names_a_code_that_explain_knows() {
+        let (text, diagnostics) = findings();
+        let one = [FileFindings {
+            name: "t.toml",
+            text: &text,
+            diagnostics: &diagnostics[..1],
+        }];
+        assert_eq!(
+            explain_hint(&one),
+            "For more information about this finding, try `accum explain accum::plan::zero`.\n"
+        );
+        let none = [FileFindings {
+            name: "t.toml",
+            text: &text,
+            diagnostics: &[],
+        }];
+        assert_eq!(explain_hint(&none), "");
+    }
+}
