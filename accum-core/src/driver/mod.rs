@@ -198,8 +198,8 @@ impl fmt::Display for DriverError {
             DriverError::ReducerSize { reducer, replicas } => write!(
                 f,
                 "the reducer joins {reducer} replica(s) but the plan has {replicas}; the group's denominator would miss \
-                 the others' examples: share one reducer of {replicas} replicas (InProcess::new({replicas}) for threads), \
-                 or count every example here with `group.count_all`"
+                 the others' examples: share one reducer of {replicas} replicas (for threads, `InProcess::new({replicas})` and each \
+                 thread its rank's `reducer.member(rank)`), or count every example here with `group.count_all`"
             ),
             DriverError::Reduce(e) => write!(f, "counting the group's denominator: {e}"),
             DriverError::StageGroup(e) => write!(f, "{e}"),

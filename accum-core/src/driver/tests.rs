@@ -745,3 +745,78 @@ fn a_loop_on_the_driver_equals_the_engine_bit_for_bit() {
         assert_eq!(params, engine_params);
     }
 }
+
+/// Drivers of `D` ranks on plain threads, each with its rank's member of
+/// one reducer; rank `failing` panics when it draws attempt `at`. Every
+/// other rank's end, as it reports it within a second.
+fn run_with_a_failing_rank(d: usize, failing: usize, at: u64) -> Vec<(usize, DriverError)> {
+    let plan = Plan::new(2, 2, d as u64).unwrap();
+    let reducer = InProcess::new(d);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut threads = Vec::new();
+    for rank in 0..d {
+        let member = reducer.member(rank).unwrap();
+        let tx = tx.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut driver = Driver::builder(plan, 200).rank(rank).build().unwrap();
+            let end = loop {
+                let mut group = match driver.next_group() {
+                    Ok(Some(group)) => group,
+                    Ok(None) => break None,
+                    Err(e) => break Some(e),
+                };
+                assert!(
+                    !(rank == failing && group.attempt() == at),
+                    "rank {rank} fails at attempt {at}"
+                );
+                if let Err(e) = group.count(tokens_of, &member) {
+                    break Some(e);
+                }
+                let mut grads = vec![1.0f32; 4];
+                if let Err(e) = member.all_reduce_f32(rank, &mut grads) {
+                    break Some(DriverError::Reduce(e));
+                }
+                driver.finish(group, Outcome::Applied).unwrap();
+            };
+            tx.send((rank, end)).unwrap();
+        }));
+    }
+    drop(tx);
+    let mut ends: Vec<(usize, DriverError)> = (1..d)
+        .map(|_| {
+            let (rank, end) = rx
+                .recv_timeout(std::time::Duration::from_secs(1))
+                .expect("every other rank ends within a second");
+            (rank, end.expect("the other ranks end with an error"))
+        })
+        .collect();
+    ends.sort_by_key(|(rank, _)| *rank);
+    let panicked: Vec<usize> = threads
+        .into_iter()
+        .enumerate()
+        .filter_map(|(rank, t)| t.join().is_err().then_some(rank))
+        .collect();
+    assert_eq!(panicked, [failing]);
+    ends
+}
+
+#[test]
+fn a_panicking_rank_ends_the_other_drivers_with_an_error() {
+    // The failing rank panics in the middle of a run, at the first group,
+    // and in a run of four ranks: the others end in the count all-reduce
+    // (or the gradient one), never waiting.
+    for (d, failing, at) in [(2, 1, 3), (2, 0, 1), (4, 2, 5)] {
+        let ends = run_with_a_failing_rank(d, failing, at);
+        let ranks: Vec<usize> = ends.iter().map(|(r, _)| *r).collect();
+        assert_eq!(ranks, (0..d).filter(|&r| r != failing).collect::<Vec<_>>());
+        for (rank, err) in ends {
+            let DriverError::Reduce(e) = &err else {
+                panic!("rank {rank}: {err:?}");
+            };
+            assert!(
+                e.reason.contains(&format!("rank {failing} panicked")),
+                "rank {rank}: {e}"
+            );
+        }
+    }
+}
