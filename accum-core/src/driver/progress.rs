@@ -47,3 +47,9 @@ impl Progress {
         step > 0 && before.count(every.unit()) / step < self.count(every.unit()) / step
     }
 }
+
+impl crate::schedule::Counters for Progress {
+    fn count(&self, unit: UnitKind) -> u64 {
+        Progress::count(self, unit)
+    }
+}
