@@ -244,14 +244,18 @@ impl ScheduleError {
     }
 }
 
-/// `a` and `b` in the finer of their units, when the plan converts both
-/// exactly (a count of tokens is compared with another unit only when
-/// both are tokens: a run's real tokens per example vary).
-fn in_one_unit(a: Span, b: Span, staged: &StagedPlan) -> Option<(Span, Span)> {
+/// A length `a` that must fit in the run's length `b`, and `b`, in the
+/// finer of their units, when the plan converts them exactly; `None` when
+/// only the run can tell. The run's real tokens are its supervised ones,
+/// at most `L` per example with a fixed `seq_len`, so a run not written in
+/// tokens holds at most its examples × `L` tokens: a count of tokens
+/// longer than that cannot fit. A run written in tokens can hold any
+/// number of examples.
+pub(crate) fn in_one_unit(a: Span, b: Span, staged: &StagedPlan) -> Option<(Span, Span)> {
     if a.unit() == b.unit() {
         return Some((a, b));
     }
-    if a.unit() == UnitKind::Token || b.unit() == UnitKind::Token {
+    if b.unit() == UnitKind::Token {
         return None;
     }
     let unit = if Clocked::fineness(a.unit()) >= Clocked::fineness(b.unit()) {

@@ -222,12 +222,37 @@ impl Group {
             tokens: Tokens::new(counts[0]),
             examples: Examples::new(counts[1]),
         };
+        // Every rank sees the same sums, so every rank refuses alike.
+        self.check_seq_len(&counts)?;
         self.counts = Some(counts);
         Ok(counts)
     }
 
+    /// Refuses counts of more supervised tokens than the group's examples
+    /// hold at the plan's fixed `seq_len` (`accum::plan::seq-len`): the
+    /// data is longer than declared, and every length in tokens resolved
+    /// through `seq_len` would end at the wrong update.
+    pub(crate) fn check_seq_len(&self, counts: &GroupCounts) -> Result<(), DriverError> {
+        let Some(seq_len) = self.plan.seq_len() else {
+            return Ok(());
+        };
+        let examples = self.examples().get();
+        if u128::from(counts.tokens.get()) <= u128::from(examples) * u128::from(seq_len) {
+            return Ok(());
+        }
+        Err(DriverError::TokensOverSeqLen {
+            attempt: self.attempt,
+            tokens: counts.tokens,
+            examples,
+            seq_len,
+        })
+    }
+
     /// Counts every replica's examples here, without communication: for a
-    /// process that can count any example (lengths known up front).
+    /// process that can count any example (lengths known up front). A
+    /// count over the plan's fixed `seq_len` is refused by
+    /// [`Driver::finish`](super::Driver::finish), as [`Group::count`]
+    /// refuses it.
     pub fn count_all(&mut self, mut tokens: impl FnMut(usize) -> u64) -> GroupCounts {
         let (mut sum, mut examples) = (0u64, 0u64);
         for id in self.ids() {

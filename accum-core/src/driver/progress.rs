@@ -23,6 +23,9 @@ pub struct Progress {
     pub attempts: u64,
     /// Attempts skipped for non-finite gradients.
     pub skipped: u64,
+    /// Applied updates whose group was the partial last group of an epoch
+    /// (`last_group = "process"`): fewer examples than `B`.
+    pub partial: u64,
 }
 
 impl Progress {

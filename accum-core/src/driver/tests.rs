@@ -312,7 +312,7 @@ fn r8_the_schedule_advances_only_on_applied_updates() {
         .unwrap();
     assert_eq!(
         d.total(),
-        Updates::new(6),
+        Span::of(Updates::new(6)),
         "the schedule's total by default"
     );
     let outcomes = [true, false, false, true, true, false, true, true, true];
