@@ -1,12 +1,16 @@
-//! The learning-rate schedule, advancing once per *applied* update (SPEC R8).
+//! The learning-rate schedule, advancing once per *applied* update
+//! (`accum::run::scheduler`).
 //!
 //! Warmup and total are written as [`Span`]s in any unit and resolved to
 //! updates through the [`Plan`] with an explicit [`Rounding`]
 //! ([`Schedule::from_spans`], for a user's own config fields) — accum's
 //! `[schedule]` section rounds up, so a partial update still counts
-//! ([`Schedule::resolve`]). Tokens need a fixed `seq_len`; with variable
-//! lengths the engine passes the data's measured supervised tokens per
-//! update instead (R15).
+//! ([`Schedule::resolve`]). Every constructor refuses a warmup longer than
+//! the run, after the conversion (`accum::span::warmup`). Tokens need a
+//! fixed `seq_len` (`accum::plan::seq-len`); with variable lengths a
+//! user's loop counts them on the run ([`Schedule::counted`], stepped by
+//! the driver with its real counters), and accum's engine passes the
+//! data's measured supervised tokens per update.
 //!
 //! ```
 //! use accum_core::schedule::Schedule;
@@ -363,7 +367,7 @@ impl Schedule {
 
     /// A schedule whose warmup and total are spans in any unit — a user's
     /// own config fields — resolved to updates through `plan` with an
-    /// explicit `rounding` (R1, R8). The warmup may not exceed the total,
+    /// explicit `rounding` (`accum::span`, `accum::run::scheduler`). The warmup may not exceed the total,
     /// and the total must be at least one update.
     pub fn from_spans(
         kind: ScheduleKind,
@@ -390,7 +394,7 @@ impl Schedule {
     /// in which the lengths end (rounded up, so a partial update counts, as
     /// [`resolve`](Self::resolve) rounds). Tokens need a fixed `seq_len`, or
     /// `measured`: the data's supervised tokens and its examples, when the
-    /// lengths vary (R15). With one stage this is [`resolve`](Self::resolve).
+    /// lengths vary (`accum::plan::seq-len`). With one stage this is [`resolve`](Self::resolve).
     pub fn resolve_staged(
         section: &ScheduleSection,
         base_lr: f64,
@@ -576,7 +580,7 @@ impl Schedule {
         }
     }
 
-    /// Scheduler steps taken (R8: equals applied updates in a correct loop).
+    /// Scheduler steps taken (`accum::run::scheduler`: equals applied updates in a correct loop).
     pub fn steps(&self) -> Updates {
         self.steps
     }
@@ -675,7 +679,7 @@ impl Schedule {
 }
 
 /// A length in tokens as the examples that hold it at the data's measured
-/// length: `tokens` supervised tokens over `examples` examples (R15),
+/// length: `tokens` supervised tokens over `examples` examples (`accum::plan::seq-len`),
 /// rounded up so that a partial example counts, as a partial update does.
 pub(crate) fn tokens_as_examples(
     span: Span,

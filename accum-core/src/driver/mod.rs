@@ -1,6 +1,8 @@
 //! The loop driver for a training loop of one's own, in any framework
-//! (SPEC R2, R4–R9). No tensor types: it deals in example ids, counts and
-//! flags, and the caller's framework does the math.
+//! (`accum::run::group`, `accum::run::normalization`,
+//! `accum::plan::partial-group`, `accum::run::scheduler`,
+//! `accum::run::data-parallel`). No tensor types: it deals in example ids,
+//! counts and flags, and the caller's framework does the math.
 //!
 //! A [`Driver`] walks a [`Plan`] — or a [`StagedPlan`] whose `A` grows at
 //! stage boundaries (batch ramp-up) — over a data set of `N` examples (ids
@@ -10,16 +12,24 @@
 //! 1. [`Driver::next_group`] gives the next update's [`Group`]: its
 //!    examples on every replica, split into microbatches, with the partial
 //!    last group of an epoch handled by the [`LastGroup`] policy (dropped
-//!    ids are recorded, R6).
+//!    ids are recorded, `accum::plan::partial-group`).
 //! 2. [`Group::denominator`] fixes the group's global loss denominator
-//!    before the first backward pass (R4, R5): the caller's closure counts
+//!    before the first backward pass (`accum::run::normalization`, `accum::run::group`): the caller's closure counts
 //!    each example's supervised tokens, and a [`Reducer`](crate::replica::Reducer)
 //!    sums the counts over the replicas.
 //! 3. [`Group::microbatches`] yields this rank's microbatches; the last one
 //!    has [`sync`](MicrobatchIds::sync) set: the gradient all-reduce follows
-//!    its backward pass, the others run without synchronisation (R9).
+//!    its backward pass, the others run without synchronisation (`accum::run::data-parallel`).
 //! 4. [`Driver::finish`] takes the attempt's [`Outcome`]: only an applied
-//!    update advances the schedule and the [`Progress`] counters (R7, R8).
+//!    update advances the schedule and the [`Progress`] counters
+//!    (`accum::run::loss-scale`, `accum::run::scheduler`).
+//!
+//! The run's length is a [`Span`] in any unit, reached on the real groups:
+//! "6,400 examples" ends with the update whose examples reach 6,400,
+//! partial groups included. A [counted](Schedule::counted) schedule follows
+//! the same real counters, so a warmup in tokens over variable-length data
+//! ends exactly where the tokens reach it. [`Driver::notes`] says where a
+//! length rounded; a group over a declared `seq_len` is refused.
 //!
 //! With stages, each group is drawn under the plan of the update it will
 //! produce: the stage of the applied updates so far ([`Group::plan`],
@@ -96,7 +106,7 @@ pub enum Outcome {
     /// The optimizer applied the update.
     Applied,
     /// The update was skipped (non-finite gradients): an attempt, not an
-    /// update (R7).
+    /// update (`accum::run::loss-scale`).
     Skipped,
 }
 
@@ -125,7 +135,7 @@ pub enum DriverError {
         effective_batch: u64,
     },
     /// The plan refuses the data: with `last_group = "error"`, the data does
-    /// not fill whole groups (R6).
+    /// not fill whole groups (`accum::plan::partial-group`).
     Plan(PlanError),
     /// The rank is not one of the plan's replicas.
     Rank {
@@ -146,7 +156,7 @@ pub enum DriverError {
         /// The open attempt, if any.
         open: Option<u64>,
     },
-    /// A group was finished before its denominator was counted (R5).
+    /// A group was finished before its denominator was counted (`accum::run::group`).
     NotCounted {
         /// The attempt.
         attempt: u64,
@@ -161,7 +171,7 @@ pub enum DriverError {
     /// The count all-reduce failed (another replica aborted).
     Reduce(ReduceError),
     /// With stages under `last_group = "error"`: a stage's group would be
-    /// partial (R6).
+    /// partial (`accum::plan::partial-group`).
     StageGroup(StageGroupError),
     /// The schedule does not fit the run's length: its warmup is longer.
     Schedule(ScheduleError),
@@ -325,7 +335,7 @@ impl DriverBuilder {
         self
     }
 
-    /// A learning-rate schedule, advanced once per applied update (R8); a
+    /// A learning-rate schedule, advanced once per applied update (`accum::run::scheduler`); a
     /// [counted](Schedule::counted) one follows the run's real counters.
     pub fn schedule(mut self, schedule: Schedule) -> Self {
         self.schedule = Some(schedule);
@@ -350,7 +360,7 @@ impl DriverBuilder {
                 replicas,
             });
         }
-        // R6: the walk refuses data the policy cannot run, before any work.
+        // `accum::plan::partial-group`: the walk refuses data the policy cannot run, before any work.
         let staged = self.plan.clone();
         let walk = Walk::new(self.plan, self.examples, self.seed, self.policy)?;
         let total = self
@@ -490,7 +500,7 @@ impl Driver {
     }
 
     /// The partial groups dropped so far (`last_group = "drop"`), with
-    /// their epoch and example ids (R6).
+    /// their epoch and example ids (`accum::plan::partial-group`).
     pub fn dropped(&self) -> &[DroppedGroup] {
         &self.dropped
     }
@@ -572,7 +582,7 @@ impl Driver {
     }
 
     /// Closes the group's attempt. An applied update advances the schedule
-    /// and the counters; a skipped one only the attempt counters (R7, R8).
+    /// and the counters; a skipped one only the attempt counters (`accum::run::loss-scale`, `accum::run::scheduler`).
     /// Every rank must report the same outcome (the all-reduced gradients
     /// are the same everywhere, so their finiteness is too).
     pub fn finish(&mut self, group: Group, outcome: Outcome) -> Result<&Progress, DriverError> {
@@ -609,7 +619,7 @@ impl Driver {
                         .saturating_sub(group.examples().get());
                 }
                 if let Some(schedule) = &mut self.schedule {
-                    // R8: one scheduler step per applied update, at the
+                    // `accum::run::scheduler`: one scheduler step per applied update, at the
                     // run's real counters.
                     schedule.step_to(&self.progress);
                 }

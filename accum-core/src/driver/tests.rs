@@ -95,7 +95,7 @@ fn r9_groups_go_round_robin_over_replicas() {
     assert_eq!(groups[0].replicas[0][0], order[0..2]);
     assert_eq!(groups[0].replicas[1][0], order[2..4]);
     assert_eq!(groups[0].replicas[0][1], order[4..6]);
-    // R6: the last group has one microbatch of 2 on replica 0, none on replica 1.
+    // `accum::plan::partial-group`: the last group has one microbatch of 2 on replica 0, none on replica 1.
     assert_eq!(groups[4].replicas[0].len(), 1);
     assert!(groups[4].replicas[1].is_empty());
     assert_eq!(groups[4].microbatches(), 1);
@@ -337,7 +337,7 @@ fn r8_the_schedule_advances_only_on_applied_updates() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// R6, R9: over all ranks and microbatches, every example appears once
+    /// `accum::plan::partial-group`, `accum::run::data-parallel`: over all ranks and microbatches, every example appears once
     /// per epoch (`process`), or once except the dropped ones, which are
     /// recorded (`drop`); all ranks see the same group; full groups give
     /// every replica `A` microbatches of `m`; skipped attempts consume data
@@ -415,7 +415,7 @@ proptest! {
         prop_assert_eq!(p.skipped, skips.iter().filter(|s| **s).count() as u64);
     }
 
-    /// R4: the denominator summed over the replicas through the reducer
+    /// `accum::run::normalization`: the denominator summed over the replicas through the reducer
     /// equals a recount of the group, for every normalization.
     #[test]
     fn denominators_equal_a_recount(m in 1u64..4, a in 1u64..4, d in 1u64..4, n in 1usize..40, seed in 0u64..100) {
@@ -531,7 +531,7 @@ fn engine_and_driver(
                 .map(|(group, (grads, workspace))| {
                     let (reducer, data, supervised) = (&reducer, &data, &supervised);
                     s.spawn(move || {
-                        // R5: the denominator first, summed over the replicas.
+                        // `accum::run::group`: the denominator first, summed over the replicas.
                         let den = group
                             .denominator(config.loss.normalization, supervised, reducer)
                             .unwrap();
@@ -580,7 +580,7 @@ fn engine_and_driver(
         }
         for (r, g) in groups.into_iter().enumerate() {
             ranks[r].finish(g, Outcome::from_finite(finite)).unwrap();
-            // R2: zero once per group, after the update.
+            // `accum::run::zeroing`: zero once per group, after the update.
             state[r].0.fill_zero();
         }
     }
