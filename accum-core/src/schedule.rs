@@ -599,6 +599,11 @@ impl Schedule {
             let done = c.at[unit_index(c.warmup.unit())];
             return self.base_lr * done as f64 / c.warmup.value() as f64;
         };
+        // A warmup that ended at or past the total leaves no decay: the
+        // schedule is over, as it is at the total.
+        if from >= c.total.value() && self.kind != ScheduleKind::Constant {
+            return 0.0;
+        }
         let at = c.at[unit_index(c.total.unit())].max(from);
         self.factor_at(at, from, c.total.value())
     }
@@ -1274,6 +1279,49 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// A counted schedule, for any real token counts per update: the
+        /// rate is the tokens so far over the warmup until the update whose
+        /// tokens reach it, that update is `warmup()`, the decay (in
+        /// examples) never rises, and it reaches zero on the update whose
+        /// examples reach the total.
+        #[test]
+        fn a_counted_warmup_ends_on_the_update_that_reaches_it(
+            per_update in proptest::collection::vec((0u64..500, 1u64..=8), 1..80),
+            warmup in 1u64..20_000, extra in 1u64..400,
+        ) {
+            let plan = Plan::new(4, 2, 1).unwrap();
+            let examples_total: u64 = per_update.iter().map(|(_, e)| e).sum::<u64>() + extra;
+            let total = examples_total / 2 + 1;
+            let mut s = Schedule::counted(
+                ScheduleKind::Cosine, 1.0,
+                Span::new(warmup, UnitKind::Token), Span::new(total, UnitKind::Example),
+                plan,
+            ).unwrap();
+            let (mut tokens, mut examples) = (0, 0);
+            let mut last = f64::INFINITY;
+            for (u, &(t, e)) in per_update.iter().enumerate() {
+                let rate = s.lr();
+                if tokens < warmup {
+                    prop_assert_eq!(rate, tokens as f64 / warmup as f64);
+                    prop_assert!(!s.warmup_reached());
+                } else {
+                    prop_assert!(rate <= last + 1e-15, "the decay rose: {} after {}", rate, last);
+                    last = rate;
+                    if examples >= total {
+                        prop_assert!(rate.abs() < 1e-15);
+                    }
+                }
+                let crossed = tokens < warmup && tokens + t >= warmup;
+                tokens += t;
+                examples += e;
+                s.step_to(&Run(u as u64 + 1, examples, tokens));
+                if crossed {
+                    prop_assert_eq!(s.warmup(), Updates::new(u as u64 + 1));
+                }
+            }
+            prop_assert_eq!(s.warmup_reached(), tokens >= warmup);
+        }
 
         /// A schedule written in tokens is a function of the tokens consumed,
         /// whatever the stages: its warmup ends in the update that crosses the
