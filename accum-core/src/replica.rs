@@ -1,27 +1,37 @@
-//! The reduction across data-parallel replicas (SPEC R9, R17).
+//! The reduction across data-parallel replicas
+//! (`accum::run::data-parallel`).
 //!
 //! [`Reducer`] is the small collective interface the group loop needs: a
 //! count all-reduce (to fix the group's global denominator before the first
-//! backward pass, R5), one gradient all-reduce per group after the last
-//! microbatch (no synchronisation for the first `A − 1`), and abort. Both
-//! all-reduces *sum*: every replica already weighted its tokens by the
-//! global denominator, so the sum is exactly the large-batch gradient,
-//! whatever the token counts per replica. (The usual "average over D"
-//! equals this sum when each replica divides by `N/D`; with unequal token
-//! counts only the global denominator is right.)
+//! backward pass, `accum::run::normalization`), one gradient all-reduce per
+//! group after the last microbatch (no synchronisation for the first
+//! `A − 1`), and abort. The all-reduces *sum*: every replica already
+//! weighted its tokens by the global denominator, so the sum is exactly the
+//! large-batch gradient, whatever the token counts per replica. (The usual
+//! "average over D" equals this sum when each replica divides by `N/D`;
+//! with unequal token counts only the global denominator is right.)
+//! Gradients can be accum's [`Tensors`] or plain slices (`&mut [f32]`,
+//! `&mut [f64]`): a loop of one's own needs no tensor type of accum's.
 //!
-//! [`InProcess`] implements it for replicas that are threads of one process
-//! (the default); `mpi::Mpi` (cargo feature `mpi`) implements it with one
-//! process per replica. A backend says which ranks run in this process
-//! ([`Reducer::local_ranks`]); the engine runs those and learns what the
-//! others did through [`Reducer::all_gather`] (the example ids they really
-//! loaded, R9, and their loss sums and counters for the report).
+//! [`InProcess`] implements it for replicas that are threads of one process:
+//! it sums in rank order, so a run is bit-identical whatever order the
+//! threads arrive in, and a thread that holds its rank's [`Member`] cannot
+//! leave the others waiting: if it panics or returns, every collective the
+//! others wait in, or call later, fails. `mpi::Mpi` (cargo feature `mpi`)
+//! implements it with one process per replica. A backend says which ranks
+//! run in this process ([`Reducer::local_ranks`]); the engine runs those
+//! and learns what the others did through [`Reducer::all_gather`] (the
+//! example ids they really loaded, and their loss sums and counters for the
+//! report).
 
 use std::fmt;
 use std::ops::Range;
-use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::tensor::Tensors;
+
+mod in_process;
+
+pub use in_process::{InProcess, Member};
 
 /// A collective failed because a replica aborted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,6 +61,14 @@ pub trait Reducer: Sync {
     /// Element-wise sum of `grads` over all replicas, written back to every
     /// replica's `grads`.
     fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError>;
+
+    /// Element-wise sum of `values` over all replicas, written back to
+    /// every replica's `values`: gradients held in plain `f32` slices.
+    fn all_reduce_f32(&self, rank: usize, values: &mut [f32]) -> Result<(), ReduceError>;
+
+    /// Element-wise sum of `values` over all replicas, written back to
+    /// every replica's `values`: gradients held in plain `f64` slices.
+    fn all_reduce_f64(&self, rank: usize, values: &mut [f64]) -> Result<(), ReduceError>;
 
     /// The ranks whose replicas run in this process, each calling every
     /// collective: all of them for threads, one for a process per replica.
@@ -89,6 +107,12 @@ impl<R: Reducer + Send + Sync + ?Sized> Reducer for std::sync::Arc<R> {
     fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
         (**self).all_reduce_grads(rank, grads)
     }
+    fn all_reduce_f32(&self, rank: usize, values: &mut [f32]) -> Result<(), ReduceError> {
+        (**self).all_reduce_f32(rank, values)
+    }
+    fn all_reduce_f64(&self, rank: usize, values: &mut [f64]) -> Result<(), ReduceError> {
+        (**self).all_reduce_f64(rank, values)
+    }
     fn local_ranks(&self) -> Range<usize> {
         (**self).local_ranks()
     }
@@ -97,214 +121,5 @@ impl<R: Reducer + Send + Sync + ?Sized> Reducer for std::sync::Arc<R> {
     }
     fn abort(&self, reason: &str) {
         (**self).abort(reason);
-    }
-}
-
-#[derive(Debug)]
-struct Shared {
-    arrived: usize,
-    generation: u64,
-    aborted: Option<String>,
-    counts: Vec<u64>,
-    grads: Option<Tensors>,
-    contributions: usize,
-}
-
-/// The in-process reducer: replicas are threads sharing one accumulator.
-#[derive(Debug)]
-pub struct InProcess {
-    replicas: usize,
-    shared: Mutex<Shared>,
-    wake: Condvar,
-}
-
-impl InProcess {
-    /// A reducer for `replicas` threads.
-    pub fn new(replicas: usize) -> InProcess {
-        InProcess {
-            replicas: replicas.max(1),
-            shared: Mutex::new(Shared {
-                arrived: 0,
-                generation: 0,
-                aborted: None,
-                counts: Vec::new(),
-                grads: None,
-                contributions: 0,
-            }),
-            wake: Condvar::new(),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Shared> {
-        // A panicking replica poisons the lock; the state is still consistent
-        // for abort purposes, so keep going and let `aborted` report it.
-        self.shared
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Waits until every replica has arrived; returns the guard again.
-    fn barrier<'a>(
-        &'a self,
-        mut guard: MutexGuard<'a, Shared>,
-    ) -> Result<MutexGuard<'a, Shared>, ReduceError> {
-        if let Some(reason) = &guard.aborted {
-            return Err(ReduceError {
-                reason: reason.clone(),
-            });
-        }
-        let generation = guard.generation;
-        guard.arrived += 1;
-        if guard.arrived == self.replicas {
-            guard.arrived = 0;
-            guard.generation += 1;
-            self.wake.notify_all();
-            return Ok(guard);
-        }
-        while guard.generation == generation && guard.aborted.is_none() {
-            guard = self
-                .wake
-                .wait(guard)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-        match &guard.aborted {
-            Some(reason) if guard.generation == generation => Err(ReduceError {
-                reason: reason.clone(),
-            }),
-            _ => Ok(guard),
-        }
-    }
-}
-
-impl Reducer for InProcess {
-    fn replicas(&self) -> usize {
-        self.replicas
-    }
-
-    fn all_reduce_counts(&self, _rank: usize, counts: &mut [u64]) -> Result<(), ReduceError> {
-        if self.replicas == 1 {
-            return Ok(());
-        }
-        let mut g = self.lock();
-        if g.contributions == 0 {
-            g.counts.clear();
-            g.counts.resize(counts.len(), 0);
-        }
-        for (acc, &c) in g.counts.iter_mut().zip(counts.iter()) {
-            *acc += c;
-        }
-        g.contributions += 1;
-        let g = self.barrier(g)?;
-        counts.copy_from_slice(&g.counts);
-        let mut g = self.barrier(g)?;
-        g.contributions = 0;
-        drop(self.barrier(g)?);
-        Ok(())
-    }
-
-    fn all_reduce_grads(&self, _rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
-        if self.replicas == 1 {
-            return Ok(());
-        }
-        let mut g = self.lock();
-        let contributions = g.contributions;
-        match (&mut g.grads, contributions) {
-            (Some(acc), 0) if acc.same_layout(grads) => acc.copy_from(grads),
-            (Some(acc), _) if acc.same_layout(grads) => acc.add_assign(grads),
-            _ => g.grads = Some(grads.clone()),
-        }
-        g.contributions += 1;
-        let g = self.barrier(g)?;
-        grads.copy_from(g.grads.as_ref().expect("the accumulator was filled above"));
-        let mut g = self.barrier(g)?;
-        g.contributions = 0;
-        drop(self.barrier(g)?);
-        Ok(())
-    }
-
-    fn abort(&self, reason: &str) {
-        let mut g = self.lock();
-        if g.aborted.is_none() {
-            g.aborted = Some(reason.to_owned());
-        }
-        self.wake.notify_all();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ndarray::{ArrayD, IxDyn};
-
-    fn grads(v: f32) -> Tensors {
-        Tensors::new(vec![("g".into(), ArrayD::from_elem(IxDyn(&[3]), v))])
-    }
-
-    #[test]
-    fn sums_across_threads_repeatedly() {
-        let reducer = InProcess::new(3);
-        let results: Vec<(Vec<u64>, f32)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..3)
-                .map(|rank| {
-                    let reducer = &reducer;
-                    s.spawn(move || {
-                        let mut last = (Vec::new(), 0.0);
-                        for round in 0..5u64 {
-                            let mut counts = vec![rank as u64 + 1, round];
-                            reducer.all_reduce_counts(rank, &mut counts).unwrap();
-                            let mut g = grads(rank as f32 + round as f32);
-                            reducer.all_reduce_grads(rank, &mut g).unwrap();
-                            last = (counts, g.value(0)[[0]]);
-                        }
-                        last
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        for (counts, g) in results {
-            assert_eq!(counts, vec![6, 12]);
-            assert_eq!(g, 0.0 + 1.0 + 2.0 + 3.0 * 4.0);
-        }
-    }
-
-    #[test]
-    fn all_gather_concatenates_in_rank_order() {
-        let reducer = InProcess::new(3);
-        let gathered: Vec<Vec<u64>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..3u64)
-                .map(|rank| {
-                    let reducer = &reducer;
-                    s.spawn(move || {
-                        reducer
-                            .all_gather(rank as usize, &[rank * 10 + 1, u64::MAX - rank])
-                            .unwrap()
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        for g in gathered {
-            assert_eq!(g, vec![1, u64::MAX, 11, u64::MAX - 1, 21, u64::MAX - 2]);
-        }
-        assert_eq!(reducer.local_ranks(), 0..3);
-    }
-
-    #[test]
-    fn abort_releases_waiting_replicas() {
-        let reducer = InProcess::new(2);
-        let err = std::thread::scope(|s| {
-            let waiting = s.spawn(|| {
-                let mut counts = vec![1];
-                reducer.all_reduce_counts(0, &mut counts)
-            });
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            reducer.abort("replica 1 failed: microbatch 0 is empty");
-            waiting.join().unwrap()
-        });
-        let err = err.unwrap_err();
-        assert!(err.to_string().contains("replica 1 failed"), "{err}");
-        let mut g = grads(1.0);
-        assert!(reducer.all_reduce_grads(1, &mut g).is_err());
     }
 }

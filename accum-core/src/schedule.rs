@@ -1,12 +1,16 @@
-//! The learning-rate schedule, advancing once per *applied* update (SPEC R8).
+//! The learning-rate schedule, advancing once per *applied* update
+//! (`accum::run::scheduler`).
 //!
 //! Warmup and total are written as [`Span`]s in any unit and resolved to
 //! updates through the [`Plan`] with an explicit [`Rounding`]
 //! ([`Schedule::from_spans`], for a user's own config fields) — accum's
 //! `[schedule]` section rounds up, so a partial update still counts
-//! ([`Schedule::resolve`]). Tokens need a fixed `seq_len`; with variable
-//! lengths the engine passes the data's measured supervised tokens per
-//! update instead (R15).
+//! ([`Schedule::resolve`]). Every constructor refuses a warmup longer than
+//! the run, after the conversion (`accum::span::warmup`). Tokens need a
+//! fixed `seq_len` (`accum::plan::seq-len`); with variable lengths a
+//! user's loop counts them on the run ([`Schedule::counted`], stepped by
+//! the driver with its real counters), and accum's engine passes the
+//! data's measured supervised tokens per update.
 //!
 //! ```
 //! use accum_core::schedule::Schedule;
@@ -85,6 +89,41 @@ pub struct Schedule {
     total: Updates,
     steps: Updates,
     clock: Option<Clock>,
+    counted: Option<Counted>,
+}
+
+/// The run's real counters, as a loop counts them: what a counted schedule
+/// ([`Schedule::counted`]) follows. The driver's
+/// [`Progress`](crate::driver::Progress) is one.
+pub trait Counters {
+    /// How much of `unit` the applied updates so far consumed.
+    fn count(&self, unit: UnitKind) -> u64;
+}
+
+/// A schedule whose lengths are counted on the run's real counters.
+#[derive(Clone, Debug, PartialEq)]
+struct Counted {
+    warmup: Span,
+    total: Span,
+    /// The counters after the applied updates so far, by [`unit_index`].
+    at: [u64; 4],
+    /// Where the decay starts, in the total's unit: the warmup's value when
+    /// both are in one unit, else the count of the total's unit at the
+    /// update that ended the warmup, once it has.
+    decay_from: Option<u64>,
+    /// The update in which the warmup ended, and the one in which the
+    /// total was reached.
+    warmup_end: Option<Updates>,
+    total_end: Option<Updates>,
+}
+
+fn unit_index(unit: UnitKind) -> usize {
+    match unit {
+        UnitKind::Update => 0,
+        UnitKind::Microbatch => 1,
+        UnitKind::Example => 2,
+        UnitKind::Token => 3,
+    }
 }
 
 /// What a schedule under a ramp-up counts: the tokens (examples,
@@ -138,6 +177,24 @@ pub enum ScheduleError {
         /// Total in updates.
         total: Updates,
     },
+    /// The warmup is longer than the run, compared in one unit through the
+    /// plan (a counted schedule, whose lengths stay in their units).
+    WarmupLongerThanRun {
+        /// The warmup as written.
+        warmup: Span,
+        /// The run's length as written.
+        total: Span,
+        /// Both in the finer unit, when they differ.
+        compared: Option<(Span, Span)>,
+    },
+    /// A length in tokens without a fixed `seq_len`: it is no number of
+    /// updates before the run, and the run's real token count must decide.
+    NeedsCounting {
+        /// Which span: `"warmup"` or `"total"`.
+        which: &'static str,
+        /// The length.
+        span: Span,
+    },
 }
 
 impl fmt::Display for ScheduleError {
@@ -152,11 +209,72 @@ impl fmt::Display for ScheduleError {
                 f,
                 "the warmup of {warmup} is longer than the run of {total}; shorten the warmup or lengthen the run"
             ),
+            ScheduleError::WarmupLongerThanRun {
+                warmup,
+                total,
+                compared,
+            } => {
+                write!(
+                    f,
+                    "the warmup of {warmup} is longer than the run of {total}"
+                )?;
+                if let Some((w, t)) = compared {
+                    write!(f, " ({w} > {t} through the plan)")?;
+                }
+                write!(f, "; shorten the warmup or lengthen the run")
+            }
+            ScheduleError::NeedsCounting { which, span } => write!(
+                f,
+                "the schedule's {which} is {span}, and without a fixed seq_len a count of tokens is not a number of \
+                 updates; build the schedule with `Schedule::counted` and give it to the driver, which steps it \
+                 with the run's real token counts, or declare the seq_len of fixed-length data"
+            ),
         }
     }
 }
 
 impl std::error::Error for ScheduleError {}
+
+impl ScheduleError {
+    /// The plan's refusal of length `which` (`span`): a length in tokens
+    /// that needs a fixed `seq_len` is one to count on the run.
+    fn of(which: &'static str, span: Span, error: PlanError) -> ScheduleError {
+        match error {
+            PlanError::NeedsSeqLen { .. } if span.unit() == UnitKind::Token => {
+                ScheduleError::NeedsCounting { which, span }
+            }
+            error => ScheduleError::Plan { which, error },
+        }
+    }
+}
+
+/// A length `a` that must fit in the run's length `b`, and `b`, in the
+/// finer of their units, when the plan converts them exactly; `None` when
+/// only the run can tell. The run's real tokens are its supervised ones,
+/// at most `L` per example with a fixed `seq_len`, so a run not written in
+/// tokens holds at most its examples × `L` tokens: a count of tokens
+/// longer than that cannot fit. A run written in tokens can hold any
+/// number of examples.
+pub(crate) fn in_one_unit(a: Span, b: Span, staged: &StagedPlan) -> Option<(Span, Span)> {
+    if a.unit() == b.unit() {
+        return Some((a, b));
+    }
+    if b.unit() == UnitKind::Token {
+        return None;
+    }
+    let unit = if Clocked::fineness(a.unit()) >= Clocked::fineness(b.unit()) {
+        a.unit()
+    } else {
+        b.unit()
+    };
+    let convert = |span: Span| {
+        staged
+            .convert(span.value(), span.unit(), unit, Rounding::Exact)
+            .ok()
+            .map(|v| Span::new(v, unit))
+    };
+    Some((convert(a)?, convert(b)?))
+}
 
 impl Schedule {
     /// A schedule of `kind` from `base_lr` with `warmup` and `total` in updates.
@@ -168,24 +286,88 @@ impl Schedule {
             total,
             steps: Updates::ZERO,
             clock: None,
+            counted: None,
         }
     }
 
     /// The schedule a config section describes, resolved through the plan.
+    /// The warmup may not exceed the total, and the total must be at least
+    /// one update.
     pub fn resolve(
         section: &ScheduleSection,
         base_lr: f64,
         plan: &Plan,
         tokens_per_update: Option<u64>,
-    ) -> Result<Schedule, PlanError> {
-        let warmup = span_to_updates(&section.warmup, plan, tokens_per_update)?;
-        let total = span_to_updates(&section.run_length(), plan, tokens_per_update)?;
-        Ok(Schedule::new(section.kind, base_lr, warmup, total))
+    ) -> Result<Schedule, ScheduleError> {
+        let resolve = |which, span: Span| {
+            span_to_updates(&span, plan, tokens_per_update)
+                .map_err(|error| ScheduleError::of(which, span, error))
+        };
+        let warmup = resolve("warmup", section.warmup)?;
+        let total = resolve("total", section.run_length())?;
+        Schedule::new(section.kind, base_lr, warmup, total).checked()
+    }
+
+    /// A schedule whose lengths are counted on the run itself: the warmup
+    /// ends on the update whose real count (tokens, examples, …, as the
+    /// driver counts them: [`Counters`]) reaches it, and the decay runs to
+    /// the update whose count reaches `total`. Exact for variable-length
+    /// data, with no estimate of the tokens per update; also exact for
+    /// examples when partial groups make some updates smaller than `B`.
+    ///
+    /// Give it to the [`Driver`](crate::driver::Driver), which steps it
+    /// with its [`Progress`](crate::driver::Progress) after every applied
+    /// update ([`step_to`](Self::step_to)) and runs until `total` when no
+    /// other length is given. Lengths in different units are compared
+    /// through `plan` where the plan converts them exactly (updates,
+    /// microbatches, examples); a warmup in tokens against a run in
+    /// examples can only be compared on the run, and the driver says so if
+    /// the run ends before the warmup ([`DriverNote`](crate::driver::DriverNote)).
+    pub fn counted(
+        kind: ScheduleKind,
+        base_lr: f64,
+        warmup: impl Into<Span>,
+        total: impl Into<Span>,
+        plan: impl Into<StagedPlan>,
+    ) -> Result<Schedule, ScheduleError> {
+        let (warmup, total) = (warmup.into(), total.into());
+        if total.value() == 0 {
+            return Err(ScheduleError::ZeroTotal);
+        }
+        let staged = plan.into();
+        if let Some((w, t)) = in_one_unit(warmup, total, &staged)
+            && w.value() > t.value()
+        {
+            return Err(ScheduleError::WarmupLongerThanRun {
+                warmup,
+                total,
+                compared: (warmup.unit() != total.unit()).then_some((w, t)),
+            });
+        }
+        let in_updates = |span: Span| match span.unit() {
+            UnitKind::Update => Updates::new(span.value()),
+            _ => Updates::MAX,
+        };
+        let no_warmup = warmup.value() == 0;
+        let mut schedule = Schedule::new(kind, base_lr, in_updates(warmup), in_updates(total));
+        schedule.counted = Some(Counted {
+            warmup,
+            total,
+            at: [0; 4],
+            decay_from: if no_warmup {
+                Some(0)
+            } else {
+                (warmup.unit() == total.unit()).then_some(warmup.value())
+            },
+            warmup_end: no_warmup.then_some(Updates::ZERO),
+            total_end: None,
+        });
+        Ok(schedule)
     }
 
     /// A schedule whose warmup and total are spans in any unit — a user's
     /// own config fields — resolved to updates through `plan` with an
-    /// explicit `rounding` (R1, R8). The warmup may not exceed the total,
+    /// explicit `rounding` (`accum::span`, `accum::run::scheduler`). The warmup may not exceed the total,
     /// and the total must be at least one update.
     pub fn from_spans(
         kind: ScheduleKind,
@@ -197,7 +379,7 @@ impl Schedule {
     ) -> Result<Schedule, ScheduleError> {
         let resolve = |which, span: Span| {
             plan.span_to_updates(&span, rounding)
-                .map_err(|error| ScheduleError::Plan { which, error })
+                .map_err(|error| ScheduleError::of(which, span, error))
         };
         let warmup = resolve("warmup", warmup.into())?;
         let total = resolve("total", total.into())?;
@@ -212,13 +394,13 @@ impl Schedule {
     /// in which the lengths end (rounded up, so a partial update counts, as
     /// [`resolve`](Self::resolve) rounds). Tokens need a fixed `seq_len`, or
     /// `measured`: the data's supervised tokens and its examples, when the
-    /// lengths vary (R15). With one stage this is [`resolve`](Self::resolve).
+    /// lengths vary (`accum::plan::seq-len`). With one stage this is [`resolve`](Self::resolve).
     pub fn resolve_staged(
         section: &ScheduleSection,
         base_lr: f64,
         staged: &StagedPlan,
         measured: Option<(Tokens, Examples)>,
-    ) -> Result<Schedule, PlanError> {
+    ) -> Result<Schedule, ScheduleError> {
         if staged.is_constant() {
             // One plan: tokens at the data's measured length become the
             // examples that hold them, as through the stages, so a length in
@@ -226,14 +408,15 @@ impl Schedule {
             let plan = staged.final_plan();
             let section = match measured {
                 Some((tokens, examples)) if plan.seq_len().is_none() => {
-                    let as_examples = |span: Span| match span.unit() {
-                        UnitKind::Token => tokens_as_examples(span, tokens, examples),
+                    let as_examples = |which, span: Span| match span.unit() {
+                        UnitKind::Token => tokens_as_examples(span, tokens, examples)
+                            .map_err(|error| ScheduleError::Plan { which, error }),
                         _ => Ok(span),
                     };
                     ScheduleSection {
                         kind: section.kind,
-                        warmup: as_examples(section.warmup)?,
-                        total: Some(as_examples(section.run_length())?),
+                        warmup: as_examples("warmup", section.warmup)?,
+                        total: Some(as_examples("total", section.run_length())?),
                     }
                 }
                 _ => section.clone(),
@@ -241,15 +424,20 @@ impl Schedule {
             return Schedule::resolve(&section, base_lr, plan, None);
         }
         let clock = |span: Span| Clocked::of(span, staged, measured);
+        let (warmup, total) = (section.warmup, section.run_length());
         Clock::build(
             section.kind,
             base_lr,
-            clock(section.warmup),
-            clock(section.run_length()),
+            clock(warmup),
+            clock(total),
             staged,
             Rounding::Up,
         )
-        .map_err(|(_, error)| error)
+        .map_err(|(which, error)| {
+            let span = if which == "warmup" { warmup } else { total };
+            ScheduleError::of(which, span, error)
+        })?
+        .checked()
     }
 
     /// A schedule whose warmup and total are spans in any unit — a user's
@@ -287,7 +475,10 @@ impl Schedule {
             staged,
             rounding,
         )
-        .map_err(|(which, error)| ScheduleError::Plan { which, error })?
+        .map_err(|(which, error)| {
+            let span = if which == "warmup" { warmup } else { total };
+            ScheduleError::of(which, span, error)
+        })?
         .checked()
     }
 
@@ -310,11 +501,28 @@ impl Schedule {
     /// updates, else the finest unit of its lengths (tokens, examples or
     /// microbatches consumed), through the stages.
     pub fn clock(&self) -> UnitKind {
+        if let Some(c) = &self.counted {
+            let (w, t) = (c.warmup.unit(), c.total.unit());
+            return if Clocked::fineness(w) >= Clocked::fineness(t) {
+                w
+            } else {
+                t
+            };
+        }
         self.clock.as_ref().map_or(UnitKind::Update, |c| c.unit)
     }
 
+    /// Whether the lengths are counted on the run ([`counted`](Self::counted)).
+    pub fn is_counted(&self) -> bool {
+        self.counted.is_some()
+    }
+
     /// The warmup in the unit the schedule counts ([`clock`](Self::clock)).
+    /// A counted schedule's warmup as written.
     pub fn warmup_length(&self) -> Span {
+        if let Some(c) = &self.counted {
+            return c.warmup;
+        }
         match &self.clock {
             Some(clock) => Span::new(clock.warmup, clock.unit),
             None => Span::of(self.warmup),
@@ -322,7 +530,11 @@ impl Schedule {
     }
 
     /// The schedule's length in the unit it counts ([`clock`](Self::clock)).
+    /// A counted schedule's total as written.
     pub fn total_length(&self) -> Span {
+        if let Some(c) = &self.counted {
+            return c.total;
+        }
         match &self.clock {
             Some(clock) => Span::new(clock.total, clock.unit),
             None => Span::of(self.total),
@@ -340,31 +552,71 @@ impl Schedule {
     }
 
     /// Warmup length in updates: under a ramp-up, the update in which the
-    /// warmup ends (rounded as the schedule was built).
+    /// warmup ends (rounded as the schedule was built). A counted schedule
+    /// knows it once the run reached it (the update whose count did), or
+    /// when it is written in updates; before, it is [`Updates::MAX`].
     pub fn warmup(&self) -> Updates {
-        self.warmup
+        match &self.counted {
+            Some(c) => c.warmup_end.unwrap_or(self.warmup),
+            None => self.warmup,
+        }
     }
 
     /// Total length in updates: under a ramp-up, the update in which the
-    /// schedule ends (rounded as the schedule was built).
+    /// schedule ends (rounded as the schedule was built). A counted
+    /// schedule knows it as it knows [`warmup`](Self::warmup).
     pub fn total(&self) -> Updates {
-        self.total
+        match &self.counted {
+            Some(c) => c.total_end.unwrap_or(self.total),
+            None => self.total,
+        }
     }
 
-    /// Scheduler steps taken (R8: equals applied updates in a correct loop).
+    /// Whether the applied updates so far have finished the warmup.
+    pub fn warmup_reached(&self) -> bool {
+        match &self.counted {
+            Some(c) => c.warmup_end.is_some(),
+            None => self.steps >= self.warmup,
+        }
+    }
+
+    /// Scheduler steps taken (`accum::run::scheduler`: equals applied updates in a correct loop).
     pub fn steps(&self) -> Updates {
         self.steps
     }
 
     /// The learning rate for the next update.
     pub fn lr(&self) -> f64 {
-        self.lr_at(self.steps.get())
+        match &self.counted {
+            Some(c) => self.counted_rate(c),
+            None => self.lr_at(self.steps.get()),
+        }
+    }
+
+    /// The rate of a counted schedule at its counters.
+    fn counted_rate(&self, c: &Counted) -> f64 {
+        let Some(from) = c.decay_from.filter(|_| c.warmup_end.is_some()) else {
+            let done = c.at[unit_index(c.warmup.unit())];
+            return self.base_lr * done as f64 / c.warmup.value() as f64;
+        };
+        // A warmup that ended at or past the total leaves no decay: the
+        // schedule is over, as it is at the total.
+        if from >= c.total.value() && self.kind != ScheduleKind::Constant {
+            return 0.0;
+        }
+        let at = c.at[unit_index(c.total.unit())].max(from);
+        self.factor_at(at, from, c.total.value())
     }
 
     /// The learning rate for the update after `step` applied updates. Under
     /// a ramp-up whose schedule counts tokens (examples, microbatches), it is
-    /// the rate at what those updates consumed.
+    /// the rate at what those updates consumed. A counted schedule knows
+    /// only the counters of the updates stepped so far: it gives the rate
+    /// at them, [`lr`](Self::lr), whatever `step`.
     pub fn lr_at(&self, step: u64) -> f64 {
+        if let Some(c) = &self.counted {
+            return self.counted_rate(c);
+        }
         match &self.clock {
             None => self.factor_at(step, self.warmup.get(), self.total.get()),
             Some(clock) => {
@@ -397,14 +649,42 @@ impl Schedule {
         self.base_lr * factor
     }
 
-    /// Advances by one applied update.
+    /// Advances by one applied update. A counted schedule also needs the
+    /// run's counters: [`step_to`](Self::step_to).
     pub fn step(&mut self) {
         self.steps = self.steps.saturating_add_one();
+    }
+
+    /// Advances by one applied update, after which the run's counters are
+    /// `counters` (the driver's [`Progress`](crate::driver::Progress)). A
+    /// counted schedule moves to them: its warmup ends on this update when
+    /// the count reaches the warmup, and so does its total.
+    pub fn step_to(&mut self, counters: &dyn Counters) {
+        self.step();
+        let steps = self.steps;
+        let Some(c) = &mut self.counted else {
+            return;
+        };
+        for unit in [
+            UnitKind::Update,
+            UnitKind::Microbatch,
+            UnitKind::Example,
+            UnitKind::Token,
+        ] {
+            c.at[unit_index(unit)] = counters.count(unit);
+        }
+        if c.warmup_end.is_none() && c.at[unit_index(c.warmup.unit())] >= c.warmup.value() {
+            c.warmup_end = Some(steps);
+            c.decay_from.get_or_insert(c.at[unit_index(c.total.unit())]);
+        }
+        if c.total_end.is_none() && c.at[unit_index(c.total.unit())] >= c.total.value() {
+            c.total_end = Some(steps);
+        }
     }
 }
 
 /// A length in tokens as the examples that hold it at the data's measured
-/// length: `tokens` supervised tokens over `examples` examples (R15),
+/// length: `tokens` supervised tokens over `examples` examples (`accum::plan::seq-len`),
 /// rounded up so that a partial example counts, as a partial update does.
 pub(crate) fn tokens_as_examples(
     span: Span,
@@ -633,8 +913,15 @@ mod tests {
             Rounding::Up,
         )
         .unwrap_err();
+        assert_eq!(
+            tokens,
+            ScheduleError::NeedsCounting {
+                which: "total",
+                span: "1M tokens".parse().unwrap()
+            }
+        );
         assert!(
-            tokens.to_string().starts_with("the schedule's total:"),
+            tokens.to_string().contains("`Schedule::counted`"),
             "{tokens}"
         );
         let long = Schedule::from_spans(
@@ -679,7 +966,7 @@ mod tests {
         };
         assert!(matches!(
             Schedule::resolve(&tokens, 1e-3, &plan, None),
-            Err(PlanError::NeedsSeqLen { .. })
+            Err(ScheduleError::NeedsCounting { which: "total", .. })
         ));
         let s = Schedule::resolve(&tokens, 1e-3, &plan, Some(300)).unwrap();
         assert_eq!(s.total(), Updates::new(4));
@@ -807,10 +1094,7 @@ mod tests {
         assert!(
             matches!(
                 no_len,
-                Err(ScheduleError::Plan {
-                    which: "total",
-                    error: PlanError::NeedsSeqLen { .. }
-                })
+                Err(ScheduleError::NeedsCounting { which: "total", .. })
             ),
             "{no_len:?}"
         );
@@ -835,7 +1119,10 @@ mod tests {
         assert!((s.lr_at(50) - 1.0 / 3.0).abs() < 1e-15);
         assert!(matches!(
             Schedule::resolve_staged(&section, 1.0, &stages(None), None),
-            Err(PlanError::NeedsSeqLen { .. })
+            Err(ScheduleError::NeedsCounting {
+                which: "warmup",
+                ..
+            })
         ));
         // With one stage it is `resolve`, with the tokens per update measured.
         let plan = Plan::new(4, 16, 2).unwrap();
@@ -843,6 +1130,127 @@ mod tests {
             Schedule::resolve_staged(&section, 1.0, &StagedPlan::constant(plan), measured),
             Schedule::resolve(&section, 1.0, &plan, Some(1_280))
         );
+    }
+
+    #[test]
+    fn every_path_refuses_a_warmup_longer_than_the_run() {
+        // 1M tokens at 27.7 measured tokens per example over B = 64: a
+        // 564-update warmup in a 100-update run.
+        let plan = Plan::new(4, 2, 8).unwrap();
+        let section = ScheduleSection {
+            kind: ScheduleKind::Cosine,
+            warmup: "1M tokens".parse().unwrap(),
+            total: Some("100 updates".parse().unwrap()),
+        };
+        let measured = Some((Tokens::new(27_700), Examples::new(1_000)));
+        let staged = StagedPlan::constant(plan);
+        let err = Schedule::resolve_staged(&section, 0.5, &staged, measured).unwrap_err();
+        assert_eq!(
+            err,
+            ScheduleError::WarmupTooLong {
+                warmup: Updates::new(565),
+                total: Updates::new(100)
+            }
+        );
+        // Through stages too, and in examples.
+        let section = ScheduleSection {
+            warmup: "7000 examples".parse().unwrap(),
+            total: Some("100 updates".parse().unwrap()),
+            ..section
+        };
+        let err = Schedule::resolve_staged(&section, 0.5, &stages(None), None).unwrap_err();
+        assert!(
+            matches!(err, ScheduleError::WarmupTooLong { .. }),
+            "{err:?}"
+        );
+        assert!(Schedule::resolve(&section, 0.5, &plan, None).is_err());
+        // A counted schedule compares what the plan converts exactly:
+        // 7,000 examples against 100 updates of 64.
+        let err = Schedule::counted(
+            ScheduleKind::Linear,
+            0.5,
+            "7000 examples".parse::<Span>().unwrap(),
+            Updates::new(100),
+            plan,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the warmup of 7k examples is longer than the run of 100 updates \
+             (7k examples > 6400 examples through the plan); shorten the warmup or lengthen the run"
+        );
+        assert_eq!(
+            Schedule::counted(ScheduleKind::Linear, 0.5, Updates::ZERO, Tokens::ZERO, plan),
+            Err(ScheduleError::ZeroTotal)
+        );
+    }
+
+    /// Counters of a made-up run: `(updates, examples, tokens)`.
+    struct Run(u64, u64, u64);
+
+    impl Counters for Run {
+        fn count(&self, unit: UnitKind) -> u64 {
+            match unit {
+                UnitKind::Update => self.0,
+                UnitKind::Microbatch => self.0 * 2,
+                UnitKind::Example => self.1,
+                UnitKind::Token => self.2,
+            }
+        }
+    }
+
+    #[test]
+    fn a_counted_schedule_ends_its_warmup_where_the_real_tokens_cross_it() {
+        // Warmup 1,000 tokens, run 40 examples; 8 examples per update with
+        // 30, 200, 450, 500, 90 tokens: the warmup ends in update 4, where
+        // the count goes from 680 to 1,180, and the run at 40 examples.
+        let plan = Plan::new(4, 2, 1).unwrap();
+        let mut lr = Schedule::counted(
+            ScheduleKind::Linear,
+            1.0,
+            "1000 tokens".parse::<Span>().unwrap(),
+            "40 examples".parse::<Span>().unwrap(),
+            plan,
+        )
+        .unwrap();
+        assert!(lr.is_counted());
+        assert_eq!((lr.warmup(), lr.total()), (Updates::MAX, Updates::MAX));
+        assert_eq!(lr.lr(), 0.0);
+        let per_update = [30, 200, 450, 500, 90];
+        let mut rates = Vec::new();
+        let mut tokens = 0;
+        for (u, t) in per_update.iter().enumerate() {
+            tokens += t;
+            let u = u as u64 + 1;
+            lr.step_to(&Run(u, 8 * u, tokens));
+            rates.push(lr.lr());
+            assert_eq!(lr.warmup_reached(), u >= 4, "update {u}");
+        }
+        // During the warmup the rate is the tokens so far over the warmup's.
+        assert_eq!(&rates[..3], &[0.03, 0.23, 0.68]);
+        // The decay runs in examples from where the warmup ended (32) to 40.
+        assert_eq!(rates[3], 1.0);
+        assert_eq!(rates[4], 0.0);
+        assert_eq!(
+            (lr.warmup(), lr.total()),
+            (Updates::new(4), Updates::new(5))
+        );
+        assert_eq!(lr.steps(), Updates::new(5));
+
+        // In one unit the decay starts at the warmup's value, as per update.
+        let mut same = Schedule::counted(
+            ScheduleKind::Linear,
+            2.0,
+            "100 tokens".parse::<Span>().unwrap(),
+            "300 tokens".parse::<Span>().unwrap(),
+            plan,
+        )
+        .unwrap();
+        same.step_to(&Run(1, 8, 150));
+        assert_eq!(same.lr(), 2.0 * 150.0 / 200.0);
+        same.step_to(&Run(2, 16, 310));
+        assert_eq!(same.lr(), 0.0);
+        assert_eq!(same.total(), Updates::new(2));
     }
 
     /// Stages from update counts and accumulations, on m 2 × D 2 and `L`.
@@ -871,6 +1279,49 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// A counted schedule, for any real token counts per update: the
+        /// rate is the tokens so far over the warmup until the update whose
+        /// tokens reach it, that update is `warmup()`, the decay (in
+        /// examples) never rises, and it reaches zero on the update whose
+        /// examples reach the total.
+        #[test]
+        fn a_counted_warmup_ends_on_the_update_that_reaches_it(
+            per_update in proptest::collection::vec((0u64..500, 1u64..=8), 1..80),
+            warmup in 1u64..20_000, extra in 1u64..400,
+        ) {
+            let plan = Plan::new(4, 2, 1).unwrap();
+            let examples_total: u64 = per_update.iter().map(|(_, e)| e).sum::<u64>() + extra;
+            let total = examples_total / 2 + 1;
+            let mut s = Schedule::counted(
+                ScheduleKind::Cosine, 1.0,
+                Span::new(warmup, UnitKind::Token), Span::new(total, UnitKind::Example),
+                plan,
+            ).unwrap();
+            let (mut tokens, mut examples) = (0, 0);
+            let mut last = f64::INFINITY;
+            for (u, &(t, e)) in per_update.iter().enumerate() {
+                let rate = s.lr();
+                if tokens < warmup {
+                    prop_assert_eq!(rate, tokens as f64 / warmup as f64);
+                    prop_assert!(!s.warmup_reached());
+                } else {
+                    prop_assert!(rate <= last + 1e-15, "the decay rose: {} after {}", rate, last);
+                    last = rate;
+                    if examples >= total {
+                        prop_assert!(rate.abs() < 1e-15);
+                    }
+                }
+                let crossed = tokens < warmup && tokens + t >= warmup;
+                tokens += t;
+                examples += e;
+                s.step_to(&Run(u as u64 + 1, examples, tokens));
+                if crossed {
+                    prop_assert_eq!(s.warmup(), Updates::new(u as u64 + 1));
+                }
+            }
+            prop_assert_eq!(s.warmup_reached(), tokens >= warmup);
+        }
 
         /// A schedule written in tokens is a function of the tokens consumed,
         /// whatever the stages: its warmup ends in the update that crosses the

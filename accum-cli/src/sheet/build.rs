@@ -9,10 +9,10 @@ use std::path::Path;
 use accum_core::derive::{RampUp, SpanUse};
 use accum_core::plan::StagedPlan;
 use accum_core::report::RunReport;
-use accum_core::schedule::Schedule;
+use accum_core::schedule::{Schedule, ScheduleError};
 use accum_core::units::Tokens;
 use accum_core::units::group_digits;
-use accum_core::{AccumConfig, FieldPath, Plan, PlanError, Span, UnitKind};
+use accum_core::{AccumConfig, FieldPath, Plan, Span, UnitKind};
 
 use super::axes::{Axes, TokenCount};
 use super::extras::{Extras, LrSchedule};
@@ -151,7 +151,7 @@ fn resolve_schedule(
     configured: &LrSchedule,
     staged: &StagedPlan,
     expected_tokens: Option<u64>,
-) -> Result<Schedule, PlanError> {
+) -> Result<Schedule, ScheduleError> {
     let b = staged.final_plan().effective_batch();
     let measured = expected_tokens.map(|t| (Tokens::new(t), b));
     Schedule::resolve_staged(&configured.section, configured.peak_lr, staged, measured)

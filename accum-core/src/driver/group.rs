@@ -1,5 +1,5 @@
 //! One update's group as a rank sees it: its microbatches with the
-//! `sync` flag, and the group's global loss denominator (SPEC R4, R5, R9).
+//! `sync` flag, and the group's global loss denominator (`accum::run::normalization`, `accum::run::group`, `accum::run::data-parallel`).
 
 use crate::plan::Plan;
 use crate::replica::Reducer;
@@ -36,12 +36,12 @@ pub struct MicrobatchIds<'a> {
     pub index: usize,
     /// The last microbatch of the group on this replica: its backward pass
     /// is followed by the gradient all-reduce. The others run without
-    /// synchronisation (PyTorch's `no_sync`, R9).
+    /// synchronisation (PyTorch's `no_sync`, `accum::run::data-parallel`).
     pub sync: bool,
 }
 
 /// What the group's denominator counts, over every microbatch and replica
-/// of the group (R4).
+/// of the group (`accum::run::normalization`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GroupCounts {
     /// Supervised tokens (padding and ignored positions excluded).
@@ -72,7 +72,7 @@ impl GroupCounts {
 }
 
 /// The group's global loss denominator, fixed before the first backward
-/// pass (R4, R5). Divide each microbatch's summed loss by it — once: a
+/// pass (`accum::run::normalization`, `accum::run::group`). Divide each microbatch's summed loss by it — once: a
 /// framework loss that already averages must not be divided again.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Denominator {
@@ -124,7 +124,7 @@ impl Group {
     }
 
     /// Whether this is the partial last group of an epoch, processed with
-    /// its real denominator (R6).
+    /// its real denominator (`accum::plan::partial-group`).
     pub fn is_partial(&self) -> bool {
         self.partial
     }
@@ -192,7 +192,7 @@ impl Group {
 
     /// Counts this rank's examples with `tokens` (the supervised tokens of
     /// an example id) and sums the counts over every replica through
-    /// `reducer` (every rank calls it once per group, R5). With one
+    /// `reducer` (every rank calls it once per group, `accum::run::group`). With one
     /// process for all replicas, [`Group::count_all`] needs no reducer.
     /// Fails when the reducer joins another number of replicas than the
     /// plan's `D` (the sum would miss some), or when the reduction fails.
@@ -222,12 +222,37 @@ impl Group {
             tokens: Tokens::new(counts[0]),
             examples: Examples::new(counts[1]),
         };
+        // Every rank sees the same sums, so every rank refuses alike.
+        self.check_seq_len(&counts)?;
         self.counts = Some(counts);
         Ok(counts)
     }
 
+    /// Refuses counts of more supervised tokens than the group's examples
+    /// hold at the plan's fixed `seq_len` (`accum::plan::seq-len`): the
+    /// data is longer than declared, and every length in tokens resolved
+    /// through `seq_len` would end at the wrong update.
+    pub(crate) fn check_seq_len(&self, counts: &GroupCounts) -> Result<(), DriverError> {
+        let Some(seq_len) = self.plan.seq_len() else {
+            return Ok(());
+        };
+        let examples = self.examples().get();
+        if u128::from(counts.tokens.get()) <= u128::from(examples) * u128::from(seq_len) {
+            return Ok(());
+        }
+        Err(DriverError::TokensOverSeqLen {
+            attempt: self.attempt,
+            tokens: counts.tokens,
+            examples,
+            seq_len,
+        })
+    }
+
     /// Counts every replica's examples here, without communication: for a
-    /// process that can count any example (lengths known up front).
+    /// process that can count any example (lengths known up front). A
+    /// count over the plan's fixed `seq_len` is refused by
+    /// [`Driver::finish`](super::Driver::finish), as [`Group::count`]
+    /// refuses it.
     pub fn count_all(&mut self, mut tokens: impl FnMut(usize) -> u64) -> GroupCounts {
         let (mut sum, mut examples) = (0u64, 0u64);
         for id in self.ids() {

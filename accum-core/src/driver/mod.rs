@@ -1,6 +1,8 @@
 //! The loop driver for a training loop of one's own, in any framework
-//! (SPEC R2, R4–R9). No tensor types: it deals in example ids, counts and
-//! flags, and the caller's framework does the math.
+//! (`accum::run::group`, `accum::run::normalization`,
+//! `accum::plan::partial-group`, `accum::run::scheduler`,
+//! `accum::run::data-parallel`). No tensor types: it deals in example ids,
+//! counts and flags, and the caller's framework does the math.
 //!
 //! A [`Driver`] walks a [`Plan`] — or a [`StagedPlan`] whose `A` grows at
 //! stage boundaries (batch ramp-up) — over a data set of `N` examples (ids
@@ -10,16 +12,24 @@
 //! 1. [`Driver::next_group`] gives the next update's [`Group`]: its
 //!    examples on every replica, split into microbatches, with the partial
 //!    last group of an epoch handled by the [`LastGroup`] policy (dropped
-//!    ids are recorded, R6).
+//!    ids are recorded, `accum::plan::partial-group`).
 //! 2. [`Group::denominator`] fixes the group's global loss denominator
-//!    before the first backward pass (R4, R5): the caller's closure counts
+//!    before the first backward pass (`accum::run::normalization`, `accum::run::group`): the caller's closure counts
 //!    each example's supervised tokens, and a [`Reducer`](crate::replica::Reducer)
 //!    sums the counts over the replicas.
 //! 3. [`Group::microbatches`] yields this rank's microbatches; the last one
 //!    has [`sync`](MicrobatchIds::sync) set: the gradient all-reduce follows
-//!    its backward pass, the others run without synchronisation (R9).
+//!    its backward pass, the others run without synchronisation (`accum::run::data-parallel`).
 //! 4. [`Driver::finish`] takes the attempt's [`Outcome`]: only an applied
-//!    update advances the schedule and the [`Progress`] counters (R7, R8).
+//!    update advances the schedule and the [`Progress`] counters
+//!    (`accum::run::loss-scale`, `accum::run::scheduler`).
+//!
+//! The run's length is a [`Span`] in any unit, reached on the real groups:
+//! "6,400 examples" ends with the update whose examples reach 6,400,
+//! partial groups included. A [counted](Schedule::counted) schedule follows
+//! the same real counters, so a warmup in tokens over variable-length data
+//! ends exactly where the tokens reach it. [`Driver::notes`] says where a
+//! length rounded; a group over a declared `seq_len` is refused.
 //!
 //! With stages, each group is drawn under the plan of the update it will
 //! produce: the stage of the applied updates so far ([`Group::plan`],
@@ -67,6 +77,8 @@ mod record;
 mod walk;
 
 #[cfg(test)]
+mod length_tests;
+#[cfg(test)]
 mod stage_tests;
 #[cfg(test)]
 mod tests;
@@ -82,9 +94,13 @@ pub use walk::{GroupAssignment, StageGroupError, epoch_order};
 use crate::plan::{LastGroup, Plan, PlanError, StagedPlan};
 use crate::replica::ReduceError;
 use crate::report::DroppedGroup;
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, ScheduleError};
 use crate::span::Span;
-use crate::units::{Microbatches, Updates};
+use crate::units::{Microbatches, Tokens, Updates};
+
+mod note;
+
+pub use note::DriverNote;
 
 /// What happened to an update attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +108,7 @@ pub enum Outcome {
     /// The optimizer applied the update.
     Applied,
     /// The update was skipped (non-finite gradients): an attempt, not an
-    /// update (R7).
+    /// update (`accum::run::loss-scale`).
     Skipped,
 }
 
@@ -121,7 +137,7 @@ pub enum DriverError {
         effective_batch: u64,
     },
     /// The plan refuses the data: with `last_group = "error"`, the data does
-    /// not fill whole groups (R6).
+    /// not fill whole groups (`accum::plan::partial-group`).
     Plan(PlanError),
     /// The rank is not one of the plan's replicas.
     Rank {
@@ -142,7 +158,7 @@ pub enum DriverError {
         /// The open attempt, if any.
         open: Option<u64>,
     },
-    /// A group was finished before its denominator was counted (R5).
+    /// A group was finished before its denominator was counted (`accum::run::group`).
     NotCounted {
         /// The attempt.
         attempt: u64,
@@ -157,8 +173,33 @@ pub enum DriverError {
     /// The count all-reduce failed (another replica aborted).
     Reduce(ReduceError),
     /// With stages under `last_group = "error"`: a stage's group would be
-    /// partial (R6).
+    /// partial (`accum::plan::partial-group`).
     StageGroup(StageGroupError),
+    /// The schedule does not fit the run's length: its warmup is longer.
+    Schedule(ScheduleError),
+    /// An interval given to [`DriverBuilder::interval`] is longer than the
+    /// run: `every` would never fire.
+    IntervalTooLong {
+        /// The interval.
+        interval: Span,
+        /// The run's length.
+        total: Span,
+        /// Both in the finer unit, when they differ.
+        compared: Option<(Span, Span)>,
+    },
+    /// A group holds more supervised tokens than its examples at the plan's
+    /// fixed `seq_len`: the data is not of that length, and a length in
+    /// tokens resolved through it would be wrong.
+    TokensOverSeqLen {
+        /// The attempt.
+        attempt: u64,
+        /// The group's supervised tokens, over all replicas.
+        tokens: Tokens,
+        /// The group's examples.
+        examples: u64,
+        /// The declared `seq_len`.
+        seq_len: u64,
+    },
 }
 
 impl fmt::Display for DriverError {
@@ -200,11 +241,42 @@ impl fmt::Display for DriverError {
             DriverError::ReducerSize { reducer, replicas } => write!(
                 f,
                 "the reducer joins {reducer} replica(s) but the plan has {replicas}; the group's denominator would miss \
-                 the others' examples: share one reducer of {replicas} replicas (InProcess::new({replicas}) for threads), \
-                 or count every example here with `group.count_all`"
+                 the others' examples: share one reducer of {replicas} replicas (for threads, `InProcess::new({replicas})` and each \
+                 thread its rank's `reducer.member(rank)`), or count every example here with `group.count_all`"
             ),
             DriverError::Reduce(e) => write!(f, "counting the group's denominator: {e}"),
             DriverError::StageGroup(e) => write!(f, "{e}"),
+            DriverError::Schedule(e) => write!(f, "{e}"),
+            DriverError::IntervalTooLong {
+                interval,
+                total,
+                compared,
+            } => {
+                write!(
+                    f,
+                    "the interval of {interval} is longer than the run of {total}"
+                )?;
+                if let Some((i, t)) = compared {
+                    write!(f, " ({i} > {t} through the plan)")?;
+                }
+                write!(
+                    f,
+                    ", so it would never fire; shorten the interval or lengthen the run"
+                )
+            }
+            DriverError::TokensOverSeqLen {
+                attempt,
+                tokens,
+                examples,
+                seq_len,
+            } => write!(
+                f,
+                "the group of attempt {attempt} has {tokens} supervised tokens, more than its {examples} examples × \
+                 seq_len {seq_len} = {} tokens: the data is longer than the declared seq_len; declare the real \
+                 length, or none for variable-length data (then lengths in tokens are counted on the run, \
+                 `Schedule::counted`)",
+                crate::units::group_digits(examples.saturating_mul(*seq_len))
+            ),
             DriverError::NotCounted { attempt } => write!(
                 f,
                 "attempt {attempt} was finished without a denominator; call `group.denominator(...)` (or `count`) \
@@ -231,8 +303,9 @@ pub struct DriverBuilder {
     seed: u64,
     policy: LastGroup,
     rank: usize,
-    total: Option<Updates>,
+    total: Option<Span>,
     schedule: Option<Schedule>,
+    intervals: Vec<Span>,
 }
 
 impl DriverBuilder {
@@ -254,17 +327,28 @@ impl DriverBuilder {
         self
     }
 
-    /// The length of the run in applied updates. Default: the schedule's
-    /// total when a schedule is given, else one epoch (with stages: the
-    /// first epoch's updates).
-    pub fn total(mut self, total: Updates) -> Self {
-        self.total = Some(total);
+    /// The length of the run, in any unit: the run ends with the applied
+    /// update whose count reaches it ("100 updates", or "6,400 examples"
+    /// counted on the real groups, partial ones included). Default: the
+    /// schedule's total when a schedule is given, else one epoch (with
+    /// stages: the first epoch's updates).
+    pub fn total(mut self, total: impl Into<Span>) -> Self {
+        self.total = Some(total.into());
         self
     }
 
-    /// A learning-rate schedule, advanced once per applied update (R8).
+    /// A learning-rate schedule, advanced once per applied update (`accum::run::scheduler`); a
+    /// [counted](Schedule::counted) one follows the run's real counters.
     pub fn schedule(mut self, schedule: Schedule) -> Self {
         self.schedule = Some(schedule);
+        self
+    }
+
+    /// An interval the loop asks [`Driver::every`] about (evaluation,
+    /// checkpoints): the build refuses one longer than the run, which would
+    /// never fire.
+    pub fn interval(mut self, every: impl Into<Span>) -> Self {
+        self.intervals.push(every.into());
         self
     }
 
@@ -278,12 +362,46 @@ impl DriverBuilder {
                 replicas,
             });
         }
-        // R6: the walk refuses data the policy cannot run, before any work.
+        // `accum::plan::partial-group`: the walk refuses data the policy cannot run, before any work.
+        let staged = self.plan.clone();
         let walk = Walk::new(self.plan, self.examples, self.seed, self.policy)?;
         let total = self
             .total
-            .or_else(|| self.schedule.as_ref().map(Schedule::total))
-            .unwrap_or(walk.updates_per_epoch());
+            .or_else(|| {
+                self.schedule.as_ref().map(|s| match s.is_counted() {
+                    true => s.total_length(),
+                    false => Span::of(s.total()),
+                })
+            })
+            .unwrap_or(Span::of(walk.updates_per_epoch()));
+        if total.value() == 0 {
+            return Err(DriverError::Schedule(ScheduleError::ZeroTotal));
+        }
+        // The schedule's warmup and every interval fit in the run, compared
+        // through the plan where it converts them exactly.
+        if let Some(schedule) = &self.schedule {
+            let warmup = schedule.warmup_length();
+            if let Some((w, t)) = crate::schedule::in_one_unit(warmup, total, &staged)
+                && w.value() > t.value()
+            {
+                return Err(DriverError::Schedule(ScheduleError::WarmupLongerThanRun {
+                    warmup,
+                    total,
+                    compared: (warmup.unit() != total.unit()).then_some((w, t)),
+                }));
+            }
+        }
+        for &interval in &self.intervals {
+            if let Some((i, t)) = crate::schedule::in_one_unit(interval, total, &staged)
+                && i.value() > t.value()
+            {
+                return Err(DriverError::IntervalTooLong {
+                    interval,
+                    total,
+                    compared: (interval.unit() != total.unit()).then_some((i, t)),
+                });
+            }
+        }
         Ok(Driver {
             walk,
             rank: self.rank,
@@ -293,6 +411,8 @@ impl DriverBuilder {
             before: Progress::default(),
             open: None,
             dropped: Vec::new(),
+            total_end: None,
+            short: 0,
         })
     }
 }
@@ -302,13 +422,17 @@ impl DriverBuilder {
 pub struct Driver {
     walk: Walk,
     rank: usize,
-    total: Updates,
+    total: Span,
     schedule: Option<Schedule>,
     progress: Progress,
     /// The progress before the last finished attempt, for [`Driver::every`].
     before: Progress,
     open: Option<u64>,
     dropped: Vec<DroppedGroup>,
+    /// The count of the total's unit after the update that reached it.
+    total_end: Option<u64>,
+    /// Examples the applied partial groups had fewer than full ones.
+    short: u64,
 }
 
 impl Driver {
@@ -324,6 +448,7 @@ impl Driver {
             rank: 0,
             total: None,
             schedule: None,
+            intervals: Vec::new(),
         }
     }
 
@@ -359,8 +484,9 @@ impl Driver {
         self.rank
     }
 
-    /// The run's length in applied updates.
-    pub fn total(&self) -> Updates {
+    /// The run's length, in the unit it was given in: it ends with the
+    /// applied update whose count reaches it.
+    pub fn total(&self) -> Span {
         self.total
     }
 
@@ -382,13 +508,53 @@ impl Driver {
 
     /// Whether the run has reached its total.
     pub fn finished(&self) -> bool {
-        self.progress.updates >= self.total
+        self.progress.count(self.total.unit()) >= self.total.value()
     }
 
     /// The partial groups dropped so far (`last_group = "drop"`), with
-    /// their epoch and example ids (R6).
+    /// their epoch and example ids (`accum::plan::partial-group`).
     pub fn dropped(&self) -> &[DroppedGroup] {
         &self.dropped
+    }
+
+    /// What the run did that its declared lengths do not say, so far:
+    /// partial or dropped groups, a length in examples or tokens reached
+    /// inside an update, a warmup the run ended before. Empty when the
+    /// lengths held exactly. Print them with the loop's log or report.
+    pub fn notes(&self) -> Vec<DriverNote> {
+        let mut notes = Vec::new();
+        if self.progress.partial > 0 {
+            notes.push(DriverNote::PartialGroups {
+                updates: self.progress.partial,
+                short: self.short,
+            });
+        }
+        if !self.dropped.is_empty() {
+            notes.push(DriverNote::DroppedGroups {
+                groups: self.dropped.len(),
+                examples: self.dropped.iter().map(|d| d.ids.len()).sum(),
+            });
+        }
+        if let Some(reached) = self.total_end
+            && reached > self.total.value()
+        {
+            notes.push(DriverNote::TotalOvershot {
+                total: self.total,
+                reached,
+                update: self.progress.updates,
+            });
+        }
+        if let Some(schedule) = &self.schedule
+            && self.finished()
+            && !schedule.warmup_reached()
+        {
+            notes.push(DriverNote::WarmupUnfinished {
+                warmup: schedule.warmup_length(),
+                total: self.total,
+                reached: schedule.lr() / schedule.base_lr(),
+            });
+        }
+        notes
     }
 
     /// The schedule, if one was given.
@@ -428,7 +594,7 @@ impl Driver {
     }
 
     /// Closes the group's attempt. An applied update advances the schedule
-    /// and the counters; a skipped one only the attempt counters (R7, R8).
+    /// and the counters; a skipped one only the attempt counters (`accum::run::loss-scale`, `accum::run::scheduler`).
     /// Every rank must report the same outcome (the all-reduced gradients
     /// are the same everywhere, so their finiteness is too).
     pub fn finish(&mut self, group: Group, outcome: Outcome) -> Result<&Progress, DriverError> {
@@ -443,6 +609,7 @@ impl Driver {
                 attempt: group.attempt(),
             });
         };
+        group.check_seq_len(&counts)?;
         self.open = None;
         self.before = self.progress;
         let p = &mut self.progress;
@@ -455,9 +622,21 @@ impl Driver {
                 p.microbatches += Microbatches::new(passes as u64);
                 p.examples += group.examples();
                 p.tokens += counts.tokens;
+                if group.is_partial() {
+                    p.partial += 1;
+                    self.short += group
+                        .plan()
+                        .effective_batch()
+                        .get()
+                        .saturating_sub(group.examples().get());
+                }
                 if let Some(schedule) = &mut self.schedule {
-                    // R8: one scheduler step per applied update.
-                    schedule.step();
+                    // `accum::run::scheduler`: one scheduler step per applied update, at the
+                    // run's real counters.
+                    schedule.step_to(&self.progress);
+                }
+                if self.total_end.is_none() && self.finished() {
+                    self.total_end = Some(self.progress.count(self.total.unit()));
                 }
             }
             Outcome::Skipped => p.skipped += 1,

@@ -1,4 +1,4 @@
-//! Typed progress (SPEC R1, R8): how far a run is, in all four units, and
+//! Typed progress (`accum::span`, `accum::run::scheduler`): how far a run is, in all four units, and
 //! intervals that fire exactly when a threshold is reached.
 
 use crate::span::Span;
@@ -6,7 +6,7 @@ use crate::units::{Examples, Microbatches, Tokens, UnitKind, Updates};
 
 /// How much the applied updates have trained on so far. A skipped attempt
 /// (non-finite gradients) is not an update: it advances only `attempts` and
-/// `skipped` (R7, R8).
+/// `skipped` (`accum::run::loss-scale`, `accum::run::scheduler`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
     /// Applied optimizer updates.
@@ -23,6 +23,9 @@ pub struct Progress {
     pub attempts: u64,
     /// Attempts skipped for non-finite gradients.
     pub skipped: u64,
+    /// Applied updates whose group was the partial last group of an epoch
+    /// (`last_group = "process"`): fewer examples than `B`.
+    pub partial: u64,
 }
 
 impl Progress {
@@ -45,5 +48,11 @@ impl Progress {
     pub fn crossed(&self, before: &Progress, every: Span) -> bool {
         let step = every.value();
         step > 0 && before.count(every.unit()) / step < self.count(every.unit()) / step
+    }
+}
+
+impl crate::schedule::Counters for Progress {
+    fn count(&self, unit: UnitKind) -> u64 {
+        Progress::count(self, unit)
     }
 }

@@ -403,7 +403,13 @@ impl Recorder {
             normalization: self.normalization,
             last_group: driver.last_group(),
             optimizer: self.optimizer,
-            total_updates: driver.total(),
+            // A length in updates is the run's; one in examples or tokens
+            // ends on the update whose real count reaches it, so the run's
+            // own updates are its length in updates.
+            total_updates: driver
+                .total()
+                .count_in(crate::units::UnitKind::Update)
+                .map_or(self.counters.applied_updates, Updates::new),
             warmup_updates: driver.schedule().map_or(Updates::ZERO, |s| s.warmup()),
             data_examples: self.data_examples,
             data_tokens: self.data_tokens,

@@ -172,7 +172,7 @@ fn error_refuses_partial_stage_groups_before_and_during_the_run() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-    /// R6, R9 under stages: every example once per epoch (`process`), or
+    /// `accum::plan::partial-group`, `accum::run::data-parallel` under stages: every example once per epoch (`process`), or
     /// once except the dropped ones (`drop`); every rank sees the same
     /// group; each group runs under the stage of the update it produces,
     /// with the stage's `A` microbatches of `m` on every replica when full;
@@ -320,7 +320,7 @@ proptest! {
         }
     }
 
-    /// R4 under stages: the denominator summed over the replicas equals a
+    /// `accum::run::normalization` under stages: the denominator summed over the replicas equals a
     /// recount of the group, whatever the stage.
     #[test]
     fn denominators_equal_a_recount_under_stages(plan in stages_strategy(), n in 1usize..40, seed in 0u64..100) {

@@ -95,7 +95,7 @@ fn r9_groups_go_round_robin_over_replicas() {
     assert_eq!(groups[0].replicas[0][0], order[0..2]);
     assert_eq!(groups[0].replicas[1][0], order[2..4]);
     assert_eq!(groups[0].replicas[0][1], order[4..6]);
-    // R6: the last group has one microbatch of 2 on replica 0, none on replica 1.
+    // `accum::plan::partial-group`: the last group has one microbatch of 2 on replica 0, none on replica 1.
     assert_eq!(groups[4].replicas[0].len(), 1);
     assert!(groups[4].replicas[1].is_empty());
     assert_eq!(groups[4].microbatches(), 1);
@@ -312,7 +312,7 @@ fn r8_the_schedule_advances_only_on_applied_updates() {
         .unwrap();
     assert_eq!(
         d.total(),
-        Updates::new(6),
+        Span::of(Updates::new(6)),
         "the schedule's total by default"
     );
     let outcomes = [true, false, false, true, true, false, true, true, true];
@@ -337,7 +337,7 @@ fn r8_the_schedule_advances_only_on_applied_updates() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// R6, R9: over all ranks and microbatches, every example appears once
+    /// `accum::plan::partial-group`, `accum::run::data-parallel`: over all ranks and microbatches, every example appears once
     /// per epoch (`process`), or once except the dropped ones, which are
     /// recorded (`drop`); all ranks see the same group; full groups give
     /// every replica `A` microbatches of `m`; skipped attempts consume data
@@ -415,7 +415,7 @@ proptest! {
         prop_assert_eq!(p.skipped, skips.iter().filter(|s| **s).count() as u64);
     }
 
-    /// R4: the denominator summed over the replicas through the reducer
+    /// `accum::run::normalization`: the denominator summed over the replicas through the reducer
     /// equals a recount of the group, for every normalization.
     #[test]
     fn denominators_equal_a_recount(m in 1u64..4, a in 1u64..4, d in 1u64..4, n in 1usize..40, seed in 0u64..100) {
@@ -531,7 +531,7 @@ fn engine_and_driver(
                 .map(|(group, (grads, workspace))| {
                     let (reducer, data, supervised) = (&reducer, &data, &supervised);
                     s.spawn(move || {
-                        // R5: the denominator first, summed over the replicas.
+                        // `accum::run::group`: the denominator first, summed over the replicas.
                         let den = group
                             .denominator(config.loss.normalization, supervised, reducer)
                             .unwrap();
@@ -580,7 +580,7 @@ fn engine_and_driver(
         }
         for (r, g) in groups.into_iter().enumerate() {
             ranks[r].finish(g, Outcome::from_finite(finite)).unwrap();
-            // R2: zero once per group, after the update.
+            // `accum::run::zeroing`: zero once per group, after the update.
             state[r].0.fill_zero();
         }
     }
@@ -743,5 +743,80 @@ fn a_loop_on_the_driver_equals_the_engine_bit_for_bit() {
             "{plan} ({policy}, {norm})"
         );
         assert_eq!(params, engine_params);
+    }
+}
+
+/// Drivers of `D` ranks on plain threads, each with its rank's member of
+/// one reducer; rank `failing` panics when it draws attempt `at`. Every
+/// other rank's end, as it reports it within a second.
+fn run_with_a_failing_rank(d: usize, failing: usize, at: u64) -> Vec<(usize, DriverError)> {
+    let plan = Plan::new(2, 2, d as u64).unwrap();
+    let reducer = InProcess::new(d);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut threads = Vec::new();
+    for rank in 0..d {
+        let member = reducer.member(rank).unwrap();
+        let tx = tx.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut driver = Driver::builder(plan, 200).rank(rank).build().unwrap();
+            let end = loop {
+                let mut group = match driver.next_group() {
+                    Ok(Some(group)) => group,
+                    Ok(None) => break None,
+                    Err(e) => break Some(e),
+                };
+                assert!(
+                    !(rank == failing && group.attempt() == at),
+                    "rank {rank} fails at attempt {at}"
+                );
+                if let Err(e) = group.count(tokens_of, &member) {
+                    break Some(e);
+                }
+                let mut grads = vec![1.0f32; 4];
+                if let Err(e) = member.all_reduce_f32(rank, &mut grads) {
+                    break Some(DriverError::Reduce(e));
+                }
+                driver.finish(group, Outcome::Applied).unwrap();
+            };
+            tx.send((rank, end)).unwrap();
+        }));
+    }
+    drop(tx);
+    let mut ends: Vec<(usize, DriverError)> = (1..d)
+        .map(|_| {
+            let (rank, end) = rx
+                .recv_timeout(std::time::Duration::from_secs(1))
+                .expect("every other rank ends within a second");
+            (rank, end.expect("the other ranks end with an error"))
+        })
+        .collect();
+    ends.sort_by_key(|(rank, _)| *rank);
+    let panicked: Vec<usize> = threads
+        .into_iter()
+        .enumerate()
+        .filter_map(|(rank, t)| t.join().is_err().then_some(rank))
+        .collect();
+    assert_eq!(panicked, [failing]);
+    ends
+}
+
+#[test]
+fn a_panicking_rank_ends_the_other_drivers_with_an_error() {
+    // The failing rank panics in the middle of a run, at the first group,
+    // and in a run of four ranks: the others end in the count all-reduce
+    // (or the gradient one), never waiting.
+    for (d, failing, at) in [(2, 1, 3), (2, 0, 1), (4, 2, 5)] {
+        let ends = run_with_a_failing_rank(d, failing, at);
+        let ranks: Vec<usize> = ends.iter().map(|(r, _)| *r).collect();
+        assert_eq!(ranks, (0..d).filter(|&r| r != failing).collect::<Vec<_>>());
+        for (rank, err) in ends {
+            let DriverError::Reduce(e) = &err else {
+                panic!("rank {rank}: {err:?}");
+            };
+            assert!(
+                e.reason.contains(&format!("rank {failing} panicked")),
+                "rank {rank}: {e}"
+            );
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Group assembly (SPEC R6, R9): the seeded order of each epoch, the
+//! Group assembly (`accum::plan::partial-group`, `accum::run::data-parallel`): the seeded order of each epoch, the
 //! examples of each group under the last-group policy, and their split into
 //! microbatches and replicas.
 //!
@@ -55,7 +55,7 @@ fn fill_epoch_order(order: &mut Vec<usize>, examples: usize, seed: u64, epoch: u
     Rng::new(seed, 1000 + epoch).shuffle(order);
 }
 
-/// Where one microbatch of a group runs (R9): microbatch `j` of the group
+/// Where one microbatch of a group runs (`accum::run::data-parallel`): microbatch `j` of the group
 /// (chunks of `m`, in order) goes to replica `j mod D` as its microbatch
 /// `j div D`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub(crate) struct Placement<'a> {
 /// order) are `members`, under `plan`, with their placement. Every replica
 /// of a full group gets exactly `A` microbatches; a last partial group
 /// yields fewer (and possibly one incomplete) microbatches, and a replica
-/// can then get none (R6). Allocates nothing.
+/// can then get none (`accum::plan::partial-group`). Allocates nothing.
 pub(crate) fn placements<'a>(
     members: &'a [usize],
     plan: &Plan,
@@ -102,7 +102,7 @@ impl GroupAssignment {
     /// microbatches of `m`; microbatch `j` goes to replica `j mod D` (local
     /// index `j div D`), so every replica of a full group gets exactly `A`
     /// microbatches. A last partial group yields fewer (and possibly one
-    /// incomplete) microbatches; a replica can then get none (R6).
+    /// incomplete) microbatches; a replica can then get none (`accum::plan::partial-group`).
     pub fn split(members: &[usize], plan: &Plan) -> GroupAssignment {
         let d = usize::try_from(plan.replicas()).unwrap_or(usize::MAX);
         let mut replicas = vec![Vec::new(); d];
@@ -125,7 +125,7 @@ impl GroupAssignment {
 
 /// Under `last_group = "error"`, a group of a staged plan would be partial:
 /// the stage reaches the end of an epoch with fewer examples left than its
-/// batch (R6).
+/// batch (`accum::plan::partial-group`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StageGroupError {
     /// The stage, counted from 1.
@@ -165,7 +165,7 @@ impl std::error::Error for StageGroupError {}
 pub(crate) struct Draw {
     /// Data-set positions of the group, in epoch order.
     pub(crate) members: Vec<usize>,
-    /// Fewer than `B` examples: the last group of an epoch (R6).
+    /// Fewer than `B` examples: the last group of an epoch (`accum::plan::partial-group`).
     pub(crate) partial: bool,
     /// The epoch the group belongs to, 0-based.
     pub(crate) epoch: u64,
@@ -225,7 +225,7 @@ pub(crate) struct Walk {
 
 impl Walk {
     /// A walk over `examples` positions, starting at epoch 0, after checking
-    /// the data against the plan and the policy (R6): it holds at least one
+    /// the data against the plan and the policy (`accum::plan::partial-group`): it holds at least one
     /// example, fills whole groups under `error` (with stages: no group of
     /// any stage is partial when every attempt is applied), and at least one
     /// group of every stage under `drop` (less would train nothing).
@@ -345,7 +345,7 @@ impl Walk {
 
     /// Draws the group of the update after `applied` applied updates into
     /// `draw`, under that update's stage, applying the last-group policy
-    /// (R6): a partial group is drawn (`process`), or skipped and handed to
+    /// (`accum::plan::partial-group`): a partial group is drawn (`process`), or skipped and handed to
     /// `dropped` with its epoch and data-set positions (`drop`), or refused
     /// (`error`: only reachable with stages, after skipped attempts moved a
     /// stage's groups; the walk does not move then). Allocates nothing.

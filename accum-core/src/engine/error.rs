@@ -10,6 +10,7 @@ use crate::data::OverlapError;
 use crate::driver::StageGroupError;
 use crate::plan::PlanError;
 use crate::replica::ReduceError;
+use crate::schedule::ScheduleError;
 use crate::settings::{Normalization, SettingError};
 
 /// Why the engine could not start or stopped.
@@ -53,6 +54,9 @@ pub enum EngineError {
         /// Bytes needed.
         bytes: u64,
     },
+    /// The schedule's lengths do not make a run (other than a warmup longer
+    /// than it, [`EngineError::WarmupTooLong`]).
+    Schedule(ScheduleError),
     /// Warmup is longer than the run.
     WarmupTooLong {
         /// Warmup in updates.
@@ -221,6 +225,7 @@ impl fmt::Display for EngineError {
                 f,
                 "warmup of {warmup} updates is longer than the run of {total} updates; shorten the warmup or lengthen schedule.total"
             ),
+            EngineError::Schedule(e) => write!(f, "{e}"),
             EngineError::Overlap(e) => write!(f, "{e}"),
             EngineError::StageGroup(e) => write!(f, "{e}"),
             EngineError::Reduce(e) => write!(f, "{e}"),
@@ -319,6 +324,19 @@ impl std::error::Error for EngineError {
             EngineError::Observer { source, .. } => Some(source.as_ref()),
             EngineError::Plan(e) => Some(e),
             _ => None,
+        }
+    }
+}
+
+impl From<ScheduleError> for EngineError {
+    fn from(e: ScheduleError) -> Self {
+        match e {
+            ScheduleError::Plan { error, .. } => EngineError::Plan(error),
+            ScheduleError::WarmupTooLong { warmup, total } => EngineError::WarmupTooLong {
+                warmup: warmup.get(),
+                total: total.get(),
+            },
+            other => EngineError::Schedule(other),
         }
     }
 }

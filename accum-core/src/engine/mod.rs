@@ -302,12 +302,6 @@ impl<M: Model> Engine<M> {
             &stages,
             Some((Tokens::new(data_tokens), Examples::new(n))),
         )?;
-        if schedule.warmup() > schedule.total() {
-            return Err(EngineError::WarmupTooLong {
-                warmup: schedule.warmup().get(),
-                total: schedule.total().get(),
-            });
-        }
         let d = plan.replicas() as usize;
         let positions = plan.micro_batch().saturating_mul(dataset.max_len() as u64);
         buffer_limits(

@@ -186,43 +186,17 @@ fn decode(r: &[u64]) -> (ReplicaOutcome, usize) {
 
 #[cfg(test)]
 mod tests {
-    use std::ops::Range;
     use std::sync::Arc;
 
     use super::*;
     use crate::engine::{EngineConfig, Fault, RunOptions};
     use crate::plan::{Plan, StageSpec, StagedPlan};
-    use crate::replica::{InProcess, ReduceError, Reducer};
+    use crate::replica::InProcess;
     use crate::report::RunReport;
     use crate::settings::{
         DataSection, ModelSection, Normalization, OptimizerSection, ScheduleKind, ScheduleSection,
     };
     use crate::tensor::Tensors;
-
-    /// One rank of a shared in-process reducer, as if each replica were its
-    /// own process: what an MPI rank looks like to the engine.
-    struct OneRank {
-        shared: Arc<InProcess>,
-        rank: usize,
-    }
-
-    impl Reducer for OneRank {
-        fn replicas(&self) -> usize {
-            self.shared.replicas()
-        }
-        fn local_ranks(&self) -> Range<usize> {
-            self.rank..self.rank + 1
-        }
-        fn all_reduce_counts(&self, rank: usize, counts: &mut [u64]) -> Result<(), ReduceError> {
-            self.shared.all_reduce_counts(rank, counts)
-        }
-        fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
-            self.shared.all_reduce_grads(rank, grads)
-        }
-        fn abort(&self, reason: &str) {
-            self.shared.abort(reason);
-        }
-    }
 
     fn config() -> EngineConfig {
         let mut c = EngineConfig {
@@ -282,8 +256,13 @@ mod tests {
                     s.spawn(move || {
                         let mut config = config.clone();
                         configure(rank, &mut config);
-                        let engine = Engine::new(plan, &config)
-                            .and_then(|e| e.with_reducer(Box::new(OneRank { shared, rank })));
+                        let engine = Engine::new(plan, &config).and_then(|e| {
+                            e.with_reducer(Box::new(
+                                shared
+                                    .member(rank)
+                                    .expect("each rank takes its member once"),
+                            ))
+                        });
                         let mut engine = match engine {
                             Ok(e) => e,
                             Err(e) => return (Err(e), None),
@@ -465,7 +444,11 @@ mod tests {
                         let model = PanicsOnce { inner, calls };
                         let data = crate::data::Dataset::synthetic(d);
                         Engine::with_model(plan, config, model, data)?
-                            .with_reducer(Box::new(OneRank { shared, rank }))?
+                            .with_reducer(Box::new(
+                                shared
+                                    .member(rank)
+                                    .expect("each rank takes its member once"),
+                            ))?
                             .run(&mut RunOptions::default())
                     })
                 })

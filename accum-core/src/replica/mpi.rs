@@ -1,6 +1,6 @@
 //! One replica per MPI process (cargo feature `mpi`, Open MPI or any MPI
 //! through the `mpi` crate): `mpirun -n D` starts `D` processes, rank `r`
-//! runs replica `r` (SPEC R9, R17).
+//! runs replica `r` (`accum::run::data-parallel`).
 //!
 //! Every collective opens with a one-integer status all-reduce (the lowest
 //! failed rank, or the world size when none failed), then moves its data.
@@ -172,7 +172,7 @@ impl Reducer for Mpi {
 
     fn all_reduce_grads(&self, _rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
         self.exchange_status(None)?;
-        // One all-reduce of all parameters (R17), not one per tensor.
+        // One all-reduce of all parameters, not one per tensor.
         let mut buffers = self
             .buffers
             .lock()
@@ -193,6 +193,20 @@ impl Reducer for Mpi {
             slice.copy_from_slice(head);
             rest = tail;
         }
+        Ok(())
+    }
+
+    fn all_reduce_f32(&self, _rank: usize, values: &mut [f32]) -> Result<(), ReduceError> {
+        self.exchange_status(None)?;
+        let send = values.to_vec();
+        SimpleCommunicator::world().all_reduce_into(&send[..], values, SystemOperation::sum());
+        Ok(())
+    }
+
+    fn all_reduce_f64(&self, _rank: usize, values: &mut [f64]) -> Result<(), ReduceError> {
+        self.exchange_status(None)?;
+        let send = values.to_vec();
+        SimpleCommunicator::world().all_reduce_into(&send[..], values, SystemOperation::sum());
         Ok(())
     }
 
