@@ -49,6 +49,20 @@ fn colour_sequence(text: &str) -> Option<&str> {
     (body[end..].starts_with('m')).then(|| &text[..2 + end + 1])
 }
 
+pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
+    let mut out = io::stdout().lock();
+    let text = if io::IsTerminal::is_terminal(&out) {
+        terminal_safe(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(err) => Err(CliError::usage(format!("cannot write to stdout: {err}"))),
+    }
+}
+
 #[cfg(test)]
 mod terminal_tests {
     use super::*;
@@ -63,19 +77,5 @@ mod terminal_tests {
             "\u{1b}[1;31merror\u{1b}[0m"
         );
         assert_eq!(terminal_safe("plain"), "plain");
-    }
-}
-
-pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
-    let mut out = io::stdout().lock();
-    let text = if io::IsTerminal::is_terminal(&out) {
-        terminal_safe(text)
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    };
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(err) => Err(CliError::usage(format!("cannot write to stdout: {err}"))),
     }
 }
