@@ -14,11 +14,68 @@ pub(crate) fn print_json<T: Serialize>(value: &T) -> Result<(), CliError> {
 }
 
 /// Writes text to stdout; a closed pipe (`accum calc | head`) is not an error.
+/// Text for a terminal: control characters (a name of `"\u001bc"` from a
+/// config resets the terminal) are shown as `\u{1b}`, except line breaks,
+/// tabs and the colour sequences (`ESC [ … m`) the output itself uses.
+pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '\u{1b}'
+            && let Some(sgr) = colour_sequence(rest)
+        {
+            out.push_str(sgr);
+            rest = &rest[sgr.len()..];
+            continue;
+        }
+        if unsafe_char(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `ESC [ digits;… m` at the start of `text`: a colour, nothing else.
+fn colour_sequence(text: &str) -> Option<&str> {
+    let body = text.strip_prefix("\u{1b}[")?;
+    let end = body.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+    (body[end..].starts_with('m')).then(|| &text[..2 + end + 1])
+}
+
 pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
     let mut out = io::stdout().lock();
+    let text = if io::IsTerminal::is_terminal(&out) {
+        terminal_safe(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(err) => Err(CliError::usage(format!("cannot write to stdout: {err}"))),
+    }
+}
+
+#[cfg(test)]
+mod terminal_tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_from_input_are_shown_not_run() {
+        assert_eq!(terminal_safe("run \u{1b}c reset\n"), "run \\u{1b}c reset\n");
+        assert_eq!(terminal_safe("a\u{7}b\u{9b}c\td"), "a\\u{7}b\\u{9b}c\td");
+        // The output's own colours stay.
+        assert_eq!(
+            terminal_safe("\u{1b}[1;31merror\u{1b}[0m"),
+            "\u{1b}[1;31merror\u{1b}[0m"
+        );
+        assert_eq!(terminal_safe("plain"), "plain");
     }
 }

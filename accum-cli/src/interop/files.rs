@@ -38,8 +38,11 @@ pub(crate) fn search_dirs(path: &Path) -> Vec<PathBuf> {
 /// absolute), with every place tried, for the message when none exists.
 pub(crate) fn find(name: &str, dirs: &[PathBuf]) -> Result<PathBuf, Vec<PathBuf>> {
     let given = Path::new(name);
+    // A device or a pipe there is found, and `read` says what it is: "not
+    // found" would send the user looking for a file that exists.
+    let present = |p: &Path| p.exists() && !p.is_dir();
     if given.is_absolute() {
-        return if given.is_file() {
+        return if present(given) {
             Ok(given.to_owned())
         } else {
             Err(vec![given.to_owned()])
@@ -48,7 +51,7 @@ pub(crate) fn find(name: &str, dirs: &[PathBuf]) -> Result<PathBuf, Vec<PathBuf>
     let mut tried = Vec::new();
     for dir in dirs {
         let candidate = dir.join(given);
-        if candidate.is_file() {
+        if present(&candidate) {
             return Ok(candidate);
         }
         tried.push(candidate);

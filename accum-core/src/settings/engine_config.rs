@@ -182,10 +182,20 @@ impl EngineConfig {
             );
         }
         let s = &self.precision.loss_scale;
-        if !(s.init.is_finite() && s.init > 0.0 && s.init < f64::from(f32::MAX)) {
+        // Below f32's smallest normal number the scale is rounded to zero or
+        // loses its precision in the f32 weights it multiplies.
+        if !(s.init.is_finite()
+            && s.init >= f64::from(f32::MIN_POSITIVE)
+            && s.init < f64::from(f32::MAX))
+        {
             bad(
                 "precision.loss_scale.init",
-                format!("{} must be a positive f32 value, e.g. 65536", s.init),
+                format!(
+                    "{} must be a positive f32 value from {:e} to {:e}, e.g. 65536",
+                    s.init,
+                    f32::MIN_POSITIVE,
+                    f32::MAX
+                ),
             );
         }
         if !(s.growth_factor.is_finite() && s.growth_factor >= 1.0) {
