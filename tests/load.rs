@@ -244,4 +244,18 @@ fn public_errors_read_as_sentences_through_debug() {
         .checked_add(Updates::new(1))
         .expect_err("overflow");
     assert_eq!(format!("{overflow:?}"), overflow.to_string());
+    // The driver's, the reducer's and the schedule's errors too.
+    let reducer = accum::driver::DriverError::ReducerSize {
+        reducer: 8,
+        replicas: 4,
+    };
+    assert_eq!(format!("{reducer:?}"), reducer.to_string());
+    assert!(
+        !format!("{reducer:?}").contains("ReducerSize"),
+        "{reducer:?}"
+    );
+    let reduce = accum::replica::ReduceError {
+        reason: "rank 1 panicked".to_owned(),
+    };
+    assert_eq!(format!("{reduce:?}"), reduce.to_string());
 }

@@ -81,7 +81,7 @@ impl Rng {
 }
 
 /// Examples given to [`Dataset::from_examples`] are inconsistent.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum DataError {
     /// Two examples share an id.
     DuplicateId {
@@ -413,6 +413,9 @@ impl ShardCheck {
         }
     }
 }
+
+// `?` in `main` prints the sentence, not the fields.
+crate::code::debug_as_display!(DataError);
 
 #[cfg(test)]
 mod tests {

@@ -34,7 +34,7 @@ mod in_process;
 pub use in_process::{InProcess, Member};
 
 /// A collective failed because a replica aborted.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct ReduceError {
     /// Why the collective was aborted.
     pub reason: String,
@@ -123,3 +123,6 @@ impl<R: Reducer + Send + Sync + ?Sized> Reducer for std::sync::Arc<R> {
         (**self).abort(reason);
     }
 }
+
+// `?` in `main` prints the sentence, not the fields.
+crate::code::debug_as_display!(ReduceError);

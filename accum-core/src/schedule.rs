@@ -156,7 +156,7 @@ pub fn span_to_updates(
 }
 
 /// Why a schedule could not be built from spans.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ScheduleError {
     /// A span does not resolve through the plan (tokens without a fixed
@@ -821,6 +821,9 @@ impl SaturatingOne for Updates {
         Updates::new(self.get().saturating_add(1))
     }
 }
+
+// `?` in `main` prints the sentence, not the fields.
+crate::code::debug_as_display!(ScheduleError);
 
 #[cfg(test)]
 mod tests {

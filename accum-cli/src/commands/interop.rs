@@ -207,6 +207,15 @@ pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
 /// pre-commit can pass it every changed file at once.
 pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
     let import = &args.import;
+    if let Some(out) = &import.output {
+        // `-o` is `import`'s, where it writes the config; lint writes no
+        // file, and an option that does nothing must not look as if it did.
+        return Err(CliError::usage(format!(
+            "`accum lint` writes no file, so `-o {}` has nothing to write: use `accum import … -o {}` for the config",
+            out.display(),
+            out.display()
+        )));
+    }
     let mut paths = vec![import.file.clone()];
     paths.extend(args.more.iter().cloned());
     let mut reads = Vec::new();

@@ -15,8 +15,8 @@ use crate::load::{Checker, CliConfig};
 use crate::sheet::extras::Extras;
 
 pub(crate) mod calc;
-pub(crate) mod compare;
 mod calc_span;
+pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod explain;
 pub(crate) mod init;

@@ -14,12 +14,25 @@ use crate::load::{CliConfig, load_checked};
 pub(crate) fn read_report(path: &Path) -> Result<accum_core::RunReport, CliError> {
     let text = crate::source::read_text(path, crate::source::MAX_REPORT_BYTES)
         .map_err(|err| CliError::usage(format!("cannot read the run report: {err}")))?;
-    serde_json::from_str(&text).map_err(|err| {
+    let report: accum_core::RunReport = serde_json::from_str(&text).map_err(|err| {
         CliError::invalid(format!(
             "{}: not an accum run report: {err}",
             path.display()
         ))
-    })
+    })?;
+    // A report is untrusted, and so is the stream it names: one that is
+    // refused (outside the report's folder, a device, a FIFO, too large)
+    // refuses the report. A stream that is only missing leaves the
+    // report's own updates, and the sheet says so.
+    if let Err(err) = accum_core::report::stream_file(&report, path)
+        && matches!(err.kind, accum_core::report::StatsErrorKind::Refused(_))
+    {
+        return Err(CliError::invalid(format!(
+            "{}: the report's stats_stream is not read: {err}; give a report whose stream is a file beside it",
+            path.display()
+        )));
+    }
+    Ok(report)
 }
 
 pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Exit, CliError> {

@@ -3,14 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::source::{LoadError, MAX_FILE_BYTES, read_text};
+use crate::source::{MAX_FILE_BYTES, read_text};
 
 /// Reads a file of at most [`MAX_FILE_BYTES`], or says why not.
 pub(crate) fn read(path: &Path) -> Result<String, String> {
-    read_text(path, MAX_FILE_BYTES).map_err(|err| match err {
-        LoadError::Io { reason, .. } => reason,
-        other => other.to_string(),
-    })
+    // The import's error names the file: the reason comes without it.
+    read_text(path, MAX_FILE_BYTES).map_err(|err| err.reason())
 }
 
 /// The directories a file named inside `path` is looked for in, after the

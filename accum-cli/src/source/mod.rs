@@ -189,38 +189,41 @@ pub struct SyntaxError {
     pub span: Option<Range<usize>>,
 }
 
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl LoadError {
+    /// What is wrong, without the path: for a message that names the file
+    /// itself (an import's "x.json: …").
+    pub fn reason(&self) -> String {
         match self {
-            LoadError::Io { path, reason } => write!(f, "{}: {reason}", path.display()),
-            LoadError::TooLarge { path, bytes, limit } => write!(
-                f,
-                "{}: {bytes} bytes is larger than the {limit}-byte limit; give the right file or shorten it",
-                path.display()
+            LoadError::Io { reason, .. } => reason.clone(),
+            LoadError::TooLarge { bytes, limit, .. } => format!(
+                "{bytes} bytes is larger than the {limit}-byte limit; give the right file or shorten it"
             ),
-            LoadError::UnknownFormat { path } => write!(
-                f,
-                "{}: unknown configuration format; name the file .toml, .json, .yaml or .yml",
-                path.display()
-            ),
-            LoadError::NotUtf8 { path, offset } => write!(
-                f,
-                "{}: not UTF-8 text (invalid byte at offset {offset}); save the file as UTF-8",
-                path.display()
+            LoadError::UnknownFormat { .. } => {
+                "unknown configuration format; name the file .toml, .json, .yaml or .yml".to_owned()
+            }
+            LoadError::NotUtf8 { offset, .. } => format!(
+                "not UTF-8 text (invalid byte at offset {offset}); save the file as UTF-8"
             ),
             LoadError::Syntax(err) => {
                 let (line, col) = err
                     .span
                     .as_ref()
                     .map_or((1, 1), |s| line_col(&err.text, s.start));
-                write!(
-                    f,
-                    "{}:{line}:{col}: invalid {}: {}",
-                    err.name,
-                    err.format.name(),
-                    err.message
-                )
+                format!("{line}:{col}: invalid {}: {}", err.format.name(), err.message)
             }
+        }
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Io { path, .. }
+            | LoadError::TooLarge { path, .. }
+            | LoadError::UnknownFormat { path }
+            | LoadError::NotUtf8 { path, .. } => write!(f, "{}: {}", path.display(), self.reason()),
+            // `name:line:col: …`, as compilers write a location.
+            LoadError::Syntax(err) => write!(f, "{}:{}", err.name, self.reason()),
         }
     }
 }

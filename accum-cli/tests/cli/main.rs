@@ -20,8 +20,8 @@ mod run;
 mod schema;
 mod sheet;
 mod sheet_stages;
-mod untrusted;
 mod transcripts;
+mod untrusted;
 mod validate;
 mod wording;
 

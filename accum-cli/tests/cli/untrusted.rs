@@ -427,12 +427,13 @@ fn a_report_names_only_a_stream_file_beside_it() {
             out.code,
             started.elapsed()
         );
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        let sheet = fs::read_to_string(dir.join("s.html")).expect("sheet");
+        assert_eq!(out.code, 1, "{}", out.stderr);
         assert!(
-            sheet.contains(needle),
-            "{stream}: the sheet says why the stream is not read"
+            out.stderr.contains(needle) && out.stderr.contains("stats_stream"),
+            "{stream}: the refusal says why the stream is not read: {}",
+            out.stderr
         );
+        assert!(!dir.join("s.html").exists(), "{stream}: no sheet is written");
     }
 }
 
@@ -538,4 +539,23 @@ fn a_dump_is_taken_whole_and_two_runs_cannot_mix_their_files() {
         "holds `notes.txt`",
     );
     assert_eq!(names(&dir.join("mine")), ["notes.txt"]);
+}
+
+#[test]
+fn lint_refuses_an_output_it_would_not_write_and_names_a_file_once() {
+    let dir = scratch("untrusted-lint");
+    fs::write(dir.join("ds.json"), r#"{"train_micro_batch_size_per_gpu": 4}"#).expect("write");
+    let out = case(
+        &dir,
+        &["lint", "deepspeed", "ds.json", "--world-size", "2", "-o", "out.toml"],
+        2,
+        "`accum lint` writes no file",
+    );
+    assert!(!dir.join("out.toml").exists(), "{}", out.stderr);
+    // A file that is not a regular file is named once, before its reason.
+    fs::create_dir(dir.join("cfg.json")).expect("mkdir");
+    for command in ["lint", "import"] {
+        let out = case(&dir, &[command, "deepspeed", "cfg.json"], 2, "cfg.json");
+        assert_eq!(out.stderr.matches("cfg.json").count(), 1, "{}", out.stderr);
+    }
 }

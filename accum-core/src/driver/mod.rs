@@ -76,6 +76,9 @@ mod progress;
 mod record;
 mod walk;
 
+// `?` in `main` prints the sentence, not the fields.
+crate::code::debug_as_display!(DriverError);
+
 #[cfg(test)]
 mod length_tests;
 #[cfg(test)]
@@ -124,7 +127,7 @@ impl Outcome {
 }
 
 /// Why a driver could not be built or used.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DriverError {
     /// The data set is empty.

@@ -115,7 +115,6 @@ impl Step {
 }
 
 /// Recording an attempt or writing the report failed.
-#[derive(Debug)]
 #[non_exhaustive]
 pub enum RecordError {
     /// The driver refused the attempt.
@@ -456,6 +455,9 @@ impl Recorder {
         Ok(report)
     }
 }
+
+// `?` in `main` prints the sentence, not the fields.
+crate::code::debug_as_display!(RecordError);
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,6 @@ use crate::schedule::ScheduleError;
 use crate::settings::{Normalization, SettingError};
 
 /// Why the engine could not start or stopped.
-#[derive(Debug)]
 #[non_exhaustive]
 pub enum EngineError {
     /// Settings are invalid (every finding).
@@ -346,3 +345,6 @@ impl From<PlanError> for EngineError {
         EngineError::Plan(e)
     }
 }
+
+// `?` in `main` prints the sentence, not the fields.
+crate::code::debug_as_display!(EngineError);
