@@ -1,8 +1,11 @@
-//! Engine benchmarks: time per update, supervised tokens/s, model FLOP
-//! utilization against this machine's real sgemm peak, and allocations per
-//! update, for three splits of one batch at one and two replicas and one
-//! and two threads per replica; then where the time of one update goes
-//! (matmul, element-wise, optimizer, reduction); then divan's own tables.
+//! Engine benchmarks: the core's FMA peak and how it is derived, the
+//! single-thread sgemm of matrixmultiply and of faer (the engine's) on the
+//! benchmark's own product shapes, then time per update, supervised
+//! tokens/s, model FLOP utilization against both the FMA peak and the best
+//! sgemm measured, and allocations per update, for three splits of one
+//! batch at one and two replicas and one and two threads per replica; then
+//! where the time of one update goes (matmul, element-wise, optimizer,
+//! reduction); then divan's own tables.
 //!
 //! Benchmark model: V=256, H=64, F=256, lengths uniform in 16..=128, AdamW,
 //! 256 examples per replica (so every update is one full epoch of `B`
@@ -14,11 +17,9 @@
 //! ratio beside each plan. `ACCUM_BENCH_UPDATES` sets the timed updates per
 //! plan (default 6, after 2 warm-up updates).
 //!
-//! Allocations are counted by a global allocator (stats_alloc). The matrix
-//! products are matrixmultiply's, which allocates and frees one packing
-//! buffer per product (it takes no buffer from the caller); the summary
-//! prints all allocations per update and, apart, those that are not such
-//! packing buffers (the engine's own), which the steady state keeps at 0.
+//! Allocations are counted by a global allocator (stats_alloc), all of them:
+//! the matrix products pack into a buffer each thread keeps, so the steady
+//! state allocates nothing.
 
 use std::alloc::System;
 use std::hint::black_box;
@@ -34,10 +35,12 @@ use accum_core::report::{Counters, UpdateStats};
 use accum_core::settings::{
     DataSection, ModelSection, Normalization, OptimizerSection, ScheduleSection,
 };
-use accum_core::tensor::{accumulate, gemm, gemm_calls};
+use accum_core::tensor::{MatRef, accumulate, gemm, gemm_kernel, mat, mat_mut};
 use divan::Bencher;
 use divan::counter::{BytesCount, ItemsCount};
-use ndarray::Array2;
+use ndarray::ArrayView2;
+use ndarray::linalg::general_mat_mul;
+use pulp::{Simd, WithSimd};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -94,39 +97,253 @@ fn parse(label: &str) -> (u64, u64, u64) {
         .expect("a known plan label")
 }
 
-/// The sgemm kernel matrixmultiply picks on this processor.
-fn kernel() -> &'static str {
+/// The sgemm kernel matrixmultiply picks on this processor (ndarray's
+/// `general_mat_mul`, with matrixmultiply's `avx512` feature).
+fn matrixmultiply_kernel() -> &'static str {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
-            return "matrixmultiply AVX-512F kernel";
+            return "AVX-512F";
         }
         if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2")
         {
-            return "matrixmultiply FMA+AVX2 kernel";
+            return "FMA+AVX2";
         }
         if std::arch::is_x86_feature_detected!("avx") {
-            return "matrixmultiply AVX kernel";
+            return "AVX";
         }
     }
-    "matrixmultiply portable kernel"
+    "portable"
 }
 
-/// The fastest of `reps` timed `n³` matmuls on one thread: the minimum is
-/// the figure least disturbed by other load on a shared machine.
-fn sgemm_seconds(n: usize, reps: u32) -> f64 {
-    let a = Array2::<f32>::from_elem((n, n), 0.5);
-    let b = Array2::<f32>::from_elem((n, n), 0.25);
-    let mut c = Array2::<f32>::zeros((n, n));
-    gemm(1.0, &a.view(), &b.view(), 0.0, &mut c.view_mut());
+/// The fastest of `reps` runs of `f`, in seconds: on a shared machine the
+/// minimum is the figure least disturbed by other load.
+fn fastest(reps: u32, f: &mut dyn FnMut()) -> f64 {
+    f();
     (0..reps)
         .map(|_| {
             let start = Instant::now();
-            gemm(1.0, &a.view(), &b.view(), 0.0, &mut c.view_mut());
-            black_box(&c);
+            f();
             start.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min)
+}
+
+/// The core's clock in GHz: a chain of dependent steps of one add and one
+/// xor (one cycle each on every x86-64 and AArch64 core, and a chain the
+/// compiler can neither shorten nor fold) takes two cycles a step.
+fn clock_ghz() -> f64 {
+    const STEPS: u64 = 2_000_000;
+    let (k1, k2) = (
+        black_box(0x9e37_79b9_7f4a_7c15u64),
+        black_box(0x1234_5678u64),
+    );
+    let secs = fastest(300, &mut || {
+        let mut x = black_box(1u64);
+        for _ in 0..STEPS / 4 {
+            x = x.wrapping_add(k1) ^ k2;
+            x = x.wrapping_add(k1) ^ k2;
+            x = x.wrapping_add(k1) ^ k2;
+            x = x.wrapping_add(k1) ^ k2;
+        }
+        black_box(x);
+    });
+    2.0 * STEPS as f64 / secs / 1e9
+}
+
+/// Independent fused multiply-adds on the widest f32 vectors the processor
+/// has (the vector unit pulp detects at run time): 12 chains, enough to
+/// cover an FMA latency of 4 cycles on 2 units or 6 on 2, and few enough to
+/// stay in the 16 registers of AVX2.
+struct FmaBurst {
+    iters: usize,
+}
+
+impl WithSimd for FmaBurst {
+    /// (seconds, f32 lanes of a vector, vector FMAs done).
+    type Output = (f64, usize, usize);
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) -> (f64, usize, usize) {
+        const CHAINS: usize = 12;
+        let a = simd.splat_f32s(black_box(0.999_999));
+        let b = simd.splat_f32s(black_box(1e-7));
+        let mut acc = [simd.splat_f32s(1.0); CHAINS];
+        let start = Instant::now();
+        for _ in 0..self.iters {
+            for r in &mut acc {
+                *r = simd.mul_add_e_f32s(*r, a, b);
+            }
+        }
+        let secs = start.elapsed().as_secs_f64();
+        black_box(&acc);
+        (secs, S::F32_LANES, self.iters * CHAINS)
+    }
+}
+
+/// The core's f32 FMA peak: clock × lanes × FMA units × 2 FLOP.
+struct Peak {
+    ghz: f64,
+    lanes: usize,
+    fma_per_cycle: f64,
+    units: f64,
+    gflops: f64,
+}
+
+impl Peak {
+    fn measure() -> Peak {
+        let ghz = clock_ghz();
+        let arch = pulp::Arch::new();
+        let (secs, lanes, fmas) = (0..300)
+            .map(|_| arch.dispatch(FmaBurst { iters: 50_000 }))
+            .fold(
+                (f64::INFINITY, 1, 0),
+                |best, r| if r.0 < best.0 { r } else { best },
+            );
+        let fma_per_cycle = fmas as f64 / secs / (ghz * 1e9);
+        // Units issue whole vector FMAs: the measured rate is a whole number
+        // of them a cycle, less what the loop and the clock's noise cost.
+        let units = fma_per_cycle.round().max(1.0);
+        Peak {
+            ghz,
+            lanes,
+            fma_per_cycle,
+            units,
+            gflops: ghz * lanes as f64 * units * 2.0,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let width = match self.lanes {
+            16 => "512-bit (AVX-512)",
+            8 => "256-bit (AVX2)",
+            4 => "128-bit",
+            _ => "scalar",
+        };
+        format!(
+            "FMA peak: {:.1} GFLOP/s per core = {:.2} GHz (measured: a chain of dependent add+xor steps, 2 cycles each) \
+             × {} f32 lanes ({width} vectors, detected) × {} FMA units (measured: {:.2} vector FMAs a cycle on 12 independent chains) × 2 FLOP",
+            self.gflops, self.ghz, self.lanes, self.units, self.fma_per_cycle
+        )
+    }
+}
+
+/// One of the benchmark's matrix products: `m × k` times `k × n`, each
+/// operand stored row-major or transposed, as the model stores it.
+struct Product {
+    what: &'static str,
+    m: usize,
+    k: usize,
+    n: usize,
+    a_t: bool,
+    b_t: bool,
+    add: bool,
+}
+
+/// The six products of one microbatch of `rows` packed positions (H = 64,
+/// F = 256, V = 256; more rows than tokens, so the embedding's three go
+/// through the tokens: `[V, H]·[H, F]` instead of `[rows, H]·[H, F]`), and
+/// the 512³ reference.
+fn products(rows: usize) -> [Product; 7] {
+    let p = |what, m, k, n, a_t, b_t, add| Product {
+        what,
+        m,
+        k,
+        n,
+        a_t,
+        b_t,
+        add,
+    };
+    let (h, f, v) = (64, 256, 256);
+    [
+        p("embed·w1", v, h, f, false, false, false),
+        p("h·w2", rows, f, v, false, false, true),
+        p("dW2 += hᵀ·dlogits", f, rows, v, true, false, true),
+        p("dlogits·w2ᵀ", rows, v, f, false, true, false),
+        p("dW1 += embedᵀ·S", h, v, f, true, false, true),
+        p("dEmbed += S·w1ᵀ", v, f, h, false, true, true),
+        p("512³", 512, 512, 512, false, false, false),
+    ]
+}
+
+/// GFLOP/s of the fastest of `reps` runs of `p` by matrixmultiply and by
+/// the engine's [`gemm`] (faer).
+fn time_product(p: &Product, reps: u32) -> (f64, f64) {
+    let (ar, ac) = if p.a_t { (p.k, p.m) } else { (p.m, p.k) };
+    let (br, bc) = if p.b_t { (p.n, p.k) } else { (p.k, p.n) };
+    let a = vec![0.5f32; ar * ac];
+    let b = vec![0.25f32; br * bc];
+    let mut c = vec![0.0f32; p.m * p.n];
+    let beta = if p.add { 1.0 } else { 0.0 };
+    let flops = 2.0 * (p.m * p.k * p.n) as f64;
+    let view = |buf, r, c| ArrayView2::from_shape((r, c), buf).expect("sized");
+    let (av, bv) = (view(&a, ar, ac), view(&b, br, bc));
+    let (av, bv) = (
+        if p.a_t { av.t() } else { av },
+        if p.b_t { bv.t() } else { bv },
+    );
+    let mm = fastest(reps, &mut || {
+        let mut cv = ndarray::ArrayViewMut2::from_shape((p.m, p.n), &mut c[..]).expect("sized");
+        general_mat_mul(1.0, &av, &bv, beta, &mut cv);
+        black_box(&cv);
+    });
+    let (fa, fb) = (op(mat(&a, ar, ac), p.a_t), op(mat(&b, br, bc), p.b_t));
+    let faer = fastest(reps, &mut || {
+        gemm(mat_mut(&mut c, p.m, p.n), p.add, fa, fb);
+        black_box(&c);
+    });
+    (flops / mm / 1e9, flops / faer / 1e9)
+}
+
+/// `m`, or its transpose.
+fn op(m: MatRef<'_>, transpose: bool) -> MatRef<'_> {
+    if transpose { m.transpose() } else { m }
+}
+
+/// Prints the side-by-side sgemm table on the benchmark's product shapes
+/// for `rows` packed positions, and returns the best 512³ figure.
+fn gemm_table(rows: usize, peak: &Peak) -> f64 {
+    println!(
+        "\nsgemm on one thread, GFLOP/s (fastest of 40; % of the FMA peak), the six products of a microbatch of {rows} positions (m32_a8):"
+    );
+    println!(
+        "  {:<20} {:>16}  {:>16}  {:>16}",
+        "product",
+        "m × k × n",
+        format!("matrixmultiply {}", matrixmultiply_kernel()),
+        "faer (engine)"
+    );
+    let mut best = 0.0f64;
+    let mut total = [0.0f64; 3];
+    for p in products(rows) {
+        let (mm, faer) = time_product(&p, 40);
+        let pct = |g: f64| format!("{g:.1} ({:.0}%)", 100.0 * g / peak.gflops);
+        println!(
+            "  {:<20} {:>16}  {:>16}  {:>16}",
+            p.what,
+            format!("{}×{}×{}", p.m, p.k, p.n),
+            pct(mm),
+            pct(faer)
+        );
+        let flops = 2.0 * (p.m * p.k * p.n) as f64;
+        if p.what == "512³" {
+            best = mm.max(faer);
+        } else {
+            total[0] += flops;
+            total[1] += flops / mm;
+            total[2] += flops / faer;
+        }
+    }
+    let ms = |t: f64| format!("{:.3} ms", t * 1e-6);
+    println!(
+        "  {:<20} {:>16}  {:>16}  {:>16}",
+        "the six, in sequence",
+        format!("{:.2} GFLOP", total[0] / 1e9),
+        ms(total[1]),
+        ms(total[2])
+    );
+    println!("engine products: {}", gemm_kernel());
+    best
 }
 
 /// CPU seconds this process has used (user + system, all threads), from
@@ -153,9 +370,7 @@ struct Clock<'a> {
     times: Vec<f64>,
     tokens: u64,
     region: Option<Region<'static, System>>,
-    gemms: u64,
     allocations: usize,
-    gemm_calls: u64,
     cpu: Option<f64>,
 }
 
@@ -172,14 +387,12 @@ impl Observer for Clock<'_> {
         if self.seen == self.warmup {
             // Read before the allocation count starts: reading /proc allocates.
             self.cpu = cpu_seconds();
-            self.gemms = gemm_calls();
             self.region = Some(Region::new(GLOBAL));
         }
         if self.seen == self.warmup + self.updates {
             if let Some(region) = &self.region {
                 self.allocations = region.change().allocations;
             }
-            self.gemm_calls = gemm_calls() - self.gemms;
             self.cpu = cpu_seconds().zip(self.cpu).map(|(end, start)| end - start);
             self.stop.store(true, Ordering::Relaxed);
         }
@@ -192,13 +405,13 @@ struct Measured {
     /// CPU milliseconds per update over all threads (a 10 ms clock).
     cpu_ms: Option<f64>,
     tokens_per_s: f64,
-    mfu: f64,
+    /// Model FLOP/s per core.
+    gflops: f64,
     allocations: f64,
-    own_allocations: f64,
     peak_bytes: u64,
 }
 
-fn measure(plan: (u64, u64, u64), threads: usize, updates: usize, peak_gflops: f64) -> Measured {
+fn measure(plan: (u64, u64, u64), threads: usize, updates: usize) -> Measured {
     let mut e = engine(plan.0, plan.1, plan.2, threads);
     let stop = AtomicBool::new(false);
     let mut clock = Clock {
@@ -210,9 +423,7 @@ fn measure(plan: (u64, u64, u64), threads: usize, updates: usize, peak_gflops: f
         times: Vec::with_capacity(updates + 2),
         tokens: 0,
         region: None,
-        gemms: 0,
         allocations: 0,
-        gemm_calls: 0,
         cpu: None,
     };
     let report = {
@@ -233,9 +444,8 @@ fn measure(plan: (u64, u64, u64), threads: usize, updates: usize, peak_gflops: f
         ms: secs * 1e3,
         cpu_ms: clock.cpu.map(|c| c * 1e3 / updates as f64),
         tokens_per_s: rate,
-        mfu: flops / cores / (peak_gflops * 1e9),
+        gflops: flops / cores / 1e9,
         allocations: clock.allocations as f64 / updates as f64,
-        own_allocations: (clock.allocations as f64 - clock.gemm_calls as f64) / updates as f64,
         peak_bytes: report.memory.peak_bytes,
     }
 }
@@ -252,21 +462,28 @@ fn pytorch(plans: &serde_json::Value, plan: (u64, u64, u64), threads: usize) -> 
     })
 }
 
+/// An engine of m=32/A=8/D=1 after its first update, and that update's
+/// microbatches.
+fn m32_microbatches() -> (Engine, Vec<Batch>) {
+    let mut e = engine(32, 8, 1, 1);
+    e.step(&mut RunOptions::default()).expect("an update");
+    let data = Dataset::synthetic(&config(1).data);
+    let by_id = |id: u64| &data.examples()[id as usize];
+    let microbatches = e
+        .last_group_ids()
+        .chunks(32)
+        .map(|ids| Batch::of(ids.iter().map(|&id| by_id(id))))
+        .collect();
+    (e, microbatches)
+}
+
 /// Where one update of m=32/A=8/D=1 on one thread goes: the model's
 /// matrix products replayed with the same shapes, the rest of the model
 /// (packing and element-wise work), the optimizer, and everything else
 /// of the loop (group assembly, checks, norm, zeroing).
 fn profile(update_ms: f64) {
     let plan = (32u64, 8u64, 1u64);
-    let mut e = engine(plan.0, plan.1, plan.2, 1);
-    e.step(&mut RunOptions::default()).expect("an update");
-    let data = Dataset::synthetic(&config(1).data);
-    let by_id = |id: u64| &data.examples()[id as usize];
-    let microbatches: Vec<Batch> = e
-        .last_group_ids()
-        .chunks(plan.0 as usize)
-        .map(|ids| Batch::of(ids.iter().map(|&id| by_id(id))))
-        .collect();
+    let (e, microbatches) = m32_microbatches();
     let model = e.model();
     let scale = GradScale {
         normalization: Normalization::PerToken,
@@ -295,30 +512,35 @@ fn profile(update_ms: f64) {
     let (h, f, v) = (64, 256, 256);
     let ns: Vec<usize> = microbatches.iter().map(Batch::positions).collect();
     let nmax = ns.iter().copied().max().unwrap_or(0);
-    let x = Array2::<f32>::from_elem((nmax, h), 0.1);
-    let hid = Array2::<f32>::from_elem((nmax, f), 0.1);
-    let mut hid_out = Array2::<f32>::zeros((nmax, f));
-    let mut logits = Array2::<f32>::zeros((nmax, v));
-    let mut dx = Array2::<f32>::zeros((nmax, h));
-    let w1 = Array2::<f32>::from_elem((h, f), 0.1);
-    let w2 = Array2::<f32>::from_elem((f, v), 0.1);
-    let mut gw1 = Array2::<f32>::zeros((h, f));
-    let mut gw2 = Array2::<f32>::zeros((f, v));
+    // Through the tokens (more rows than tokens): the embedding's products
+    // have V rows, S is the [V, F] sum of dz by token.
+    let embed = vec![0.1f32; v * h];
+    let mut table = vec![0.0f32; v * f];
+    let hid = vec![0.1f32; nmax * f];
+    let mut hid_out = vec![0.0f32; nmax * f];
+    let mut logits = vec![0.0f32; nmax * v];
+    let sums = vec![0.1f32; v * f];
+    let w1 = vec![0.1f32; h * f];
+    let w2 = vec![0.1f32; f * v];
+    let mut gw1 = vec![0.0f32; h * f];
+    let mut gw2 = vec![0.0f32; f * v];
+    let mut gembed = vec![0.0f32; v * h];
     let matmul_ms = best(&mut || {
         for &n in &ns {
-            let rows = |a: &Array2<f32>| a.slice_axis(ndarray::Axis(0), (0..n).into()).to_owned();
-            let (xn, hn) = (rows(&x), rows(&hid));
-            let mut hid_n = hid_out.slice_axis_mut(ndarray::Axis(0), (0..n).into());
-            gemm(1.0, &xn.view(), &w1.view(), 1.0, &mut hid_n);
-            let mut lg = logits.slice_axis_mut(ndarray::Axis(0), (0..n).into());
-            gemm(1.0, &hn.view(), &w2.view(), 1.0, &mut lg);
-            let lg = logits.slice_axis(ndarray::Axis(0), (0..n).into());
-            gemm(1.0, &hn.t(), &lg, 1.0, &mut gw2.view_mut());
-            let mut dh = hid_out.slice_axis_mut(ndarray::Axis(0), (0..n).into());
-            gemm(1.0, &lg, &w2.t(), 0.0, &mut dh);
-            gemm(1.0, &xn.t(), &hn.view(), 1.0, &mut gw1.view_mut());
-            let mut dxn = dx.slice_axis_mut(ndarray::Axis(0), (0..n).into());
-            gemm(1.0, &hn.view(), &w1.t(), 0.0, &mut dxn);
+            let hn = mat(&hid, n, f);
+            let (w1m, w2m, em, sm) = (
+                mat(&w1, h, f),
+                mat(&w2, f, v),
+                mat(&embed, v, h),
+                mat(&sums, v, f),
+            );
+            gemm(mat_mut(&mut table, v, f), false, em, w1m);
+            gemm(mat_mut(&mut logits, n, v), true, hn, w2m);
+            let lg = mat(&logits, n, v);
+            gemm(mat_mut(&mut gw2, f, v), true, hn.transpose(), lg);
+            gemm(mat_mut(&mut hid_out, n, f), false, lg, w2m.transpose());
+            gemm(mat_mut(&mut gw1, h, f), true, em.transpose(), sm);
+            gemm(mat_mut(&mut gembed, v, h), true, sm, w1m.transpose());
         }
     });
     let mut params = model.params().clone();
@@ -329,7 +551,19 @@ fn profile(update_ms: f64) {
     let reduction_ms = best(&mut || other.add_assign(&grads));
     let elementwise_ms = (model_ms - matmul_ms).max(0.0);
     let rest_ms = (update_ms - model_ms - optimizer_ms).max(0.0);
+    let executed: f64 = ns
+        .iter()
+        .flat_map(|&n| products(n).into_iter().take(6))
+        .map(|p| 2.0 * (p.m * p.k * p.n) as f64)
+        .sum();
+    let model_flops = ns.iter().sum::<usize>() as f64 * model.flops_per_token().unwrap_or(0) as f64;
     println!("\nwhere one update goes (m32_a8_d1, 1 thread, {update_ms:.1} ms):");
+    println!(
+        "  model FLOPs {:.2} GFLOP (6HF + 6FV a token, what MFU counts); products run {:.2} GFLOP ({:.0}%)",
+        model_flops / 1e9,
+        executed / 1e9,
+        100.0 * executed / model_flops
+    );
     let row = |what: &str, ms: f64, note: &str| {
         println!(
             "  {what:<12} {ms:>8.2} ms {:>6.1}%  {note}",
@@ -339,12 +573,12 @@ fn profile(update_ms: f64) {
     row(
         "matmul",
         matmul_ms,
-        "6 products per microbatch, same shapes, replayed",
+        "6 products per microbatch, same shapes, replayed (the embedding's through the tokens)",
     );
     row(
         "elementwise",
         elementwise_ms,
-        "packing, tanh, softmax + cross-entropy, tanh backward, scatter",
+        "packing, tanh, softmax + cross-entropy, tanh backward, sums by token",
     );
     row(
         "optimizer",
@@ -373,42 +607,47 @@ fn summary() {
         .ok()
         .and_then(|p| std::fs::read_to_string(p).ok())
         .and_then(|t| serde_json::from_str(&t).ok());
-    let sgemm = sgemm_seconds(512, 40);
-    let peak = 2.0 * 512f64.powi(3) / sgemm / 1e9;
+    let peak = Peak::measure();
+    println!("{}", peak.describe());
+    let rows = {
+        let mut ns: Vec<usize> = m32_microbatches().1.iter().map(Batch::positions).collect();
+        ns.sort_unstable();
+        ns[ns.len() / 2]
+    };
+    let sgemm = gemm_table(rows, &peak);
     println!(
-        "peak: sgemm 512³ on one thread, {}: {:.2} ms, {peak:.1} GFLOP/s (fastest of 40)",
-        kernel(),
-        sgemm * 1e3
+        "sgemm peak: {sgemm:.1} GFLOP/s, the fastest 512³ above ({:.0}% of the FMA peak)\n",
+        100.0 * sgemm / peak.gflops
     );
     println!(
-        "{:<12} {:>3} {:>10} {:>8} {:>11} {:>7} {:>12} {:>10} {:>12} {:>12}",
+        "{:<12} {:>3} {:>10} {:>8} {:>11} {:>8} {:>10} {:>12} {:>12} {:>14}",
         "plan",
         "thr",
         "ms/update",
         "cpu ms",
         "tokens/s",
-        "MFU",
+        "MFU FMA",
+        "MFU sgemm",
         "allocs/upd",
-        "of accum",
         "peak bytes",
         "PyTorch ms"
     );
     let mut m32 = [0.0f64; 3];
     for plan in PLANS {
         for threads in [1, 2] {
-            let r = measure(plan, threads, updates, peak);
+            let r = measure(plan, threads, updates);
             let torch_ms = torch.as_ref().and_then(|t| pytorch(t, plan, threads));
             println!(
-                "{:<12} {:>3} {:>10.1} {:>8} {:>11.0} {:>6.1}% {:>12.1} {:>10.1} {:>12} {:>12}",
+                "{:<12} {:>3} {:>10.1} {:>8} {:>11.0} {:>7.1}% {:>9.1}% {:>12.1} {:>12} {:>14}",
                 label(plan),
                 threads,
                 r.ms,
                 r.cpu_ms
                     .map_or_else(|| "?".to_owned(), |c| format!("{c:.0}")),
                 r.tokens_per_s,
-                r.mfu * 100.0,
+                100.0 * r.gflops / peak.gflops,
+                100.0 * r.gflops / sgemm,
                 r.allocations,
-                r.own_allocations,
                 r.peak_bytes,
                 torch_ms.map_or_else(|| "-".to_owned(), |t| format!("{t:.1} ({:.2}×)", r.ms / t)),
             );
@@ -425,7 +664,7 @@ fn summary() {
         m32[1] / m32[0],
         m32[2] / m32[0]
     );
-    let one = measure((32, 8, 1), 1, updates, peak);
+    let one = measure((32, 8, 1), 1, updates);
     profile(one.ms);
 }
 
@@ -451,19 +690,18 @@ fn update(bencher: Bencher<'_, '_>, plan: &str) {
 #[divan::bench(sample_count = 20)]
 fn sgemm_512(bencher: Bencher<'_, '_>) {
     let n = 512;
-    let a = Array2::<f32>::from_elem((n, n), 0.5);
-    let b = Array2::<f32>::from_elem((n, n), 0.25);
-    let mut c = Array2::<f32>::zeros((n, n));
+    let a = vec![0.5f32; n * n];
+    let b = vec![0.25f32; n * n];
+    let mut c = vec![0.0f32; n * n];
     bencher
         .counter(ItemsCount::new(2 * n * n * n))
         .bench_local(|| {
             gemm(
-                1.0,
-                &a.view(),
-                &b.view(),
-                0.0,
-                &mut black_box(&mut c).view_mut(),
-            )
+                mat_mut(black_box(&mut c), n, n),
+                false,
+                mat(&a, n, n),
+                mat(&b, n, n),
+            );
         });
 }
 

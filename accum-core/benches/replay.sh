@@ -16,6 +16,7 @@ py=${1:-python3}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cargo build --release -p accum-cli --quiet
+accum=${CARGO_TARGET_DIR:-target}/release/accum
 
 # Writes $out/KEY.toml and dumps its run to $out/dump-KEY. Every run shares
 # the model, optimizer and data but its size; the arguments are what differs:
@@ -47,7 +48,7 @@ seed = 3
 hidden = 16
 ffn = 32
 EOF
-  target/release/accum run "$out/$key.toml" --dump "$out/dump-$key" --quiet > /dev/null
+  "$accum" run "$out/$key.toml" --dump "$out/dump-$key" --quiet > /dev/null
 }
 
 ramp='micro_batch = 3

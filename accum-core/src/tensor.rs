@@ -1,16 +1,14 @@
 //! Thin helpers over `ndarray` f32 arrays: a named set of tensors
 //! ([`Tensors`]) for parameters, gradients and optimizer state, and the few
 //! whole-set kernels the group loop needs (accumulate, scale, global norm,
-//! finiteness, differences).
+//! finiteness, differences), and the matrix product the models run
+//! ([`gemm`]).
 //!
 //! The accumulate kernel ([`accumulate`]) is the one that runs once per
 //! replica per group in the reduction; it is a plain slice loop the compiler
 //! vectorizes, so it runs near memory-copy speed.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, IxDyn};
+use ndarray::{ArrayD, IxDyn};
 
 /// An ordered set of named f32 tensors (parameters, gradients, optimizer
 /// moments). Names are unique; the order is the model's parameter order.
@@ -280,30 +278,102 @@ pub fn flat_mut(array: &mut ArrayD<f32>) -> &mut [f32] {
         .expect("tensors in a set are contiguous (C order)")
 }
 
-/// Matrix products with `m·k·n > 0` started so far, in this process.
-static GEMM_CALLS: AtomicU64 = AtomicU64::new(0);
+/// A read-only f32 matrix view for [`gemm`] (faer's; any strides).
+pub type MatRef<'a> = faer::MatRef<'a, f32>;
 
-/// `c ← α·a·b + β·c` in f32: ndarray's `general_mat_mul`, which runs
-/// matrixmultiply's packed kernels (AVX-512 where the processor has it).
-/// Every call with a non-empty product is counted ([`gemm_calls`]):
-/// matrixmultiply allocates and frees one packing buffer per such call, so
-/// an allocation count can tell those apart from the engine's own.
-pub fn gemm(
-    alpha: f32,
-    a: &ArrayView2<'_, f32>,
-    b: &ArrayView2<'_, f32>,
-    beta: f32,
-    c: &mut ArrayViewMut2<'_, f32>,
-) {
-    if a.nrows() > 0 && a.ncols() > 0 && b.ncols() > 0 {
-        GEMM_CALLS.fetch_add(1, Ordering::Relaxed);
-    }
-    general_mat_mul(alpha, a, b, beta, c);
+/// A mutable f32 matrix view for [`gemm`] (faer's; any strides).
+pub type MatMut<'a> = faer::MatMut<'a, f32>;
+
+/// The first `rows × cols` elements of `buf` as a row-major matrix.
+///
+/// # Panics
+/// When `buf` holds fewer than `rows × cols` elements.
+pub fn mat(buf: &[f32], rows: usize, cols: usize) -> MatRef<'_> {
+    faer::MatRef::from_row_major_slice(&buf[..rows * cols], rows, cols)
 }
 
-/// How many non-empty matrix products [`gemm`] has run in this process.
-pub fn gemm_calls() -> u64 {
-    GEMM_CALLS.load(Ordering::Relaxed)
+/// The first `rows × cols` elements of `buf` as a mutable row-major matrix.
+///
+/// # Panics
+/// When `buf` holds fewer than `rows × cols` elements.
+pub fn mat_mut(buf: &mut [f32], rows: usize, cols: usize) -> MatMut<'_> {
+    faer::MatMut::from_row_major_slice_mut(&mut buf[..rows * cols], rows, cols)
+}
+
+/// A 2-D tensor of a set as a row-major matrix.
+///
+/// # Panics
+/// When the tensor is not 2-D.
+pub fn mat_of(array: &ArrayD<f32>) -> MatRef<'_> {
+    let &[rows, cols] = array.shape() else {
+        panic!(
+            "a matrix product takes 2-D tensors, not {:?}",
+            array.shape()
+        )
+    };
+    mat(flat(array), rows, cols)
+}
+
+/// A 2-D tensor of a set as a mutable row-major matrix.
+///
+/// # Panics
+/// When the tensor is not 2-D.
+pub fn mat_of_mut(array: &mut ArrayD<f32>) -> MatMut<'_> {
+    let &[rows, cols] = array.shape() else {
+        panic!(
+            "a matrix product takes 2-D tensors, not {:?}",
+            array.shape()
+        )
+    };
+    mat_mut(flat_mut(array), rows, cols)
+}
+
+/// `dst ← a·b`, or `dst ← dst + a·b` when `add`, in f32 on the calling
+/// thread: faer's matmul, which packs its operands into a buffer of its
+/// own per thread (allocated at the thread's first product, then reused:
+/// a product in the steady state allocates nothing) and runs the packed
+/// kernel of the widest vector unit the processor has ([`gemm_kernel`]).
+/// For a given element, the sum over the inner dimension runs in the same
+/// order whatever the shape of `dst`, so products over column blocks of a
+/// matrix give the same bits as one product over all of it.
+///
+/// # Panics
+/// When the shapes do not chain (`a` is `m × k`, `b` `k × n`, `dst` `m × n`).
+pub fn gemm(dst: MatMut<'_>, add: bool, a: MatRef<'_>, b: MatRef<'_>) {
+    let accum = if add {
+        faer::Accum::Add
+    } else {
+        faer::Accum::Replace
+    };
+    faer::linalg::matmul::matmul(dst, accum, a, b, 1.0f32, faer::Par::Seq);
+}
+
+/// Runs one small product on the calling thread, so that the thread's
+/// packing buffer ([`gemm`]) is allocated now rather than inside a later
+/// product: the engine's threads call it when their pool starts.
+pub fn warm_gemm() {
+    // 32³ is past the sizes faer multiplies without packing (16³).
+    const N: usize = 32;
+    let a = [0.0f32; N * N];
+    let mut c = [0.0f32; N * N];
+    gemm(mat_mut(&mut c, N, N), false, mat(&a, N, N), mat(&a, N, N));
+}
+
+/// The kernel [`gemm`] runs on this processor: faer dispatches f32 products
+/// to its AVX-512 kernels where the processor has AVX-512F, to its AVX2
+/// kernels where it has AVX2 and FMA, and to portable code elsewhere.
+pub fn gemm_kernel() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return "faer matmul, AVX-512 kernel (private-gemm-x86)";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return "faer matmul, AVX2+FMA kernel (private-gemm-x86)";
+        }
+    }
+    "faer matmul, portable kernel (gemm)"
 }
 
 /// `dst += src`, element-wise: the gradient accumulation kernel. Written as
@@ -484,6 +554,87 @@ mod tests {
         assert_eq!(fast_tanh(50.0), 1.0);
         assert_eq!(fast_tanh(-50.0), -1.0);
         assert!(fast_exp(-1000.0) < 1e-37);
+    }
+
+    /// A deterministic matrix of `rows × cols` values in ±1.
+    fn filled(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
+        let mut rng = crate::data::Rng::new(seed, 3);
+        (0..rows * cols)
+            .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
+            .collect()
+    }
+
+    #[test]
+    fn gemm_matches_a_plain_sum() {
+        // Replace and add, with transposed operands, against f64 sums.
+        for (m, k, n) in [(1, 1, 1), (3, 5, 2), (17, 64, 33), (70, 9, 130)] {
+            let a = filled(k, m, 1);
+            let b = filled(n, k, 2);
+            let start = filled(m, n, 3);
+            for add in [false, true] {
+                let mut c = start.clone();
+                gemm(
+                    mat_mut(&mut c, m, n),
+                    add,
+                    mat(&a, k, m).transpose(),
+                    mat(&b, n, k).transpose(),
+                );
+                for i in 0..m {
+                    for j in 0..n {
+                        let sum: f64 = (0..k)
+                            .map(|p| f64::from(a[p * m + i]) * f64::from(b[j * k + p]))
+                            .sum();
+                        let want = sum
+                            + if add {
+                                f64::from(start[i * n + j])
+                            } else {
+                                0.0
+                            };
+                        let got = f64::from(c[i * n + j]);
+                        assert!(
+                            (got - want).abs() <= 1e-5 * (1.0 + want.abs()),
+                            "{m}×{k}×{n}, add {add}: c[{i},{j}] = {got}, want {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn column_blocks_of_a_product_give_the_same_bits() {
+        // What the threads of a model rely on: dst's columns split in blocks,
+        // each block its own product, equal bit for bit to one product, for
+        // small and large shapes and blocks of any width.
+        for (m, k, n) in [(5, 3, 7), (24, 40, 32), (64, 700, 96), (256, 1500, 256)] {
+            let a = filled(k, m, 4);
+            let b = filled(k, n, 5);
+            let start = filled(m, n, 6);
+            let mut whole = start.clone();
+            gemm(
+                mat_mut(&mut whole, m, n),
+                true,
+                mat(&a, k, m).transpose(),
+                mat(&b, k, n),
+            );
+            for cut in [1, n / 3, n / 2, n - 1] {
+                let mut blocks = start.clone();
+                let (left, right) = mat_mut(&mut blocks, m, n).split_at_col_mut(cut);
+                let (bl, br) = (
+                    mat(&b, k, n).subcols(0, cut),
+                    mat(&b, k, n).subcols(cut, n - cut),
+                );
+                gemm(left, true, mat(&a, k, m).transpose(), bl);
+                gemm(right, true, mat(&a, k, m).transpose(), br);
+                assert!(
+                    blocks
+                        .iter()
+                        .zip(&whole)
+                        .all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{m}×{k}×{n} cut at column {cut}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -55,11 +55,11 @@
 //! applied update (R8), and no example reaches two replicas in one epoch (R9).
 //!
 //! After the first group has sized every buffer, an update attempt of the
-//! in-process loop allocates nothing of its own (the matrix products'
-//! packing buffers are matrixmultiply's, one per product; see
-//! `docs/performance.md`); with stages, group buffers are sized for the
-//! largest stage up front and the per-stage counters have room for the
-//! first 1,024 stages, so a stage change allocates nothing either.
+//! in-process loop allocates nothing (the matrix products pack into a
+//! buffer each thread keeps; see `docs/performance.md`); with stages, group
+//! buffers are sized for the largest stage up front and the per-stage
+//! counters have room for the first 1,024 stages, so a stage change
+//! allocates nothing either.
 
 use std::fmt;
 use std::sync::Arc;
@@ -429,9 +429,9 @@ impl<M: Model> Engine<M> {
                 .map(Arc::new);
             if let Some(pool) = &self.pool {
                 // Every thread runs once now, so that a thread's start-up
-                // (its thread-local state) happens here and not inside a
-                // later group.
-                pool.broadcast(|_| ());
+                // (its thread-local state, the matrix products' packing
+                // buffer) happens here and not inside a later group.
+                pool.broadcast(|_| crate::tensor::warm_gemm());
             }
         }
         self.pool.clone()

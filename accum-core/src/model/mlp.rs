@@ -15,12 +15,16 @@
 //! softmax with the cross-entropy and its gradient in three passes over a
 //! row that stays in the L1 cache, and the tanh backward in one pass.
 
-use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, Axis, Ix2, IxDyn};
+use faer::reborrow::{Reborrow, ReborrowMut};
+use ndarray::{ArrayD, IxDyn};
 
-use super::split::{Rows, mat, mat_mut, par_cols, par_cols_pair, par_dz, par_rows};
+use super::split::{Rows, par_cols, par_cols_pair, par_dz, par_rows};
 use super::{GradScale, LossSums, Model, Team};
 use crate::data::{Batch, Rng};
-use crate::tensor::{Tensors, accumulate, fast_exp, fast_tanh, flat_mut, gemm, max_of};
+use crate::tensor::{
+    MatMut, MatRef, Tensors, accumulate, fast_exp, fast_tanh, flat_mut, gemm, mat, mat_mut, mat_of,
+    mat_of_mut, max_of,
+};
 
 /// The reference model: token embedding, one tanh layer, output projection.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,6 +130,9 @@ pub struct MlpWorkspace {
     wt: Vec<f32>,
     /// Supervised positions of each packed example, in order.
     counts: Vec<usize>,
+    /// Whether blocks may go through the tokens (`by_token`); the tests
+    /// turn it off to compare both ways.
+    through_tokens: bool,
 }
 
 impl MlpWorkspace {
@@ -140,6 +147,7 @@ impl MlpWorkspace {
             lab: Vec::with_capacity(capacity),
             wt: Vec::with_capacity(capacity),
             counts: Vec::with_capacity(capacity),
+            through_tokens: true,
         }
     }
 
@@ -152,20 +160,6 @@ impl MlpWorkspace {
     }
 }
 
-fn view2(array: &ArrayD<f32>) -> ArrayView2<'_, f32> {
-    array
-        .view()
-        .into_dimensionality::<Ix2>()
-        .expect("TokenMlp weight matrices are 2-D")
-}
-
-fn view2_mut(array: &mut ArrayD<f32>) -> ArrayViewMut2<'_, f32> {
-    array
-        .view_mut()
-        .into_dimensionality::<Ix2>()
-        .expect("TokenMlp weight matrices are 2-D")
-}
-
 /// The most rows (packed positions) processed at once, forward and
 /// backward, so that their activations (about 3 KiB a row for the benchmark
 /// model, 12 MiB for a full block) stay in the last-level cache between the
@@ -175,6 +169,17 @@ fn view2_mut(array: &mut ArrayD<f32>) -> ArrayViewMut2<'_, f32> {
 /// and 52.4 ms per update on one thread. A microbatch of `n` rows is cut
 /// into `⌈n / CHUNK⌉` blocks of equal size.
 const CHUNK: usize = 4096;
+
+/// Whether a block of `rows` rows goes through the tokens: its forward
+/// pass reads `x·w1` from the table `embed·w1` (`[V, F]`, in x's buffer),
+/// and its backward pass sums dz by token into `S` (`[V, F]`, in the
+/// logits' buffer) for `dW1 = embedᵀ·S` and `dEmbed += S·w1ᵀ`: three
+/// products of `V` rows instead of `rows`, so when there are fewer tokens
+/// in the vocabulary than rows, and the two buffers have room. Depends on
+/// the block and the workspace only, never on the team.
+fn by_token(rows: usize, (hd, fd, vd): (usize, usize, usize), capacity: usize) -> bool {
+    vd < rows && vd * fd <= capacity * hd && fd <= capacity
+}
 
 /// The running per-example mean of token losses over the packed rows (the
 /// rows of one example are consecutive).
@@ -208,6 +213,22 @@ fn add_column_sums(dst: &mut [f32], src: &[f32], cols: usize, first: usize) {
     }
 }
 
+/// Row `r` of a matrix whose rows are contiguous, as a slice.
+fn row_of(m: MatRef<'_>, r: usize) -> &[f32] {
+    m.row(r)
+        .try_as_row_major()
+        .expect("the model's matrices are row-major")
+        .as_slice()
+}
+
+/// Row `r` of a matrix whose rows are contiguous, as a mutable slice.
+fn row_of_mut(m: MatMut<'_>, r: usize) -> &mut [f32] {
+    m.row_mut(r)
+        .try_as_row_major_mut()
+        .expect("the model's matrices are row-major")
+        .as_slice_mut()
+}
+
 /// `e^(v − max)` in place, and their sum (eight partial sums).
 #[inline]
 fn exp_sum(row: &mut [f32], max: f32) -> f32 {
@@ -234,8 +255,10 @@ impl TokenMlp {
     /// The forward pass and the loss gradient of one block of rows:
     /// `h = tanh(x·w1 + b1)`, `logits = h·w2 + b2`, then per row the
     /// cross-entropy (kept in the row's first `dh` element) and
-    /// `dlogits = w·(softmax − onehot)` in place of the logits.
-    fn forward_rows(&self, rows: Rows<'_>) {
+    /// `dlogits = w·(softmax − onehot)` in place of the logits. With a
+    /// `table` (`embed·w1`, `[V, F]`), row `r` of `x·w1` is its row
+    /// `tok_r`, and `x` is neither gathered nor multiplied.
+    fn forward_rows(&self, rows: Rows<'_>, table: Option<&[f32]>) {
         let (hd, fd, vd) = (self.hidden, self.ffn, self.vocab);
         let n = rows.len();
         if n == 0 {
@@ -244,19 +267,25 @@ impl TokenMlp {
         let embed = self.params.value(0).as_slice().expect("contiguous");
         let b1 = self.params.value(2).as_slice().expect("contiguous");
         let b2 = self.params.value(4).as_slice().expect("contiguous");
-        for (row, &t) in rows.x.chunks_exact_mut(hd).zip(rows.tok) {
-            row.copy_from_slice(&embed[t * hd..(t + 1) * hd]);
+        if let Some(table) = table {
+            for (row, &t) in rows.h.chunks_exact_mut(fd).zip(rows.tok) {
+                row.copy_from_slice(b1);
+                accumulate(row, &table[t * fd..(t + 1) * fd]);
+            }
+        } else {
+            for (row, &t) in rows.x.chunks_exact_mut(hd).zip(rows.tok) {
+                row.copy_from_slice(&embed[t * hd..(t + 1) * hd]);
+            }
+            for row in rows.h.chunks_exact_mut(fd) {
+                row.copy_from_slice(b1);
+            }
+            gemm(
+                mat_mut(rows.h, n, fd),
+                true,
+                mat(rows.x, n, hd),
+                mat_of(self.params.value(1)),
+            );
         }
-        for row in rows.h.chunks_exact_mut(fd) {
-            row.copy_from_slice(b1);
-        }
-        gemm(
-            1.0,
-            &mat(rows.x, n, hd),
-            &view2(self.params.value(1)),
-            1.0,
-            &mut mat_mut(rows.h, n, fd),
-        );
         pulp::Arch::new().dispatch(|| {
             for v in rows.h.iter_mut() {
                 *v = fast_tanh(*v);
@@ -266,11 +295,10 @@ impl TokenMlp {
             row.copy_from_slice(b2);
         }
         gemm(
-            1.0,
-            &mat(rows.h, n, fd),
-            &view2(self.params.value(3)),
-            1.0,
-            &mut mat_mut(rows.logits, n, vd),
+            mat_mut(rows.logits, n, vd),
+            true,
+            mat(rows.h, n, fd),
+            mat_of(self.params.value(3)),
         );
         let (lab, wt) = (rows.lab, rows.wt);
         let losses = rows.dh.chunks_exact_mut(fd);
@@ -417,8 +445,8 @@ impl Model for TokenMlp {
         let [g_embed, g_w1, g_b1, g_w2, g_b2] = grads.arrays_mut() else {
             unreachable!("the gradient layout was checked to be the model's five tensors")
         };
-        let w1 = view2(self.params.value(1));
-        let w2 = view2(self.params.value(3));
+        let w1 = mat_of(self.params.value(1));
+        let w2 = mat_of(self.params.value(3));
         // Blocks of at most CHUNK rows, forward and backward one after the other, in
         // the same first rows of the workspace: a block's activations stay in
         // the caches. The blocks do not depend on the team.
@@ -432,9 +460,23 @@ impl Model for TokenMlp {
                 &ws.wt[r0..r0 + len],
             );
 
+            // Through the tokens (see `by_token`): embed·w1 in x's buffer.
+            let by_token = ws.through_tokens && by_token(len, dims, ws.capacity);
+            let (x, table) = if by_token {
+                let (table, _) = ws.x.split_at_mut(vd * fd);
+                gemm(
+                    mat_mut(table, vd, fd),
+                    false,
+                    mat_of(self.params.value(0)),
+                    w1,
+                );
+                (&mut [][..], Some(&*table))
+            } else {
+                (&mut ws.x[..len * hd], None)
+            };
             // Forward, loss and dlogits, by blocks of rows.
             let rows = Rows {
-                x: &mut ws.x[..len * hd],
+                x,
                 h: &mut ws.h[..len * fd],
                 logits: &mut ws.logits[..len * vd],
                 dh: &mut ws.dh[..len * fd],
@@ -442,7 +484,9 @@ impl Model for TokenMlp {
                 lab,
                 wt,
             };
-            par_rows(team, rows, parts, dims, &|rows| self.forward_rows(rows));
+            par_rows(team, rows, parts, dims, &|rows| {
+                self.forward_rows(rows, table);
+            });
 
             // The sums, in row order whatever the split.
             for (row, &w) in ws.dh[..len * fd].chunks_exact(fd).zip(wt) {
@@ -465,43 +509,72 @@ impl Model for TokenMlp {
                     par_cols(
                         team,
                         0,
-                        view2_mut(g_w2),
+                        mat_of_mut(g_w2),
                         flat_mut(g_b2),
                         parts,
-                        &|first, mut block, bias| {
-                            let cols = first..first + block.ncols();
-                            gemm(
-                                1.0,
-                                &h.t(),
-                                &dlogits.slice_axis(Axis(1), cols.into()),
-                                1.0,
-                                &mut block,
-                            );
+                        &|first, block, bias| {
+                            let cols = dlogits.subcols(first, block.ncols());
+                            gemm(block, true, h.transpose(), cols);
                             add_column_sums(bias, logits, vd, first);
                         },
                     );
                 },
                 || par_dz(team, dh_rows, parts, &ws.h[..len * fd], logits, w2, dims),
             );
-            let x = mat(&ws.x, len, hd);
             let dz = mat(&ws.dh, len, fd);
             let dz_flat = &ws.dh[..len * fd];
+            if by_token {
+                // Row t of S ([V, F], in the logits' buffer, which dW2 and dz
+                // are done with) sums the rows of dz whose token is t, in row
+                // order. Then dW1 += embedᵀ·S and db1 += Σ S (by columns) —
+                // xᵀ·dz and Σ dz, since row r of x is embed[tok_r] — and
+                // dEmbed += S·w1ᵀ, dz·w1ᵀ scattered by token.
+                let embed = mat_of(self.params.value(0));
+                let sums = mat_mut(&mut ws.logits, vd, fd);
+                par_cols_pair(
+                    team,
+                    0,
+                    sums,
+                    mat_of_mut(g_w1),
+                    parts,
+                    &|first, mut sums, dw1| {
+                        let width = sums.ncols();
+                        for t in 0..vd {
+                            row_of_mut(sums.rb_mut(), t).fill(0.0);
+                        }
+                        for (row, &t) in dz_flat.chunks_exact(fd).zip(tok) {
+                            accumulate(row_of_mut(sums.rb_mut(), t), &row[first..first + width]);
+                        }
+                        gemm(dw1, true, embed.transpose(), sums.rb());
+                    },
+                );
+                let sums = &ws.logits[..vd * fd];
+                add_column_sums(flat_mut(g_b1), sums, fd, 0);
+                let sums = mat(sums, vd, fd);
+                par_cols(
+                    team,
+                    0,
+                    mat_of_mut(g_embed),
+                    &mut [],
+                    parts,
+                    &|first, demb, _| {
+                        let w1_rows = w1.subrows(first, demb.ncols());
+                        gemm(demb, true, sums, w1_rows.transpose());
+                    },
+                );
+                continue;
+            }
+            let x = mat(&ws.x, len, hd);
             // dW1 += xᵀ·dz, db1 += Σ dz (by columns).
             par_cols(
                 team,
                 0,
-                view2_mut(g_w1),
+                mat_of_mut(g_w1),
                 flat_mut(g_b1),
                 parts,
-                &|first, mut block, bias| {
-                    let cols = first..first + block.ncols();
-                    gemm(
-                        1.0,
-                        &x.t(),
-                        &dz.slice_axis(Axis(1), cols.into()),
-                        1.0,
-                        &mut block,
-                    );
+                &|first, block, bias| {
+                    let cols = dz.subcols(first, block.ncols());
+                    gemm(block, true, x.transpose(), cols);
                     add_column_sums(bias, dz_flat, fd, first);
                 },
             );
@@ -512,19 +585,13 @@ impl Model for TokenMlp {
                 team,
                 0,
                 dx,
-                view2_mut(g_embed),
+                mat_of_mut(g_embed),
                 parts,
                 &|first, mut dx, mut demb| {
-                    let cols = first..first + dx.ncols();
-                    gemm(
-                        1.0,
-                        &dz,
-                        &w1.slice_axis(Axis(0), cols.into()).t(),
-                        0.0,
-                        &mut dx,
-                    );
-                    for (row, &t) in dx.rows().into_iter().zip(tok) {
-                        demb.row_mut(t).zip_mut_with(&row, |d, &g| *d += g);
+                    let w1_rows = w1.subrows(first, dx.ncols());
+                    gemm(dx.rb_mut(), false, dz, w1_rows.transpose());
+                    for (r, &t) in tok.iter().enumerate() {
+                        accumulate(row_of_mut(demb.rb_mut(), t), row_of(dx.rb(), r));
                     }
                 },
             );
@@ -671,6 +738,52 @@ mod tests {
     }
 
     #[test]
+    fn blocks_through_the_tokens_match_the_direct_products() {
+        // 80 examples of a 16-token vocabulary: more rows than tokens, so
+        // the blocks go through the tokens unless told not to.
+        let config = crate::settings::DataSection {
+            examples: 80,
+            min_len: 2,
+            max_len: 30,
+            vocab: 16,
+            seed: 5,
+            ..crate::settings::DataSection::default()
+        };
+        let batch = Batch::of(crate::data::Dataset::synthetic(&config).examples());
+        let model = TokenMlp::new(16, 8, 12, 4);
+        assert!(by_token(batch.positions(), (8, 12, 16), batch.positions()));
+        for s in [
+            scale(Normalization::PerToken, 500.0),
+            scale(Normalization::Sum, 1.0),
+        ] {
+            let run = |through_tokens: bool, threads: usize| {
+                let mut grads = model.params().zeros_like();
+                let mut ws = model.workspace(batch.positions());
+                ws.through_tokens = through_tokens;
+                let team = Team::new(threads);
+                let sums = model.forward_backward_team(&batch, &s, &mut grads, &mut ws, &team);
+                (grads, sums)
+            };
+            let (direct, direct_sums) = run(false, 1);
+            let (tokens, token_sums) = run(true, 1);
+            for (name, (a, b)) in TOKEN_MLP_PARAMS
+                .iter()
+                .zip(direct.slices().zip(tokens.slices()))
+            {
+                let scale = a.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+                let worst = a
+                    .iter()
+                    .zip(b)
+                    .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()));
+                assert!(scale > 0.0, "{name}");
+                assert!(worst <= 1e-5 * scale, "{name}: {worst} against {scale}");
+            }
+            assert!((direct_sums.objective - token_sums.objective).abs() < 1e-6);
+            assert_eq!(run(true, 3).0, tokens, "through the tokens on 3 threads");
+        }
+    }
+
+    #[test]
     fn gradients_are_identical_across_thread_counts() {
         let config = crate::settings::DataSection {
             examples: 96,
@@ -699,6 +812,24 @@ mod tests {
             let (many, many_sums) = run(threads);
             assert_eq!(many, one, "{threads} threads");
             assert_eq!(many_sums, sums, "{threads} threads");
+        }
+        // Fewer rows than tokens in the vocabulary: the direct products.
+        let small = Batch::of(&data.examples()[..12]);
+        let wide = TokenMlp::new(1000, 24, 40, 9);
+        assert!(!by_token(
+            small.positions(),
+            (24, 40, 1000),
+            small.positions()
+        ));
+        let run = |threads: usize| {
+            let mut grads = wide.params().zeros_like();
+            let mut ws = wide.workspace(small.positions());
+            wide.forward_backward_team(&small, &s, &mut grads, &mut ws, &Team::new(threads));
+            grads
+        };
+        let one = run(1);
+        for threads in [2, 3] {
+            assert_eq!(run(threads), one, "{threads} threads, direct products");
         }
     }
 }

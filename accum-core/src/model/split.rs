@@ -4,10 +4,8 @@
 //! halves the parts recursively and runs the halves with [`Team::join`];
 //! the pieces write disjoint outputs and none reorders a sum.
 
-use ndarray::{ArrayView2, ArrayViewMut2, Axis};
-
 use super::Team;
-use crate::tensor::gemm;
+use crate::tensor::{MatMut, MatRef, gemm, mat, mat_mut};
 
 /// The split point of `len` items when `parts` parts are divided into
 /// `half` and `parts − half`.
@@ -32,7 +30,12 @@ impl<'a> Rows<'a> {
     }
 
     fn split(self, at: usize, (hd, fd, vd): (usize, usize, usize)) -> (Rows<'a>, Rows<'a>) {
-        let (x0, x1) = self.x.split_at_mut(at * hd);
+        // Rows that read x·w1 from a table carry no x.
+        let (x0, x1) = if self.x.is_empty() {
+            (&mut [][..], &mut [][..])
+        } else {
+            self.x.split_at_mut(at * hd)
+        };
         let (h0, h1) = self.h.split_at_mut(at * fd);
         let (l0, l1) = self.logits.split_at_mut(at * vd);
         let (d0, d1) = self.dh.split_at_mut(at * fd);
@@ -90,12 +93,12 @@ pub(super) fn par_rows<F>(
 pub(super) fn par_cols<F>(
     team: &Team,
     first: usize,
-    view: ArrayViewMut2<'_, f32>,
+    view: MatMut<'_>,
     bias: &mut [f32],
     parts: usize,
     f: &F,
 ) where
-    F: Fn(usize, ArrayViewMut2<'_, f32>, &mut [f32]) + Sync,
+    F: Fn(usize, MatMut<'_>, &mut [f32]) + Sync,
 {
     let cols = view.ncols();
     if parts <= 1 || cols < 2 {
@@ -104,7 +107,7 @@ pub(super) fn par_cols<F>(
     }
     let half = parts / 2;
     let mid = split_point(cols, half, parts);
-    let (left, right) = view.split_at(Axis(1), mid);
+    let (left, right) = view.split_at_col_mut(mid);
     let (b0, b1) = if bias.is_empty() {
         (&mut [][..], &mut [][..])
     } else {
@@ -123,18 +126,17 @@ pub(super) fn par_dz(
     parts: usize,
     h: &[f32],
     dlogits: &[f32],
-    w2: ArrayView2<'_, f32>,
+    w2: MatRef<'_>,
     dims: (usize, usize, usize),
 ) {
     let (_, fd, vd) = dims;
     let n = dh.len() / fd;
     if parts <= 1 || n < 2 {
         gemm(
-            1.0,
-            &mat(dlogits, n, vd),
-            &w2.t(),
-            0.0,
-            &mut mat_mut(dh, n, fd),
+            mat_mut(dh, n, fd),
+            false,
+            mat(dlogits, n, vd),
+            w2.transpose(),
         );
         pulp::Arch::new().dispatch(|| {
             for (d, &h) in dh.iter_mut().zip(h) {
@@ -159,12 +161,12 @@ pub(super) fn par_dz(
 pub(super) fn par_cols_pair<F>(
     team: &Team,
     first: usize,
-    a: ArrayViewMut2<'_, f32>,
-    b: ArrayViewMut2<'_, f32>,
+    a: MatMut<'_>,
+    b: MatMut<'_>,
     parts: usize,
     f: &F,
 ) where
-    F: Fn(usize, ArrayViewMut2<'_, f32>, ArrayViewMut2<'_, f32>) + Sync,
+    F: Fn(usize, MatMut<'_>, MatMut<'_>) + Sync,
 {
     let cols = a.ncols();
     if parts <= 1 || cols < 2 {
@@ -173,21 +175,10 @@ pub(super) fn par_cols_pair<F>(
     }
     let half = parts / 2;
     let mid = split_point(cols, half, parts);
-    let (a0, a1) = a.split_at(Axis(1), mid);
-    let (b0, b1) = b.split_at(Axis(1), mid);
+    let (a0, a1) = a.split_at_col_mut(mid);
+    let (b0, b1) = b.split_at_col_mut(mid);
     team.join(
         || par_cols_pair(team, first, a0, b0, half, f),
         || par_cols_pair(team, first + mid, a1, b1, parts - half, f),
     );
-}
-
-/// The first `rows × cols` elements of `buf` as a row-major matrix view.
-pub(super) fn mat(buf: &[f32], rows: usize, cols: usize) -> ArrayView2<'_, f32> {
-    ArrayView2::from_shape((rows, cols), &buf[..rows * cols]).expect("buffer holds rows × cols")
-}
-
-/// The first `rows × cols` elements of `buf` as a mutable row-major matrix view.
-pub(super) fn mat_mut(buf: &mut [f32], rows: usize, cols: usize) -> ArrayViewMut2<'_, f32> {
-    ArrayViewMut2::from_shape((rows, cols), &mut buf[..rows * cols])
-        .expect("buffer holds rows × cols")
 }
