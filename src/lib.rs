@@ -2,7 +2,7 @@
 //!
 //! This facade re-exports [`accum_core`] and the `AccumConfig` derive, the way
 //! `serde` re-exports `serde_derive`. Start with [`Plan`] for the arithmetic
-//! (`B = m·A·D`, SPEC R3) and the typed counts in [`units`].
+//! (`B = m·A·D`, `accum::plan::global-batch`) and the typed counts in [`units`].
 
 /// The tensor crate of the engine's `Model` trait, at the version accum uses.
 pub use accum_core::ndarray;

@@ -64,7 +64,7 @@ grad_accum = 8
 fn r3_user_struct_plans_from_toml() {
     let t = train(GOOD_TRAIN);
     let plan = t.plan().expect("valid plan");
-    // R3: m=2, A=8, D=2 → B=32; L=128 → T=4096.
+    // `accum::plan::global-batch`: m=2, A=8, D=2 → B=32; L=128 → T=4096.
     assert_eq!(plan, Plan::new(2, 8, 2).unwrap().with_seq_len(128).unwrap());
     assert_eq!(plan.effective_batch().get(), 32);
     assert_eq!(plan.tokens_per_update().map(|t| t.get()), Some(4096));
@@ -172,7 +172,7 @@ pipeline = 2
 
 #[test]
 fn r3_training_config_with_a_layout() {
-    // R3: 256 devices / (tp 2 × pp 2) = 64 replicas; m=8, A=4 → B=2048, T=8,388,608.
+    // `accum::plan::global-batch`: 256 devices / (tp 2 × pp 2) = 64 replicas; m=8, A=4 → B=2048, T=8,388,608.
     let c = config(GOOD_CONFIG);
     assert_eq!(c.validate(), Ok(accum::Findings::default()));
     let plan = c.plan().expect("valid");
@@ -741,7 +741,7 @@ fn the_run_section_is_optional_and_named_by_the_loader() {
     assert_eq!(required, [serde_json::json!("batch")]);
 }
 
-/// A bare rule id ("R7", "(R13)") in `text`: the letter R, not inside a
+/// A bare rule id ("`accum::run::loss-scale`", "(`accum::sheet`)") in `text`: the letter R, not inside a
 /// word, followed by a digit.
 fn rule_ids(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::process::ExitCode;
 
-/// How a command ended (DESIGN.md: 0 ok, 1 invalid input, 2 usage or I/O).
+/// How a command ended (docs/architecture.md: 0 ok, 1 invalid input, 2 usage or I/O).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Exit {
     /// Success.

@@ -1,7 +1,7 @@
 //! The `accum` command-line tool as a library: argument parsing, commands
 //! and their text and JSON renderings.
 //!
-//! Exit codes are part of the interface (DESIGN.md): 0 ok, 1 the input is
+//! Exit codes are part of the interface (docs/architecture.md): 0 ok, 1 the input is
 //! invalid (findings printed), 2 usage or I/O error.
 
 use std::process::ExitCode;

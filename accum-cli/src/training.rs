@@ -274,7 +274,7 @@ pub(crate) fn sheet_extras(config: &TrainingConfig, plan: &Plan) -> Extras {
     }
 }
 
-/// The built-in model's memory per device (R16): f32 weights and gradients,
+/// The built-in model's memory per device (`accum::run::memory`): f32 weights and gradients,
 /// the optimizer's state, and activations of `(2H + 2F + V)` floats per
 /// token at the longest sequence — what the engine's accounting counts.
 pub(crate) fn memory_inputs(config: &TrainingConfig) -> MemoryInputs {

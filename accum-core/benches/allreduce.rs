@@ -1,4 +1,4 @@
-//! Gradient all-reduce time per update against gradient bytes (R17), for
+//! Gradient all-reduce time per update against gradient bytes (`accum::calc::scaling`), for
 //! the MPI backend next to in-process threads. Needs the `mpi` feature and
 //! a launcher; every rank runs the same fixed schedule (no adaptive
 //! sampling, so the collectives of all ranks match):
@@ -120,7 +120,7 @@ fn main() {
             );
         }
     }
-    // The count all-reduce that fixes a group's denominator (R4, R5).
+    // The count all-reduce that fixes a group's denominator (`accum::run::normalization`, `accum::run::group`).
     let rank = mpi.rank();
     let n = 2000;
     let mut counts = [1u64, 2];

@@ -1,6 +1,6 @@
 //! The canonical training config, derived with the crate's own
 //! `#[derive(AccumConfig)]`: the `[batch]` plan, an optional `[parallel]`
-//! device layout (SPEC R3), an optional `[run]` header, and the engine
+//! device layout (`accum::plan::global-batch`), an optional `[run]` header, and the engine
 //! sections, each with defaults.
 //!
 //! ```
@@ -40,7 +40,7 @@
 //!    AccumConfig)]`, `#[accum(crate = "crate", section)]` and
 //!    `#[serde(deny_unknown_fields)]`. Deriving on every section, even one
 //!    without roles, is what makes the compiler reject `warmup_steps: u64`
-//!    there (R1) and puts `x-accum-unit` on its typed fields in the schema.
+//!    there (`accum::span`) and puts `x-accum-unit` on its typed fields in the schema.
 //! 2. In [`TrainingConfig`]: `#[accum(nested)] pub schedule: ScheduleSection,`
 //!    — or `Option<ScheduleSection>` with `#[serde(default,
 //!    skip_serializing_if = "Option::is_none")]` for an optional section.
@@ -67,7 +67,7 @@ use crate::{AccumConfig, Code, FieldPath, Finding, Findings};
 /// A whole training config.
 // `variable_length`: the built-in data's sequences run from `data.min_len`
 // to `data.max_len`, and the engine counts the tokens of each update, so
-// lengths in tokens need no fixed `seq_len` (R15).
+// lengths in tokens need no fixed `seq_len` (`accum::calc::tokens`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
 // `check`: the engine sections' ranges are findings of `validate()` too, so
 // that `plan()` refuses what `accum validate` refuses.

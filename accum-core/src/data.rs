@@ -1,4 +1,4 @@
-//! The built-in synthetic data and its sharding (SPEC R6, R9).
+//! The built-in synthetic data and its sharding (`accum::plan::partial-group`, `accum::run::data-parallel`).
 //!
 //! Sequences come from a fixed random Markov chain over `V` tokens drawn from
 //! a seed, so a model can learn the transitions and the loss falls. Each
@@ -12,7 +12,7 @@
 //!
 //! Which examples form a group and which replica gets them is the loop
 //! driver's walk ([`crate::driver`]); [`ShardCheck`] verifies that no
-//! example reaches two replicas in one epoch (R9: the same examples on every
+//! example reaches two replicas in one epoch (`accum::run::data-parallel`: the same examples on every
 //! replica add no information).
 
 use std::collections::HashMap;
@@ -333,7 +333,7 @@ impl Batch {
         self.offsets[i]..self.offsets[i + 1]
     }
 
-    /// Supervised tokens: positions whose label is not `ignore_index` (R4).
+    /// Supervised tokens: positions whose label is not `ignore_index` (`accum::run::normalization`).
     pub fn supervised(&self, ignore_index: i64) -> u64 {
         self.labels.iter().filter(|&&l| l != ignore_index).count() as u64
     }
@@ -363,7 +363,7 @@ impl Batch {
     }
 }
 
-/// The same example was given to two replicas in one epoch (R9).
+/// The same example was given to two replicas in one epoch (`accum::run::data-parallel`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OverlapError {
     /// The example id.

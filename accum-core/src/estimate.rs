@@ -1,9 +1,9 @@
 //! Back-of-the-envelope estimates next to the plan: per-device memory
-//! (SPEC R16) and data-parallel throughput scaling (R17), plus the byte-size
+//! (`accum::run::memory`) and data-parallel throughput scaling (`accum::calc::scaling`), plus the byte-size
 //! parser they share with memory budgets.
 //!
 //! These are estimates from declared inputs, not measurements: the engine's
-//! memory accounting (R11) measures what a run really holds.
+//! memory accounting (`accum::run::memory`) measures what a run really holds.
 //!
 //! ```
 //! use accum_core::estimate::{ByteSize, MemoryInputs, OptimizerKind};
@@ -153,7 +153,7 @@ impl OptimizerKind {
     }
 }
 
-/// What a per-device memory estimate needs (R16).
+/// What a per-device memory estimate needs (`accum::run::memory`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemoryInputs {
     /// Parameters held by one device.
@@ -168,7 +168,7 @@ pub struct MemoryInputs {
     pub activation_per_example: ByteSize,
 }
 
-/// A per-device memory estimate, by component (R16).
+/// A per-device memory estimate, by component (`accum::run::memory`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct MemoryEstimate {
     /// Weights (and the fp32 master copy, if any).
@@ -228,7 +228,7 @@ impl MemoryInputs {
 
     /// The largest micro-batch whose estimate fits in `budget`, or `None`
     /// when weights, gradients and optimizer state alone exceed it — then
-    /// accumulation alone cannot help (R11).
+    /// accumulation alone cannot help (`accum::run::memory`).
     pub fn max_micro_batch(&self, budget: ByteSize) -> Result<Option<u64>, PlanError> {
         let fixed = self.estimate(0)?.total.get();
         if fixed >= budget.get() {
@@ -243,7 +243,7 @@ impl MemoryInputs {
     }
 }
 
-/// What a data-parallel scaling estimate needs (R17).
+/// What a data-parallel scaling estimate needs (`accum::calc::scaling`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScalingInputs {
     /// Examples per second one device processes (forward and backward) at micro-batch `m`.
@@ -254,7 +254,7 @@ pub struct ScalingInputs {
     pub bandwidth_bytes_per_sec: f64,
 }
 
-/// Throughput of a plan at one replica count (R17).
+/// Throughput of a plan at one replica count (`accum::calc::scaling`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ScalingPoint {
     /// Data-parallel replicas.
@@ -273,7 +273,7 @@ pub struct ScalingPoint {
 
 impl ScalingInputs {
     /// Throughput for `replicas` replicas of the plan's `m` and `A`. The
-    /// gradients are reduced once per update, not per microbatch (R17):
+    /// gradients are reduced once per update, not per microbatch (`accum::calc::scaling`):
     /// a ring all-reduce moves `2·(D−1)/D` of the gradient bytes.
     pub fn at(&self, plan: &Plan, replicas: u64) -> ScalingPoint {
         let per_replica = (plan.micro_batch() * plan.accumulation()) as f64;
@@ -358,7 +358,7 @@ mod tests {
         assert_eq!(e.total.get(), 16_400);
         // The budget leaves room for 36 examples after the fixed 16,000 bytes.
         assert_eq!(inputs.max_micro_batch(ByteSize::new(19_650)), Ok(Some(36)));
-        // Weights and state alone exceed the budget: accumulation cannot help (R11).
+        // Weights and state alone exceed the budget: accumulation cannot help (`accum::run::memory`).
         assert_eq!(inputs.max_micro_batch(ByteSize::new(15_000)), Ok(None));
         let huge = MemoryInputs {
             params: u64::MAX,

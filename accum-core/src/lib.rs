@@ -1,11 +1,11 @@
 //! The core of accum: typed units, plan arithmetic and the accumulation
 //! engine.
 //!
-//! - [`units`]: counts in examples, microbatches, updates and tokens (SPEC R1)
+//! - [`units`]: counts in examples, microbatches, updates and tokens (`accum::span`)
 //! - [`span`]: lengths written the way people write them (`"2M tokens"`)
-//! - [`plan`]: `B = m·A·D`, layouts, epochs, re-planning (R3, R6, R11, R15)
-//! - [`norm`]: loss normalization by what was really evaluated (R4)
-//! - [`estimate`]: per-device memory (R16) and data-parallel scaling (R17)
+//! - [`plan`]: `B = m·A·D`, layouts, epochs, re-planning (`accum::plan::global-batch`, `accum::plan::partial-group`, `accum::run::memory`, `accum::calc::tokens`)
+//! - [`norm`]: loss normalization by what was really evaluated (`accum::run::normalization`)
+//! - [`estimate`]: per-device memory (`accum::run::memory`) and data-parallel scaling (`accum::calc::scaling`)
 //! - [`config`]: the canonical `TrainingConfig`, derived with the crate's own macro
 //! - [`derive`](mod@derive): the runtime side of `#[derive(AccumConfig)]`: the plan
 //!   rules ([`check_roles`]) and annotated JSON Schemas
@@ -15,11 +15,11 @@
 //! - [`tensor`], [`model`], [`optim`], [`schedule`], [`scaler`]: the pieces of a training step
 //! - [`data`]: synthetic Markov-chain data and packing
 //! - [`driver`]: the loop driver for a training loop of one's own in any framework:
-//!   groups, microbatches, sync flags, denominators, progress (R2, R4–R9)
-//! - [`replica`]: the reduction across data-parallel replicas (R9, R17)
-//! - [`engine`]: the group loop (R2, R4–R9)
-//! - [`memory`], [`report`]: memory peaks (R11) and the run report (R13)
-//! - [`verify`]: accumulated vs large-batch equivalence (R10, R12)
+//!   groups, microbatches, sync flags, denominators, progress (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::group`, `accum::plan::partial-group`, `accum::run::loss-scale`, `accum::run::scheduler`, `accum::run::data-parallel`)
+//! - [`replica`]: the reduction across data-parallel replicas (`accum::run::data-parallel`, `accum::calc::scaling`)
+//! - [`engine`]: the group loop (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::group`, `accum::plan::partial-group`, `accum::run::loss-scale`, `accum::run::scheduler`, `accum::run::data-parallel`)
+//! - [`memory`], [`report`]: memory peaks (`accum::run::memory`) and the run report (`accum::sheet`)
+//! - [`verify`]: accumulated vs large-batch equivalence (`accum::verify::equivalence`, `accum::verify::preflight`)
 //! - [`dump`]: `accum-dump/1` directories with `.npy` tensors
 //! - [`fsio`]: atomic file writes (temporary file, then rename)
 

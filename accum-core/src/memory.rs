@@ -1,8 +1,8 @@
-//! Memory accounting per replica (SPEC R11, R16).
+//! Memory accounting per replica (`accum::run::memory`).
 //!
 //! The engine reports the bytes it holds live, by kind: parameters,
 //! gradients, optimizer state, activations (the per-replica workspace) and
-//! anything kept between microbatches that should not be (`retained`, R14).
+//! anything kept between microbatches that should not be (`retained`, the symptom table of docs/rules.md).
 //! Peaks are per replica (per device). The first group is measured
 //! separately — its backward passes *and* the first update, which allocates
 //! the optimizer state — from all later groups.
@@ -33,7 +33,7 @@ pub struct MemoryBreakdown {
     pub optimizer_state: u64,
     /// Activation buffers of the replica's workspace.
     pub activations: u64,
-    /// Memory kept between microbatches that a correct loop releases (R14).
+    /// Memory kept between microbatches that a correct loop releases (the symptom table of docs/rules.md).
     pub retained: u64,
 }
 

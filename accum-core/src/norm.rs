@@ -1,4 +1,4 @@
-//! Loss-normalization arithmetic (SPEC R4): a group's loss is normalized by
+//! Loss-normalization arithmetic (`accum::run::normalization`): a group's loss is normalized by
 //! what was really evaluated in the whole group, once.
 //!
 //! The per-token mean of a group is `Σ token losses / Σ supervised tokens`
@@ -10,7 +10,7 @@
 //! use accum_core::norm::{Part, mean_of_means, weighted_mean};
 //! use accum_core::Tokens;
 //!
-//! // R4: 512 tokens with mean 2 and 1,536 tokens with mean 4.
+//! // `accum::run::normalization`: 512 tokens with mean 2 and 1,536 tokens with mean 4.
 //! let parts = [Part::from_mean(2.0, Tokens::new(512)), Part::from_mean(4.0, Tokens::new(1536))];
 //! assert_eq!(weighted_mean(&parts), Some(3.5));
 //! assert_eq!(mean_of_means(&parts), Some(3.0)); // the wrong objective
@@ -37,7 +37,7 @@ impl Part {
     }
 }
 
-/// `Σ loss / Σ tokens` over the whole group (R4), or `None` for a group
+/// `Σ loss / Σ tokens` over the whole group (`accum::run::normalization`), or `None` for a group
 /// without supervised tokens.
 pub fn weighted_mean(parts: &[Part]) -> Option<f64> {
     let tokens: u64 = parts.iter().map(|p| p.tokens.get()).sum();

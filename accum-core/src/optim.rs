@@ -2,9 +2,9 @@
 //! decay) and [`AdamW`] (decoupled weight decay, bias correction).
 //!
 //! An optimizer sees the group's full gradient once per *applied* update:
-//! reduced, normalized, unscaled and clipped (R5, R7). Its state is allocated
+//! reduced, normalized, unscaled and clipped (`accum::run::group`, `accum::run::loss-scale`). Its state is allocated
 //! lazily at the first step, as PyTorch does, which is why the first update
-//! belongs in a memory measurement (R11).
+//! belongs in a memory measurement (`accum::run::memory`).
 
 use crate::settings::{OptimizerKind, OptimizerSection};
 use crate::tensor::Tensors;

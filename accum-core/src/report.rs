@@ -1,7 +1,7 @@
-//! The run report: everything a run sheet (R13) needs, serde-serializable
-//! with stable keys — counters in named units (R1), per-update statistics,
-//! the loss curve against its declared axis, memory peaks (R11) and dropped
-//! example ids (R6).
+//! The run report: everything a run sheet (`accum::sheet`) needs, serde-serializable
+//! with stable keys — counters in named units (`accum::span`), per-update statistics,
+//! the loss curve against its declared axis, memory peaks (`accum::run::memory`) and dropped
+//! example ids (`accum::plan::partial-group`).
 //!
 //! A report has a bounded size, whatever the length of the run: the loss
 //! curve and the per-update statistics are kept in [`Decimated`] buffers
@@ -89,7 +89,7 @@ impl From<&Plan> for PlanSummary {
     }
 }
 
-/// Counters of the whole run (R1, R7, R8). An attempt that was skipped is
+/// Counters of the whole run (`accum::span`, `accum::run::loss-scale`, `accum::run::scheduler`). An attempt that was skipped is
 /// not an update.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
@@ -107,13 +107,13 @@ pub struct Counters {
     pub examples: Examples,
     /// Supervised tokens processed, over all replicas.
     pub supervised_tokens: Tokens,
-    /// Scheduler steps (R8: equal to applied updates).
+    /// Scheduler steps (`accum::run::scheduler`: equal to applied updates).
     pub scheduler_steps: Updates,
-    /// Gradient reductions across replicas (one per attempt, R9, R17).
+    /// Gradient reductions across replicas (one per attempt, `accum::run::data-parallel`, `accum::calc::scaling`).
     pub grad_reductions: u64,
-    /// Gradient zeroings per replica (one per attempt, after it, R2).
+    /// Gradient zeroings per replica (one per attempt, after it, `accum::run::zeroing`).
     pub grad_zeroings: u64,
-    /// Examples dropped by the last-group policy (R6).
+    /// Examples dropped by the last-group policy (`accum::plan::partial-group`).
     pub dropped_examples: Examples,
     /// Epochs started.
     pub epochs: u64,
@@ -133,7 +133,7 @@ pub struct ReplicaCounters {
 }
 
 /// Counters of one stage of a batch ramp-up: the stage's plan and
-/// updates, and what the run did in it (R1, R7, R8). Summed over the stages,
+/// updates, and what the run did in it (`accum::span`, `accum::run::loss-scale`, `accum::run::scheduler`). Summed over the stages,
 /// the counts equal the run's [`Counters`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageCounters {
@@ -216,7 +216,7 @@ pub struct UpdateStats {
     pub tokens: Tokens,
     /// Microbatches in the group, over all replicas.
     pub microbatches: Microbatches,
-    /// Whether this was a last partial group (R6).
+    /// Whether this was a last partial group (`accum::plan::partial-group`).
     pub partial: bool,
     /// Learning rate used (0 when skipped).
     pub lr: f64,
@@ -240,7 +240,7 @@ pub struct CurvePoint {
     pub loss: f64,
 }
 
-/// The loss curve against a declared axis (R1).
+/// The loss curve against a declared axis (`accum::span`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LossCurve {
     /// The x axis.
@@ -380,9 +380,9 @@ pub struct RunSummary {
     pub loss: Summary,
     /// The global gradient norm (unscaled, before clipping) over applied updates.
     pub grad_norm: Summary,
-    /// Applied updates whose gradient was clipped (R7).
+    /// Applied updates whose gradient was clipped (`accum::run::loss-scale`).
     pub clipped: u64,
-    /// Last partial groups processed (R6).
+    /// Last partial groups processed (`accum::plan::partial-group`).
     pub partial_groups: u64,
     /// The learning rate of the last applied update.
     pub last_lr: f64,
@@ -459,7 +459,7 @@ impl LossChange {
     }
 }
 
-/// Examples a last partial group dropped (R6).
+/// Examples a last partial group dropped (`accum::plan::partial-group`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DroppedGroup {
     /// Epoch, 0-based.
@@ -521,9 +521,9 @@ pub struct RunReport {
     pub stats_stream: Option<String>,
     /// The loss curve at the log interval.
     pub loss_curve: LossCurve,
-    /// Memory peaks (R11).
+    /// Memory peaks (`accum::run::memory`).
     pub memory: MemoryReport,
-    /// Dropped examples by epoch (R6): the first 64 dropped groups; the
+    /// Dropped examples by epoch (`accum::plan::partial-group`): the first 64 dropped groups; the
     /// count of all dropped examples is in the counters.
     pub dropped: Vec<DroppedGroup>,
     /// Whether the run was stopped before its total (at a group boundary).

@@ -1,4 +1,4 @@
-//! Dynamic loss scaling (SPEC R7): a state machine any framework can use,
+//! Dynamic loss scaling (`accum::run::loss-scale`): a state machine any framework can use,
 //! with PyTorch `GradScaler` semantics.
 //!
 //! The scale is constant during a group: multiply each microbatch's loss by
@@ -127,7 +127,7 @@ impl LossScaler {
 
     /// Unscales `grads` in place (`× inv_scale`, skipped when it is 1) and
     /// returns whether every value was finite before unscaling. Call it on
-    /// the full gradient, after the group's reduction (R5, R7).
+    /// the full gradient, after the group's reduction (`accum::run::group`, `accum::run::loss-scale`).
     pub fn unscale(&self, grads: &mut [f32]) -> bool {
         let inv = self.inv_scale();
         let mut finite = true;

@@ -1,6 +1,6 @@
 //! Human durations: a length in any of the four units, written the way people
 //! write it — `"500 updates"`, `"2M tokens"`, `"1.5k examples"`,
-//! `"40 microbatches"` or the table `{ updates = 500 }` (SPEC R1).
+//! `"40 microbatches"` or the table `{ updates = 500 }` (`accum::span`).
 //!
 //! A bare number, `"100 steps"` or `"100 iters"` is rejected: "step" means an
 //! update in one framework and a microbatch in the next. A [`Span`] becomes a
@@ -35,7 +35,7 @@ pub struct Span {
     unit: UnitKind,
 }
 
-/// Words that mean "some kind of step" and are rejected as units (R1).
+/// Words that mean "some kind of step" and are rejected as units (`accum::span`).
 const AMBIGUOUS: &[&str] = &[
     "step",
     "steps",

@@ -1,5 +1,5 @@
 //! Typed counts: every counter, interval and schedule length names its unit
-//! (SPEC R1).
+//! (`accum::span`).
 //!
 //! A [`Count<U>`] is a `u64` tagged with one of the four units [`Example`],
 //! [`Microbatch`], [`Update`] and [`Token`]. The tag is zero-sized: a count
@@ -79,11 +79,11 @@ unit!(
 );
 unit!(
     /// Unit tag: applied optimizer updates. An attempt that was skipped
-    /// (non-finite gradients) is not an update (SPEC R7, R8).
+    /// (non-finite gradients) is not an update (`accum::run::loss-scale`, `accum::run::scheduler`).
     Update, Updates, Update, "update", "update", "updates"
 );
 unit!(
-    /// Unit tag: supervised tokens (padding and ignored positions excluded, R4).
+    /// Unit tag: supervised tokens (padding and ignored positions excluded, `accum::run::normalization`).
     Token, Tokens, Token, "token", "token", "tokens"
 );
 

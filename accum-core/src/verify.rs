@@ -1,4 +1,4 @@
-//! The pre-flight equivalence check (SPEC R10, R12): one update computed as
+//! The pre-flight equivalence check (`accum::verify::equivalence`, `accum::verify::preflight`): one update computed as
 //! `A` microbatches × `D` replicas and as one large batch on the same
 //! examples, compared numerically — never promised bit-exact.
 //!
@@ -95,7 +95,7 @@ pub struct VerifyReport {
     pub loss_accumulated: f64,
     /// Loss of the large batch.
     pub loss_large_batch: f64,
-    /// The mean of microbatch mean token losses: a different objective (R4).
+    /// The mean of microbatch mean token losses: a different objective (`accum::run::normalization`).
     pub mean_of_microbatch_means: f64,
     /// Examples in the group.
     pub examples: u64,
@@ -183,7 +183,7 @@ fn checked_stages(count: usize, largest: usize) -> Vec<usize> {
 /// data of `config`: the stage's first update, on the examples a run of
 /// the staged plan gives it when every attempt is applied, computed as the
 /// stage's `A` microbatches × `D` replicas and as one batch of its `B`,
-/// from the initial parameters (R10, R12). A constant plan gives one check,
+/// from the initial parameters (`accum::verify::equivalence`, `accum::verify::preflight`). A constant plan gives one check,
 /// the same as [`verify`]'s.
 pub fn verify_stages(
     stages: &StagedPlan,

@@ -1,4 +1,4 @@
-// R1: a "step" is an update in one framework and a microbatch in the next.
+// `accum::span`: a "step" is an update in one framework and a microbatch in the next.
 use accum::AccumConfig;
 
 #[derive(AccumConfig)]

@@ -1,4 +1,4 @@
-// R3: a constant plan must satisfy m·A·D = global_batch.
+// `accum::plan::global-batch`: a constant plan must satisfy m·A·D = global_batch.
 use accum::AccumConfig;
 
 #[derive(AccumConfig)]

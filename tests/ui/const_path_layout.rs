@@ -1,4 +1,4 @@
-// R3: world_size given as a path: the layout check is a const assertion.
+// `accum::plan::global-batch`: world_size given as a path: the layout check is a const assertion.
 use accum::AccumConfig;
 
 const WORLD: u32 = 64;

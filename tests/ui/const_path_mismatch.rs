@@ -1,4 +1,4 @@
-// R3: constants given as paths are checked by a const assertion whose
+// `accum::plan::global-batch`: constants given as paths are checked by a const assertion whose
 // message states the equation.
 use accum::AccumConfig;
 

@@ -1,4 +1,4 @@
-// R3: a role is given once; the error is on the second occurrence.
+// `accum::plan::global-batch`: a role is given once; the error is on the second occurrence.
 use accum::AccumConfig;
 
 #[derive(AccumConfig)]

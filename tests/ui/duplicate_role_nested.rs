@@ -1,4 +1,4 @@
-// R3: a role is given once in the whole config, nested sections included
+// `accum::plan::global-batch`: a role is given once in the whole config, nested sections included
 // (checked by a const assertion over the sections' field tables).
 use accum::AccumConfig;
 

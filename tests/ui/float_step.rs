@@ -1,4 +1,4 @@
-// R1: a float named for steps is as ambiguous as an integer one, and not a
+// `accum::span`: a float named for steps is as ambiguous as an integer one, and not a
 // whole count either.
 use accum::AccumConfig;
 

@@ -1,4 +1,4 @@
-// R3: a field whose type derives AccumConfig must be marked
+// `accum::plan::global-batch`: a field whose type derives AccumConfig must be marked
 // `#[accum(nested)]` (or `#[accum(skip)]`), whatever the section holds;
 // unmarked, its roles, lengths and checks would be ignored without a word.
 use accum::{AccumConfig, Span};

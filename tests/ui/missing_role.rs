@@ -1,4 +1,4 @@
-// R3: the plan needs micro_batch, accumulation, and replicas or world_size.
+// `accum::plan::global-batch`: the plan needs micro_batch, accumulation, and replicas or world_size.
 use accum::AccumConfig;
 
 #[derive(AccumConfig)]

@@ -1,4 +1,4 @@
-// R3: with nested sections the required roles are checked by a const
+// `accum::plan::global-batch`: with nested sections the required roles are checked by a const
 // assertion over the sections' field tables.
 use accum::AccumConfig;
 

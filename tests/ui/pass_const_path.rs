@@ -1,4 +1,4 @@
-// R3: constant plans from literals and paths to consts; the plan is usable
+// `accum::plan::global-batch`: constant plans from literals and paths to consts; the plan is usable
 // in const context.
 use accum::{AccumConfig, ConstPlan};
 

@@ -1,4 +1,4 @@
-// R3: replicas from a world layout, D = world_size / (tp·pp·cp).
+// `accum::plan::global-batch`: replicas from a world layout, D = world_size / (tp·pp·cp).
 use accum::AccumConfig;
 
 #[derive(AccumConfig)]

@@ -1,4 +1,4 @@
-// R3: roles may live in nested sections, optional sections and flattened
+// `accum::plan::global-batch`: roles may live in nested sections, optional sections and flattened
 // sections; paths in findings and roles follow the serialized names.
 use accum::{AccumConfig, Role};
 

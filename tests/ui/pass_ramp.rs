@@ -1,4 +1,4 @@
-// R3, batch ramp-up: a list of stages in a nested section and a linear
+// `accum::plan::global-batch`, batch ramp-up: a list of stages in a nested section and a linear
 // ramp at the root; the plan's roles give the full batch, the ramp-up the
 // smaller batches before it. Both given at run time is a finding at the ramp.
 use accum::plan::{LinearRamp, StageSpec};

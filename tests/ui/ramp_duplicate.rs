@@ -1,4 +1,4 @@
-// R3, batch ramp-up: a run has one ramp-up; a second field of a kind is
+// `accum::plan::global-batch`, batch ramp-up: a run has one ramp-up; a second field of a kind is
 // refused at its attribute, and a field holds the ramp-up and nothing else.
 use accum::AccumConfig;
 use accum::plan::{LinearRamp, StageSpec};

@@ -1,4 +1,4 @@
-// R3, batch ramp-up: one ramp-up in the whole config, nested sections
+// `accum::plan::global-batch`, batch ramp-up: one ramp-up in the whole config, nested sections
 // included (checked by a const assertion over the sections' field tables).
 use accum::AccumConfig;
 use accum::plan::LinearRamp;

@@ -1,4 +1,4 @@
-// R3, batch ramp-up: `#[accum(stages)]` marks a list of stages and
+// `accum::plan::global-batch`, batch ramp-up: `#[accum(stages)]` marks a list of stages and
 // `#[accum(ramp)]` a linear ramp; any other type is refused at its type,
 // naming the types that fit. A type alias the macro cannot judge by name
 // is refused by the trait bound.

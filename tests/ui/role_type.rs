@@ -1,4 +1,4 @@
-// R3: roles count examples, microbatches or devices: unsigned integers only.
+// `accum::plan::global-batch`: roles count examples, microbatches or devices: unsigned integers only.
 use accum::AccumConfig;
 
 #[derive(AccumConfig)]

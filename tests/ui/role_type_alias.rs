@@ -1,4 +1,4 @@
-// R3: a type the macro cannot judge by its name is checked by the
+// `accum::plan::global-batch`: a type the macro cannot judge by its name is checked by the
 // `RoleType` bound, reported at the field's type.
 use accum::AccumConfig;
 

@@ -1,4 +1,4 @@
-// R3: `skip` leaves a field out of the plan; with a role or `nested` beside
+// `accum::plan::global-batch`: `skip` leaves a field out of the plan; with a role or `nested` beside
 // it, one of the two is a mistake.
 use accum::AccumConfig;
 

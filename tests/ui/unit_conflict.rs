@@ -1,4 +1,4 @@
-// R1: `unit = "..."` declares the unit of a plain integer; it cannot
+// `accum::span`: `unit = "..."` declares the unit of a plain integer; it cannot
 // contradict a role or a typed count.
 use accum::{AccumConfig, Updates};
 

@@ -1,4 +1,4 @@
-// R1: `unit = "..."` declares what a whole count counts. On a float, a
+// `accum::span`: `unit = "..."` declares what a whole count counts. On a float, a
 // signed integer or a string the field would be read as no length at all,
 // and the warmup and interval checks on it would vanish.
 use accum::AccumConfig;

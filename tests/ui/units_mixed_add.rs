@@ -1,4 +1,4 @@
-// R1: counts in different units cannot be added; convert through a `Plan`.
+// `accum::span`: counts in different units cannot be added; convert through a `Plan`.
 use accum::units::{Microbatches, Updates};
 
 fn main() {

@@ -1,4 +1,4 @@
-// R1: counts in different units cannot be compared either.
+// `accum::span`: counts in different units cannot be compared either.
 use accum::units::{Examples, Tokens};
 
 fn main() {

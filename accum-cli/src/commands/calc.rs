@@ -1,6 +1,6 @@
-//! `accum calc`: the effective-batch calculator (SPEC R15), with an optional
-//! batch ramp-up shown stage by stage, per-device memory (R16) and
-//! data-parallel scaling (R17) estimates.
+//! `accum calc`: the effective-batch calculator (`accum::calc::tokens`), with an optional
+//! batch ramp-up shown stage by stage, per-device memory (`accum::run::memory`) and
+//! data-parallel scaling (`accum::calc::scaling`) estimates.
 
 use std::fmt::Write as _;
 

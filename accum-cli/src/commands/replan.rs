@@ -1,8 +1,8 @@
 //! `accum replan FILE`: re-planning a configuration file to a smaller
-//! micro-batch while keeping the effective batch (SPEC R11), as a text edit
+//! micro-batch while keeping the effective batch (`accum::run::memory`), as a text edit
 //! that preserves the file's comments and layout.
 //!
-//! Spans in microbatches change meaning when `A` changes (R8: a schedule
+//! Spans in microbatches change meaning when `A` changes (`accum::run::scheduler`: a schedule
 //! counted in backward passes shifts). They are rewritten so that they keep
 //! the same number of updates.
 
@@ -281,7 +281,7 @@ fn replan_summary(r: &Replanned) -> String {
 }
 
 /// The largest micro-batch whose estimated per-device memory fits the
-/// budget (R16), or the reason none does (R11).
+/// budget (`accum::run::memory`), or the reason none does (`accum::run::memory`).
 fn memory_limit(inputs: &MemoryInputs, budget: ByteSize, plan: &Plan) -> Result<u64, CliError> {
     let now = inputs
         .estimate(plan.micro_batch())

@@ -1,6 +1,6 @@
-//! `accum verify`: the pre-flight check (SPEC R12) — one update computed as
+//! `accum verify`: the pre-flight check (`accum::verify::preflight`) — one update computed as
 //! `A` microbatches on `D` replicas and as one large batch on the same
-//! examples, compared within a documented tolerance (R10). With a batch
+//! examples, compared within a documented tolerance (`accum::verify::equivalence`). With a batch
 //! ramp-up, one update of each stage: the stage's first, against one batch
 //! of the stage's `B`.
 

@@ -140,7 +140,7 @@ fn finish(
         .files
         .first_mut()
         .expect("every reading has the imported file");
-    // R4: the group's loss, as the framework normalizes it.
+    // `accum::run::normalization`: the group's loss, as the framework normalizes it.
     config.loss.normalization = Some(match batch.loss {
         LossRule::PerToken => Normalization::PerToken,
         LossRule::MicrobatchMean(finding) => {
@@ -165,7 +165,7 @@ fn finish(
     {
         main.findings.push(finding);
     }
-    // R6: the last partial group.
+    // `accum::plan::partial-group`: the last partial group.
     let rule = batch.last_group;
     config.data.last_group = Some(rule.policy);
     if let Some(examples) = opts.examples {

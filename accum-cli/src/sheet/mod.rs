@@ -244,7 +244,7 @@ pub(crate) fn setting(value: f64) -> String {
 }
 
 /// Text from elsewhere (a run report's warnings) without references to
-/// rule ids such as `(R7)` or `(R14: …)`, which readers of a sheet cannot
+/// rule ids such as `(`accum::run::loss-scale`)` or `(the symptom table of docs/rules.md: …)`, which readers of a sheet cannot
 /// look up.
 pub(crate) fn without_rule_ids(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -252,7 +252,7 @@ pub(crate) fn without_rule_ids(text: &str) -> String {
     while let Some(start) = rest.find("(R") {
         out.push_str(&rest[..start]);
         let inner = &rest[start + 1..];
-        // A list of ids: `R7`, `R8, R14`, ended by `)` or by `: ` before more text.
+        // A list of ids: ``accum::run::loss-scale``, ``accum::run::scheduler`, the symptom table of docs/rules.md`, ended by `)` or by `: ` before more text.
         let mut len = 0;
         let bytes = inner.as_bytes();
         loop {
@@ -275,7 +275,7 @@ pub(crate) fn without_rule_ids(text: &str) -> String {
         }
         let ids_end = len;
         if ids_end > 0 && inner[ids_end..].starts_with(')') {
-            // ` (R7)` goes with the space before it.
+            // ` (`accum::run::loss-scale`)` goes with the space before it.
             if out.ends_with(' ') {
                 out.pop();
             }
@@ -352,7 +352,7 @@ pub(crate) mod tests {
             .unwrap_or_else(|| panic!("no series {name} in {}", chart.id))
     }
 
-    /// Whether `text` cites a rule by a bare id such as `(R7)` or `(R8, R14`.
+    /// Whether `text` cites a rule by a bare id such as `(`accum::run::loss-scale`)` or `(`accum::run::scheduler`, the symptom table of docs/rules.md`.
     pub(crate) fn has_rule_id(text: &str) -> bool {
         text.match_indices("(R")
             .any(|(at, _)| text[at + 2..].starts_with(|c: char| c.is_ascii_digit()))

@@ -1,4 +1,4 @@
-//! `accum calc` (SPEC R3, R15–R17).
+//! `accum calc` (`accum::plan::global-batch`, `accum::calc::tokens`, `accum::run::memory`, `accum::calc::scaling`).
 
 use crate::accum;
 

@@ -37,8 +37,8 @@ fn read(page: &str) -> String {
 }
 
 /// The lines where `text` names a rule by a bare id: `R` and one or two
-/// digits standing alone ("(R7)", "R3:", "R1…R17", "R4–R12"), not inside a
-/// word or a longer number ("R2D2", "R101", "FOR1").
+/// digits standing alone ("(`accum::run::loss-scale`)", "`accum::plan::global-batch`:", "`accum::span`…`accum::calc::scaling`", "`accum::run::normalization`, `accum::run::group`, `accum::plan::partial-group`, `accum::run::loss-scale`, `accum::run::scheduler`, `accum::run::data-parallel`, `accum::verify::equivalence`, `accum::run::memory`, `accum::verify::preflight`"), not inside a
+/// word or a longer number ("R2D2", "R101", "FO`accum::span`").
 fn bare_rule_ids(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     for line in text.lines() {

@@ -1,5 +1,5 @@
-//! `accum run --backend mpi` under `mpirun`, one process per replica (R9,
-//! R17). Built only with the `mpi` feature; `.ci/mpi` runs these on
+//! `accum run --backend mpi` under `mpirun`, one process per replica (`accum::run::data-parallel`,
+//! `accum::calc::scaling`). Built only with the `mpi` feature; `.ci/mpi` runs these on
 //! loopback with 2 and 4 ranks.
 
 use std::collections::BTreeSet;
@@ -255,7 +255,7 @@ fn assert_equivalent(got: &Path, reference: &Path, what: &str) {
 }
 
 /// The dump of `mpirun -n n … --backend mpi` equals the in-process run with
-/// the same D and the D=1 large-batch run (R10: within tolerance).
+/// the same D and the D=1 large-batch run (`accum::verify::equivalence`: within tolerance).
 fn dump_matches_threads_and_large_batch(n: u64) {
     let dir = scratch(&format!("mpi-equivalence-{n}"));
     let (m, a) = (3, 2);
@@ -297,7 +297,7 @@ fn dump_matches_threads_and_large_batch(n: u64) {
         assert_eq!(out.code, 0, "{what}: {}", out.stderr);
     }
     let (mpi, threads, big) = (dir.join("mpi"), dir.join("threads"), dir.join("large"));
-    // Same microbatches on the same replicas as the threads (R9).
+    // Same microbatches on the same replicas as the threads (`accum::run::data-parallel`).
     for update in 1..=5 {
         assert_eq!(
             microbatch_files(&mpi, update)

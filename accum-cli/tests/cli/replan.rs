@@ -1,4 +1,4 @@
-//! `accum replan` (R11).
+//! `accum replan` (`accum::run::memory`).
 
 use crate::{run_in, scratch};
 

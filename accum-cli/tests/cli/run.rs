@@ -37,7 +37,7 @@ fn run_writes_a_report_and_counts_in_units() {
     assert_eq!(report["counters"]["scheduler_steps"], 12);
     assert_eq!(report["counters"]["microbatches"], 12 * 2 * 2);
     assert_eq!(report["loss_curve"]["axis"], "examples");
-    // 60 examples, B = 16: 3 full groups and 12 dropped per epoch (R6).
+    // 60 examples, B = 16: 3 full groups and 12 dropped per epoch (`accum::plan::partial-group`).
     assert!(
         report["counters"]["dropped_examples"]
             .as_u64()
@@ -217,7 +217,7 @@ fn verify_checks_one_update_of_each_stage() {
 
 #[test]
 fn verify_fails_with_an_impossible_tolerance() {
-    // No tolerance at all: accumulation is not bit-exact (R10).
+    // No tolerance at all: accumulation is not bit-exact (`accum::verify::equivalence`).
     let out = run_in(
         &fixtures(),
         &["verify", "tiny.toml", "--rtol=0", "--atol=0"],

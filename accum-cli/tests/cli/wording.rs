@@ -1,5 +1,5 @@
 //! User-facing text speaks of the project's rules by code, never by a bare
-//! rule id such as "(R7)": help of every command (accum's and a user's
+//! rule id such as "(`accum::run::loss-scale`)": help of every command (accum's and a user's
 //! binary's), the schemas, the diagnostics of every fixture, the rules
 //! `explain` prints, and every string literal of the CLI's and the core's
 //! code.

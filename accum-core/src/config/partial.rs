@@ -245,7 +245,7 @@ is_empty!(
 
 impl PartialConfig {
     /// The plan `[batch]` and `[parallel]` describe, with the rules a full
-    /// config follows (R3): `A` is solved from `B` when only `B` is given.
+    /// config follows (`accum::plan::global-batch`): `A` is solved from `B` when only `B` is given.
     pub fn plan(&self) -> Result<Plan, PlanError> {
         PlanInput {
             micro_batch: self.batch.micro_batch,

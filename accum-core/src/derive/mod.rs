@@ -4,7 +4,7 @@
 //! [`Findings`](crate::Findings) with field paths), the batch ramp-up
 //! ([`staged_plan_of`]), the rules of lengths ([`check_spans`]), all of them
 //! at once ([`check_values`]), and [`schema_for`], the JSON Schema 2020-12
-//! with `x-accum-role` / `x-accum-unit` annotations (DESIGN.md "Interfaces").
+//! with `x-accum-role` / `x-accum-unit` annotations (docs/architecture.md "Interfaces").
 //!
 //! The derive generates only data: a static description of the fields
 //! ([`AccumConfig::FIELDS`]) and a function that reads the role values

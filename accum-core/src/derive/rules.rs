@@ -1,6 +1,6 @@
 //! The plan rules, written once: every independent problem of a config's
 //! role values, each a [`Finding`] with its code, the path of the field to
-//! change, the fix and the other fields that take part (SPEC R3).
+//! change, the fix and the other fields that take part (`accum::plan::global-batch`).
 //!
 //! "Independent" means a problem that stays after the others are fixed: a
 //! zero `micro_batch`, a `world_size` that `tp·pp·cp` does not divide and a
@@ -139,7 +139,7 @@ pub fn check_roles(values: &[RoleValue]) -> Findings {
     findings
 }
 
-/// R3: every factor is at least 1.
+/// `accum::plan::global-batch`: every factor is at least 1.
 fn zeroes(values: &[RoleValue], findings: &mut Findings) {
     for v in values.iter().filter(|v| v.given == Given::Value(0)) {
         let err = PlanError::Zero { role: v.role };
@@ -180,7 +180,7 @@ fn duplicates(values: &[RoleValue], findings: &mut Findings) {
     }
 }
 
-/// R3: parallel degrees without a world size have nothing to divide.
+/// `accum::plan::global-batch`: parallel degrees without a world size have nothing to divide.
 fn degrees_without_world(places: &Places<'_>, findings: &mut Findings) {
     if places.given(Role::WorldSize).is_some() {
         return;
@@ -218,7 +218,7 @@ struct Replicas {
     related: Option<(FieldPath, String)>,
 }
 
-/// R3: `D` from `replicas` or from the layout, with the layout's rules.
+/// `accum::plan::global-batch`: `D` from `replicas` or from the layout, with the layout's rules.
 fn replicas(places: &Places<'_>, findings: &mut Findings) -> Replicas {
     let from_layout = layout_replicas(places, findings);
     let direct = places.state(Role::Replicas);
@@ -362,7 +362,7 @@ fn products(places: &Places<'_>, [m, a, d]: [State; 3], findings: &mut Findings)
     }
 }
 
-/// R3: the declared global batch is `m·A·D`; a missing `m` or `A` is solved
+/// `accum::plan::global-batch`: the declared global batch is `m·A·D`; a missing `m` or `A` is solved
 /// exactly; with a factor that is itself wrong, the global batch must still
 /// be a multiple of the factors that are known.
 fn global_batch_rules(

@@ -3,7 +3,7 @@
 //! `"ramp"`), typed-unit fields `x-accum-unit`, length
 //! fields with a use `x-accum-span` (`warmup`, `total`, `every`), structs
 //! with constant roles `x-accum-constants`, and a config whose lengths vary
-//! `x-accum-variable-length` (DESIGN.md "Interfaces").
+//! `x-accum-variable-length` (docs/architecture.md "Interfaces").
 
 use super::{AccumConfig, FieldInfo};
 use crate::code::Code;
@@ -18,7 +18,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The JSON Schema (2020-12) of a derived config, with `x-accum-role` on
 /// every role field (`"stages"` or `"ramp"` on a batch ramp-up field) and
 /// `x-accum-unit` on every field with a declared unit,
-/// nested sections included (DESIGN.md "Interfaces"). Role fields are plan
+/// nested sections included (docs/architecture.md "Interfaces"). Role fields are plan
 /// factors and have `minimum: 1`, so that editors and third-party validators
 /// reject a zero. Struct-level constant roles are listed as
 /// `"x-accum-constants": {"micro_batch": 2, …}` on the object of the struct

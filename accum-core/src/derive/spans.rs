@@ -1,7 +1,7 @@
 //! The rules for a config's lengths ([`Span`]s, typed counts, integers with
 //! a declared unit): a length in tokens needs a fixed `seq_len` unless the
 //! data's lengths vary and are counted; a warmup and an interval are not
-//! longer than the run (SPEC R1, R8, R15).
+//! longer than the run (`accum::span`, `accum::run::scheduler`, `accum::calc::tokens`).
 //!
 //! What a length is for is declared on its field: `#[accum(warmup)]`,
 //! `#[accum(total)]` (the run's length) or `#[accum(every)]` (an interval:
@@ -181,7 +181,7 @@ pub(super) fn check(
         .iter()
         .any(|v| v.role == Role::SeqLen && v.given != Given::Absent);
 
-    // R15: tokens are a number of updates only with a fixed length, or
+    // `accum::calc::tokens`: tokens are a number of updates only with a fixed length, or
     // when the loop counts them.
     if !seq_len_given && !variable_length {
         for value in spans {
@@ -220,7 +220,7 @@ pub(super) fn check(
         }
     }
 
-    // R8: the warmup and the intervals fit in the run.
+    // `accum::run::scheduler`: the warmup and the intervals fit in the run.
     let totals: Vec<(&SpanValue, Span)> = spans
         .iter()
         .filter(|v| v.span_use == Some(SpanUse::Total))

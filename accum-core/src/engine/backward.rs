@@ -1,4 +1,4 @@
-//! The backward phase of a group (SPEC R2, R4, R5, R9): every local replica
+//! The backward phase of a group (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::group`, `accum::run::data-parallel`): every local replica
 //! runs its microbatches — forward, loss weighted by the group's global
 //! denominator, backward adding into its own gradient buffers, no
 //! synchronisation between microbatches — on the engine's thread pool,
@@ -37,7 +37,7 @@ pub(crate) struct ReplicaState<W> {
     pub(crate) events: Vec<MicrobatchEvent>,
     /// This group's result, filled by the backward phase.
     pub(crate) outcome: Option<Result<ReplicaOutcome, EngineError>>,
-    /// R14 mistake injected by tests: activations kept between microbatches.
+    /// the symptom table of docs/rules.md mistake injected by tests: activations kept between microbatches.
     #[cfg(test)]
     pub(crate) retained: Vec<Vec<u8>>,
 }
@@ -55,7 +55,7 @@ impl<W> ReplicaState<W> {
         }
     }
 
-    /// Bytes kept between microbatches (R14): only a test mistake keeps any.
+    /// Bytes kept between microbatches (the symptom table of docs/rules.md): only a test mistake keeps any.
     pub(crate) fn retained_bytes(&self) -> u64 {
         #[cfg(test)]
         {
@@ -96,9 +96,9 @@ pub(crate) struct ReplicaOutcome {
     pub(crate) zeroings: u64,
     pub(crate) peak: MemoryBreakdown,
     pub(crate) denominator: f64,
-    /// Workspace bytes after the group (R11).
+    /// Workspace bytes after the group (`accum::run::memory`).
     pub(crate) activations: u64,
-    /// Bytes kept between microbatches after the group (R14).
+    /// Bytes kept between microbatches after the group (the symptom table of docs/rules.md).
     pub(crate) retained: u64,
 }
 
@@ -188,7 +188,7 @@ fn run_replica<M: Model>(
     #[allow(unused_mut)]
     let mut zeroings = 0;
     let mut peak = MemoryBreakdown::default();
-    // R9: no synchronisation between microbatches (no_sync for the first A − 1).
+    // `accum::run::data-parallel`: no synchronisation between microbatches (no_sync for the first A − 1).
     for (index, batch) in batches.iter().enumerate() {
         if ctx
             .stop
@@ -274,7 +274,7 @@ fn run_replica<M: Model>(
 impl<M: Model> Engine<M> {
     /// Runs the group's backward passes on every local replica and gathers
     /// their outcomes (with MPI, every replica's) into `self.outcomes`. On a
-    /// failure every partial gradient is cleared (R2: a retried step starts
+    /// failure every partial gradient is cleared (`accum::run::zeroing`: a retried step starts
     /// from zero) and the root cause is returned.
     pub(super) fn backward(
         &mut self,
@@ -289,7 +289,7 @@ impl<M: Model> Engine<M> {
             scale: GradScale {
                 normalization: self.config.loss.normalization,
                 denominator,
-                // R7: the loss scale is constant during the group.
+                // `accum::run::loss-scale`: the loss scale is constant during the group.
                 loss_scale: loss_scale as f32,
                 ignore_index: self.config.loss.ignore_index,
             },

@@ -18,7 +18,7 @@ use crate::settings::{Normalization, SettingError};
 pub enum EngineError {
     /// Settings are invalid (every finding).
     Invalid(Vec<SettingError>),
-    /// The plan rejects the data or a span (R6, R15).
+    /// The plan rejects the data or a span (`accum::plan::partial-group`, `accum::calc::tokens`).
     Plan(PlanError),
     /// The data is too small for the plan under the last-group policy.
     NotEnoughData {
@@ -27,7 +27,7 @@ pub enum EngineError {
         /// Examples per update `B`.
         effective_batch: u64,
     },
-    /// The activation workspaces would exceed [`MAX_ACTIVATION_BYTES`] (R11, R16).
+    /// The activation workspaces would exceed [`MAX_ACTIVATION_BYTES`] (`accum::run::memory`).
     TooLarge {
         /// Positions per microbatch (`m × max_len`).
         positions: u64,
@@ -63,10 +63,10 @@ pub enum EngineError {
         /// Total in updates.
         total: u64,
     },
-    /// An example reached two replicas in one epoch (R9).
+    /// An example reached two replicas in one epoch (`accum::run::data-parallel`).
     Overlap(OverlapError),
     /// With stages under `last_group = "error"`: a stage's group would be
-    /// partial (R6).
+    /// partial (`accum::plan::partial-group`).
     StageGroup(StageGroupError),
     /// A collective failed.
     Reduce(ReduceError),
@@ -89,7 +89,7 @@ pub enum EngineError {
         /// What went wrong.
         message: String,
     },
-    /// R4: the group's token weights do not sum to one (normalized twice or not at all).
+    /// `accum::run::normalization`: the group's token weights do not sum to one (normalized twice or not at all).
     Normalization {
         /// The attempt.
         attempt: u64,
@@ -100,7 +100,7 @@ pub enum EngineError {
         /// The normalization mode.
         normalization: Normalization,
     },
-    /// R4 cannot be checked: the model evaluated supervised tokens but
+    /// `accum::run::normalization` cannot be checked: the model evaluated supervised tokens but
     /// reported no token weights (`LossSums::weight` is 0).
     LossWeightsMissing {
         /// The attempt.
@@ -110,14 +110,14 @@ pub enum EngineError {
         /// Supervised tokens the model reported for the group.
         tokens: u64,
     },
-    /// R2: gradients were zeroed inside the group.
+    /// `accum::run::zeroing`: gradients were zeroed inside the group.
     Zeroing {
         /// The attempt.
         attempt: u64,
         /// Zeroings observed before the update, over all replicas.
         zeroings: u64,
     },
-    /// R8: the scheduler stepped a different number of times than updates were applied.
+    /// `accum::run::scheduler`: the scheduler stepped a different number of times than updates were applied.
     ScheduleDrift {
         /// The attempt.
         attempt: u64,
@@ -148,7 +148,7 @@ pub enum EngineError {
         /// Replicas of the backend (MPI: the world size).
         world: usize,
     },
-    /// R9: a replica in another process loaded other examples than this
+    /// `accum::run::data-parallel`: a replica in another process loaded other examples than this
     /// process planned for it (the processes disagree on config, data or seed).
     ShardMismatch {
         /// The attempt.

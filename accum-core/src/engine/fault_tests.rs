@@ -66,7 +66,7 @@ fn a_non_finite_gradient_on_one_replica_skips_the_attempt_for_all() {
     assert_eq!(engine.counters().update_attempts, 1);
     assert_eq!(engine.counters().skipped_updates, 1);
     assert_eq!(engine.counters().applied_updates, Updates::new(0));
-    // Every replica starts the next group from zero gradients (R2).
+    // Every replica starts the next group from zero gradients (`accum::run::zeroing`).
     assert!(all_zero(&engine));
     // The next attempt is clean and applied.
     let next = engine
@@ -160,7 +160,7 @@ fn fewer_examples_than_one_microbatch_follow_the_last_group_policy() {
     let mut config = small(3);
     config.schedule.total = Some("1 updates".parse().expect("span"));
 
-    // process: one update over the 3 examples, with their real denominator (R6).
+    // process: one update over the 3 examples, with their real denominator (`accum::plan::partial-group`).
     config.data.last_group = LastGroup::Process;
     let model = TokenMlp::new(16, 8, 16, 1);
     let mut engine = Engine::with_model(p, &config, model, three_examples()).expect("engine");

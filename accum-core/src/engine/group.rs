@@ -1,4 +1,4 @@
-//! The engine's groups (SPEC R4, R5, R6, R9). The loop driver's walk
+//! The engine's groups (`accum::run::normalization`, `accum::run::group`, `accum::plan::partial-group`, `accum::run::data-parallel`). The loop driver's walk
 //! ([`crate::driver`]) decides which examples form each group, under which
 //! plan — with stages, the plan of the update the group will produce — and
 //! which replica runs each microbatch: the same walk a user's loop draws
@@ -18,7 +18,7 @@ use crate::plan::{Plan, StagedPlan};
 use crate::report::DroppedGroup;
 use crate::units::{Examples, Tokens, Updates};
 
-/// The most dropped groups whose ids a report lists (R6); the count of
+/// The most dropped groups whose ids a report lists (`accum::plan::partial-group`); the count of
 /// dropped examples is always exact.
 pub(crate) const MAX_DROPPED_GROUPS: usize = 64;
 
@@ -29,7 +29,7 @@ pub(crate) struct Groups {
     /// The current group as the walk drew it: positions, epoch, plan.
     draw: Draw,
     /// Per data-set position: 1 + the replica that had the example in this
-    /// epoch, 0 when none has (R9).
+    /// epoch, 0 when none has (`accum::run::data-parallel`).
     owner: Vec<u32>,
     /// The epoch `owner` is about.
     owner_epoch: u64,
@@ -41,11 +41,11 @@ pub(crate) struct Groups {
     pub(crate) used: Vec<usize>,
     /// Example ids of the current group, over all replicas.
     pub(crate) last_ids: Vec<u64>,
-    /// The first [`MAX_DROPPED_GROUPS`] dropped groups (R6).
+    /// The first [`MAX_DROPPED_GROUPS`] dropped groups (`accum::plan::partial-group`).
     pub(crate) dropped: Vec<DroppedGroup>,
     /// Examples dropped so far.
     pub(crate) dropped_examples: u64,
-    /// R14 mistake injected by tests: every replica gets replica 0's examples.
+    /// the symptom table of docs/rules.md mistake injected by tests: every replica gets replica 0's examples.
     #[cfg(test)]
     pub(crate) same_shard: bool,
 }
@@ -114,7 +114,7 @@ impl Groups {
         self.walk.epoch() + 1
     }
 
-    /// Whether the current group is a last partial group (R6).
+    /// Whether the current group is a last partial group (`accum::plan::partial-group`).
     pub(crate) fn partial(&self) -> bool {
         self.draw.partial
     }
@@ -126,9 +126,9 @@ impl Groups {
 
     /// Draws the group of the update after `applied` applied updates from
     /// the walk, under that update's stage, and packs it into
-    /// [`Groups::batches`], as the walk places its microbatches (R9); no
+    /// [`Groups::batches`], as the walk places its microbatches (`accum::run::data-parallel`); no
     /// example may reach two replicas in one epoch. Dropped groups are
-    /// counted, and the first ones kept with their ids (R6).
+    /// counted, and the first ones kept with their ids (`accum::plan::partial-group`).
     pub(crate) fn next(&mut self, dataset: &Dataset, applied: Updates) -> Result<(), EngineError> {
         let (dropped, dropped_examples) = (&mut self.dropped, &mut self.dropped_examples);
         self.walk
@@ -167,7 +167,7 @@ impl Groups {
             }
             let batch = &mut list[index];
             batch.clear();
-            // R9: disjoint shards within an epoch.
+            // `accum::run::data-parallel`: disjoint shards within an epoch.
             let rank = u32::try_from(replica + 1).expect("replica ranks fit in u32");
             for &p in placement.positions {
                 let example = &dataset.examples()[p];
@@ -195,7 +195,7 @@ impl Groups {
         &self.batches[replica][..self.used[replica]]
     }
 
-    /// What the denominator counts (R4) over the microbatches of
+    /// What the denominator counts (`accum::run::normalization`) over the microbatches of
     /// `replicas`: supervised tokens, and examples with at least one.
     pub(crate) fn counts(&self, replicas: std::ops::Range<usize>, ignore_index: i64) -> [u64; 2] {
         let mut counts = [0, 0];
@@ -242,8 +242,8 @@ pub(super) fn max_accumulation(stages: &StagedPlan) -> usize {
 }
 
 impl<M: Model> Engine<M> {
-    /// R5: the group's global denominator, fixed before the first backward
-    /// pass — this process's counts, summed over processes (R4: global,
+    /// `accum::run::group`: the group's global denominator, fixed before the first backward
+    /// pass — this process's counts, summed over processes (`accum::run::normalization`: global,
     /// not per microbatch).
     pub(super) fn group_denominator(&mut self) -> Result<f64, EngineError> {
         let ranks = self.reducer.local_ranks();

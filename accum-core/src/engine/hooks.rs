@@ -1,7 +1,7 @@
 //! What the loop tells the outside and what it can be told: the
 //! [`Observer`] hooks (progress, logs, dumps, stats streams), the
 //! [`RunOptions`] of one run (observers, stop flag, injected faults) and the
-//! test-only R14 mistakes.
+//! test-only the symptom table of docs/rules.md mistakes.
 //!
 //! The engine knows no file format: writers of dumps and stats streams are
 //! observers. Hooks are called on the thread that drives the loop, after the
@@ -142,7 +142,7 @@ impl Fault {
     }
 }
 
-/// Deliberate mistakes (R14), injected only by tests to show that the
+/// Deliberate mistakes (the symptom table of docs/rules.md), injected only by tests to show that the
 /// loop detects or prevents each. Compiled into test builds only.
 #[cfg(test)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

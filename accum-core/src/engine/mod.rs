@@ -1,21 +1,21 @@
-//! The group loop (SPEC R2, R4–R9): one optimizer update attempt per group
+//! The group loop (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::group`, `accum::plan::partial-group`, `accum::run::loss-scale`, `accum::run::scheduler`, `accum::run::data-parallel`): one optimizer update attempt per group
 //! of `A` microbatches on each of `D` replicas.
 //!
 //! ```text
-//!  fix the group ──► count all-reduce ──► denominator (R4, R5)      group.rs
+//!  fix the group ──► count all-reduce ──► denominator (`accum::run::normalization`, `accum::run::group`)      group.rs
 //!        │            (tokens, examples over all replicas)
 //!        ▼
 //!  replica r (own grads, T threads):  for i in 0..A: forward,        backward.rs
-//!        │   weighted loss, backward adds into grads (no_sync, R9)
+//!        │   weighted loss, backward adds into grads (no_sync, `accum::run::data-parallel`)
 //!        ▼
 //!  gradient reduction, once: local replicas summed, then across       reduce.rs
-//!  processes (R9, R17); checks R2, R4
+//!  processes (`accum::run::data-parallel`, `accum::calc::scaling`); checks `accum::run::zeroing`, `accum::run::normalization`
 //!        ▼
 //!  non-finite / fp16-range check ─► unscale ─► clip by global norm    update.rs
-//!        ▼   (R7)
-//!  finite: optimizer step, scheduler step (R8)   non-finite: skip (attempt only)
+//!        ▼   (`accum::run::loss-scale`)
+//!  finite: optimizer step, scheduler step (`accum::run::scheduler`)   non-finite: skip (attempt only)
 //!        ▼
-//!  scaler update (R7) ─► zero grads once (R2) ─► memory peak (R11)
+//!  scaler update (`accum::run::loss-scale`) ─► zero grads once (`accum::run::zeroing`) ─► memory peak (`accum::run::memory`)
 //! ```
 //!
 //! Entry points: [`Engine::new`] (the built-in model and data from an
@@ -36,8 +36,8 @@
 //! Stages (batch ramp-up): each group runs under the stage of the update it
 //! will produce, decided from the applied updates so far, so a skipped
 //! attempt is retried under the same stage. `A` and `B` change per group;
-//! the denominator is the whole group's whatever the stage (R4), the
-//! scheduler steps once per applied update (R8), and the run's length and
+//! the denominator is the whole group's whatever the stage (`accum::run::normalization`), the
+//! scheduler steps once per applied update (`accum::run::scheduler`), and the run's length and
 //! warmup resolve to updates through the stages, so a length in examples or
 //! tokens ends at the same count whatever the stages. The report counts
 //! each stage ([`StageCounters`]).
@@ -50,9 +50,9 @@
 //!
 //! The loop checks its own invariants and fails loudly instead of training
 //! the wrong objective: the token weights of a group must sum to one for
-//! normalized losses (R4: normalization happens once), gradients are zeroed
-//! only after the update (R2), the scheduler has stepped exactly once per
-//! applied update (R8), and no example reaches two replicas in one epoch (R9).
+//! normalized losses (`accum::run::normalization`: normalization happens once), gradients are zeroed
+//! only after the update (`accum::run::zeroing`), the scheduler has stepped exactly once per
+//! applied update (`accum::run::scheduler`), and no example reaches two replicas in one epoch (`accum::run::data-parallel`).
 //!
 //! After the first group has sized every buffer, an update attempt of the
 //! in-process loop allocates nothing (the matrix products pack into a
@@ -167,7 +167,7 @@ fn buffer_limits(
     Ok(())
 }
 
-/// Tolerance of the R4 check that a group's token weights sum to one.
+/// Tolerance of the `accum::run::normalization` check that a group's token weights sum to one.
 const WEIGHT_TOLERANCE: f64 = 1e-4;
 
 /// Stage counters the engine reserves room for up front; a plan with more
@@ -212,7 +212,7 @@ pub struct Engine<M: Model = TokenMlp> {
     threads: usize,
     /// The pool the replicas run on, when more than one thread is used.
     pool: Option<Arc<rayon::ThreadPool>>,
-    /// R14 mistakes injected by tests.
+    /// the symptom table of docs/rules.md mistakes injected by tests.
     #[cfg(test)]
     pub(crate) mistakes: Mistakes,
 }
@@ -267,7 +267,7 @@ impl<M: Model> Engine<M> {
     ) -> Result<Engine<M>, EngineError> {
         let stages: StagedPlan = plan.into();
         let n = dataset.len() as u64;
-        // R6: the walk refuses data the policy cannot run, before any work.
+        // `accum::plan::partial-group`: the walk refuses data the policy cannot run, before any work.
         let walk = Walk::new(
             stages.clone(),
             dataset.len(),
@@ -292,10 +292,10 @@ impl<M: Model> Engine<M> {
         // `m`, `D` and `L` are the same in every stage.
         let plan = *stages.final_plan();
         let data_tokens = dataset.supervised_tokens(config.loss.ignore_index);
-        // R8 through the stages: lengths in tokens or examples follow what
+        // `accum::run::scheduler` through the stages: lengths in tokens or examples follow what
         // each applied update consumes, so they end at the same count
         // whatever the stages; tokens without a fixed seq_len go through
-        // the data's measured tokens per example (R15).
+        // the data's measured tokens per example (`accum::calc::tokens`).
         let schedule = Schedule::resolve_staged(
             &config.schedule,
             config.optimizer.lr,
@@ -519,7 +519,7 @@ impl<M: Model> Engine<M> {
     /// A span in updates for this engine's plan and data, through the
     /// stages, rounded up: for sheets and progress bars. Tokens without a
     /// fixed `seq_len` are the examples that hold them at the data's
-    /// measured length (R15), as the learning-rate schedule counts them.
+    /// measured length (`accum::calc::tokens`), as the learning-rate schedule counts them.
     pub fn span_in_updates(&self, span: &Span) -> Result<Updates, PlanError> {
         let span = match (span.unit(), self.stages.first_plan().seq_len()) {
             (UnitKind::Token, None) => crate::schedule::tokens_as_examples(
@@ -614,7 +614,7 @@ impl<M: Model> Engine<M> {
         }
         let attempt = self.counters.update_attempts + 1;
 
-        // Fix the group's boundaries and its denominator first (R5).
+        // Fix the group's boundaries and its denominator first (`accum::run::group`).
         #[cfg(test)]
         {
             self.groups.same_shard = self.mistakes.same_shard;
@@ -624,7 +624,7 @@ impl<M: Model> Engine<M> {
         self.counters.epochs = self.groups.epochs();
         self.counters.dropped_examples = Examples::new(self.groups.dropped_examples);
         if self.distributed() {
-            // R9 across processes: the ids each replica really loaded.
+            // `accum::run::data-parallel` across processes: the ids each replica really loaded.
             self.check_remote_shards(attempt)?;
         }
         let denominator = self.group_denominator()?;
@@ -730,7 +730,7 @@ impl<M: Model> Engine<M> {
         }
     }
 
-    /// The bytes every replica holds outside its workspace (R11).
+    /// The bytes every replica holds outside its workspace (`accum::run::memory`).
     fn fixed_bytes(&self) -> MemoryBreakdown {
         MemoryBreakdown {
             params: self.model.params().bytes() as u64,

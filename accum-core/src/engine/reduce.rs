@@ -1,12 +1,12 @@
-//! The reduction of a group (SPEC R2, R4, R9, R17): the group's loss sums
+//! The reduction of a group (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::data-parallel`, `accum::calc::scaling`): the group's loss sums
 //! and memory samples from every replica's outcome, the observers' view of
 //! the group, one gradient reduction — the replicas of this process summed
 //! in rank order into the first one's buffers, then summed across processes
 //! through the [`Reducer`](crate::replica::Reducer) — and the checks that
-//! the group was accumulated right: no zeroing inside it (R2) and token
-//! weights that sum to one (R4: normalized exactly once).
+//! the group was accumulated right: no zeroing inside it (`accum::run::zeroing`) and token
+//! weights that sum to one (`accum::run::normalization`: normalized exactly once).
 //!
-//! The sum, not the mean, is right (R9): every replica already weighted its
+//! The sum, not the mean, is right (`accum::run::data-parallel`): every replica already weighted its
 //! tokens by the group's global denominator.
 
 use super::hooks::GroupView;
@@ -64,7 +64,7 @@ impl<M: Model> Engine<M> {
             }
         }
 
-        // R9, R17: one gradient reduction per group, after the last
+        // `accum::run::data-parallel`, `accum::calc::scaling`: one gradient reduction per group, after the last
         // microbatch of every replica.
         let ranks = self.reducer.local_ranks();
         let (lead, rest) = self.replicas[ranks.clone()]
@@ -79,11 +79,11 @@ impl<M: Model> Engine<M> {
                 .map_err(EngineError::Reduce)?;
         }
 
-        // R2: nothing may have zeroed the gradients inside the group.
+        // `accum::run::zeroing`: nothing may have zeroed the gradients inside the group.
         if zeroings > 0 {
             return Err(EngineError::Zeroing { attempt, zeroings });
         }
-        // R4: normalization happened exactly once. Normalized losses weigh
+        // `accum::run::normalization`: normalization happened exactly once. Normalized losses weigh
         // the group's tokens to a total of 1; a sum weighs each token 1.
         if sums.tokens > 0 {
             let normalization = self.config.loss.normalization;

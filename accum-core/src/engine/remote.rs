@@ -1,7 +1,7 @@
 //! Replicas in other processes (one process per replica, e.g. MPI): what
 //! this process learns about them through
 //! [`Reducer::all_gather`](crate::replica::Reducer::all_gather), so that
-//! every process checks the same shards (R9) and the process of rank 0
+//! every process checks the same shards (`accum::run::data-parallel`) and the process of rank 0
 //! reports and dumps the same run as in-process threads would.
 //!
 //! Two gathers per group, both of `u64` slots of a fixed length per rank
@@ -28,7 +28,7 @@ impl<M: Model> Engine<M> {
         self.reducer.local_ranks().start
     }
 
-    /// R9 across processes: gathers the ids every replica really loaded and
+    /// `accum::run::data-parallel` across processes: gathers the ids every replica really loaded and
     /// checks them against this process's plan of the group, whose ids the
     /// shard check has already recorded.
     pub(super) fn check_remote_shards(&mut self, attempt: u64) -> Result<(), EngineError> {

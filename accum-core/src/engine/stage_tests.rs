@@ -80,7 +80,7 @@ fn per_stage_counters_follow_the_plan_and_add_up_to_the_run() {
     }
 }
 
-/// R8 across stages: one scheduler step per applied update; a skipped
+/// `accum::run::scheduler` across stages: one scheduler step per applied update; a skipped
 /// attempt is retried under its stage, so the stage still makes its
 /// planned updates and the next stage starts at its planned update.
 #[test]
@@ -318,7 +318,7 @@ fn r6_error_refuses_partial_stage_groups() {
     );
 }
 
-/// R10, R12 per stage: the check runs each stage's first update, on the
+/// `accum::verify::equivalence`, `accum::verify::preflight` per stage: the check runs each stage's first update, on the
 /// examples the staged run gives it, against one batch of the stage's `B`.
 #[test]
 fn verify_checks_the_first_update_of_every_stage() {

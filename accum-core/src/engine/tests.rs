@@ -120,7 +120,7 @@ fn counters_add_up_per_replica_and_total() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, .. ProptestConfig::default() })]
 
-    /// R4, R9, R10: any split of a group gives the large-batch update.
+    /// `accum::run::normalization`, `accum::run::data-parallel`, `accum::verify::equivalence`: any split of a group gives the large-batch update.
     #[test]
     fn accumulated_update_equals_large_batch(
         m in 1u64..5,
@@ -153,7 +153,7 @@ proptest! {
     }
 }
 
-/// SPEC R4 with real tensors: 512 tokens of loss 2 and 1,536 tokens of loss 4
+/// `accum::run::normalization` with real tensors: 512 tokens of loss 2 and 1,536 tokens of loss 4
 /// → the group's per-token loss is 3.5; the mean of the two microbatch
 /// means is 3 (a different objective).
 #[test]
@@ -235,7 +235,7 @@ fn r4_per_token_differs_from_per_example_with_unequal_lengths() {
     assert!((a.updates[0].loss - b.updates[0].loss).abs() > 1e-4);
 }
 
-// R14: each mistake, injected, is detected or prevented.
+// the symptom table of docs/rules.md: each mistake, injected, is detected or prevented.
 
 #[test]
 fn r14_double_division_is_detected() {
@@ -381,7 +381,7 @@ fn r9_same_examples_on_every_replica_are_rejected() {
     assert!(matches!(err, EngineError::Overlap(_)), "{err}");
 }
 
-// R7: loss scaling and non-finite attempts.
+// `accum::run::loss-scale`: loss scaling and non-finite attempts.
 
 #[test]
 fn r7_fp16_overflow_skips_backs_off_and_keeps_params() {
@@ -460,7 +460,7 @@ fn r7_injected_fault_is_skipped_in_every_precision() {
     }
 }
 
-// R6: the last partial group.
+// `accum::plan::partial-group`: the last partial group.
 
 #[test]
 fn r6_partial_group_is_processed_with_its_real_denominator() {

@@ -1,4 +1,4 @@
-//! The update of a group (SPEC R2, R7, R8, R11): after the last
+//! The update of a group (`accum::run::zeroing`, `accum::run::loss-scale`, `accum::run::scheduler`, `accum::run::memory`): after the last
 //! contribution, the full gradient is checked (non-finite, or out of the
 //! fp16 range), its norm taken, and — when finite — the optimizer applies
 //! it, unscaled and clipped, in one pass over the parameters; the scheduler
@@ -27,7 +27,7 @@ impl<M: Model> Engine<M> {
         let sums = &reduced.sums;
         let lead = self.reducer.local_ranks().start;
         let grads = &mut self.replicas[lead].grads;
-        // One pass gives the norm and the largest element (R7).
+        // One pass gives the norm and the largest element (`accum::run::loss-scale`).
         let (sq_norm, max_abs) = grads.sq_norm_and_max_abs();
         let overflow = match self.config.precision.mode {
             // Simulated fp16 range: a scaled element above 65504 overflows.
@@ -36,7 +36,7 @@ impl<M: Model> Engine<M> {
             }
             PrecisionMode::Fp32 | PrecisionMode::Bf16 => !sq_norm.is_finite(),
         };
-        // The loss scale is a power of two (R7), so dividing the norm by it
+        // The loss scale is a power of two (`accum::run::loss-scale`), so dividing the norm by it
         // equals the norm of the unscaled gradient.
         let grad_norm = sq_norm.sqrt() / loss_scale;
         // The factor the optimizer applies to the gradient: unscaling, then
@@ -76,7 +76,7 @@ impl<M: Model> Engine<M> {
             lr = self.schedule.lr();
             self.optimizer
                 .step_scaled(self.model.params_mut(), grads, lr, factor);
-            // R8: one scheduler step per applied update.
+            // `accum::run::scheduler`: one scheduler step per applied update.
             self.schedule.step();
             self.counters.applied_updates += Updates::ONE;
             self.skips_in_a_row = 0;
@@ -101,10 +101,10 @@ impl<M: Model> Engine<M> {
                 applied_updates: self.counters.applied_updates.get(),
             });
         }
-        // R7: the scaler updates after the attempt.
+        // `accum::run::loss-scale`: the scaler updates after the attempt.
         self.scaler.update(finite);
 
-        // R11: the first group's peak includes its update (optimizer state
+        // `accum::run::memory`: the first group's peak includes its update (optimizer state
         // allocated now).
         let fixed = self.fixed_bytes();
         for (rank, o) in self.outcomes.iter().enumerate() {
@@ -117,7 +117,7 @@ impl<M: Model> Engine<M> {
                 },
             );
         }
-        // R2: zero once per group, after the update, on every replica.
+        // `accum::run::zeroing`: zero once per group, after the update, on every replica.
         for state in &mut self.replicas {
             state.grads.fill_zero();
         }

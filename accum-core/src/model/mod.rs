@@ -2,10 +2,10 @@
 //! replica may use, and the reference model [`TokenMlp`] (in `mlp.rs`) with
 //! a hand-written backward pass.
 //!
-//! `forward_backward` *adds* into gradient buffers the engine owns (R2: the
+//! `forward_backward` *adds* into gradient buffers the engine owns (`accum::run::zeroing`: the
 //! engine alone decides when they are zeroed) and weights every supervised
 //! token by what [`GradScale`] says: the group's global denominator, fixed
-//! before the first backward pass (R4, R5), times the loss scale (R7). It
+//! before the first backward pass (`accum::run::normalization`, `accum::run::group`), times the loss scale (`accum::run::loss-scale`). It
 //! returns the sums it evaluated ([`LossSums`]), so the engine can check that
 //! the normalization happened exactly once.
 //!
@@ -28,16 +28,16 @@ mod split;
 pub use mlp::{MlpWorkspace, TOKEN_MLP_PARAMS, TokenMlp};
 
 /// How one microbatch weights its token losses: the group's normalization
-/// and global denominator (R4) and the loss scale (R7).
+/// and global denominator (`accum::run::normalization`) and the loss scale (`accum::run::loss-scale`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GradScale {
     /// The normalization mode.
     pub normalization: Normalization,
     /// Supervised tokens of the whole group (`per_token`), examples of the
     /// whole group (`per_example`) or 1 (`sum`), over all microbatches and
-    /// replicas. Fixed before the group's first backward pass (R5).
+    /// replicas. Fixed before the group's first backward pass (`accum::run::group`).
     pub denominator: f64,
-    /// The loss scale multiplied into every gradient (1 unless fp16, R7).
+    /// The loss scale multiplied into every gradient (1 unless fp16, `accum::run::loss-scale`).
     pub loss_scale: f32,
     /// Labels equal to this value are not supervised.
     pub ignore_index: i64,
@@ -49,9 +49,9 @@ impl GradScale {
     #[inline]
     pub fn token_weight(&self, supervised: usize) -> f32 {
         let w = match self.normalization {
-            // R4: per-token mean over the whole group's supervised tokens.
+            // `accum::run::normalization`: per-token mean over the whole group's supervised tokens.
             Normalization::PerToken => 1.0 / self.denominator,
-            // R4: each example's mean, divided by the group's examples.
+            // `accum::run::normalization`: each example's mean, divided by the group's examples.
             Normalization::PerExample => 1.0 / (self.denominator * supervised.max(1) as f64),
             Normalization::Sum => 1.0 / self.denominator,
         };
@@ -71,7 +71,7 @@ pub struct LossSums {
     pub objective: f64,
     /// Sum of the token weights, loss scale removed: over a whole group this
     /// is 1 for `per_token` and `per_example` (normalization happened exactly
-    /// once, R4), and the token count for `sum`.
+    /// once, `accum::run::normalization`), and the token count for `sum`.
     pub weight: f64,
     /// Supervised tokens evaluated.
     pub tokens: u64,
@@ -113,7 +113,7 @@ pub trait Model: Send + Sync {
     /// A workspace for microbatches of up to `max_positions` positions.
     fn workspace(&self, max_positions: usize) -> Self::Workspace;
 
-    /// Bytes the workspace holds (counted as activation memory, R11).
+    /// Bytes the workspace holds (counted as activation memory, `accum::run::memory`).
     fn workspace_bytes(&self, workspace: &Self::Workspace) -> usize;
 
     /// Bytes a workspace needs per position, to check a plan fits before
@@ -129,7 +129,7 @@ pub trait Model: Send + Sync {
     /// The returned [`LossSums::weight`] must be the sum of the weights the
     /// model gave its supervised tokens ([`GradScale::token_weight`], loss
     /// scale removed): the engine checks with it that the loss was
-    /// normalized exactly once (R4), and refuses a group whose model
+    /// normalized exactly once (`accum::run::normalization`), and refuses a group whose model
     /// evaluated tokens but reported no weight.
     fn forward_backward(
         &self,

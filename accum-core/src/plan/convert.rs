@@ -1,6 +1,6 @@
 //! Conversions between units through a plan: how many of a unit make one
 //! update, and counts and [`Span`]s expressed in another unit with an
-//! explicit [`Rounding`] (SPEC R1, R15).
+//! explicit [`Rounding`] (`accum::span`, `accum::calc::tokens`).
 //!
 //! A span knows its number and unit only; it becomes updates here, through
 //! the plan, so that the lower layer (`span`) does not depend on this one.

@@ -1,5 +1,5 @@
 //! One pass over a dataset split into updates, and the policy for the last
-//! partial group (SPEC R6).
+//! partial group (`accum::plan::partial-group`).
 
 use std::fmt;
 
@@ -42,7 +42,7 @@ impl fmt::Display for LastGroup {
 }
 
 impl Plan {
-    /// Splits `examples` into updates under a last-group policy (R6).
+    /// Splits `examples` into updates under a last-group policy (`accum::plan::partial-group`).
     pub fn epoch(&self, examples: Examples, policy: LastGroup) -> Result<Epoch, PlanError> {
         let batch = self.effective_batch().get();
         let total = examples.get();
@@ -79,7 +79,7 @@ impl Plan {
     }
 }
 
-/// How one pass over a dataset splits into updates (R6).
+/// How one pass over a dataset splits into updates (`accum::plan::partial-group`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Epoch {
     /// Examples in the data.

@@ -79,7 +79,7 @@ pub enum PlanError {
         /// The product that overflowed, with its factors.
         equation: String,
     },
-    /// `world_size` is not divisible by `tp·pp·cp` (R3).
+    /// `world_size` is not divisible by `tp·pp·cp` (`accum::plan::global-batch`).
     LayoutNotDivisible {
         /// Total devices.
         world_size: u64,
@@ -122,7 +122,7 @@ pub enum PlanError {
         factors: Vec<(Role, u64)>,
     },
     /// A conversion from or to tokens needs the tokens of one update,
-    /// `T = B·L`, so a fixed sequence length (R15).
+    /// `T = B·L`, so a fixed sequence length (`accum::calc::tokens`).
     NeedsSeqLen {
         /// The count that was to be converted.
         value: u64,
@@ -141,7 +141,7 @@ pub enum PlanError {
         /// How many of `unit` make one update.
         per_update: u64,
     },
-    /// The data ends in a partial group and the policy is `error` (R6).
+    /// The data ends in a partial group and the policy is `error` (`accum::plan::partial-group`).
     PartialGroup {
         /// Examples in the data.
         examples: u64,

@@ -1,6 +1,6 @@
 //! Plan values as a configuration gives them, some possibly missing, and
 //! their resolution into a [`Plan`]: a missing `A` (or `m`) is solved exactly
-//! from a declared global batch (SPEC R3).
+//! from a declared global batch (`accum::plan::global-batch`).
 
 use serde::{Deserialize, Serialize};
 

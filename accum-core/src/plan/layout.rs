@@ -1,11 +1,11 @@
-//! Device layouts: `D = world_size / (tp·pp·cp)` (SPEC R3).
+//! Device layouts: `D = world_size / (tp·pp·cp)` (`accum::plan::global-batch`).
 
 use serde::{Deserialize, Serialize};
 
 use super::{PlanError, Role, nonzero};
 
 /// A device layout: all devices of a job and the degrees of the parallelisms
-/// that split one model copy. Only what is left are data-parallel replicas (R3).
+/// that split one model copy. Only what is left are data-parallel replicas (`accum::plan::global-batch`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Layout {
     /// All devices (`world_size`).
@@ -62,7 +62,7 @@ impl Layout {
     }
 
     /// Data-parallel replicas `D = world_size / (tp·pp·cp)`, or the
-    /// divisibility error (R3).
+    /// divisibility error (`accum::plan::global-batch`).
     pub fn replicas(&self) -> Result<u64, PlanError> {
         let world = nonzero(self.world_size, Role::WorldSize)?;
         let group = self.model_parallel()?;

@@ -1,6 +1,6 @@
 //! The accumulation plan: micro-batch `m`, accumulation steps `A`,
 //! data-parallel replicas `D` and an optional sequence length `L`, with every
-//! quantity the seeds compute from them (SPEC R3, R6, R11, R15).
+//! quantity the seeds compute from them (`accum::plan::global-batch`, `accum::plan::partial-group`, `accum::run::memory`, `accum::calc::tokens`).
 //!
 //! A [`Plan`] is valid by construction: no factor is zero and `m·A·D` (and
 //! `m·A·D·L`) fit in a `u64`. Build one directly with [`Plan::new`], from a
@@ -10,7 +10,7 @@
 //! ```
 //! use accum_core::plan::{Layout, Plan};
 //!
-//! // R3: m=8, D=64, A=4, L=4096 → B=2048, T=8,388,608
+//! // `accum::plan::global-batch`: m=8, D=64, A=4, L=4096 → B=2048, T=8,388,608
 //! let plan = Plan::new(8, 4, 64)?.with_seq_len(4096)?;
 //! assert_eq!(plan.effective_batch().get(), 2048);
 //! assert_eq!(plan.tokens_per_update().map(|t| t.get()), Some(8_388_608));
@@ -235,7 +235,7 @@ impl Plan {
     }
 
     /// Like [`Plan::from_parts`], with the replicas computed from a device
-    /// layout, `D = world_size / (tp·pp·cp)` (R3), for `const` contexts.
+    /// layout, `D = world_size / (tp·pp·cp)` (`accum::plan::global-batch`), for `const` contexts.
     ///
     /// # Panics
     /// When a factor is zero, `world_size` is not divisible by `tp·pp·cp`, or
@@ -276,7 +276,7 @@ impl Plan {
         Plan::new(micro_batch, accumulation, replicas)
     }
 
-    /// A plan whose replicas come from a device layout (R3).
+    /// A plan whose replicas come from a device layout (`accum::plan::global-batch`).
     pub fn with_layout(
         micro_batch: u64,
         accumulation: u64,
@@ -335,14 +335,14 @@ impl Plan {
         self.layout
     }
 
-    /// `B = m·A·D`: examples per update (R3).
+    /// `B = m·A·D`: examples per update (`accum::plan::global-batch`).
     #[inline]
     pub const fn effective_batch(&self) -> Examples {
         // Checked at construction.
         Examples::new(self.micro_batch * self.accumulation * self.replicas)
     }
 
-    /// `T = B·L`: tokens per update, when `L` is fixed (R15).
+    /// `T = B·L`: tokens per update, when `L` is fixed (`accum::calc::tokens`).
     #[inline]
     pub const fn tokens_per_update(&self) -> Option<Tokens> {
         match self.seq_len {
@@ -459,7 +459,7 @@ mod tests {
 
     #[test]
     fn r3_two_by_eight_by_two() {
-        // R3: m=2, A=8, D=2 → B=32, 16 examples per replica per group.
+        // `accum::plan::global-batch`: m=2, A=8, D=2 → B=32, 16 examples per replica per group.
         let p = plan(2, 8, 2);
         assert_eq!(p.effective_batch(), Examples::new(32));
         assert_eq!(p.examples_per_replica_per_update(), Examples::new(16));
@@ -477,7 +477,7 @@ mod tests {
 
     #[test]
     fn r3_calculator_example_and_doubling_accumulation() {
-        // R3/R15: m=8, D=64, A=4, L=4096 → B=2048, T=8,388,608; A=8 → B=4096.
+        // `accum::plan::global-batch`/`accum::calc::tokens`: m=8, D=64, A=4, L=4096 → B=2048, T=8,388,608; A=8 → B=4096.
         let p = plan(8, 4, 64).with_seq_len(4096).expect("fits");
         assert_eq!(p.effective_batch().get(), 2048);
         assert_eq!(p.tokens_per_update(), Some(Tokens::new(8_388_608)));
@@ -488,7 +488,7 @@ mod tests {
         );
         let doubled = plan(8, 8, 64);
         assert_eq!(doubled.effective_batch().get(), 4096);
-        // Same per-device microbatch, so the same activation memory (R3, R16).
+        // Same per-device microbatch, so the same activation memory (`accum::plan::global-batch`, `accum::run::memory`).
         assert_eq!(doubled.micro_batch(), p.micro_batch());
     }
 

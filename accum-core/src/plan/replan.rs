@@ -1,5 +1,5 @@
 //! Re-planning: every `(m, A)` that keeps `B` with a smaller micro-batch
-//! (SPEC R11).
+//! (`accum::run::memory`).
 
 use serde::Serialize;
 
@@ -7,7 +7,7 @@ use super::{Plan, PlanError};
 
 impl Plan {
     /// Every `(m, A)` that keeps `B` with `D` unchanged and `m ≤ max_micro_batch`,
-    /// largest `m` first; the first is the recommended plan (R11). Lowering `m`
+    /// largest `m` first; the first is the recommended plan (`accum::run::memory`). Lowering `m`
     /// keeps the batch but guarantees neither a proportional memory drop nor
     /// a faster run.
     pub fn replan(&self, max_micro_batch: u64) -> Result<Replan, PlanError> {

@@ -1,4 +1,4 @@
-//! Generated role checks across nested sections (R3): the required-role,
+//! Generated role checks across nested sections (`accum::plan::global-batch`): the required-role,
 //! role-once and ramp-once rules as const assertions over the field tables,
 //! and a probe for fields that hold a section without `#[accum(nested)]`.
 
@@ -10,7 +10,7 @@ use crate::ast::{Container, Field};
 use crate::attr::{Ramp, Role};
 use crate::valid;
 
-/// Rule (R3, nested sections): a field without `#[accum(nested)]` whose type
+/// Rule (`accum::plan::global-batch`, nested sections): a field without `#[accum(nested)]` whose type
 /// derives `AccumConfig` would have its roles, lengths and checks ignored
 /// silently — a section with only a warmup loses the warmup's checks, one
 /// with roles its roles. So any such field must be marked `nested` or
@@ -68,7 +68,7 @@ fn unmarked_section_checks(
 }
 
 /// With nested sections (or fields that may be unmarked sections), the
-/// required-role and role-once rules (R3) can only be checked once the
+/// required-role and role-once rules (`accum::plan::global-batch`) can only be checked once the
 /// sections' field tables exist: a const assertion over `FIELDS`. Generic
 /// structs are checked by the macro instead (a const item cannot name them).
 pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {

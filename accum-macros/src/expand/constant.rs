@@ -1,4 +1,4 @@
-//! Constant plans (R3): `impl ConstPlan` when every role is a constant,
+//! Constant plans (`accum::plan::global-batch`): `impl ConstPlan` when every role is a constant,
 //! and const assertions for constants given as paths, whose values the
 //! macro cannot see.
 
@@ -27,7 +27,7 @@ fn degrees(cont: &Container<'_>) -> [TokenStream; 3] {
 }
 
 /// `impl ConstPlan` when every role is a constant and the batch does not
-/// ramp up (R3: the plan is known at compile time and usable in const
+/// ramp up (`accum::plan::global-batch`: the plan is known at compile time and usable in const
 /// context).
 pub(super) fn const_plan(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {
     if cont.attrs.section
@@ -70,7 +70,7 @@ pub(super) fn const_plan(krate: &TokenStream, cont: &Container<'_>) -> Option<To
     })
 }
 
-/// Constant plans that involve paths to `const`s (R3): the macro cannot see
+/// Constant plans that involve paths to `const`s (`accum::plan::global-batch`): the macro cannot see
 /// their values, so a const assertion checks zeroes, the layout's
 /// divisibility and `m·A·D = global_batch`, with the equation in its message.
 /// Literal-only plans were checked by the macro itself (`valid`).

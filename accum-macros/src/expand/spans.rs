@@ -202,7 +202,7 @@ pub(super) fn own_findings(krate: &TokenStream, cont: &Container<'_>) -> Option<
     })
 }
 
-/// Rule (R1): step-like integers in sections the derive cannot see (plain
+/// Rule (`accum::span`): step-like integers in sections the derive cannot see (plain
 /// serde structs) are found in the config's JSON Schema when the type has
 /// one: a root config (not a `section`, not generic) probes for
 /// `JsonSchema` the way the nested-section check probes for

@@ -1,4 +1,4 @@
-//! The constant-plan rule (R3): constants written as literals on the
+//! The constant-plan rule (`accum::plan::global-batch`): constants written as literals on the
 //! struct are checked here, with the arithmetic of the plan; constants given
 //! as paths are left to a generated const assertion (see `expand`).
 
@@ -14,7 +14,7 @@ fn literal<'c>(cont: &'c Container<'_>, role: Role) -> Option<Option<(u64, &'c C
     }
 }
 
-/// Rule (R3, constant plans): constants on the struct are checked here when
+/// Rule (`accum::plan::global-batch`, constant plans): constants on the struct are checked here when
 /// they are literals: no factor is zero, `world_size` is divisible by
 /// `tp·pp·cp`, replicas agree with the layout, and `m·A·D` equals a declared
 /// `global_batch`. Example: `#[accum(micro_batch = 2, accumulation = 8,
@@ -127,7 +127,7 @@ pub(super) fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// Part of the constant-plan rule (R3): a literal zero factor is reported on
+/// Part of the constant-plan rule (`accum::plan::global-batch`): a literal zero factor is reported on
 /// the literal. Example: `#[accum(accumulation = 0)]`.
 fn zero_literals(cx: &Ctxt, cont: &Container<'_>) {
     for constant in &cont.attrs.constants {

@@ -1,5 +1,5 @@
 //! Cross-field rules checked at compile time. One function per rule; each
-//! opens with the rule, its SPEC id and an example input. All of them run,
+//! opens with the rule, its docs/rules.md id and an example input. All of them run,
 //! so every mistake is reported in one build.
 
 mod constant;
@@ -25,7 +25,7 @@ pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
     constant::check_constant_plan(cx, cont);
 }
 
-/// Rule (R1, R8): `#[accum(warmup)]`, `#[accum(total)]` and
+/// Rule (`accum::span`, `accum::run::scheduler`): `#[accum(warmup)]`, `#[accum(total)]` and
 /// `#[accum(every)]` mark a length, which validation compares with the
 /// run's; a plan role or a nested section is not a length. Example:
 /// `#[accum(micro_batch, every)] m: u32`.
@@ -46,7 +46,7 @@ fn check_span_use(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// Rule (R1): `#[accum(unit = "...")]` declares the unit of a plain integer.
+/// Rule (`accum::span`): `#[accum(unit = "...")]` declares the unit of a plain integer.
 /// On a role field (its unit follows from the role) or on a typed count in
 /// another unit it would contradict the type. Example:
 /// `#[accum(unit = "token")] eval_every: Updates`.
@@ -67,7 +67,7 @@ fn check_unit_attr(cx: &Ctxt, cont: &Container<'_>) {
             continue;
         }
         let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
-        // Rule (R1): a unit declares what a whole count counts. On a float
+        // Rule (`accum::span`): a unit declares what a whole count counts. On a float
         // (`#[accum(unit = "update")] warmup: f64`), a signed integer or a
         // plain value, the field would be read as no length at all, and
         // its checks would vanish.
@@ -107,7 +107,7 @@ fn check_unit_attr(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// Rule (R3): `#[accum(skip)]` leaves a field out of the plan; with a role,
+/// Rule (`accum::plan::global-batch`): `#[accum(skip)]` leaves a field out of the plan; with a role,
 /// a unit, a use, a ramp-up or `nested` beside it, one of the two is a
 /// mistake. Example: `#[accum(skip, nested)] optim: Optim`.
 fn check_skip(cx: &Ctxt, cont: &Container<'_>) {
@@ -203,7 +203,7 @@ fn written(cont: &Container<'_>, role: Role) -> bool {
             .any(|f| f.attrs.role.as_ref().is_some_and(|(r, _)| *r == role))
 }
 
-/// Rule (R3): the plan needs `m`, `A`, and `D` or a world size; each can be
+/// Rule (`accum::plan::global-batch`): the plan needs `m`, `A`, and `D` or a world size; each can be
 /// a field, a struct-level constant or live in a nested section. Example:
 /// `struct Train { #[accum(micro_batch)] m: u32 }` has no accumulation and no
 /// replicas. With nested sections the roles inside are not visible to the
@@ -243,7 +243,7 @@ fn check_required_roles(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// Rule (R3): a role is given once — two fields, or a struct-level constant
+/// Rule (`accum::plan::global-batch`): a role is given once — two fields, or a struct-level constant
 /// and a field, would leave the plan to pick one silently. Example:
 /// `#[accum(replicas)] dp: u32` and `#[accum(replicas)] data_parallel: u32`.
 /// The error is on the second occurrence.
@@ -330,7 +330,7 @@ fn wrong_role_type(ty: &syn::Type, allow_option: bool) -> bool {
     }
 }
 
-/// Rule (R3): a role counts examples, microbatches or devices, so its field
+/// Rule (`accum::plan::global-batch`): a role counts examples, microbatches or devices, so its field
 /// is an unsigned integer, a `NonZero*`, or an `Option` of one (the role is
 /// then optional and checked at run time). Example:
 /// `#[accum(micro_batch)] m: i32` or `#[accum(accumulation)] a: f32`.
@@ -359,7 +359,7 @@ fn check_role_types(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// Rule (R3): a nested section is a struct that also derives `AccumConfig`
+/// Rule (`accum::plan::global-batch`): a nested section is a struct that also derives `AccumConfig`
 /// (or an `Option` of one); it plays no role itself and has no unit of its
 /// own. Example: `#[accum(nested, replicas)] parallel: ParallelSection`.
 fn check_nested_fields(cx: &Ctxt, cont: &Container<'_>) {
@@ -414,7 +414,7 @@ fn is_bare_integer(ty: &syn::Type) -> bool {
     }
 }
 
-/// Rule (R1, units are explicit): a field named for steps or iterations
+/// Rule (`accum::span`, units are explicit): a field named for steps or iterations
 /// with a bare integer type is ambiguous — a "step" is an update in one
 /// framework and a microbatch in the next. Example: `warmup_steps: u64`,
 /// `max_iters: u32`, `log_every_steps: usize`, and floats such as

@@ -1,4 +1,4 @@
-//! The batch ramp-up rules (R3): a `stages` or `ramp` field holds the
+//! The batch ramp-up rules (`accum::plan::global-batch`): a `stages` or `ramp` field holds the
 //! ramp-up alone, in a type that can hold it, and a config has one of each
 //! kind at most.
 
@@ -15,7 +15,7 @@ pub(super) fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_duplicate_ramps(cx, cont);
 }
 
-/// Rule (R3, batch ramp-up): a `stages` or `ramp` field holds the ramp-up
+/// Rule (`accum::plan::global-batch`, batch ramp-up): a `stages` or `ramp` field holds the ramp-up
 /// and nothing else: it plays no plan role, is not a nested section, has no
 /// unit and is not a length with a use. Example:
 /// `#[accum(stages, accumulation)] stages: Vec<StageSpec>`.
@@ -85,7 +85,7 @@ fn wrong_ramp_type(ty: &syn::Type, ramp: Ramp, allow_option: bool) -> bool {
     }
 }
 
-/// Rule (R3, batch ramp-up): `#[accum(stages)]` marks a list of stages
+/// Rule (`accum::plan::global-batch`, batch ramp-up): `#[accum(stages)]` marks a list of stages
 /// (`Vec<StageSpec>`, or an `Option` of one), `#[accum(ramp)]` a linear
 /// ramp (`LinearRamp`, or an `Option` of one). Example:
 /// `#[accum(stages)] stages: Vec<u64>`. The error is on the type.
@@ -112,7 +112,7 @@ fn check_ramp_types(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// Rule (R3, batch ramp-up): a config has one list of stages and one linear
+/// Rule (`accum::plan::global-batch`, batch ramp-up): a config has one list of stages and one linear
 /// ramp at most; a second field of a kind would leave the plan to pick one
 /// silently. Example: `#[accum(ramp)] a: LinearRamp` and
 /// `#[accum(ramp)] b: LinearRamp`. The error is on the second. Across nested

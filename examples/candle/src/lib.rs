@@ -365,14 +365,14 @@ fn replica(
     };
 
     while let Some(mut group) = driver.next_group()? {
-        // R5: the group's global per-token denominator, before any backward.
+        // `accum::run::group`: the group's global per-token denominator, before any backward.
         let denominator =
             group.denominator(Normalization::PerToken, |id| corpus.supervised(id), reducer)?;
-        // R7: one loss scale for the whole group.
+        // `accum::run::loss-scale`: one loss scale for the whole group.
         let scale = scaler.scale();
         let weight = (scale / denominator.value) as f32;
         let (mut grads, loss) = accumulate(&model, corpus, &group, weight)?;
-        // R9: one all-reduce per group, after this rank's last microbatch
+        // `accum::run::data-parallel`: one all-reduce per group, after this rank's last microbatch
         // (every rank takes part, even one without microbatches). The loss
         // rides along for the log.
         grads.push(vec![loss / scale as f32]);
@@ -391,11 +391,11 @@ fn replica(
                     Tensor::from_slice(g, var.dims(), &Device::Cpu)?,
                 );
             }
-            // R8: the learning rate of this applied update.
+            // `accum::run::scheduler`: the learning rate of this applied update.
             optimizer.set_learning_rate(driver.lr().unwrap_or(config.lr));
             optimizer.step(&store)?;
         }
-        // R7: the scaler updates after the attempt.
+        // `accum::run::loss-scale`: the scaler updates after the attempt.
         scaler.update(finite);
         report.losses.push(group_loss);
         let outcome = Outcome::from_finite(finite);
@@ -438,7 +438,7 @@ fn replica(
 
 /// This rank's microbatches of `group`: forward, weighted loss, backward,
 /// gradients added into one buffer per parameter (zeroed once per group,
-/// R2). Returns the buffers and the summed weighted loss.
+/// `accum::run::zeroing`). Returns the buffers and the summed weighted loss.
 fn accumulate(
     model: &CharModel,
     corpus: &Corpus,
@@ -464,7 +464,7 @@ fn accumulate(
             }
         }
         // The graph and its activations are dropped here, before the next
-        // microbatch (R5: no list of graph-attached losses).
+        // microbatch (`accum::run::group`: no list of graph-attached losses).
     }
     Ok((grads, loss))
 }

@@ -1,5 +1,5 @@
 //! The candle loop driven by accum: the accumulated gradient of a group
-//! equals the large-batch gradient of the same examples (SPEC R4, R10, R12),
+//! equals the large-batch gradient of the same examples (`accum::run::normalization`, `accum::verify::equivalence`, `accum::verify::preflight`),
 //! with variable lengths, padding and unsupervised prompt positions, over
 //! replicas on threads; and the loss falls when it trains.
 
@@ -73,7 +73,7 @@ fn the_loss_falls_with_two_replicas_and_four_microbatches() {
     assert!(end < start - 0.5, "loss {start:.3} → {end:.3}");
     println!("loss {start:.3} → {end:.3}");
     // 39 examples = 2 full groups of 16 and a partial one of 7, processed
-    // (R6): 3 updates per epoch, so 60 updates are 20 epochs, and every
+    // (`accum::plan::partial-group`): 3 updates per epoch, so 60 updates are 20 epochs, and every
     // supervised token was trained on 20 times.
     assert_eq!(corpus.examples.len(), 39);
     let per_epoch: u64 = (0..corpus.examples.len())

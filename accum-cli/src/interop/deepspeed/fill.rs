@@ -277,7 +277,7 @@ mod tests {
 
     /// Exhaustively over small values and every presence pattern: DeepSpeed
     /// accepts the values exactly when accum's exact plan exists, and then
-    /// both have the same m, A and B (R3). Where DeepSpeed floors, it fails.
+    /// both have the same m, A and B (`accum::plan::global-batch`). Where DeepSpeed floors, it fails.
     #[test]
     fn deepspeed_accepts_exactly_what_accum_solves() {
         let mut checked = 0;

@@ -248,7 +248,7 @@ pub(crate) fn read_config(
         }
     }
 
-    // The world DeepSpeed divides by, and the true replicas D (R3).
+    // The world DeepSpeed divides by, and the true replicas D (`accum::plan::global-batch`).
     let sp = r.uint(&["sequence_parallel_size"], 1);
     let tp = neox.as_ref().map_or(opts.tensor.unwrap_or(1), |n| n.model);
     let pp = neox.as_ref().map_or(opts.pipeline.unwrap_or(1), |n| n.pipe);
@@ -502,7 +502,7 @@ fn py_bool(b: bool) -> &'static str {
     if b { "True" } else { "False" }
 }
 
-/// R4: DeepSpeed divides each microbatch's loss by the accumulation
+/// `accum::run::normalization`: DeepSpeed divides each microbatch's loss by the accumulation
 /// (`DeepSpeedEngine._scale_loss_by_gas`).
 fn loss_finding(accumulation: u64, span: std::ops::Range<usize>) -> Diagnostic {
     Diagnostic::error(
@@ -516,7 +516,7 @@ fn loss_finding(accumulation: u64, span: std::ops::Range<usize>) -> Diagnostic {
     .at(span, "divides by A, not by tokens")
 }
 
-/// R6: DeepSpeed's accumulation boundary counts micro-steps across epochs.
+/// `accum::plan::partial-group`: DeepSpeed's accumulation boundary counts micro-steps across epochs.
 pub(crate) fn last_group_rule(
     r: &mut Reader,
     plan: &Plan,

@@ -17,7 +17,7 @@ use crate::interop::reader::{Reader, owned};
 /// print interval; `"auto"` is the Trainer's value, or not carried.
 pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> PartialConfig {
     let mut c = PartialConfig::default();
-    // Precision (R7).
+    // Precision (`accum::run::loss-scale`).
     let enabled = |r: &mut Reader, key: &str, hf: Option<bool>| -> bool {
         if r.is_auto(&[key, "enabled"]) {
             hf.unwrap_or(false)
@@ -132,7 +132,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
     }
 
     // The scheduler steps once per update (at the accumulation boundary),
-    // so its counts are updates (R8).
+    // so its counts are updates (`accum::run::scheduler`).
     if let Some(kind) = r.str(&["scheduler", "type"]) {
         let known = match kind.value.as_str() {
             "WarmupLR" => Some(ScheduleKind::Constant),

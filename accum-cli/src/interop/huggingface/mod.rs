@@ -199,7 +199,7 @@ impl Dialect for HuggingFace {
             extra.push(l.report);
         }
 
-        // R4: per-token normalization across devices.
+        // `accum::run::normalization`: per-token normalization across devices.
         let avg = r.bool(&[AVG]);
         let loss = match &avg {
             Some(v) if !v.value => LossRule::MicrobatchMean(
@@ -225,7 +225,7 @@ impl Dialect for HuggingFace {
                 .at(r.span(&[]), "not set"),
             ),
         };
-        // R6: the Trainer runs the partial last group as one more update.
+        // `accum::plan::partial-group`: the Trainer runs the partial last group as one more update.
         let drop_last = r.truthy(&["dataloader_drop_last"]);
         let span = r.span(&[GAS]);
         let last_group = LastGroupRule {
@@ -429,7 +429,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
             .uint(&["logging_steps"], 1)
             .map(|v| Span::new(v.value, UnitKind::Update));
     }
-    // Precision (R7): the Trainer refuses both.
+    // Precision (`accum::run::loss-scale`): the Trainer refuses both.
     let fp16 = r.truthy(&["fp16"]);
     let bf16 = r.truthy(&["bf16"]);
     if fp16 && bf16 {

@@ -261,7 +261,7 @@ pub(crate) fn step_lengths(r: &Reader, t: &Trainer, settings: &PartialConfig) ->
         .collect()
 }
 
-/// R4: Lightning divides each batch's loss by `accumulate_grad_batches`.
+/// `accum::run::normalization`: Lightning divides each batch's loss by `accumulate_grad_batches`.
 pub(crate) fn divides_by_a(a: u64, path: Vec<String>, span: std::ops::Range<usize>) -> LossRule {
     LossRule::MicrobatchMean(
         Diagnostic::error(
@@ -326,7 +326,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
             );
         }
     }
-    // Precision (R7).
+    // Precision (`accum::run::loss-scale`).
     let prec_path = t.path("precision");
     let text = match r.node(&prec_path).map(|n| n.kind.clone()) {
         None | Some(NodeKind::Null) => None,

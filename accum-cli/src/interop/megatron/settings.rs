@@ -267,7 +267,7 @@ pub(super) fn settings(
         .soft_uint("--log-interval", 1)
         .map(|v| Span::new(v.0, UnitKind::Update));
 
-    // Precision (R7).
+    // Precision (`accum::run::loss-scale`).
     if a.has("--fp16") {
         c.precision.mode = Some(PrecisionMode::Fp16);
         let scale = if let Some((s, _)) = a.float("--loss-scale").filter(|(s, _)| *s > 0.0) {
