@@ -201,15 +201,19 @@ impl LoadError {
             LoadError::UnknownFormat { .. } => {
                 "unknown configuration format; name the file .toml, .json, .yaml or .yml".to_owned()
             }
-            LoadError::NotUtf8 { offset, .. } => format!(
-                "not UTF-8 text (invalid byte at offset {offset}); save the file as UTF-8"
-            ),
+            LoadError::NotUtf8 { offset, .. } => {
+                format!("not UTF-8 text (invalid byte at offset {offset}); save the file as UTF-8")
+            }
             LoadError::Syntax(err) => {
                 let (line, col) = err
                     .span
                     .as_ref()
                     .map_or((1, 1), |s| line_col(&err.text, s.start));
-                format!("{line}:{col}: invalid {}: {}", err.format.name(), err.message)
+                format!(
+                    "{line}:{col}: invalid {}: {}",
+                    err.format.name(),
+                    err.message
+                )
             }
         }
     }

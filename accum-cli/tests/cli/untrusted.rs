@@ -433,7 +433,10 @@ fn a_report_names_only_a_stream_file_beside_it() {
             "{stream}: the refusal says why the stream is not read: {}",
             out.stderr
         );
-        assert!(!dir.join("s.html").exists(), "{stream}: no sheet is written");
+        assert!(
+            !dir.join("s.html").exists(),
+            "{stream}: no sheet is written"
+        );
     }
 }
 
@@ -544,10 +547,22 @@ fn a_dump_is_taken_whole_and_two_runs_cannot_mix_their_files() {
 #[test]
 fn lint_refuses_an_output_it_would_not_write_and_names_a_file_once() {
     let dir = scratch("untrusted-lint");
-    fs::write(dir.join("ds.json"), r#"{"train_micro_batch_size_per_gpu": 4}"#).expect("write");
+    fs::write(
+        dir.join("ds.json"),
+        r#"{"train_micro_batch_size_per_gpu": 4}"#,
+    )
+    .expect("write");
     let out = case(
         &dir,
-        &["lint", "deepspeed", "ds.json", "--world-size", "2", "-o", "out.toml"],
+        &[
+            "lint",
+            "deepspeed",
+            "ds.json",
+            "--world-size",
+            "2",
+            "-o",
+            "out.toml",
+        ],
         2,
         "`accum lint` writes no file",
     );
