@@ -23,7 +23,9 @@ mod train;
 pub use config::{BatchConfig, LoadError, Loaded, TrainConfig};
 pub use corpus::{CORPUS, Corpus, PROMPT};
 pub use model::{CharModel, ModelConfig, PaddedBatch};
-pub use train::{RunReport, device, first_group_gradient, relative_difference, train};
+pub use train::{
+    RunReport, device, first_group_gradient, relative_difference, train, train_with_report,
+};
 
 /// Errors of the example: burn's, accum's, a thread's.
 pub type BoxError = Box<dyn Error + Send + Sync>;
