@@ -20,7 +20,7 @@ mod corpus;
 mod model;
 mod train;
 
-pub use config::{BatchConfig, LoadError, Loaded, TrainConfig};
+pub use config::{BatchConfig, TrainConfig};
 pub use corpus::{CORPUS, Corpus, PROMPT};
 pub use model::{CharModel, ModelConfig, PaddedBatch};
 pub use train::{

@@ -7,27 +7,25 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use accum_burn_example::{Corpus, Loaded, TrainConfig, train};
+use accum_burn_example::{Corpus, TrainConfig, train};
 
 fn main() -> ExitCode {
     let path = std::env::args_os()
         .nth(1)
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("train.json"));
-    let Loaded {
-        config,
-        plan,
-        warnings,
-    } = match TrainConfig::load_checked(&path) {
+    let loaded = match TrainConfig::load_checked(&path) {
         Ok(loaded) => loaded,
         Err(err) => {
-            eprintln!("error: {err}");
+            // Rendered as `accum validate` renders it: each problem at its
+            // line and column, with the fix.
+            eprint!("{}", err.render(false));
             return ExitCode::from(1);
         }
     };
-    if !warnings.is_empty() {
-        eprintln!("warning: {}: {warnings}", path.display());
-    }
+    eprint!("{}", loaded.render_warnings(false));
+    let plan = *loaded.plan();
+    let config = loaded.into_config();
     let corpus = Corpus::shipped();
     println!(
         "{} examples, {} characters; {}",
