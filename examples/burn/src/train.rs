@@ -68,9 +68,10 @@ pub fn train(corpus: &Corpus, config: &TrainConfig, log: bool) -> Result<RunRepo
 pub fn train_with_report(
     corpus: &Corpus,
     config: &TrainConfig,
+    log: bool,
     report: &Path,
 ) -> Result<RunReport, BoxError> {
-    run(corpus, config, false, Some(report))
+    run(corpus, config, log, Some(report))
 }
 
 fn run(

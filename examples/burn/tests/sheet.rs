@@ -41,7 +41,7 @@ fn the_burn_runs_own_report_renders_its_sheet() {
     let loaded = TrainConfig::load_checked(&dir.join("train.json")).expect("the config");
     let report_path = dir.join("run.json");
     let trained =
-        train_with_report(&Corpus::shipped(), loaded.config(), &report_path).expect("a run");
+        train_with_report(&Corpus::shipped(), loaded.config(), false, &report_path).expect("a run");
 
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(&report_path).expect("the report"))
