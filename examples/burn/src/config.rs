@@ -9,6 +9,15 @@
 //! they live on one struct as they are, nested sections with both derives
 //! included (`tests/config.rs`). Nothing on accum's side needed changing.
 //!
+//! accum's loader (`accum::load_config`, what `load_checked` calls) also
+//! asks for `schemars::JsonSchema`, to locate each field in the file; it
+//! derives beside the other two. Its one obstacle is burn's own nested
+//! configs: burn derives no `JsonSchema`, so a burn type inside the config
+//! (`AdamWConfig`) names a schema of ours that mirrors its fields
+//! (`#[schemars(with = ...)]`, [`AdamWSchema`]). The loader types the file
+//! through burn's generated `Deserialize` and gives back the config with
+//! `A` solved from `global_batch` when the file leaves it out.
+//!
 //! What burn's side does differently from a `#[derive(Deserialize)]`
 //! struct (burn-derive 0.22.1, `src/config/analyzer_struct.rs`,
 //! `ConfigStructAnalyzer::gen_serde_struct` and `gen_deserialize_fn`): the
@@ -23,8 +32,9 @@
 //! - `#[config(default = ...)]` applies to `new()` only: a file must give
 //!   every field that is not an `Option`;
 //! - unknown keys are ignored, not refused: a misspelt optional key is
-//!   silently absent. accum's `validate()` then reports the role it leaves
-//!   missing (a misspelt `accumulation` with no `global_batch`).
+//!   silently absent. accum's loader then reports the role it leaves
+//!   missing (a misspelt `accumulation` with no `global_batch`), at the
+//!   section in the file.
 
 use std::path::Path;
 
@@ -110,7 +120,10 @@ impl TrainConfig {
 /// `struct AdamWConfig`); burn's generated `Deserialize` still reads the
 /// field, and asks for every one that is not an `Option`.
 #[derive(schemars::JsonSchema)]
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema only: burn's `AdamWConfig` holds the values"
+)]
 struct AdamWSchema {
     beta_1: f32,
     beta_2: f32,
@@ -124,7 +137,10 @@ struct AdamWSchema {
 /// burn's `GradientClippingConfig` (burn-optim 0.22.1,
 /// `src/grad_clipping/base.rs`), an externally tagged enum.
 #[derive(schemars::JsonSchema)]
-#[allow(dead_code)]
+#[expect(
+    dead_code,
+    reason = "a schema only: burn's `GradientClippingConfig` holds the values"
+)]
 enum GradientClippingSchema {
     Value(f32),
     Norm(f32),
