@@ -24,7 +24,7 @@ pub use config::{BatchConfig, TrainConfig};
 pub use corpus::{CORPUS, Corpus, PROMPT};
 pub use model::{CharModel, ModelConfig, PaddedBatch};
 pub use train::{
-    RunReport, device, first_group_gradient, relative_difference, train, train_with_report,
+    Trained, device, first_group_gradient, relative_difference, train, train_with_report,
 };
 
 /// Errors of the example: burn's, accum's, a thread's.

@@ -34,9 +34,13 @@ pub fn device() -> Device {
     Device::ndarray().autodiff()
 }
 
-/// What a run observed, from rank 0.
+/// What a run observed, from rank 0, for the tests and `main`'s summary:
+/// the run's report, `accum-run/1`, is accum's own, written by the driver's
+/// [`Recorder`] ([`train_with_report`]); this keeps what it does not hold,
+/// such as the first group's full gradient, and every attempt's loss and
+/// learning rate undecimated.
 #[derive(Clone, Debug)]
-pub struct RunReport {
+pub struct Trained {
     /// The plan the run trained with.
     pub plan: Plan,
     /// The group's per-token loss of every attempt.
@@ -59,7 +63,7 @@ pub struct RunReport {
 /// Trains `config` on `corpus` with `D` replicas, one thread each, after
 /// accum's `validate()` and plan, and returns rank 0's summary. `log`
 /// prints rank 0's line at `config.log_every`.
-pub fn train(corpus: &Corpus, config: &TrainConfig, log: bool) -> Result<RunReport, BoxError> {
+pub fn train(corpus: &Corpus, config: &TrainConfig, log: bool) -> Result<Trained, BoxError> {
     run(corpus, config, log, None)
 }
 
@@ -70,7 +74,7 @@ pub fn train_with_report(
     config: &TrainConfig,
     log: bool,
     report: &Path,
-) -> Result<RunReport, BoxError> {
+) -> Result<Trained, BoxError> {
     run(corpus, config, log, Some(report))
 }
 
@@ -79,7 +83,7 @@ fn run(
     config: &TrainConfig,
     log: bool,
     report: Option<&Path>,
-) -> Result<RunReport, BoxError> {
+) -> Result<Trained, BoxError> {
     use accum::AccumConfig;
     config.validate()?;
     let plan = config.plan()?;
@@ -91,7 +95,7 @@ fn run(
     let members = (0..d)
         .map(|rank| reducer.member(rank))
         .collect::<Result<Vec<Member>, _>>()?;
-    let reports: Vec<Result<RunReport, BoxError>> = std::thread::scope(|s| {
+    let reports: Vec<Result<Trained, BoxError>> = std::thread::scope(|s| {
         let handles: Vec<_> = members
             .into_iter()
             .map(|member| {
@@ -132,7 +136,7 @@ fn replica(
     member: &Member,
     log: bool,
     report_path: Option<&Path>,
-) -> Result<RunReport, BoxError> {
+) -> Result<Trained, BoxError> {
     let rank = member.rank();
     let schedule = Schedule::from_spans(
         ScheduleKind::Cosine,
@@ -153,7 +157,7 @@ fn replica(
     let mut model = CharModel::new(corpus.vocab, &config.model, &device);
     let mut optimizer = config.optimizer.init();
     let mut scaler = LossScaler::dynamic(&config.loss_scale);
-    let mut report = RunReport {
+    let mut report = Trained {
         plan,
         losses: Vec::new(),
         lrs: Vec::new(),
