@@ -9,6 +9,15 @@
 //! they live on one struct as they are, nested sections with both derives
 //! included (`tests/config.rs`). Nothing on accum's side needed changing.
 //!
+//! accum's loader (`accum::load_config`, what `load_checked` calls) also
+//! asks for `schemars::JsonSchema`, to locate each field in the file; it
+//! derives beside the other two. Its one obstacle is burn's own nested
+//! configs: burn derives no `JsonSchema`, so a burn type inside the config
+//! (`AdamWConfig`) names a schema of ours that mirrors its fields
+//! (`#[schemars(with = ...)]`, [`AdamWSchema`]). The loader types the file
+//! through burn's generated `Deserialize` and gives back the config with
+//! `A` solved from `global_batch` when the file leaves it out.
+//!
 //! What burn's side does differently from a `#[derive(Deserialize)]`
 //! struct (burn-derive 0.22.1, `src/config/analyzer_struct.rs`,
 //! `ConfigStructAnalyzer::gen_serde_struct` and `gen_deserialize_fn`): the
@@ -23,14 +32,14 @@
 //! - `#[config(default = ...)]` applies to `new()` only: a file must give
 //!   every field that is not an `Option`;
 //! - unknown keys are ignored, not refused: a misspelt optional key is
-//!   silently absent. accum's `validate()` then reports the role it leaves
-//!   missing (a misspelt `accumulation` with no `global_batch`).
+//!   silently absent. accum's loader then reports the role it leaves
+//!   missing (a misspelt `accumulation` with no `global_batch`), at the
+//!   section in the file.
 
-use std::fmt;
 use std::path::Path;
 
 use accum::settings::LossScaleSettings;
-use accum::{AccumConfig, Findings, Plan, Span};
+use accum::{AccumConfig, ConfigError, Loaded, Span};
 
 use burn::optim::AdamWConfig;
 
@@ -40,7 +49,7 @@ use crate::model::ModelConfig;
 /// configs are: sections for the model and the optimizer (burn's
 /// `AdamWConfig`, itself a burn `Config`), here beside a batch section that
 /// is both a burn and an accum config.
-#[derive(burn::config::Config, Debug, AccumConfig)]
+#[derive(burn::config::Config, Debug, AccumConfig, schemars::JsonSchema)]
 #[accum(variable_length)]
 pub struct TrainConfig {
     /// `m`, `A` and `B`.
@@ -62,7 +71,9 @@ pub struct TrainConfig {
     pub lr: f64,
     /// Seed of the epoch order.
     pub seed: u64,
-    /// burn's AdamW: a burn config inside an accum config needs no mark.
+    /// burn's AdamW: a burn config inside an accum config needs no accum
+    /// mark; its schema is [`AdamWSchema`].
+    #[schemars(with = "AdamWSchema")]
     pub optimizer: AdamWConfig,
     /// The model.
     pub model: ModelConfig,
@@ -71,7 +82,7 @@ pub struct TrainConfig {
 }
 
 /// The batch: a section of [`TrainConfig`] with both derives.
-#[derive(burn::config::Config, Debug, AccumConfig)]
+#[derive(burn::config::Config, Debug, AccumConfig, schemars::JsonSchema)]
 #[accum(section)]
 pub struct BatchConfig {
     /// `m`: examples per microbatch on each replica.
@@ -86,100 +97,51 @@ pub struct BatchConfig {
     pub global_batch: Option<u32>,
 }
 
-/// Why a config file gave no plan.
-#[derive(Debug)]
-pub enum LoadError {
-    /// The file could not be read.
-    Read {
-        /// The file.
-        file: String,
-        /// The reason.
-        error: std::io::Error,
-    },
-    /// The file is not JSON of the config's shape.
-    Parse {
-        /// The file.
-        file: String,
-        /// serde's message, with the line and column.
-        error: serde_json::Error,
-    },
-    /// The config has the shape but not a plan: accum's findings, each with
-    /// the field to change and the fix.
-    Invalid {
-        /// The file.
-        file: String,
-        /// Every problem at once.
-        findings: Findings,
-    },
-    /// A plan `validate()` let through that `plan()` refused.
-    Plan {
-        /// The file.
-        file: String,
-        /// The plan's reason.
-        error: crate::BoxError,
-    },
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadError::Read { file, error } => write!(f, "{file}: cannot read it: {error}"),
-            // serde_json's message ends with the line and column.
-            LoadError::Parse { file, error } => write!(
-                f,
-                "{file}: {error}; burn's configs read every field that is not an `Option`"
-            ),
-            LoadError::Invalid { file, findings } => write!(f, "{file}: {findings}"),
-            LoadError::Plan { file, error } => write!(f, "{file}: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
-
-/// A config that passed accum's `validate()`, with its plan.
-#[derive(Debug)]
-pub struct Loaded {
-    /// The config.
-    pub config: TrainConfig,
-    /// Its plan, `B = m·A·D`.
-    pub plan: Plan,
-    /// The warnings `validate()` found (often none): a config with warnings
-    /// only plans and runs, and the user should see them.
-    pub warnings: Findings,
-}
-
 impl TrainConfig {
-    /// Reads the JSON at `path`, runs accum's `validate()` and returns the
-    /// config with its plan and warnings.
-    pub fn load_checked(path: &Path) -> Result<Loaded, LoadError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
-            file: file.clone(),
-            error,
-        })?;
-        TrainConfig::from_json(&file, &text)
+    /// Loads the JSON at `path` through accum's loader, with every check
+    /// `accum validate` runs: syntax, the schema (each field located in the
+    /// file), typing through burn's generated `Deserialize`, and accum's
+    /// `validate()`. Gives the config with its plan and warnings, or every
+    /// diagnostic with its line, column and fix.
+    pub fn load_checked(path: &Path) -> Result<Loaded<TrainConfig>, ConfigError> {
+        accum::load_config::<TrainConfig>(path)
     }
 
-    /// [`TrainConfig::load_checked`] on the text of `file`.
-    pub fn from_json(file: &str, text: &str) -> Result<Loaded, LoadError> {
-        let config: TrainConfig = serde_json::from_str(text).map_err(|error| LoadError::Parse {
-            file: file.to_owned(),
-            error,
-        })?;
-        let invalid = |findings| LoadError::Invalid {
-            file: file.to_owned(),
-            findings,
-        };
-        let warnings = config.validate().map_err(invalid)?;
-        let plan = config.plan().map_err(|error| LoadError::Plan {
-            file: file.to_owned(),
-            error: error.into(),
-        })?;
-        Ok(Loaded {
-            config,
-            plan,
-            warnings,
-        })
+    /// [`TrainConfig::load_checked`] on the text of `file` (a `.json` name).
+    pub fn from_json(file: &str, text: &str) -> Result<Loaded<TrainConfig>, ConfigError> {
+        accum::load_config_str::<TrainConfig>(file, text)
     }
+}
+
+/// The JSON Schema of burn's [`AdamWConfig`], which accum's loader checks
+/// a file against: burn does not derive `JsonSchema`, so the `optimizer`
+/// field names this mirror with `#[schemars(with = ...)]`. Its fields are
+/// those of `AdamWConfig` in burn-optim 0.22.1 (`src/optim/adamw.rs`,
+/// `struct AdamWConfig`); burn's generated `Deserialize` still reads the
+/// field, and asks for every one that is not an `Option`.
+#[derive(schemars::JsonSchema)]
+#[expect(
+    dead_code,
+    reason = "a schema only: burn's `AdamWConfig` holds the values"
+)]
+struct AdamWSchema {
+    beta_1: f32,
+    beta_2: f32,
+    epsilon: f32,
+    weight_decay: f32,
+    cautious_weight_decay: bool,
+    amsgrad: bool,
+    grad_clipping: Option<GradientClippingSchema>,
+}
+
+/// burn's `GradientClippingConfig` (burn-optim 0.22.1,
+/// `src/grad_clipping/base.rs`), an externally tagged enum.
+#[derive(schemars::JsonSchema)]
+#[expect(
+    dead_code,
+    reason = "a schema only: burn's `GradientClippingConfig` holds the values"
+)]
+enum GradientClippingSchema {
+    Value(f32),
+    Norm(f32),
 }

@@ -20,10 +20,12 @@ mod corpus;
 mod model;
 mod train;
 
-pub use config::{BatchConfig, LoadError, Loaded, TrainConfig};
+pub use config::{BatchConfig, TrainConfig};
 pub use corpus::{CORPUS, Corpus, PROMPT};
 pub use model::{CharModel, ModelConfig, PaddedBatch};
-pub use train::{RunReport, device, first_group_gradient, relative_difference, train};
+pub use train::{
+    Trained, device, first_group_gradient, relative_difference, train, train_with_report,
+};
 
 /// Errors of the example: burn's, accum's, a thread's.
 pub type BoxError = Box<dyn Error + Send + Sync>;

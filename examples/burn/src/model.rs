@@ -16,7 +16,7 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use crate::corpus::{Corpus, PROMPT};
 
 /// Model sizes and the initialization seed.
-#[derive(burn::config::Config, Debug, PartialEq)]
+#[derive(burn::config::Config, Debug, PartialEq, schemars::JsonSchema)]
 pub struct ModelConfig {
     /// Embedding width.
     #[config(default = 16)]

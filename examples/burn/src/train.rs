@@ -2,15 +2,18 @@
 //! global per-token denominator, burn does the math and accumulates the
 //! microbatches' gradients in its `GradientsAccumulator`, accum's reducer
 //! all-reduces them once per update across replicas on threads, accum's
-//! loss scaler and cosine schedule feed burn's AdamW.
+//! loss scaler and cosine schedule feed burn's AdamW. With
+//! [`train_with_report`], rank 0 writes accum's run report (`accum-run/1`,
+//! its stats stream beside it) through the driver's [`Recorder`], which
+//! `burn-accum sheet train.json --report run.json` renders.
 
-use accum::driver::{Driver, Group, Outcome};
-use accum::ndarray::{ArrayD, IxDyn};
-use accum::replica::{InProcess, Reducer};
+use std::path::Path;
+
+use accum::driver::{Driver, Group, Outcome, Recorder, Step};
+use accum::replica::{InProcess, Member, Reducer};
 use accum::scaler::LossScaler;
 use accum::schedule::Schedule;
-use accum::settings::{Normalization, ScheduleKind};
-use accum::tensor::Tensors;
+use accum::settings::{LogAxis, Normalization, PrecisionMode, ScheduleKind};
 use accum::{LastGroup, Plan, Rounding};
 use burn::optim::{AdamWConfig, GradientsAccumulator, GradientsParams};
 use burn::tensor::Device;
@@ -31,9 +34,13 @@ pub fn device() -> Device {
     Device::ndarray().autodiff()
 }
 
-/// What a run observed, from rank 0.
+/// What a run observed, from rank 0, for the tests and `main`'s summary:
+/// the run's report, `accum-run/1`, is accum's own, written by the driver's
+/// [`Recorder`] ([`train_with_report`]); this keeps what it does not hold,
+/// such as the first group's full gradient, and every attempt's loss and
+/// learning rate undecimated.
 #[derive(Clone, Debug)]
-pub struct RunReport {
+pub struct Trained {
     /// The plan the run trained with.
     pub plan: Plan,
     /// The group's per-token loss of every attempt.
@@ -54,23 +61,52 @@ pub struct RunReport {
 }
 
 /// Trains `config` on `corpus` with `D` replicas, one thread each, after
-/// accum's `validate()` and plan, and returns rank 0's report. `log`
+/// accum's `validate()` and plan, and returns rank 0's summary. `log`
 /// prints rank 0's line at `config.log_every`.
-pub fn train(corpus: &Corpus, config: &TrainConfig, log: bool) -> Result<RunReport, BoxError> {
+pub fn train(corpus: &Corpus, config: &TrainConfig, log: bool) -> Result<Trained, BoxError> {
+    run(corpus, config, log, None)
+}
+
+/// [`train`], with rank 0 writing accum's run report to `report` and its
+/// stats stream beside it (`run.json` → `run.stats.jsonl`).
+pub fn train_with_report(
+    corpus: &Corpus,
+    config: &TrainConfig,
+    log: bool,
+    report: &Path,
+) -> Result<Trained, BoxError> {
+    run(corpus, config, log, Some(report))
+}
+
+fn run(
+    corpus: &Corpus,
+    config: &TrainConfig,
+    log: bool,
+    report: Option<&Path>,
+) -> Result<Trained, BoxError> {
     use accum::AccumConfig;
     config.validate()?;
     let plan = config.plan()?;
     let d = usize::try_from(plan.replicas())?;
     let reducer = InProcess::new(d);
-    let reports: Vec<Result<RunReport, BoxError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..d)
-            .map(|rank| {
-                let reducer = &reducer;
+    // One member per rank, moved into its thread: a rank that fails or
+    // panics drops it, and the others' collectives end with an error
+    // instead of waiting for it.
+    let members = (0..d)
+        .map(|rank| reducer.member(rank))
+        .collect::<Result<Vec<Member>, _>>()?;
+    let reports: Vec<Result<Trained, BoxError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = members
+            .into_iter()
+            .map(|member| {
+                let report = report.filter(|_| member.rank() == 0);
                 s.spawn(move || {
-                    let result = replica(corpus, config, plan, rank, reducer, log);
+                    let rank = member.rank();
+                    let result = replica(corpus, config, plan, &member, log, report);
                     if let Err(e) = &result {
-                        // The others would wait for this replica forever.
-                        reducer.abort(&format!("replica {rank} failed: {e}"));
+                        // Before the member's drop, so that the others see
+                        // this rank's own reason.
+                        member.abort(&format!("replica {rank} failed: {e}"));
                     }
                     result
                 })
@@ -97,10 +133,11 @@ fn replica(
     corpus: &Corpus,
     config: &TrainConfig,
     plan: Plan,
-    rank: usize,
-    reducer: &InProcess,
+    member: &Member,
     log: bool,
-) -> Result<RunReport, BoxError> {
+    report_path: Option<&Path>,
+) -> Result<Trained, BoxError> {
+    let rank = member.rank();
     let schedule = Schedule::from_spans(
         ScheduleKind::Cosine,
         config.lr,
@@ -120,7 +157,7 @@ fn replica(
     let mut model = CharModel::new(corpus.vocab, &config.model, &device);
     let mut optimizer = config.optimizer.init();
     let mut scaler = LossScaler::dynamic(&config.loss_scale);
-    let mut report = RunReport {
+    let mut report = Trained {
         plan,
         losses: Vec::new(),
         lrs: Vec::new(),
@@ -130,24 +167,65 @@ fn replica(
         loss_scale: scaler.scale(),
         tokens: 0,
     };
+    // accum's run report, on the rank that writes it: the loss, gradient
+    // norm and loss scale are burn's; the learning rate, counts and stages
+    // the driver's.
+    let mut recorder = match report_path {
+        Some(path) => {
+            let mut model_json = serde_json::to_value(&config.model)?;
+            if let Some(fields) = model_json.as_object_mut() {
+                fields.insert("kind".to_owned(), "burn_char_model".into());
+                fields.insert("vocab".to_owned(), corpus.vocab.into());
+            }
+            Some(
+                Recorder::new(&driver, Normalization::PerToken)
+                    // f32 on NdArray, with accum's dynamic loss scaler.
+                    .precision(PrecisionMode::Fp32, true)
+                    .model(model_json)
+                    .data_tokens(
+                        (0..corpus.examples.len())
+                            .map(|id| corpus.supervised(id))
+                            .sum(),
+                    )
+                    .log(LogAxis::Tokens, config.log_every)
+                    .stream_beside(path)?,
+            )
+        }
+        None => None,
+    };
 
     while let Some(mut group) = driver.next_group()? {
         // accum::run::normalization: the group's global per-token
         // denominator, summed over the replicas before any backward pass.
         let denominator =
-            group.denominator(Normalization::PerToken, |id| corpus.supervised(id), reducer)?;
+            group.denominator(Normalization::PerToken, |id| corpus.supervised(id), member)?;
         // accum::run::loss-scale: one scale for the whole group.
         let scale = scaler.scale();
         let weight = (scale / denominator.value) as f32;
         let (grads, loss) = accumulate(&model, corpus, &group, weight, &device);
         // accum::run::data-parallel: one all-reduce per group, after this
-        // rank's last microbatch; every rank takes part, even one without a
-        // microbatch in a partial group. The loss rides along for the log.
+        // rank's last microbatch, of every parameter's gradient in one flat
+        // buffer; every rank takes part, even one without a microbatch in a
+        // partial group. The loss rides along at the end, for the log.
         let mut flat = model.flatten(&grads);
-        flat.push(vec![loss / scale as f32]);
-        let mut flat = all_reduce(reducer, rank, &flat)?;
-        let group_loss = f64::from(flat.pop().and_then(|l| l.first().copied()).unwrap_or(0.0));
+        let lengths: Vec<usize> = flat.iter().map(Vec::len).collect();
+        let mut buffer = flat.concat();
+        buffer.push(loss / scale as f32);
+        member.all_reduce_f32(rank, &mut buffer)?;
+        let group_loss = f64::from(buffer.pop().unwrap_or(0.0));
+        let mut rest = buffer.as_slice();
+        for (param, len) in flat.iter_mut().zip(lengths) {
+            let (mine, tail) = rest.split_at(len);
+            param.copy_from_slice(mine);
+            rest = tail;
+        }
         let finite = flat.iter_mut().fold(true, |ok, g| scaler.unscale(g) & ok);
+        let grad_norm = flat
+            .iter()
+            .flatten()
+            .map(|g| f64::from(*g).powi(2))
+            .sum::<f64>()
+            .sqrt();
         if report.first_gradient.is_empty() {
             report.first_gradient = flat.concat();
         }
@@ -162,7 +240,16 @@ fn replica(
         // accum::run::loss-scale: the scaler updates after the attempt.
         scaler.update(finite);
         report.losses.push(group_loss);
-        let progress = *driver.finish(group, Outcome::from_finite(finite))?;
+        let outcome = Outcome::from_finite(finite);
+        let progress = match &mut recorder {
+            Some(recorder) => {
+                let step = Step::loss(group_loss)
+                    .grad_norm(grad_norm)
+                    .loss_scale(scale);
+                recorder.finish(&mut driver, group, outcome, step)?
+            }
+            None => *driver.finish(group, outcome)?,
+        };
         if log && rank == 0 && driver.every(config.log_every) {
             println!(
                 "{:>5} updates  {:>7} tokens  loss {group_loss:.4}  lr {:.2e}  scale {}",
@@ -172,6 +259,9 @@ fn replica(
                 scaler.scale()
             );
         }
+    }
+    if let (Some(recorder), Some(path)) = (recorder, report_path) {
+        recorder.write(&driver, path)?;
     }
     let progress = driver.progress();
     report.applied = progress.updates.get();
@@ -204,29 +294,6 @@ fn accumulate(
         // microbatch (accum::run::group: no list of graph-attached losses).
     }
     (accumulator.grads(), loss)
-}
-
-/// The element-wise sum of `buffers` over the replicas, through accum's
-/// reducer: every rank calls it once per group with buffers of the same
-/// sizes, and gets the same sums.
-fn all_reduce(
-    reducer: &InProcess,
-    rank: usize,
-    buffers: &[Vec<f32>],
-) -> Result<Vec<Vec<f32>>, BoxError> {
-    let mut tensors = Tensors::new(
-        buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let array = ArrayD::from_shape_vec(IxDyn(&[b.len()]), b.clone())
-                    .expect("a flat buffer has its own length");
-                (format!("p{i}"), array)
-            })
-            .collect(),
-    );
-    reducer.all_reduce_grads(rank, &mut tensors)?;
-    Ok(tensors.slices().map(<[f32]>::to_vec).collect())
 }
 
 /// `‖a − b‖ / ‖b‖`.
