@@ -89,6 +89,23 @@ impl From<&Plan> for PlanSummary {
     }
 }
 
+/// The warnings a run report carries, from what the run measured: memory
+/// that grows across groups, and attempts skipped for non-finite
+/// gradients. The engine's and the recorder's reports say them alike.
+pub(crate) fn run_warnings(memory: &MemoryReport, counters: &Counters) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if memory.peak_grows {
+        warnings.push(crate::memory::GROWTH_WARNING.to_owned());
+    }
+    if counters.skipped_updates > 0 {
+        warnings.push(format!(
+            "{} update attempt(s) skipped for non-finite gradients",
+            counters.skipped_updates
+        ));
+    }
+    warnings
+}
+
 /// Counters of the whole run (`accum::span`, `accum::run::loss-scale`, `accum::run::scheduler`). An attempt that was skipped is
 /// not an update.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -688,16 +688,7 @@ impl<M: Model> Engine<M> {
     /// The report so far.
     pub fn report(&self) -> RunReport {
         let memory = self.memory.report();
-        let mut warnings = Vec::new();
-        if memory.peak_grows {
-            warnings.push(crate::memory::GROWTH_WARNING.to_owned());
-        }
-        if self.counters.skipped_updates > 0 {
-            warnings.push(format!(
-                "{} update attempt(s) skipped for non-finite gradients",
-                self.counters.skipped_updates
-            ));
-        }
+        let warnings = crate::report::run_warnings(&memory, &self.counters);
         RunReport {
             format: REPORT_FORMAT.to_owned(),
             plan: PlanSummary::from(self.plan()),
