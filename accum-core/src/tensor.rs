@@ -398,7 +398,7 @@ pub fn accumulate(dst: &mut [f32], src: &[f32]) {
 /// (`|x| ≤ 87`), branch-free so loops over slices vectorize: Cody–Waite range
 /// reduction and Cephes' minimax polynomial. NaN stays NaN; results below
 /// `e^-87.3` are clamped there (about 1e-38).
-#[inline]
+#[inline(always)]
 pub fn fast_exp(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_359_4;
@@ -425,7 +425,7 @@ pub fn fast_exp(x: f32) -> f32 {
 
 /// `tanh(x)` through [`fast_exp`]: `1 − 2/(e^{2|x|} + 1)` with the sign of
 /// `x`; absolute error below 3e-7.
-#[inline]
+#[inline(always)]
 pub fn fast_tanh(x: f32) -> f32 {
     let a = x.abs().min(10.0);
     let e = fast_exp(2.0 * a);
@@ -438,8 +438,11 @@ pub fn fast_tanh(x: f32) -> f32 {
 const LANES: usize = 8;
 
 /// The largest element (−∞ for an empty slice; NaN elements are skipped).
-#[inline]
+#[inline(always)]
 pub fn max_of(values: &[f32]) -> f32 {
+    // The maximum does not depend on the order: as many lanes as a 512-bit
+    // vector has.
+    const LANES: usize = 16;
     let mut acc = [f32::NEG_INFINITY; LANES];
     let chunks = values.chunks_exact(LANES);
     let rest = chunks.remainder();
@@ -460,7 +463,7 @@ pub fn max_of(values: &[f32]) -> f32 {
 }
 
 /// The sum of the elements, with [`LANES`] partial sums.
-#[inline]
+#[inline(always)]
 pub fn sum_of(values: &[f32]) -> f32 {
     let mut acc = [0.0f32; LANES];
     let chunks = values.chunks_exact(LANES);
