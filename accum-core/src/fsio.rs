@@ -3,19 +3,29 @@
 //! rename replaces the target. A reader never sees half a file, and an
 //! interrupted or failing write leaves the previous file intact; a failed
 //! write removes its temporary file.
+//!
+//! The temporary file is `tempfile`'s [`NamedTempFile`]: created
+//! exclusively under a random name, removed when dropped (an error, a
+//! panic), renamed by `persist`. What stays ours is what a command-line tool
+//! needs around it: writing through symbolic links, writing devices in place,
+//! the folder's `fsync` after the rename for [`Durability::Synced`], and
+//! errors that name the target and the step.
 
 use std::fmt;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use tempfile::NamedTempFile;
+
 /// Whether an atomic write waits for the data to reach the disk before the
 /// rename.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durability {
-    /// `fsync` the temporary file before the rename: after a crash of the
-    /// machine the target holds the old or the new bytes. For reports,
-    /// sheets and configurations.
+    /// `fsync` the temporary file before the rename, and the folder after
+    /// it: after a crash of the machine the target holds the old or the new
+    /// bytes, and the rename itself is on the disk. For reports, sheets and
+    /// configurations.
     Synced,
     /// Rename without waiting for the disk: still never half a file for
     /// readers and other processes, and much faster for the hundreds of
@@ -68,9 +78,9 @@ impl std::error::Error for WriteError {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a new temporary file
-/// (`.<name>.<pid>.<n>.tmp`, created exclusively, so concurrent writers
-/// never share one) in the same folder, then a rename over `path`.
+/// Writes `bytes` to `path` atomically: a new temporary file (`.<name>.<random>.tmp`,
+/// created exclusively, so concurrent writers never share one) in the same
+/// folder, then a rename over `path`.
 ///
 /// Through a symbolic link the link's target is written and the link kept;
 /// a target that is a device, a FIFO or a socket (`/dev/null`,
@@ -93,54 +103,73 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> Result
             .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
             .map_err(|err| fail(WriteStep::Write, err));
     }
-    let path = resolved.as_path();
-    let (tmp_path, mut file) = create_temporary(path).map_err(|e| fail(e.step, e.source))?;
-    let written = file.write_all(bytes).and_then(|()| match durability {
-        Durability::Synced => file.sync_all(),
-        Durability::Buffered => file.flush(),
-    });
-    drop(file);
-    let result = written
-        .map_err(|err| fail(WriteStep::Write, err))
-        .and_then(|()| fs::rename(&tmp_path, path).map_err(|err| fail(WriteStep::Replace, err)));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp_path);
-    }
-    result
+    // Errors name the path as the user gave it.
+    let mut tmp = create_temporary(&resolved).map_err(|e| fail(e.step, e.source))?;
+    tmp.write_all(bytes)
+        .map_err(|err| fail(WriteStep::Write, err))?;
+    persist(tmp, &resolved, durability).map_err(|e| fail(e.step, e.source))
 }
 
-/// A new temporary file beside `path` (`.<name>.<pid>.<n>.tmp`, created
+/// A new temporary file beside `path` (`.<name>.<random>.tmp`, created
 /// exclusively, so concurrent writers never share one), to be renamed over
-/// `path` when complete, or removed.
-pub fn create_temporary(path: &Path) -> Result<(PathBuf, fs::File), WriteError> {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
+/// `path` by [`persist`]; dropped, it is removed.
+pub fn create_temporary(path: &Path) -> Result<NamedTempFile, WriteError> {
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let mut attempt = 0u32;
-    loop {
-        let candidate = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => return Ok((candidate, file)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1;
-            }
-            Err(source) => {
-                return Err(WriteError {
-                    path: path.to_owned(),
-                    step: WriteStep::CreateTemporary,
-                    source,
-                });
-            }
-        }
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(folder_of(path))
+        .map_err(|source| WriteError {
+            path: path.to_owned(),
+            step: WriteStep::CreateTemporary,
+            source,
+        })
+}
+
+/// Renames a complete temporary file from [`create_temporary`] over `path`,
+/// after an `fsync` of its bytes and followed by one of the folder for
+/// [`Durability::Synced`]. On failure the temporary file is removed and the
+/// target is unchanged.
+pub fn persist(tmp: NamedTempFile, path: &Path, durability: Durability) -> Result<(), WriteError> {
+    let fail = |step, source| WriteError {
+        path: path.to_owned(),
+        step,
+        source,
+    };
+    match durability {
+        Durability::Synced => tmp.as_file().sync_all(),
+        Durability::Buffered => Ok(()),
     }
+    .map_err(|err| fail(WriteStep::Write, err))?;
+    tmp.persist(path)
+        .map_err(|err| fail(WriteStep::Replace, err.error))?;
+    if durability == Durability::Synced {
+        sync_folder(&folder_of(path)).map_err(|err| fail(WriteStep::Replace, err))?;
+    }
+    Ok(())
+}
+
+/// The folder a file at `path` goes to (`.` for a bare name).
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// `fsync` of a folder, so that a rename in it reaches the disk.
+#[cfg(unix)]
+fn sync_folder(dir: &Path) -> io::Result<()> {
+    fs::File::open(dir)?.sync_all()
+}
+
+/// Folders cannot be opened for an `fsync` here; the rename is what the
+/// platform offers.
+#[cfg(not(unix))]
+fn sync_folder(_dir: &Path) -> io::Result<()> {
+    Ok(())
 }
 
 /// Links followed at most, as the kernel does (`ELOOP` past it).
@@ -180,28 +209,8 @@ pub fn check_writable(path: &Path) -> Result<(), WriteError> {
         // A device or a pipe is written in place, not beside.
         return Ok(());
     }
-    let path = resolved.as_path();
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let probe = dir.join(format!(".accum-probe.{}.tmp", std::process::id()));
-    match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        Ok(file) => {
-            drop(file);
-            let _ = fs::remove_file(&probe);
-            Ok(())
-        }
-        Err(source) => Err(WriteError {
-            path: path.to_owned(),
-            step: WriteStep::CreateTemporary,
-            source,
-        }),
-    }
+    // A temporary file like the write's own, removed when dropped.
+    create_temporary(&resolved).map(drop)
 }
 
 #[cfg(test)]

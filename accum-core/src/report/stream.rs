@@ -23,6 +23,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use tempfile::NamedTempFile;
 
 use super::{CurvePoint, RunReport, UpdateStats};
 use crate::settings::LogAxis;
@@ -115,9 +116,10 @@ pub enum StatsLine {
 #[derive(Debug)]
 pub struct StatsStream {
     path: PathBuf,
-    /// The temporary file written until [`StatsStream::finish`].
-    tmp: PathBuf,
-    out: Option<BufWriter<File>>,
+    /// The temporary file written until [`StatsStream::finish`], removed
+    /// when the stream is dropped unfinished (the run failed): the previous
+    /// stream stays as it was.
+    out: Option<BufWriter<NamedTempFile>>,
 }
 
 impl StatsStream {
@@ -125,12 +127,11 @@ impl StatsStream {
     /// [`StatsStream::finish`] only.
     pub fn create(path: &Path) -> Result<StatsStream, StatsError> {
         let target = crate::fsio::resolve_links(path).map_err(|e| StatsError::io(path, e))?;
-        let (tmp, file) =
+        let tmp =
             crate::fsio::create_temporary(&target).map_err(|e| StatsError::io(path, e.source))?;
         Ok(StatsStream {
             path: target,
-            tmp,
-            out: Some(BufWriter::with_capacity(64 * 1024, file)),
+            out: Some(BufWriter::with_capacity(64 * 1024, tmp)),
         })
     }
 
@@ -164,25 +165,15 @@ impl StatsStream {
             .map_err(|e| StatsError::io(&self.path, e))
     }
 
-    /// Flushes the buffer, syncs the file and renames it over the path.
+    /// Flushes the buffer, syncs the file and renames it over the path
+    /// (then syncs the folder).
     pub fn finish(mut self) -> Result<(), StatsError> {
-        let mut out = self.out.take().expect("a stream is finished once");
-        out.flush()
-            .and_then(|()| out.get_ref().sync_all())
-            .and_then(|()| {
-                drop(out);
-                std::fs::rename(&self.tmp, &self.path)
-            })
-            .map_err(|e| StatsError::io(&self.path, e))
-    }
-}
-
-impl Drop for StatsStream {
-    /// A stream dropped unfinished (the run failed) leaves no file: the
-    /// previous stream stays as it was.
-    fn drop(&mut self) {
-        self.out.take();
-        let _ = std::fs::remove_file(&self.tmp);
+        let out = self.out.take().expect("a stream is finished once");
+        let tmp = out
+            .into_inner()
+            .map_err(|e| StatsError::io(&self.path, e.into_error()))?;
+        crate::fsio::persist(tmp, &self.path, crate::fsio::Durability::Synced)
+            .map_err(|e| StatsError::io(&self.path, e.source))
     }
 }
 
