@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use accum_core::estimate::{
-    ByteSize, MemoryEstimate, MemoryInputs, OptimizerKind, ScalingInputs, ScalingPoint,
+    ByteSize, MemoryEstimate, MemoryInputs, OptimizerState, ScalingInputs, ScalingPoint,
 };
 use accum_core::plan::{StageError, StagedPlan};
 use accum_core::units::group_digits;
@@ -39,7 +39,7 @@ struct CalcReport {
     /// What the stages before the full batch consume.
     ramp_up: Option<Amounts>,
     /// The run's length (`--total`) in every unit, through the stages.
-    run: Option<RunReport>,
+    run: Option<RunLength>,
     /// Each `--span` in every unit, through the stages.
     spans: Vec<super::calc_span::SpanReport>,
 }
@@ -74,7 +74,7 @@ struct Amounts {
 
 /// The run's length through the stages.
 #[derive(Debug, Serialize)]
-struct RunReport {
+struct RunLength {
     /// As given.
     length: Span,
     /// In whole updates (a partial update counts).
@@ -137,7 +137,7 @@ fn compute(args: &CalcArgs) -> Result<CalcReport, CliError> {
     let scaling = scaling_curve(args, &plan);
     let staged = staged_plan(args, &plan)?;
     let run = match args.total {
-        Some(total) => Some(run_report(&staged, total)?),
+        Some(total) => Some(run_length(&staged, total)?),
         None => None,
     };
     let spans = args
@@ -279,7 +279,7 @@ fn stage_reports(staged: &StagedPlan, end: Option<Updates>) -> Result<Vec<StageR
 }
 
 /// The run's length through the stages, a partial update counting as one.
-fn run_report(staged: &StagedPlan, total: Span) -> Result<RunReport, CliError> {
+fn run_length(staged: &StagedPlan, total: Span) -> Result<RunLength, CliError> {
     let updates = staged
         .span_to_updates(&total, Rounding::Up)
         .map_err(|err| {
@@ -290,7 +290,7 @@ fn run_report(staged: &StagedPlan, total: Span) -> Result<RunReport, CliError> {
             ))
         })?;
     let amounts = amounts(staged, updates)?;
-    Ok(RunReport {
+    Ok(RunLength {
         length: total,
         updates: amounts.updates,
         examples: amounts.examples,
@@ -359,9 +359,9 @@ fn memory_inputs(args: &CalcArgs, params: u64, activation: ByteSize) -> MemoryIn
         params,
         weight_bytes,
         optimizer: match args.optimizer {
-            Optimizer::Adamw => OptimizerKind::AdamW,
-            Optimizer::SgdMomentum => OptimizerKind::SgdMomentum,
-            Optimizer::Sgd => OptimizerKind::Sgd,
+            Optimizer::Adamw => OptimizerState::Moments,
+            Optimizer::SgdMomentum => OptimizerState::Momentum,
+            Optimizer::Sgd => OptimizerState::Stateless,
         },
         master_weights,
         activation_per_example: activation,

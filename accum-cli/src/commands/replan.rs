@@ -206,7 +206,7 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
                 (Some(params), Some(activation), _) => MemoryInputs {
                     params,
                     weight_bytes: 4,
-                    optimizer: accum_core::estimate::OptimizerKind::AdamW,
+                    optimizer: accum_core::estimate::OptimizerState::Moments,
                     master_weights: false,
                     activation_per_example: activation,
                 },

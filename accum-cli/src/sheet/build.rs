@@ -18,7 +18,7 @@ use super::axes::{Axes, TokenCount};
 use super::extras::{Extras, LrSchedule};
 use super::schedule::{charts, count};
 use super::stages::{Declared, Ramp};
-use super::summary::summary;
+use super::summary::headline;
 use super::trial::trial;
 use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series, stages, trained};
 
@@ -119,7 +119,7 @@ pub(crate) fn build<T: AccumConfig>(
             let stages = trained::trained(&axes, report, planned_updates);
             trial(source.clone(), report, run, plan, &extras, stages)
         });
-    let summary = summary(
+    let summary = headline(
         &axes,
         &extras,
         planned_updates,
