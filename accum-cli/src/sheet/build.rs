@@ -14,9 +14,9 @@ use accum_core::units::Tokens;
 use accum_core::units::group_digits;
 use accum_core::{AccumConfig, FieldPath, Plan, Span, UnitKind};
 
-use super::axes::{Axes, TokenCount};
+use super::axes::{Axes, TokenCount, count};
 use super::extras::{Extras, LrSchedule};
-use super::schedule::{charts, count};
+use super::schedule::charts;
 use super::stages::{Declared, Ramp};
 use super::summary::headline;
 use super::trial::trial;
