@@ -6,6 +6,7 @@
 
 use std::process::ExitCode;
 
+mod calc;
 mod cli;
 mod commands;
 mod diagnostic;
@@ -18,6 +19,7 @@ pub mod interop;
 mod load;
 mod output;
 mod quantity;
+mod replan;
 mod rules;
 mod sheet;
 // The source parser is being reworked in place; its items are

@@ -15,7 +15,6 @@ use crate::load::{Checker, CliConfig};
 use crate::sheet::extras::Extras;
 
 pub(crate) mod calc;
-mod calc_span;
 pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod explain;
