@@ -21,6 +21,7 @@ mod output;
 mod quantity;
 mod replan;
 mod rules;
+mod runner;
 mod sheet;
 // The source parser is being reworked in place; its items are
 // crate-internal though still spelled `pub`.
@@ -33,6 +34,7 @@ mod sheet;
     allow(dead_code, reason = "`Document::format` is read by the harness")
 )]
 mod source;
+mod starter;
 mod suggest;
 mod training;
 mod typed;

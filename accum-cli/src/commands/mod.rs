@@ -20,7 +20,6 @@ pub(crate) mod completions;
 pub(crate) mod explain;
 pub(crate) mod init;
 pub(crate) mod interop;
-mod progress;
 pub(crate) mod replan;
 pub(crate) mod run;
 pub(crate) mod schema;
