@@ -147,7 +147,7 @@ fn downstream(doc: &Document, schema: &Schema<TrainingConfig>, config: &Training
     let _ = crate::sheet::html::render(&sheet);
     let _ = crate::sheet::markdown::render(&sheet, &|_| None);
     for max in [1, 3, plan.micro_batch(), u64::MAX] {
-        if let Ok(replanned) = crate::commands::replan::replan(doc, &schema.map, &plan, max) {
+        if let Ok(replanned) = crate::replan::replan(doc, &schema.map, &plan, max) {
             // The rewritten file must be valid in its own format.
             let again = Document::parse("replanned".into(), replanned.text, doc.format);
             assert!(

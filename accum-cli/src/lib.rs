@@ -6,6 +6,7 @@
 
 use std::process::ExitCode;
 
+mod calc;
 mod cli;
 mod commands;
 mod diagnostic;
@@ -18,7 +19,9 @@ pub mod interop;
 mod load;
 mod output;
 mod quantity;
+mod replan;
 mod rules;
+mod runner;
 mod sheet;
 // The source parser is being reworked in place; its items are
 // crate-internal though still spelled `pub`.
@@ -31,6 +34,7 @@ mod sheet;
     allow(dead_code, reason = "`Document::format` is read by the harness")
 )]
 mod source;
+mod starter;
 mod suggest;
 mod training;
 mod typed;

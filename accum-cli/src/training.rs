@@ -3,7 +3,7 @@
 //! tables.
 
 use accum_core::config::TrainingConfig;
-use accum_core::estimate::{ByteSize, MemoryInputs, OptimizerKind as StateKind};
+use accum_core::estimate::{ByteSize, MemoryInputs, OptimizerState};
 use accum_core::settings::{
     DataSection, LossSection, ModelSection, Normalization, OptimizerKind, OptimizerSection,
     PrecisionMode, PrecisionSection, ScheduleSection,
@@ -287,11 +287,7 @@ pub(crate) fn memory_inputs(config: &TrainingConfig) -> MemoryInputs {
     MemoryInputs {
         params: model_params(config),
         weight_bytes: 4,
-        optimizer: match config.optimizer.kind {
-            OptimizerKind::AdamW => StateKind::AdamW,
-            OptimizerKind::Sgd if config.optimizer.momentum > 0.0 => StateKind::SgdMomentum,
-            OptimizerKind::Sgd => StateKind::Sgd,
-        },
+        optimizer: OptimizerState::of(&config.optimizer),
         master_weights: false,
         activation_per_example: ByteSize::new(per_token.saturating_mul(config.data.max_len)),
     }

@@ -581,15 +581,16 @@ mod tests {
         Sum,
     }
 
+    /// A nested table of [`Loose`], with a list in it.
     #[derive(Debug, Deserialize, PartialEq)]
-    struct Batch {
+    struct Section {
         micro_batch: u32,
         tags: Option<Vec<String>>,
     }
 
     #[derive(Debug, Deserialize, PartialEq)]
     struct Loose {
-        batch: Batch,
+        batch: Section,
         norm: Norm,
         #[serde(default)]
         extra: Option<std::num::NonZeroU32>,

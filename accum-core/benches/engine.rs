@@ -26,7 +26,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use accum_core::data::{Batch, Dataset};
+use accum_core::data::{Dataset, PackedMicrobatch};
 use accum_core::engine::{Engine, EngineConfig, Observer, RunOptions};
 use accum_core::model::{GradScale, Model, Team};
 use accum_core::optim::Optimizer;
@@ -464,7 +464,7 @@ fn pytorch(plans: &serde_json::Value, plan: (u64, u64, u64), threads: usize) -> 
 
 /// An engine of m=32/A=8/D=1 after its first update, and that update's
 /// microbatches.
-fn m32_microbatches() -> (Engine, Vec<Batch>) {
+fn m32_microbatches() -> (Engine, Vec<PackedMicrobatch>) {
     let mut e = engine(32, 8, 1, 1);
     e.step(&mut RunOptions::default()).expect("an update");
     let data = Dataset::synthetic(&config(1).data);
@@ -472,7 +472,7 @@ fn m32_microbatches() -> (Engine, Vec<Batch>) {
     let microbatches = e
         .last_group_ids()
         .chunks(32)
-        .map(|ids| Batch::of(ids.iter().map(|&id| by_id(id))))
+        .map(|ids| PackedMicrobatch::of(ids.iter().map(|&id| by_id(id))))
         .collect();
     (e, microbatches)
 }
@@ -510,7 +510,10 @@ fn profile(update_ms: f64) {
     });
     // The six products of each microbatch, with its row count n.
     let (h, f, v) = (64, 256, 256);
-    let ns: Vec<usize> = microbatches.iter().map(Batch::positions).collect();
+    let ns: Vec<usize> = microbatches
+        .iter()
+        .map(PackedMicrobatch::positions)
+        .collect();
     let nmax = ns.iter().copied().max().unwrap_or(0);
     // Through the tokens (more rows than tokens): the embedding's products
     // have V rows, S is the [V, F] sum of dz by token.
@@ -610,7 +613,11 @@ fn summary() {
     let peak = Peak::measure();
     println!("{}", peak.describe());
     let rows = {
-        let mut ns: Vec<usize> = m32_microbatches().1.iter().map(Batch::positions).collect();
+        let mut ns: Vec<usize> = m32_microbatches()
+            .1
+            .iter()
+            .map(PackedMicrobatch::positions)
+            .collect();
         ns.sort_unstable();
         ns[ns.len() / 2]
     };

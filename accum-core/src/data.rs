@@ -5,10 +5,10 @@
 //! example has a stable id (its index in the data set) and a length uniform in
 //! `min_len..=max_len`; its labels are the next tokens.
 //!
-//! A [`Batch`] stores its examples *packed*: the real positions of all its
+//! A [`PackedMicrobatch`] stores its examples *packed*: the real positions of all its
 //! examples one after the other, no padding. The padded `[m_i, L_i]` form
 //! that other frameworks expect is produced only for dumps
-//! ([`Batch::padded`]).
+//! ([`PackedMicrobatch::padded`]).
 //!
 //! Which examples form a group and which replica gets them is the loop
 //! driver's walk ([`crate::driver`]); [`ShardCheck`] verifies that no
@@ -278,7 +278,7 @@ impl Dataset {
 /// The examples of one microbatch, packed: positions of all examples one
 /// after the other, no padding (padding is not work).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Batch {
+pub struct PackedMicrobatch {
     /// Example ids, in batch order.
     pub ids: Vec<u64>,
     /// Input tokens of all examples, concatenated.
@@ -289,7 +289,7 @@ pub struct Batch {
     pub offsets: Vec<usize>,
 }
 
-impl Batch {
+impl PackedMicrobatch {
     /// Empties the batch, keeping its buffers.
     pub fn clear(&mut self) {
         self.ids.clear();
@@ -310,8 +310,8 @@ impl Batch {
     }
 
     /// A batch of the given examples.
-    pub fn of<'a>(examples: impl IntoIterator<Item = &'a Example>) -> Batch {
-        let mut batch = Batch::default();
+    pub fn of<'a>(examples: impl IntoIterator<Item = &'a Example>) -> PackedMicrobatch {
+        let mut batch = PackedMicrobatch::default();
         for e in examples {
             batch.push(e);
         }
@@ -461,7 +461,7 @@ mod tests {
     #[test]
     fn batch_packs_and_pads() {
         let data = Dataset::synthetic(&section());
-        let mut batch = Batch::of(&data.examples()[..3]);
+        let mut batch = PackedMicrobatch::of(&data.examples()[..3]);
         batch.labels[0] = -100;
         let lens: Vec<usize> = (0..3).map(|i| batch.span(i).len()).collect();
         assert_eq!(batch.positions(), lens.iter().sum::<usize>());

@@ -21,7 +21,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::data::Batch;
+use crate::data::PackedMicrobatch;
 use crate::engine::{Engine, GroupView, Observer, ObserverError, UpdateView};
 use crate::fsio::Durability;
 use crate::model::Model;
@@ -341,7 +341,7 @@ impl DumpWriter {
         attempt: u64,
         replica: usize,
         index: usize,
-        batch: &Batch,
+        batch: &PackedMicrobatch,
         ignore_index: i64,
     ) -> Result<(), DumpError> {
         let dir = self.update_dir(attempt);

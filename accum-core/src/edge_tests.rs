@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-use crate::estimate::{ByteSize, MemoryInputs, OptimizerKind};
+use crate::estimate::{ByteSize, MemoryInputs, OptimizerState};
 use crate::plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Rounding};
 use crate::span::{Span, SpanError};
 use crate::units::{Examples, UnitKind, Updates};
@@ -225,7 +225,7 @@ proptest! {
         let inputs = MemoryInputs {
             params,
             weight_bytes: weight,
-            optimizer: OptimizerKind::AdamW,
+            optimizer: OptimizerState::Moments,
             master_weights: master,
             activation_per_example: ByteSize::new(per_example),
         };

@@ -6,12 +6,12 @@
 //! memory accounting (`accum::run::memory`) measures what a run really holds.
 //!
 //! ```
-//! use accum_core::estimate::{ByteSize, MemoryInputs, OptimizerKind};
+//! use accum_core::estimate::{ByteSize, MemoryInputs, OptimizerState};
 //!
 //! let inputs = MemoryInputs {
 //!     params: 1_000_000,
 //!     weight_bytes: 4,
-//!     optimizer: OptimizerKind::AdamW,
+//!     optimizer: OptimizerState::Moments,
 //!     master_weights: false,
 //!     activation_per_example: "2MiB".parse::<ByteSize>()?,
 //! };
@@ -28,6 +28,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{Plan, PlanError};
+use crate::settings::{OptimizerKind, OptimizerSection};
 
 /// A number of bytes, parsed from `"512MiB"`, `"1.5GB"`, `"2e9"` or `"1024"`.
 #[derive(
@@ -129,26 +130,44 @@ impl fmt::Display for ByteSize {
     }
 }
 
-/// The optimizer whose state an estimate includes.
+/// The state an optimizer keeps per parameter, which is what a memory
+/// estimate counts: not which optimizer runs ([`OptimizerKind`] says that),
+/// since SGD keeps a momentum buffer only when its momentum is not 0.
+///
+/// The serialized names are those of the optimizers that keep each state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OptimizerKind {
-    /// AdamW: two fp32 moments per parameter (8 bytes).
+pub enum OptimizerState {
+    /// Adam's two fp32 moments per parameter (8 bytes), as AdamW keeps.
     #[default]
-    AdamW,
-    /// SGD with momentum: one fp32 buffer per parameter (4 bytes).
-    SgdMomentum,
-    /// Plain SGD: no state.
-    Sgd,
+    #[serde(rename = "adam_w")]
+    Moments,
+    /// One fp32 momentum buffer per parameter (4 bytes), as SGD with
+    /// momentum keeps.
+    #[serde(rename = "sgd_momentum")]
+    Momentum,
+    /// No state, as SGD without momentum keeps.
+    #[serde(rename = "sgd")]
+    Stateless,
 }
 
-impl OptimizerKind {
+impl OptimizerState {
+    /// The state of the optimizer a config section describes: AdamW keeps
+    /// its moments; SGD a momentum buffer unless its momentum is 0, when the
+    /// engine's SGD allocates none (`crate::optim::Sgd`).
+    pub fn of(section: &OptimizerSection) -> OptimizerState {
+        match section.kind {
+            OptimizerKind::AdamW => OptimizerState::Moments,
+            OptimizerKind::Sgd if section.momentum > 0.0 => OptimizerState::Momentum,
+            OptimizerKind::Sgd => OptimizerState::Stateless,
+        }
+    }
+
     /// Optimizer-state bytes per parameter.
     pub const fn state_bytes_per_param(self) -> u64 {
         match self {
-            OptimizerKind::AdamW => 8,
-            OptimizerKind::SgdMomentum => 4,
-            OptimizerKind::Sgd => 0,
+            OptimizerState::Moments => 8,
+            OptimizerState::Momentum => 4,
+            OptimizerState::Stateless => 0,
         }
     }
 }
@@ -160,8 +179,8 @@ pub struct MemoryInputs {
     pub params: u64,
     /// Bytes per weight (4 for fp32, 2 for bf16/fp16); gradients use the same.
     pub weight_bytes: u64,
-    /// The optimizer, for its state.
-    pub optimizer: OptimizerKind,
+    /// The optimizer's state per parameter.
+    pub optimizer: OptimizerState,
     /// Whether an fp32 master copy of the weights is kept (mixed precision).
     pub master_weights: bool,
     /// Activation memory one example needs during its forward and backward pass.
@@ -346,7 +365,7 @@ mod tests {
         let inputs = MemoryInputs {
             params: 1_000,
             weight_bytes: 2,
-            optimizer: OptimizerKind::AdamW,
+            optimizer: OptimizerState::Moments,
             master_weights: true,
             activation_per_example: ByteSize::new(100),
         };
@@ -365,6 +384,61 @@ mod tests {
             ..inputs
         };
         assert!(huge.estimate(1).is_err());
+    }
+
+    /// The state an estimate counts for a config's optimizer is what the
+    /// engine's optimizer holds after its first update, for every kind and
+    /// with momentum on and off.
+    #[test]
+    fn optimizer_state_is_what_the_engine_allocates() {
+        use crate::optim::Optimizer;
+        use crate::tensor::Tensors;
+
+        let tensors = || {
+            Tensors::new(vec![
+                ("w".to_owned(), ndarray::ArrayD::from_elem(vec![3, 2], 0.5)),
+                ("b".to_owned(), ndarray::ArrayD::from_elem(vec![5], -0.25)),
+            ])
+        };
+        let cases = [
+            (OptimizerKind::AdamW, 0.9, OptimizerState::Moments),
+            (OptimizerKind::AdamW, 0.0, OptimizerState::Moments),
+            (OptimizerKind::Sgd, 0.9, OptimizerState::Momentum),
+            (OptimizerKind::Sgd, 0.25, OptimizerState::Momentum),
+            (OptimizerKind::Sgd, 0.0, OptimizerState::Stateless),
+        ];
+        for (kind, momentum, state) in cases {
+            let section = OptimizerSection {
+                kind,
+                momentum,
+                ..OptimizerSection::default()
+            };
+            assert_eq!(OptimizerState::of(&section), state, "{kind} {momentum}");
+            let mut optimizer = Optimizer::from_section(&section);
+            let (mut params, grads) = (tensors(), tensors());
+            optimizer.step(&mut params, &grads, 1e-3);
+            assert_eq!(
+                optimizer.state_bytes() as u64,
+                params.numel() as u64 * state.state_bytes_per_param(),
+                "{kind} {momentum}"
+            );
+        }
+    }
+
+    /// The serialized names stay those of the optimizers that keep each state.
+    #[test]
+    fn optimizer_state_serializes_as_before() {
+        for (state, name) in [
+            (OptimizerState::Moments, "\"adam_w\""),
+            (OptimizerState::Momentum, "\"sgd_momentum\""),
+            (OptimizerState::Stateless, "\"sgd\""),
+        ] {
+            assert_eq!(serde_json::to_string(&state).expect("serializes"), name);
+            assert_eq!(
+                serde_json::from_str::<OptimizerState>(name).expect("parses"),
+                state
+            );
+        }
     }
 
     #[test]

@@ -50,9 +50,10 @@ pub mod verify;
 
 pub use accum_macros::AccumConfig;
 pub use code::Code;
+pub use derive::Origin;
 pub use derive::{
     AccumConfig, CheckedPlan, ConstPlan, FieldInfo, Given, NestedConfig, RampField, RampRole,
-    RampUp, RampValue, RoleField, RoleType, RoleValue, SCHEMA_VERSION, Source, SpanField, SpanUse,
+    RampUp, RampValue, RoleField, RoleType, RoleValue, SCHEMA_VERSION, SpanField, SpanUse,
     SpanValue, StagesField, check_roles, check_spans, check_values, schema_for, staged_plan_of,
 };
 pub use engine::{Engine, EngineError, Observer, RunOptions, buffer_refusal, run};

@@ -528,10 +528,39 @@ impl<'de, U: Unit> Visitor<'de> for CountVisitor<U> {
     }
 }
 
+/// A typed count's schema: the whole number, or the string form the
+/// deserializer above reads, in the count's unit only.
+impl<U: Unit> schemars::JsonSchema for Count<U> {
+    fn schema_name() -> Cow<'static, str> {
+        U::KIND.type_name().into()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        format!("accum_core::units::{}", U::KIND.type_name()).into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        // The string form is the span grammar, in this unit only.
+        let pattern = schema_pattern([U::KIND]);
+        schemars::json_schema!({
+            "description": format!(
+                "A count of {}: a whole number, or with its unit (\"100 {}\").",
+                U::PLURAL,
+                U::PLURAL
+            ),
+            "x-accum-unit": U::KEY,
+            // `minimum` applies to the number, `pattern` to the string.
+            "type": ["integer", "string"],
+            "minimum": 0,
+            "pattern": pattern,
+        })
+    }
+}
+
 /// The string form of a length as a JSON-schema `pattern`: a number as the
 /// parser reads it (digits with `_` or `,`, a decimal part, a `k`/`M`/`G`/
 /// `B`/`T` multiplier), then the singular or plural noun of one of `units`.
-pub(crate) fn schema_pattern(units: impl IntoIterator<Item = UnitKind>) -> String {
+fn schema_pattern(units: impl IntoIterator<Item = UnitKind>) -> String {
     let nouns: Vec<&str> = units
         .into_iter()
         .flat_map(|unit| [unit.singular(), unit.plural()])
@@ -708,5 +737,19 @@ mod tests {
         .err()
         .expect("two keys");
         assert!(err.to_string().contains("exactly one key"), "{err}");
+    }
+
+    #[test]
+    fn schema_marks_the_unit_and_takes_both_forms() {
+        let schema = schemars::schema_for!(crate::units::Updates);
+        let value = schema.as_value();
+        assert_eq!(value["x-accum-unit"], "update");
+        assert_eq!(value["type"], serde_json::json!(["integer", "string"]));
+        assert_eq!(value["minimum"], 0);
+        let pattern = value["pattern"].as_str().expect("pattern");
+        assert_eq!(
+            pattern,
+            r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKMGBT]?\s*(update|updates)\s*$"
+        );
     }
 }

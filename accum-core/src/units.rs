@@ -23,7 +23,6 @@
 //! let _ = Updates::new(1) + Microbatches::new(8);
 //! ```
 
-use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -462,34 +461,6 @@ impl<U: Unit> Serialize for Count<U> {
     }
 }
 
-impl<U: Unit> schemars::JsonSchema for Count<U> {
-    fn schema_name() -> Cow<'static, str> {
-        U::KIND.type_name().into()
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        format!("accum_core::units::{}", U::KIND.type_name()).into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        // The string form follows the span grammar (`crate::span`), in this
-        // unit only.
-        let pattern = crate::span::schema_pattern([U::KIND]);
-        schemars::json_schema!({
-            "description": format!(
-                "A count of {}: a whole number, or with its unit (\"100 {}\").",
-                U::PLURAL,
-                U::PLURAL
-            ),
-            "x-accum-unit": U::KEY,
-            // `minimum` applies to the number, `pattern` to the string.
-            "type": ["integer", "string"],
-            "minimum": 0,
-            "pattern": pattern,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,20 +574,6 @@ mod tests {
         }
         let log: Log = toml::from_str("every = \"2M tokens\"").expect("toml");
         assert_eq!(log.every, Tokens::new(2_000_000));
-    }
-
-    #[test]
-    fn schema_marks_the_unit_and_takes_both_forms() {
-        let schema = schemars::schema_for!(Updates);
-        let value = schema.as_value();
-        assert_eq!(value["x-accum-unit"], "update");
-        assert_eq!(value["type"], serde_json::json!(["integer", "string"]));
-        assert_eq!(value["minimum"], 0);
-        let pattern = value["pattern"].as_str().expect("pattern");
-        assert_eq!(
-            pattern,
-            r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKMGBT]?\s*(update|updates)\s*$"
-        );
     }
 
     #[test]

@@ -15,13 +15,11 @@ use crate::load::{Checker, CliConfig};
 use crate::sheet::extras::Extras;
 
 pub(crate) mod calc;
-mod calc_span;
 pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod explain;
 pub(crate) mod init;
 pub(crate) mod interop;
-mod progress;
 pub(crate) mod replan;
 pub(crate) mod run;
 pub(crate) mod schema;

@@ -7,23 +7,20 @@
 //! and the report is still written, with exit status 130; a second Ctrl-C
 //! ends at once. With `--backend mpi` each MPI process runs one replica and
 //! only rank 0 writes (report, dump, output); errors name the rank.
+//!
+//! The observers and the text around the run are [`crate::runner`]'s.
 
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
 use accum_core::dump::DumpWriter;
-use accum_core::engine::{Engine, Fault, Observer, ObserverError, RunOptions, UpdateView};
-use accum_core::estimate::ByteSize;
-use accum_core::plan::StagedPlan;
-use accum_core::report::{
-    Counters, CurvePoint, RunReport, StageCounters, StatsError, StatsStream, UpdateStats,
-};
-use accum_core::settings::LogAxis;
+use accum_core::engine::{Engine, Fault, RunOptions};
+use accum_core::report::{RunReport, StatsStream};
 use accum_core::units::group_digits;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -32,6 +29,7 @@ use crate::error::{CliError, Exit};
 use crate::fsio::write_atomic;
 use crate::load::load_checked;
 use crate::output::{print_json, print_text};
+use crate::runner::{self, Progress, Stream, plural, ramp_text, stream_path, summary};
 
 /// The exit status of a run ended by Ctrl-C, as shells report SIGINT.
 const INTERRUPTED: i32 = 130;
@@ -70,94 +68,6 @@ fn stop_flag() -> Arc<AtomicBool> {
 fn threads_cap(local_replicas: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     (cores / local_replicas.max(1)).max(1)
-}
-
-struct Progress {
-    bar: ProgressBar,
-    started: Instant,
-    /// Quiet text output: the log lines go to stdout as they come.
-    print_lines: bool,
-    quiet: bool,
-    /// The first failure to print a log line.
-    print_error: Option<CliError>,
-    /// Whether the loss is scaled (fp16), so that the bar shows the scale.
-    loss_scaled: bool,
-}
-
-impl Observer for Progress {
-    fn on_update(&mut self, stats: &UpdateStats, counters: &Counters) {
-        let secs = self.started.elapsed().as_secs_f64().max(1e-9);
-        self.bar.set_position(counters.applied_updates.get());
-        self.bar.set_message(super::progress::message(
-            stats,
-            counters,
-            secs,
-            self.loss_scaled,
-        ));
-    }
-
-    fn on_log(&mut self, point: &CurvePoint, axis: LogAxis) {
-        let line = format!(
-            "{:>8} {}  loss {:.4}",
-            group_digits(point.x),
-            axis_name(axis),
-            point.loss
-        );
-        if self.quiet {
-            // The log lines are the run's output when the bar is off.
-            if self.print_lines
-                && self.print_error.is_none()
-                && let Err(err) = print_text(&format!("{line}\n"))
-            {
-                self.print_error = Some(err);
-            }
-        } else if self.bar.is_hidden() {
-            eprintln!("{line}");
-        } else {
-            self.bar.println(&line);
-        }
-    }
-}
-
-/// Writes the stats stream beside the report: every update attempt and
-/// every log point, one JSON line each.
-struct Stream {
-    out: StatsStream,
-    /// A failure to write a log line, reported at the next update.
-    failed: Option<StatsError>,
-}
-
-impl Observer for Stream {
-    fn on_parameters(&mut self, update: &UpdateView<'_>) -> Result<(), ObserverError> {
-        if let Some(err) = self.failed.take() {
-            return Err(Box::new(err));
-        }
-        Ok(self.out.update(update.stats)?)
-    }
-
-    fn on_log(&mut self, point: &CurvePoint, axis: LogAxis) {
-        if self.failed.is_none()
-            && let Err(err) = self.out.log(point, axis)
-        {
-            self.failed = Some(err);
-        }
-    }
-}
-
-/// `RUN.stats.jsonl` beside `RUN.json`.
-fn stream_path(report: &Path) -> std::path::PathBuf {
-    let stem = report
-        .file_stem()
-        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
-    report.with_file_name(format!("{stem}.stats.jsonl"))
-}
-
-fn axis_name(axis: LogAxis) -> &'static str {
-    match axis {
-        LogAxis::Updates => "updates",
-        LogAxis::Examples => "examples",
-        LogAxis::Tokens => "tokens",
-    }
 }
 
 /// What `run` keeps of the backend: with MPI, a handle to let every rank
@@ -282,7 +192,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10))
     };
     bar.set_style(
-        ProgressStyle::with_template(super::progress::TEMPLATE)
+        ProgressStyle::with_template(runner::TEMPLATE)
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let plan = checked.plan;
@@ -394,140 +304,4 @@ fn write_report(path: &Path, report: &RunReport) -> Result<(), CliError> {
         .map_err(|err| CliError::usage(format!("cannot render the report: {err}")))?;
     text.push('\n');
     write_atomic(path, text.as_bytes())
-}
-
-/// `"16 → 32 → 64 in 3 stages"`; the middle is elided past five stages.
-fn ramp_text(stages: &StagedPlan) -> String {
-    let batches: Vec<String> = stages
-        .stages()
-        .iter()
-        .map(|stage| group_digits(stage.plan().effective_batch().get()))
-        .collect();
-    let shown = if batches.len() > 5 {
-        format!(
-            "{} → {} → … → {}",
-            batches[0],
-            batches[1],
-            batches[batches.len() - 1]
-        )
-    } else {
-        batches.join(" → ")
-    };
-    format!("{shown} in {} stages", batches.len())
-}
-
-fn plural(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{} {noun}s", group_digits(n))
-    }
-}
-
-fn summary(
-    report: &RunReport,
-    elapsed: Duration,
-    report_path: Option<&Path>,
-    dump: Option<&Path>,
-) -> String {
-    let c = &report.counters;
-    let secs = elapsed.as_secs_f64().max(1e-9);
-    let change = accum_core::report::LossChange::of(&report.updates);
-    let mut out = String::new();
-    out.push_str(&format!(
-        "{} in {:.2} s{}\n",
-        plural(c.applied_updates.get(), "applied update"),
-        secs,
-        if report.stopped_early {
-            " (stopped early by Ctrl-C; the last group was not applied)"
-        } else {
-            ""
-        }
-    ));
-    out.push_str(&format!(
-        "  attempts {}, skipped {}, microbatches {}, backward passes {}, scheduler steps {}\n",
-        group_digits(c.update_attempts),
-        group_digits(c.skipped_updates),
-        group_digits(c.microbatches.get()),
-        group_digits(c.backward_passes),
-        group_digits(c.scheduler_steps.get())
-    ));
-    out.push_str(&format!(
-        "  examples {}, supervised tokens {} ({} tokens/s)\n",
-        group_digits(c.examples.get()),
-        group_digits(c.supervised_tokens.get()),
-        group_digits((c.supervised_tokens.get() as f64 / secs) as u64)
-    ));
-    if let Some(change) = change {
-        out.push_str(&format!(
-            "  loss {:.4} → {:.4} ({}{})\n",
-            change.first,
-            change.last,
-            change.how(),
-            if report.updates_stride > 1 {
-                ", evenly spread over the run"
-            } else {
-                ""
-            }
-        ));
-    }
-    if report.stages.len() > 1 {
-        out.push_str(&stage_lines(&report.stages));
-    }
-    out.push_str(&format!(
-        "  peak accounted memory per replica {} (activations {}){}\n",
-        ByteSize::new(report.memory.peak_bytes),
-        ByteSize::new(report.memory.peak_activation_bytes),
-        if report.memory.peak_grows {
-            "; WARNING: memory kept between microbatches grows across groups"
-        } else {
-            ""
-        }
-    ));
-    if c.dropped_examples.get() > 0 {
-        out.push_str(&format!(
-            "  dropped {} in partial groups (ids in the report)\n",
-            plural(c.dropped_examples.get(), "example")
-        ));
-    }
-    for warning in &report.warnings {
-        out.push_str(&format!("  warning: {warning}\n"));
-    }
-    if let Some(path) = report_path {
-        out.push_str(&format!("  report: {}\n", path.display()));
-    }
-    if let Some(dir) = dump {
-        out.push_str(&format!("  dump: {}\n", dir.display()));
-    }
-    out
-}
-
-/// One line per stage of a batch ramp-up: its batch, its updates, and what
-/// the run did in it.
-fn stage_lines(stages: &[StageCounters]) -> String {
-    let mut out = String::from("  stages:\n");
-    for (i, stage) in stages.iter().enumerate() {
-        // The last stage lasts to the end of the run: up to its last update.
-        let first = stage.first_update.get();
-        let last = stage.last_update.map(|last| last.get()).or_else(|| {
-            (stage.applied_updates.get() > 0).then(|| first + stage.applied_updates.get() - 1)
-        });
-        let span = match last {
-            Some(last) => format!("updates {}–{}", group_digits(first), group_digits(last)),
-            None => format!("updates {}–", group_digits(first)),
-        };
-        out.push_str(&format!(
-            "    {}: B {} (A {}), {span}: applied {}, attempts {}, skipped {}, microbatches {}, examples {}, tokens {}\n",
-            i + 1,
-            group_digits(stage.plan.effective_batch),
-            group_digits(stage.plan.accumulation),
-            group_digits(stage.applied_updates.get()),
-            group_digits(stage.attempts),
-            group_digits(stage.skipped),
-            group_digits(stage.microbatches.get()),
-            group_digits(stage.examples.get()),
-            group_digits(stage.tokens.get()),
-        ));
-    }
-    out
 }

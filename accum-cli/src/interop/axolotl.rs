@@ -18,7 +18,7 @@ use accum_core::{LastGroup, Layout, Span, UnitKind};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{
-    Batch, Dialect, LastGroupRule, LossRule, Reading, per_process_plan, plan_finding,
+    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, per_process_plan, plan_finding,
     read_arguments,
 };
 use super::export::{Out, yaml};
@@ -41,7 +41,7 @@ impl Dialect for Axolotl {
     }
 }
 
-fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
+fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let root = r.span(&[]);
     let set = |r: &Reader, k: &str| {
         r.has(&[k])
@@ -127,7 +127,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
     let settings = settings(r);
     let span = r.span(&[GAS]);
     let model_parallel = tp.is_some_and(|t| t > 1) || cp.is_some_and(|c| c > 1);
-    Some(Batch {
+    Some(FrameworkBatch {
         plan,
         parallel: model_parallel.then_some(ParallelSection {
             world_size: world,

@@ -34,11 +34,11 @@ pub(crate) struct Reading {
     /// The batch the framework trains with, or `None` when there is none
     /// (the framework refuses, or a value the batch needs is unknown: the
     /// findings say which).
-    pub(crate) batch: Option<Batch>,
+    pub(crate) batch: Option<FrameworkBatch>,
 }
 
 /// The batch a framework trains with, and what else its files state.
-pub(crate) struct Batch {
+pub(crate) struct FrameworkBatch {
     /// The plan: `m`, `A`, `D` (with the layout when there is one), `L`.
     pub(crate) plan: Plan,
     /// `[parallel]` as the files state it, when `D` comes from a layout.
@@ -270,7 +270,7 @@ pub(crate) fn world_from_options(opts: &ImportOptions) -> Option<u64> {
 pub(crate) fn read_arguments(
     name: &str,
     text: &str,
-    read: impl FnOnce(&mut Reader) -> Option<Batch>,
+    read: impl FnOnce(&mut Reader) -> Option<FrameworkBatch>,
 ) -> Result<Reading, ImportError> {
     let mut r = Reader::parse(name, text, true)?;
     r.strings_are_numbers = true;

@@ -18,7 +18,7 @@ use accum_core::{LastGroup, Layout};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{
-    Batch, Dialect, LastGroupRule, LossRule, Reading, per_process_plan, plan_finding,
+    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, per_process_plan, plan_finding,
     read_arguments,
 };
 use super::export::{Out, yaml};
@@ -46,7 +46,7 @@ pub(crate) fn is_recipe(r: &Reader) -> bool {
     r.is_table(&["train"]) && (r.has(&GLOBAL) || r.has(&MICRO))
 }
 
-fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
+fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let root = r.span(&[]);
     // `TrainArgs` defaults: global_batch_size = 64, micro_batch_size = 4.
     let g = if r.has(&GLOBAL) {
@@ -127,7 +127,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
             return None;
         }
     };
-    Some(Batch {
+    Some(FrameworkBatch {
         loss: LossRule::MicrobatchMean(
             Diagnostic::error(
                 codes::PER_TOKEN,

@@ -6,13 +6,14 @@
 //! Every conversion goes through the staged plan of `accum_core`
 //! (`StagedPlan::consumed`, `to_updates`); with variable lengths, tokens are
 //! the examples consumed times the expected tokens per example.
+//!
+//! The tables and charts of the other modules take their [`Position`]s and
+//! their counts with a unit ([`count`]) from here.
 
 use accum_core::plan::StagedPlan;
 use accum_core::units::group_digits;
 use accum_core::{PlanError, Rounding, UnitKind};
 use serde::Serialize;
-
-use super::stages::Position;
 
 /// Whether token counts are exact (a fixed sequence length) or expected
 /// (variable lengths: the engine counts the real ones).
@@ -33,6 +34,28 @@ impl TokenCount {
             Some(TokenCount::Expected) => "≈ ",
             Some(TokenCount::Exact) | None => "",
         }
+    }
+}
+
+/// A point of the run, or a stretch of it, in three units: where a stage
+/// starts or what it lasts ([`Axes::position`], [`Axes::between`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct Position {
+    /// Applied updates.
+    pub(crate) updates: u64,
+    /// Examples.
+    pub(crate) examples: u64,
+    /// Supervised tokens, exact or expected (see [`Axes::tokens`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tokens: Option<u64>,
+}
+
+/// `"1 update"`, `"2,048 examples"`.
+pub(super) fn count(n: u64, unit: &str) -> String {
+    match (n, unit) {
+        (1, _) => format!("1 {unit}"),
+        (_, "microbatch") => format!("{} microbatches", group_digits(n)),
+        _ => format!("{} {unit}s", group_digits(n)),
     }
 }
 

@@ -14,11 +14,11 @@ use accum_core::units::Tokens;
 use accum_core::units::group_digits;
 use accum_core::{AccumConfig, FieldPath, Plan, Span, UnitKind};
 
-use super::axes::{Axes, TokenCount};
+use super::axes::{Axes, TokenCount, count};
 use super::extras::{Extras, LrSchedule};
-use super::schedule::{charts, count};
+use super::schedule::charts;
 use super::stages::{Declared, Ramp};
-use super::summary::summary;
+use super::summary::headline;
 use super::trial::trial;
 use super::{Preparation, Row, SHEET_FORMAT, Sheet, Table, series, stages, trained};
 
@@ -119,7 +119,7 @@ pub(crate) fn build<T: AccumConfig>(
             let stages = trained::trained(&axes, report, planned_updates);
             trial(source.clone(), report, run, plan, &extras, stages)
         });
-    let summary = summary(
+    let summary = headline(
         &axes,
         &extras,
         planned_updates,

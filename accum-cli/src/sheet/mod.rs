@@ -86,9 +86,10 @@ pub(crate) struct Card {
     pub(crate) alert: bool,
 }
 
-/// The numbers at the top of the sheet, as numbers and as cards.
+/// The headline figures at the top of the sheet (its `summary`), as numbers
+/// and as cards.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub(crate) struct Summary {
+pub(crate) struct Headline {
     /// `m`.
     pub(crate) micro_batch: u64,
     /// `A`.
@@ -166,7 +167,7 @@ pub(crate) struct Sheet {
     /// The configuration file the sheet describes.
     pub(crate) config: String,
     /// The figures a reader looks for first.
-    pub(crate) summary: Summary,
+    pub(crate) summary: Headline,
     /// Preparation: the plan and settings, as configured and computed.
     pub(crate) preparation: Preparation,
     /// Trial: what a run observed, when a report was given.

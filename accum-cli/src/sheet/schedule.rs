@@ -9,7 +9,7 @@ use accum_core::settings::ScheduleKind;
 use accum_core::units::group_digits;
 use accum_core::{Span, UnitKind};
 
-use super::axes::{Axes, TokenCount};
+use super::axes::{Axes, TokenCount, count};
 use super::chart::{Axis, Chart, MAX_LINE_POINTS, Mark, Marks, Panel, Scale, Series, Style, Tone};
 use super::extras::LrSchedule;
 
@@ -65,15 +65,6 @@ fn sample_updates(total: u64, warmup: u64, starts: &[u64]) -> Vec<u64> {
     at.sort_unstable();
     at.dedup();
     at
-}
-
-/// `"1 update"`, `"2,048 examples"`.
-pub(super) fn count(n: u64, unit: &str) -> String {
-    match (n, unit) {
-        (1, _) => format!("1 {unit}"),
-        (_, "microbatch") => format!("{} microbatches", group_digits(n)),
-        _ => format!("{} {unit}s", group_digits(n)),
-    }
 }
 
 /// `"0.01 after a warmup of 4 updates (64 examples), then cosine to 0 at

@@ -8,9 +8,8 @@ use accum_core::plan::{LinearRamp, StagedPlan};
 use accum_core::units::group_digits;
 use serde::Serialize;
 
-use super::axes::{Axes, TokenCount};
+use super::axes::{Axes, Position, TokenCount, count};
 use super::grid::{Column, Grid, GridRow};
-use super::schedule::count;
 
 /// Stage rows a sheet lists at most; a longer ramp keeps its first
 /// [`HEAD_ROWS`] and its last [`MAX_ROWS`]` − HEAD_ROWS` stages.
@@ -44,18 +43,6 @@ pub(crate) struct Ramp {
     pub(crate) staged: StagedPlan,
     /// How the configuration wrote them.
     pub(crate) declared: Declared,
-}
-
-/// Where a stage starts, or what it lasts, in three units.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub(crate) struct Position {
-    /// Applied updates.
-    pub(crate) updates: u64,
-    /// Examples.
-    pub(crate) examples: u64,
-    /// Supervised tokens, exact or expected (see [`StageTable::tokens`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) tokens: Option<u64>,
 }
 
 /// One stage of the table.

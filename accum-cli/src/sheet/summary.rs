@@ -11,15 +11,15 @@ use super::axes::Axes;
 use super::extras::Extras;
 use super::series::RunSeries;
 use super::stages::steps;
-use super::{Card, Summary};
+use super::{Card, Headline};
 
-pub(super) fn summary(
+pub(super) fn headline(
     axes: &Axes,
     extras: &Extras,
     planned_updates: Option<u64>,
     report: Option<&RunReport>,
     run: Option<&RunSeries>,
-) -> Summary {
+) -> Headline {
     let n = group_digits;
     let staged = axes.staged();
     let plan = staged.final_plan();
@@ -220,7 +220,7 @@ pub(super) fn summary(
             (None, None, None, None)
         }
     };
-    Summary {
+    Headline {
         micro_batch: plan.micro_batch(),
         accumulation: plan.accumulation(),
         replicas: plan.replicas(),

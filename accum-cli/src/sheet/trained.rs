@@ -9,11 +9,10 @@ use accum_core::settings::LogAxis;
 use accum_core::units::group_digits;
 use serde::Serialize;
 
-use super::axes::{Axes, TokenCount};
+use super::axes::{Axes, Position, TokenCount, count as count_of};
 use super::chart::{Mark, Marks};
 use super::grid::{Column, Grid, GridRow};
-use super::schedule::count as count_of;
-use super::stages::{HEAD_ROWS, Position, gap_row, shown_rows};
+use super::stages::{HEAD_ROWS, gap_row, shown_rows};
 
 /// One stage: planned and trained.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -487,9 +487,10 @@ pub struct RoleField {
     pub optional: bool,
 }
 
-/// Where a role's value comes from.
+/// Where a role's value comes from: a field, or a struct's constant ([`Given`]
+/// says what is there).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
+pub enum Origin {
     /// A field, by path.
     Field(FieldPath),
     /// A struct-level constant (`#[accum(micro_batch = 2)]`) of the struct at
@@ -497,12 +498,12 @@ pub enum Source {
     Constant(FieldPath),
 }
 
-impl Source {
+impl Origin {
     /// The path findings are reported at: the field, or the struct that
     /// holds the constant.
     pub fn path(&self) -> &FieldPath {
         match self {
-            Source::Field(path) | Source::Constant(path) => path,
+            Origin::Field(path) | Origin::Constant(path) => path,
         }
     }
 }
@@ -551,7 +552,7 @@ pub struct RoleValue {
     /// The role.
     pub role: Role,
     /// Where the value is written.
-    pub source: Source,
+    pub source: Origin,
     /// What is written there.
     pub given: Given,
 }
@@ -562,7 +563,7 @@ impl RoleValue {
     pub fn field(role: Role, prefix: &FieldPath, name: &str, value: Option<u64>) -> RoleValue {
         RoleValue {
             role,
-            source: Source::Field(prefix.child(name)),
+            source: Origin::Field(prefix.child(name)),
             given: value.into(),
         }
     }
@@ -571,7 +572,7 @@ impl RoleValue {
     pub fn constant(role: Role, prefix: &FieldPath, value: u64) -> RoleValue {
         RoleValue {
             role,
-            source: Source::Constant(prefix.clone()),
+            source: Origin::Constant(prefix.clone()),
             given: Given::Value(value),
         }
     }
@@ -581,7 +582,7 @@ impl RoleValue {
     pub fn at(role: Role, path: FieldPath, given: Given) -> RoleValue {
         RoleValue {
             role,
-            source: Source::Field(path),
+            source: Origin::Field(path),
             given,
         }
     }

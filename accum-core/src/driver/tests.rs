@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 
 use super::*;
-use crate::data::{Batch, Dataset, ShardCheck};
+use crate::data::{Dataset, PackedMicrobatch, ShardCheck};
 use crate::engine::{Engine, EngineConfig, Fault, RunOptions};
 use crate::model::{GradScale, LossSums, Model, TokenMlp};
 use crate::optim::Optimizer;
@@ -543,7 +543,8 @@ fn engine_and_driver(
                         };
                         let mut sums = LossSums::default();
                         for mb in group.microbatches() {
-                            let batch = Batch::of(mb.ids.iter().map(|&id| &data.examples()[id]));
+                            let batch =
+                                PackedMicrobatch::of(mb.ids.iter().map(|&id| &data.examples()[id]));
                             sums.add(&model_ref.forward_backward(&batch, &scale, grads, workspace));
                             if faults.iter().any(|f| {
                                 f.attempt == attempt

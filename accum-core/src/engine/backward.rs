@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::hooks::{Fault, MicrobatchEvent};
 use super::{Engine, EngineError, RunOptions};
-use crate::data::Batch;
+use crate::data::PackedMicrobatch;
 use crate::memory::MemoryBreakdown;
 use crate::model::{GradScale, LossSums, Model, Team};
 use crate::replica::Reducer;
@@ -124,7 +124,7 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 pub(crate) fn run_local<M: Model>(
     model: &M,
     states: &mut [ReplicaState<M::Workspace>],
-    batches: &[Vec<Batch>],
+    batches: &[Vec<PackedMicrobatch>],
     used: &[usize],
     base: usize,
     ctx: &GroupContext<'_>,
@@ -150,7 +150,7 @@ fn run_guarded<M: Model>(
     model: &M,
     rank: usize,
     state: &mut ReplicaState<M::Workspace>,
-    batches: &[Batch],
+    batches: &[PackedMicrobatch],
     ctx: &GroupContext<'_>,
 ) -> Result<ReplicaOutcome, EngineError> {
     std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -174,7 +174,7 @@ fn run_replica<M: Model>(
     model: &M,
     rank: usize,
     state: &mut ReplicaState<M::Workspace>,
-    batches: &[Batch],
+    batches: &[PackedMicrobatch],
     ctx: &GroupContext<'_>,
 ) -> Result<ReplicaOutcome, EngineError> {
     state.events.clear();

@@ -4,7 +4,7 @@
 
 use super::tests::FailsOn;
 use super::*;
-use crate::data::{Batch, Dataset, Example};
+use crate::data::{Dataset, Example, PackedMicrobatch};
 use crate::model::{GradScale, LossSums, MlpWorkspace};
 use crate::plan::LastGroup;
 use crate::settings::{DataSection, ModelSection, ScheduleSection};
@@ -215,7 +215,7 @@ impl Model for NoWeights {
     }
     fn forward_backward(
         &self,
-        batch: &Batch,
+        batch: &PackedMicrobatch,
         scale: &GradScale,
         grads: &mut Tensors,
         workspace: &mut MlpWorkspace,

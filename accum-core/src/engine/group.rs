@@ -11,7 +11,7 @@
 //! has filled them.
 
 use super::{Engine, EngineError};
-use crate::data::{Batch, Dataset, OverlapError};
+use crate::data::{Dataset, OverlapError, PackedMicrobatch};
 use crate::driver::{Draw, GroupCounts, Position, Walk};
 use crate::model::Model;
 use crate::plan::{Plan, StagedPlan};
@@ -37,7 +37,7 @@ pub(crate) struct Groups {
     batch_positions: usize,
     /// `batches[r][i]`: microbatch `i` of replica `r`; only the first
     /// `used[r]` belong to the current group.
-    pub(crate) batches: Vec<Vec<Batch>>,
+    pub(crate) batches: Vec<Vec<PackedMicrobatch>>,
     pub(crate) used: Vec<usize>,
     /// Example ids of the current group, over all replicas.
     pub(crate) last_ids: Vec<u64>,
@@ -51,8 +51,8 @@ pub(crate) struct Groups {
 }
 
 /// An empty batch with room for `m` examples of `positions` positions in all.
-fn reserved_batch(m: usize, positions: usize) -> Batch {
-    let mut b = Batch::default();
+fn reserved_batch(m: usize, positions: usize) -> PackedMicrobatch {
+    let mut b = PackedMicrobatch::default();
     b.ids.reserve_exact(m);
     b.offsets.reserve_exact(m + 1);
     b.tokens.reserve_exact(positions);
@@ -191,7 +191,7 @@ impl Groups {
     }
 
     /// The microbatches of `replica` in the current group.
-    pub(crate) fn microbatches(&self, replica: usize) -> &[Batch] {
+    pub(crate) fn microbatches(&self, replica: usize) -> &[PackedMicrobatch] {
         &self.batches[replica][..self.used[replica]]
     }
 
@@ -224,7 +224,7 @@ pub(crate) fn group_buffer_bytes(stages: &StagedPlan, max_len: usize) -> u64 {
         .saturating_add((m + 1).saturating_mul(size_of::<usize>() as u64))
         .saturating_add(positions.saturating_mul((size_of::<u32>() + size_of::<i64>()) as u64))
         .saturating_add(size_of::<super::hooks::MicrobatchEvent>() as u64)
-        .saturating_add(size_of::<Batch>() as u64)
+        .saturating_add(size_of::<PackedMicrobatch>() as u64)
         // The group's example ids.
         .saturating_add(m.saturating_mul(size_of::<u64>() as u64));
     per_microbatch.saturating_mul(a).saturating_mul(d)

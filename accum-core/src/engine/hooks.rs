@@ -15,7 +15,7 @@
 use std::fmt;
 use std::sync::atomic::AtomicBool;
 
-use crate::data::Batch;
+use crate::data::PackedMicrobatch;
 use crate::report::{Counters, CurvePoint, UpdateStats};
 use crate::settings::LogAxis;
 use crate::tensor::Tensors;
@@ -50,7 +50,7 @@ pub struct GroupView<'a> {
     pub attempt: u64,
     /// Labels equal to this value are not supervised.
     pub ignore_index: i64,
-    pub(crate) batches: &'a [Vec<Batch>],
+    pub(crate) batches: &'a [Vec<PackedMicrobatch>],
     pub(crate) used: &'a [usize],
 }
 
@@ -62,7 +62,7 @@ impl<'a> GroupView<'a> {
 
     /// The microbatches of `replica` in this group, in order (fewer than `A`,
     /// possibly none, in a last partial group).
-    pub fn microbatches(&self, replica: usize) -> &'a [Batch] {
+    pub fn microbatches(&self, replica: usize) -> &'a [PackedMicrobatch] {
         &self.batches[replica][..self.used[replica]]
     }
 }

@@ -404,7 +404,7 @@ mod tests {
         }
         fn forward_backward(
             &self,
-            batch: &crate::data::Batch,
+            batch: &crate::data::PackedMicrobatch,
             scale: &crate::model::GradScale,
             grads: &mut Tensors,
             workspace: &mut Self::Workspace,

@@ -3,7 +3,7 @@ use std::sync::atomic::AtomicBool;
 use proptest::prelude::*;
 
 use super::*;
-use crate::data::{Batch, Dataset, Example};
+use crate::data::{Dataset, Example, PackedMicrobatch};
 use crate::dump::DumpWriter;
 use crate::model::{GradScale, LossSums, TOKEN_MLP_PARAMS};
 use crate::plan::LastGroup;
@@ -174,7 +174,7 @@ fn r4_weighted_mean_is_not_the_mean_of_means() {
     };
     let short: Vec<Example> = (0..4).map(|i| example(i, 0, 128)).collect(); // 512 tokens, loss 2
     let long: Vec<Example> = (4..8).map(|i| example(i, 1, 384)).collect(); // 1,536 tokens, loss 4
-    let batches = [Batch::of(&short), Batch::of(&long)];
+    let batches = [PackedMicrobatch::of(&short), PackedMicrobatch::of(&long)];
     let scale = GradScale {
         normalization: Normalization::PerToken,
         denominator: 2048.0,
@@ -802,7 +802,7 @@ impl Model for FailsOn {
     }
     fn forward_backward(
         &self,
-        batch: &Batch,
+        batch: &PackedMicrobatch,
         scale: &GradScale,
         grads: &mut Tensors,
         workspace: &mut Self::Workspace,

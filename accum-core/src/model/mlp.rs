@@ -20,7 +20,7 @@ use ndarray::{ArrayD, IxDyn};
 
 use super::split::{Rows, par_cols, par_cols_pair, par_dz, par_rows};
 use super::{GradScale, LossSums, Model, Team};
-use crate::data::{Batch, Rng};
+use crate::data::{PackedMicrobatch, Rng};
 use crate::tensor::{
     MatMut, MatRef, Tensors, accumulate, fast_exp, fast_tanh, flat_mut, gemm, mat, mat_mut, mat_of,
     mat_of_mut, max_of,
@@ -412,7 +412,7 @@ impl Model for TokenMlp {
     /// gradient layout differs from the parameters'.
     fn forward_backward(
         &self,
-        batch: &Batch,
+        batch: &PackedMicrobatch,
         scale: &GradScale,
         grads: &mut Tensors,
         ws: &mut MlpWorkspace,
@@ -424,7 +424,7 @@ impl Model for TokenMlp {
     /// As [`TokenMlp::forward_backward`].
     fn forward_backward_team(
         &self,
-        batch: &Batch,
+        batch: &PackedMicrobatch,
         scale: &GradScale,
         grads: &mut Tensors,
         ws: &mut MlpWorkspace,
@@ -660,8 +660,8 @@ mod tests {
     use crate::data::Example;
     use crate::settings::Normalization;
 
-    fn tiny_batch() -> Batch {
-        Batch::of(&[
+    fn tiny_batch() -> PackedMicrobatch {
+        PackedMicrobatch::of(&[
             Example {
                 id: 0,
                 tokens: vec![1, 4, 2],
@@ -689,7 +689,7 @@ mod tests {
         }
     }
 
-    fn objective(model: &TokenMlp, batch: &Batch, s: &GradScale) -> f64 {
+    fn objective(model: &TokenMlp, batch: &PackedMicrobatch, s: &GradScale) -> f64 {
         let mut grads = model.params().zeros_like();
         let mut ws = model.workspace(16);
         model
@@ -803,7 +803,7 @@ mod tests {
             seed: 5,
             ..crate::settings::DataSection::default()
         };
-        let batch = Batch::of(crate::data::Dataset::synthetic(&config).examples());
+        let batch = PackedMicrobatch::of(crate::data::Dataset::synthetic(&config).examples());
         let model = TokenMlp::new(16, 8, 12, 4);
         assert!(by_token(batch.positions(), (8, 12, 16), batch.positions()));
         for s in [
@@ -848,7 +848,7 @@ mod tests {
             ..crate::settings::DataSection::default()
         };
         let data = crate::data::Dataset::synthetic(&config);
-        let batch = Batch::of(data.examples());
+        let batch = PackedMicrobatch::of(data.examples());
         let model = TokenMlp::new(32, 24, 40, 9);
         let s = scale(Normalization::PerExample, 96.0);
         let run = |threads: usize| {
@@ -868,7 +868,7 @@ mod tests {
             assert_eq!(many_sums, sums, "{threads} threads");
         }
         // Fewer rows than tokens in the vocabulary: the direct products.
-        let small = Batch::of(&data.examples()[..12]);
+        let small = PackedMicrobatch::of(&data.examples()[..12]);
         let wide = TokenMlp::new(1000, 24, 40, 9);
         assert!(!by_token(
             small.positions(),

@@ -18,7 +18,7 @@
 //! [`Model::Workspace`], sized once and reused, so the hot loop does not
 //! allocate.
 
-use crate::data::Batch;
+use crate::data::PackedMicrobatch;
 use crate::settings::Normalization;
 use crate::tensor::Tensors;
 
@@ -133,7 +133,7 @@ pub trait Model: Send + Sync {
     /// evaluated tokens but reported no weight.
     fn forward_backward(
         &self,
-        batch: &Batch,
+        batch: &PackedMicrobatch,
         scale: &GradScale,
         grads: &mut Tensors,
         workspace: &mut Self::Workspace,
@@ -146,7 +146,7 @@ pub trait Model: Send + Sync {
     /// does, bit for bit).
     fn forward_backward_team(
         &self,
-        batch: &Batch,
+        batch: &PackedMicrobatch,
         scale: &GradScale,
         grads: &mut Tensors,
         workspace: &mut Self::Workspace,

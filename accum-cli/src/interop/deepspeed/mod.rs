@@ -28,7 +28,9 @@ use accum_core::{LastGroup, Plan, PlanInput};
 pub(crate) use export::{check_normalization, export};
 use fill::{FillFailure, GAS, MICRO, TRAIN_BATCH, fill};
 
-use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, layout_of, plan_finding};
+use super::dialect::{
+    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, plan_finding,
+};
 use super::reader::{At, Reader, owned};
 use super::{Framework, ImportError, ImportOptions, codes};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -87,7 +89,7 @@ impl Dialect for DeepSpeed {
         let read = read_config(&mut r, world, opts, None);
         let batch = read.map(|ds| {
             let span = r.span(&[GAS]);
-            Batch {
+            FrameworkBatch {
                 loss: LossRule::MicrobatchMean(loss_finding(ds.plan.accumulation(), span.clone())),
                 last_group: last_group_rule(&mut r, &ds.plan, span),
                 plan: ds.plan,

@@ -23,8 +23,8 @@ pub(crate) use export::export;
 use self::accelerate::Launch;
 use super::deepspeed::{self, TrainerFill};
 use super::dialect::{
-    Batch, Dialect, LastGroupRule, LossRule, Reading, layout_of, option_degrees, per_process_plan,
-    plan_finding,
+    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, option_degrees,
+    per_process_plan, plan_finding,
 };
 use super::reader::{Reader, owned};
 use super::{FileReport, Framework, ImportError, ImportOptions, codes, files};
@@ -252,7 +252,7 @@ impl Dialect for HuggingFace {
         files.extend(extra);
         Ok(Reading {
             files,
-            batch: Some(Batch {
+            batch: Some(FrameworkBatch {
                 plan,
                 parallel,
                 settings,

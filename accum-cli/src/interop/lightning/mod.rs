@@ -25,8 +25,8 @@ use accum_core::{LastGroup, Span, UnitKind};
 pub(crate) use export::{export, export_nemo};
 
 use super::dialect::{
-    Batch, Dialect, LastGroupRule, LossRule, Reading, layout_of, option_degrees, per_process_plan,
-    plan_finding, read_arguments,
+    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, option_degrees,
+    per_process_plan, plan_finding, read_arguments,
 };
 use super::reader::{At, Reader, owned};
 use super::stages::StepLength;
@@ -106,7 +106,7 @@ impl Dialect for Lightning {
     }
 }
 
-fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
+fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let root = r.span(&[]);
     let t = trainer(r);
     // NeMo's Megatron models: the model section sets the batch.
@@ -218,7 +218,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<Batch> {
         .as_ref()
         .and_then(|e| schedule::stages(r, &plan, e, opts.examples));
     let step_lengths = step_lengths(r, &t, &settings);
-    Some(Batch {
+    Some(FrameworkBatch {
         loss: divides_by_a(a, owned(&t.path(ACC)), acc_span.clone()),
         last_group: LastGroupRule {
             policy: LastGroup::Process,

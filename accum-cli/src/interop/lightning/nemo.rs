@@ -14,7 +14,7 @@ use std::ops::Range;
 use accum_core::config::ParallelSection;
 use accum_core::{LastGroup, Layout, Plan, PlanInput};
 
-use super::super::dialect::{Batch, LastGroupRule, LossRule, plan_finding};
+use super::super::dialect::{FrameworkBatch, LastGroupRule, LossRule, plan_finding};
 use super::super::megatron::{RAMP_REMOVED, linear_ramp};
 use super::super::reader::{Reader, owned};
 use super::super::stages::Staged;
@@ -23,7 +23,7 @@ use super::{ACC, Trainer, devices};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::NodeKind;
 
-pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<Batch> {
+pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<FrameworkBatch> {
     let root = r.span(&[]);
     let m = match r.uint(&["model", "micro_batch_size"], 1) {
         Some(v) => v.value,
@@ -133,7 +133,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     let (schedule, staged) = rampup(r, &plan)?;
     let settings = super::settings(r, t, 1);
     let step_lengths = super::step_lengths(r, t, &settings);
-    Some(Batch {
+    Some(FrameworkBatch {
         loss: LossRule::MicrobatchMean(
             Diagnostic::error(
                 codes::PER_TOKEN,

@@ -26,7 +26,7 @@ pub(crate) use ramp::{RAMP_REMOVED, linear_ramp};
 use self::args::{Arg, Invocation, NNODES, NPROC};
 use self::shell::Field;
 use super::census;
-use super::dialect::{Batch, Dialect, LastGroupRule, LossRule, Reading, plan_finding};
+use super::dialect::{Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::python_number;
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, codes};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -317,7 +317,7 @@ impl Args {
 }
 
 /// Megatron's reading of the arguments; `None` when it has no batch.
-fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
+fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let top = a.inv.span.clone();
     duplicates(a);
 
@@ -562,7 +562,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<Batch> {
         pipeline: pp_given,
         context: cp_given,
     });
-    Some(Batch {
+    Some(FrameworkBatch {
         plan,
         parallel,
         settings,

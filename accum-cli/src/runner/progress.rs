@@ -7,7 +7,7 @@ use accum_core::report::{Counters, UpdateStats};
 use accum_core::units::group_digits;
 
 /// The bar's template: `[=====>    ] 1,234/3,000 updates (41%)  00:12 left  {msg}`.
-pub(super) const TEMPLATE: &str =
+pub(crate) const TEMPLATE: &str =
     "{bar:30} {human_pos}/{human_len} updates ({percent}%)  {elapsed} elapsed, {eta} left  {msg}";
 
 /// A rate, digit-grouped and whole (`12,345`).
@@ -24,7 +24,7 @@ fn per_second(count: u64, secs: f64) -> String {
 /// The message after the bar for the last update: `loss 1.2345  lr 3.00e-3
 /// grad norm 0.7436  1,234 ex/s  45,678 tok/s`, with `scale 65,536` when
 /// the loss is scaled (fp16) and the skipped updates when there are some.
-pub(super) fn message(
+pub(crate) fn message(
     stats: &UpdateStats,
     counters: &Counters,
     secs: f64,

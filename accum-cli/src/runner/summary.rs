@@ -1,0 +1,149 @@
+//! `accum run`'s text: the ramp-up in one line, and the summary of a run
+//! report at the end.
+
+use std::path::Path;
+use std::time::Duration;
+
+use accum_core::estimate::ByteSize;
+use accum_core::plan::StagedPlan;
+use accum_core::report::{RunReport, StageCounters};
+use accum_core::units::group_digits;
+
+/// `"16 → 32 → 64 in 3 stages"`; the middle is elided past five stages.
+pub(crate) fn ramp_text(stages: &StagedPlan) -> String {
+    let batches: Vec<String> = stages
+        .stages()
+        .iter()
+        .map(|stage| group_digits(stage.plan().effective_batch().get()))
+        .collect();
+    let shown = if batches.len() > 5 {
+        format!(
+            "{} → {} → … → {}",
+            batches[0],
+            batches[1],
+            batches[batches.len() - 1]
+        )
+    } else {
+        batches.join(" → ")
+    };
+    format!("{shown} in {} stages", batches.len())
+}
+
+/// `"1 example"`, `"2,048 examples"`.
+pub(crate) fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", group_digits(n))
+    }
+}
+
+/// What `accum run` prints at the end in text: the counters, the loss, the
+/// stages, memory, warnings and where the outputs are.
+pub(crate) fn summary(
+    report: &RunReport,
+    elapsed: Duration,
+    report_path: Option<&Path>,
+    dump: Option<&Path>,
+) -> String {
+    let c = &report.counters;
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let change = accum_core::report::LossChange::of(&report.updates);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{} in {:.2} s{}\n",
+        plural(c.applied_updates.get(), "applied update"),
+        secs,
+        if report.stopped_early {
+            " (stopped early by Ctrl-C; the last group was not applied)"
+        } else {
+            ""
+        }
+    ));
+    out.push_str(&format!(
+        "  attempts {}, skipped {}, microbatches {}, backward passes {}, scheduler steps {}\n",
+        group_digits(c.update_attempts),
+        group_digits(c.skipped_updates),
+        group_digits(c.microbatches.get()),
+        group_digits(c.backward_passes),
+        group_digits(c.scheduler_steps.get())
+    ));
+    out.push_str(&format!(
+        "  examples {}, supervised tokens {} ({} tokens/s)\n",
+        group_digits(c.examples.get()),
+        group_digits(c.supervised_tokens.get()),
+        group_digits((c.supervised_tokens.get() as f64 / secs) as u64)
+    ));
+    if let Some(change) = change {
+        out.push_str(&format!(
+            "  loss {:.4} → {:.4} ({}{})\n",
+            change.first,
+            change.last,
+            change.how(),
+            if report.updates_stride > 1 {
+                ", evenly spread over the run"
+            } else {
+                ""
+            }
+        ));
+    }
+    if report.stages.len() > 1 {
+        out.push_str(&stage_lines(&report.stages));
+    }
+    out.push_str(&format!(
+        "  peak accounted memory per replica {} (activations {}){}\n",
+        ByteSize::new(report.memory.peak_bytes),
+        ByteSize::new(report.memory.peak_activation_bytes),
+        if report.memory.peak_grows {
+            "; WARNING: memory kept between microbatches grows across groups"
+        } else {
+            ""
+        }
+    ));
+    if c.dropped_examples.get() > 0 {
+        out.push_str(&format!(
+            "  dropped {} in partial groups (ids in the report)\n",
+            plural(c.dropped_examples.get(), "example")
+        ));
+    }
+    for warning in &report.warnings {
+        out.push_str(&format!("  warning: {warning}\n"));
+    }
+    if let Some(path) = report_path {
+        out.push_str(&format!("  report: {}\n", path.display()));
+    }
+    if let Some(dir) = dump {
+        out.push_str(&format!("  dump: {}\n", dir.display()));
+    }
+    out
+}
+
+/// One line per stage of a batch ramp-up: its batch, its updates, and what
+/// the run did in it.
+fn stage_lines(stages: &[StageCounters]) -> String {
+    let mut out = String::from("  stages:\n");
+    for (i, stage) in stages.iter().enumerate() {
+        // The last stage lasts to the end of the run: up to its last update.
+        let first = stage.first_update.get();
+        let last = stage.last_update.map(|last| last.get()).or_else(|| {
+            (stage.applied_updates.get() > 0).then(|| first + stage.applied_updates.get() - 1)
+        });
+        let span = match last {
+            Some(last) => format!("updates {}–{}", group_digits(first), group_digits(last)),
+            None => format!("updates {}–", group_digits(first)),
+        };
+        out.push_str(&format!(
+            "    {}: B {} (A {}), {span}: applied {}, attempts {}, skipped {}, microbatches {}, examples {}, tokens {}\n",
+            i + 1,
+            group_digits(stage.plan.effective_batch),
+            group_digits(stage.plan.accumulation),
+            group_digits(stage.applied_updates.get()),
+            group_digits(stage.attempts),
+            group_digits(stage.skipped),
+            group_digits(stage.microbatches.get()),
+            group_digits(stage.examples.get()),
+            group_digits(stage.tokens.get()),
+        ));
+    }
+    out
+}
