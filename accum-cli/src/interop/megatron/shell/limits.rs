@@ -62,26 +62,3 @@ impl Limit {
         }
     }
 }
-
-/// The deepest nesting of compound commands (`if`, loops, `case`) in a
-/// list of simple commands, as `parse_block` would recurse into it: the first
-/// command that opens a level past [`MAX_NESTING`] is the limit.
-pub(crate) fn compound_nesting(
-    cmds: &[Vec<super::lex::Tok>],
-    span: impl Fn(&[super::lex::Tok]) -> Range<usize>,
-) -> Result<(), Limit> {
-    let mut depth = 0usize;
-    for cmd in cmds {
-        match super::parse::keyword(cmd) {
-            Some("if" | "for" | "while" | "until" | "select" | "case") => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(Limit::nesting("`if`, loops and `case`", span(cmd)));
-                }
-            }
-            Some("fi" | "done" | "esac") => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    Ok(())
-}

@@ -278,7 +278,7 @@ fn parse(text: &str) -> Result<Vec<Node>, Limit> {
     if let Some(limit) = lexer.limit {
         return Err(limit);
     }
-    limits::compound_nesting(&commands, |cmd| tokens_span(cmd, text.len()))?;
+    parse::compound_nesting(&commands, |cmd| tokens_span(cmd, text.len()))?;
     Ok(parse_block(&mut commands.into_iter().peekable(), &[]))
 }
 

@@ -1,7 +1,10 @@
 //! The structure of a script: simple commands, `if`/`elif`/`else`,
 //! loops and `case` arms.
 
+use std::ops::Range;
+
 use super::lex::{Part, Tok, Word};
+use super::limits::{Limit, MAX_NESTING};
 
 #[derive(Clone, Debug)]
 pub(super) enum Node {
@@ -65,6 +68,29 @@ pub(super) fn keyword(cmd: &[Tok]) -> Option<&str> {
         },
         _ => None,
     }
+}
+
+/// The deepest nesting of compound commands (`if`, loops, `case`) in a
+/// list of simple commands, as `parse_block` would recurse into it: the first
+/// command that opens a level past [`MAX_NESTING`] is the limit.
+pub(super) fn compound_nesting(
+    cmds: &[Vec<Tok>],
+    span: impl Fn(&[Tok]) -> Range<usize>,
+) -> Result<(), Limit> {
+    let mut depth = 0usize;
+    for cmd in cmds {
+        match keyword(cmd) {
+            Some("if" | "for" | "while" | "until" | "select" | "case") => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(Limit::nesting("`if`, loops and `case`", span(cmd)));
+                }
+            }
+            Some("fi" | "done" | "esac") => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Parses commands into a tree until one of `stop` opens a command.
