@@ -9,6 +9,13 @@
 //! absent. Exporters read a `PartialConfig` from an accum file, so that they
 //! write only what the file says.
 //!
+//! Written by hand beside `TrainingConfig`, not generated: its serde
+//! attributes differ key by key (absent keys skipped, `0.0` kept apart from
+//! "not set", sections that only exist when given), and a generator would
+//! be a second derive to maintain for one type.
+//! `every_key_of_the_full_config_is_a_partial_key` (below) fails when the
+//! two drift apart.
+//!
 //! ```
 //! use accum_core::config::partial::PartialConfig;
 //!
