@@ -8,7 +8,7 @@
 //! Why by hand, and not `serde_path_to_error` with `serde_ignored`: those
 //! wrap the document's own deserializer, so a refusal arrives as that
 //! deserializer's error, `serde_json::Error`, which is a sentence of
-//! serde's (`invalid value: integer `-4`, expected u64`) and no data: the
+//! serde's ("invalid value: integer `-4`, expected u64") and no data: the
 //! value found and what was expected cannot be said in the project's words
 //! or placed on the value, and the keys the type knows are not collected
 //! for a did-you-mean. Both crates together still need an error type of
