@@ -27,6 +27,10 @@ mod error;
 mod input;
 mod layout;
 mod replan;
+// Shared by source with accum-macros, so its items are `pub` for both
+// crates; this crate re-exports what its users name.
+#[allow(unreachable_pub)]
+pub(crate) mod rules;
 mod stages;
 
 use std::fmt;
@@ -43,111 +47,27 @@ pub use stages::{LinearRamp, MAX_STAGES, Stage, StageError, StageSpec, StagedPla
 
 use crate::units::{Examples, Microbatches, Tokens, group_digits};
 
-/// A role a configuration value can play in a plan. Its [`key`](Role::key) is
-/// the `x-accum-role` of generated schemas.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// `m`: examples per microbatch per replica.
-    MicroBatch,
-    /// `A`: microbatches per update per replica.
-    Accumulation,
-    /// `D`: data-parallel replicas.
-    Replicas,
-    /// All devices of the job; `D = world_size / (tp·pp·cp)`.
-    WorldSize,
-    /// Tensor-parallel degree (devices sharing one model copy).
-    TensorParallel,
-    /// Pipeline-parallel degree (devices sharing one model copy).
-    PipelineParallel,
-    /// Context/sequence-parallel degree (devices sharing one model copy).
-    ContextParallel,
-    /// `L`: tokens per example when lengths are fixed.
-    SeqLen,
-    /// `B`: the declared effective batch, checked against `m·A·D`.
-    GlobalBatch,
-}
+pub use rules::Role;
 
-impl Role {
-    /// Every role, in plan order.
-    pub const ALL: [Role; 9] = [
-        Role::MicroBatch,
-        Role::Accumulation,
-        Role::Replicas,
-        Role::WorldSize,
-        Role::TensorParallel,
-        Role::PipelineParallel,
-        Role::ContextParallel,
-        Role::SeqLen,
-        Role::GlobalBatch,
-    ];
-
-    /// The machine name, as in `x-accum-role` and `#[accum(...)]`.
-    pub const fn key(self) -> &'static str {
-        match self {
-            Role::MicroBatch => "micro_batch",
-            Role::Accumulation => "accumulation",
-            Role::Replicas => "replicas",
-            Role::WorldSize => "world_size",
-            Role::TensorParallel => "tensor_parallel",
-            Role::PipelineParallel => "pipeline_parallel",
-            Role::ContextParallel => "context_parallel",
-            Role::SeqLen => "seq_len",
-            Role::GlobalBatch => "global_batch",
-        }
-    }
-
-    /// Parses a role key.
-    pub fn from_key(key: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|role| role.key() == key)
-    }
-
-    /// The symbol used in formulas (`m`, `A`, `D`, …).
-    pub const fn symbol(self) -> &'static str {
-        match self {
-            Role::MicroBatch => "m",
-            Role::Accumulation => "A",
-            Role::Replicas => "D",
-            Role::WorldSize => "world",
-            Role::TensorParallel => "tp",
-            Role::PipelineParallel => "pp",
-            Role::ContextParallel => "cp",
-            Role::SeqLen => "L",
-            Role::GlobalBatch => "B",
-        }
+impl Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.key())
     }
 }
 
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.key())
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Role, D::Error> {
+        let key = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Role::from_key(&key).ok_or_else(|| serde::de::Error::unknown_variant(&key, &Role::KEYS))
     }
 }
 
 fn nonzero(value: u64, role: Role) -> Result<u64, PlanError> {
-    if value == 0 {
-        Err(PlanError::Zero { role })
-    } else {
-        Ok(value)
-    }
+    Ok(rules::nonzero(role, value)?)
 }
 
-fn product(factors: &[(&str, u64)]) -> Result<u64, PlanError> {
-    let mut acc: u64 = 1;
-    for &(_, value) in factors {
-        acc = match acc.checked_mul(value) {
-            Some(v) => v,
-            None => {
-                let equation = factors
-                    .iter()
-                    .map(|(name, value)| format!("{name} {value}"))
-                    .collect::<Vec<_>>()
-                    .join(" × ");
-                return Err(PlanError::Overflow { equation });
-            }
-        };
-    }
-    Ok(acc)
+fn product(factors: &[(Role, u64)]) -> Result<u64, PlanError> {
+    Ok(rules::product(factors)?)
 }
 
 /// A valid accumulation plan. See the [module docs](self).
@@ -165,25 +85,13 @@ impl Plan {
     /// A plan of `m` examples per microbatch, `A` microbatches per update and
     /// `D` data-parallel replicas. Fails on a zero or when `m·A·D` overflows.
     pub fn new(micro_batch: u64, accumulation: u64, replicas: u64) -> Result<Plan, PlanError> {
-        if micro_batch == 0 {
-            return Err(PlanError::Zero {
-                role: Role::MicroBatch,
-            });
-        }
-        if accumulation == 0 {
-            return Err(PlanError::Zero {
-                role: Role::Accumulation,
-            });
-        }
-        if replicas == 0 {
-            return Err(PlanError::Zero {
-                role: Role::Replicas,
-            });
-        }
+        nonzero(micro_batch, Role::MicroBatch)?;
+        nonzero(accumulation, Role::Accumulation)?;
+        nonzero(replicas, Role::Replicas)?;
         product(&[
-            ("micro_batch", micro_batch),
-            ("accumulation", accumulation),
-            ("replicas", replicas),
+            (Role::MicroBatch, micro_batch),
+            (Role::Accumulation, accumulation),
+            (Role::Replicas, replicas),
         ])?;
         Ok(Plan {
             micro_batch,
@@ -292,10 +200,10 @@ impl Plan {
     pub fn with_seq_len(mut self, seq_len: u64) -> Result<Plan, PlanError> {
         nonzero(seq_len, Role::SeqLen)?;
         product(&[
-            ("micro_batch", self.micro_batch),
-            ("accumulation", self.accumulation),
-            ("replicas", self.replicas),
-            ("seq_len", seq_len),
+            (Role::MicroBatch, self.micro_batch),
+            (Role::Accumulation, self.accumulation),
+            (Role::Replicas, self.replicas),
+            (Role::SeqLen, seq_len),
         ])?;
         self.seq_len = Some(seq_len);
         Ok(self)
