@@ -117,20 +117,22 @@ impl Plan {
     ) -> Plan {
         assert!(
             micro_batch > 0 && accumulation > 0 && replicas > 0,
-            "every factor of the plan (micro_batch, accumulation, replicas) must be at least 1"
+            "{}",
+            rules::constant::FACTOR_ZERO
         );
         let batch = match micro_batch.checked_mul(accumulation) {
             Some(ma) => ma.checked_mul(replicas),
             None => None,
         };
         let Some(batch) = batch else {
-            panic!("micro_batch × accumulation × replicas does not fit in a 64-bit count")
+            panic!("{}", rules::constant::PRODUCT_OVERFLOW)
         };
         if let Some(len) = seq_len {
-            assert!(len > 0, "seq_len must be at least 1");
+            assert!(len > 0, "{}", rules::constant::SEQ_LEN_ZERO);
             assert!(
                 batch.checked_mul(len).is_some(),
-                "micro_batch × accumulation × replicas × seq_len does not fit in a 64-bit count"
+                "{}",
+                rules::constant::TOKENS_OVERFLOW
             );
         }
         Plan {
@@ -156,18 +158,20 @@ impl Plan {
     ) -> Plan {
         assert!(
             layout.world_size > 0 && layout.tensor > 0 && layout.pipeline > 0 && layout.context > 0,
-            "world_size and the tensor, pipeline and context degrees must be at least 1"
+            "{}",
+            rules::constant::LAYOUT_ZERO
         );
         let group = match layout.tensor.checked_mul(layout.pipeline) {
             Some(tp_pp) => tp_pp.checked_mul(layout.context),
             None => None,
         };
         let Some(group) = group else {
-            panic!("tensor × pipeline × context does not fit in a 64-bit count")
+            panic!("{}", rules::constant::GROUP_OVERFLOW)
         };
         assert!(
             layout.world_size.is_multiple_of(group),
-            "world_size is not divisible by tensor × pipeline × context: devices that share one model copy do not multiply the batch"
+            "{}",
+            rules::constant::LAYOUT_NOT_DIVISIBLE
         );
         let mut plan = Plan::from_parts(
             micro_batch,
@@ -398,6 +402,45 @@ mod tests {
         assert_eq!(doubled.effective_batch().get(), 4096);
         // Same per-device microbatch, so the same activation memory (`accum::plan::global-batch`, `accum::run::memory`).
         assert_eq!(doubled.micro_batch(), p.micro_batch());
+    }
+
+    /// The const constructors stop with the plan rules' own words.
+    #[test]
+    fn const_parts_stop_with_the_rules_words() {
+        fn panic_text(f: impl FnOnce() -> Plan + std::panic::UnwindSafe) -> String {
+            let payload = std::panic::catch_unwind(f).expect_err("it panics");
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .expect("a text payload")
+        }
+        assert_eq!(
+            panic_text(|| Plan::from_parts(2, 0, 2, None)),
+            rules::constant::FACTOR_ZERO
+        );
+        assert_eq!(
+            panic_text(|| Plan::from_parts(u64::MAX, 2, 1, None)),
+            rules::constant::PRODUCT_OVERFLOW
+        );
+        assert_eq!(
+            panic_text(|| Plan::from_parts(1 << 20, 1 << 20, 1, Some(1 << 30))),
+            rules::constant::TOKENS_OVERFLOW
+        );
+        assert_eq!(
+            panic_text(|| Plan::from_layout_parts(1, 4, Layout::new(64, 3, 2, 1), None)),
+            rules::constant::LAYOUT_NOT_DIVISIBLE
+        );
+        assert_eq!(
+            panic_text(|| Plan::from_layout_parts(1, 4, Layout::new(64, 0, 2, 1), None)),
+            rules::constant::LAYOUT_ZERO
+        );
+        assert_eq!(
+            Plan::from_layout_parts(1, 4, Layout::new(64, 2, 2, 1), Some(8)),
+            Plan::with_layout(1, 4, Layout::new(64, 2, 2, 1))
+                .and_then(|p| p.with_seq_len(8))
+                .expect("valid")
+        );
     }
 
     #[test]

@@ -664,13 +664,11 @@ pub fn global_batch_not_multiple(global_batch: u64, factors: &[(Role, u64)]) -> 
 
 /// The text of a const assertion about constants the derive cannot read
 /// (paths to `const`s): const evaluation cannot format numbers, so these
-/// name the rule without them. Only accum-macros uses them.
+/// name the rule without them. `Plan::from_parts` panics with them too.
 #[allow(dead_code)]
 pub mod constant {
     /// A zero factor.
     pub const ZERO: &str = "is 0, and every factor of the plan must be at least 1";
-    /// `m·A·D` (and `·L`) overflows.
-    pub const OVERFLOW: &str = "does not fit in a 64-bit count; use smaller values";
     /// `world_size` not divisible by `tp·pp·cp`.
     pub const LAYOUT: &str = "devices that share one model copy do not multiply the batch; \
          use a world_size that is a multiple of tensor × pipeline × context";
@@ -679,6 +677,26 @@ pub mod constant {
     /// A global batch that is not `m·A·D`.
     pub const GLOBAL_BATCH: &str =
         "change accumulation or global_batch so that m·A·D = global_batch";
+    /// `m·A·D` overflows.
+    pub const PRODUCT_OVERFLOW: &str =
+        "micro_batch × accumulation × replicas does not fit in a 64-bit count; use smaller values";
+    /// `m·A·D·L` overflows.
+    pub const TOKENS_OVERFLOW: &str = "micro_batch × accumulation × replicas × seq_len does not fit in a 64-bit count; \
+         use smaller values";
+    /// `tp·pp·cp` overflows.
+    pub const GROUP_OVERFLOW: &str =
+        "tensor × pipeline × context does not fit in a 64-bit count; use smaller values";
+    /// `m`, `A` or `D` is 0.
+    pub const FACTOR_ZERO: &str =
+        "every factor of the plan (micro_batch, accumulation, replicas) must be at least 1";
+    /// `L` is 0.
+    pub const SEQ_LEN_ZERO: &str = "seq_len is 0, and every factor of the plan must be at least 1";
+    /// A part of the layout is 0.
+    pub const LAYOUT_ZERO: &str =
+        "world_size and the tensor, pipeline and context degrees must be at least 1";
+    /// `world_size` not divisible by `tp·pp·cp`, without the numbers.
+    pub const LAYOUT_NOT_DIVISIBLE: &str = "world_size is not divisible by tensor × pipeline × context: \
+         devices that share one model copy do not multiply the batch";
 }
 
 /// `value`, or [`Violation::Zero`] when it is 0 (`accum::plan::zero`).

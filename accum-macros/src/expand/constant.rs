@@ -112,10 +112,7 @@ pub(super) fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             shown(Role::ContextParallel)
         );
         let equation = format!("{} / ({degrees_text})", world.value.written());
-        let overflow = panic_message(&format!(
-            "`{ident}`: tensor × pipeline × context {}",
-            says::OVERFLOW
-        ));
+        let overflow = panic_message(&format!("`{ident}`: {}", says::GROUP_OVERFLOW));
         let not_divisible = panic_message(&format!(
             "`{ident}`: world_size {} is not divisible by {degrees_text}: {}",
             world.value.written(),
@@ -164,10 +161,7 @@ pub(super) fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             a.value.written(),
         );
         let mismatch = panic_message(&format!("`{ident}`: {equation}; {}", says::GLOBAL_BATCH));
-        let overflow = panic_message(&format!(
-            "`{ident}`: micro_batch × accumulation × replicas {}",
-            says::OVERFLOW
-        ));
+        let overflow = panic_message(&format!("`{ident}`: {}", says::PRODUCT_OVERFLOW));
         checks.push(quote_spanned! {span=>
             let __product = match #m_value.checked_mul(#a_value) {
                 ::core::option::Option::Some(__ma) => match __ma.checked_mul(#d) {
