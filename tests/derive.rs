@@ -91,7 +91,7 @@ fn r3_mismatch_is_reported_at_the_global_batch_field() {
     assert_eq!(f.label, "≠ 2 × 8 × 2 = 32");
     assert_eq!(
         f.fix.as_ref().map(|f| f.text.as_str()),
-        Some("use global_batch 28 (accumulation 7) or 32 (accumulation 8)")
+        Some("use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)")
     );
     // The factors, at the user's own field names.
     let related: Vec<String> = f.related.iter().map(|r| r.path.to_string()).collect();
@@ -212,7 +212,7 @@ fn r3_layout_not_divisible_is_reported_at_world_size() {
     assert_eq!(f.code, Code::Layout);
     assert_eq!(
         f.fix.as_ref().map(|f| f.text.as_str()),
-        Some("use world_size 252 (63 replicas) or 256 (64 replicas)")
+        Some("use world_size = 252 (63 replicas) or 256 (64 replicas)")
     );
     let related: Vec<(String, &str)> = f
         .related
@@ -488,8 +488,8 @@ fn three_independent_problems_are_three_findings() {
         texts,
         [
             "micro_batch is 0, and every factor of the plan must be at least 1 | set `batch.micro` to 1 or more",
-            "world_size 30 is not divisible by tensor 4 × pipeline 1 × context 1 = 4: devices that share one model copy do not multiply the batch | use world_size 28 (7 replicas) or 32 (8 replicas)",
-            "global_batch 500 is not a multiple of accumulation 8, so no value of the other factors gives B = m·A·D | use global_batch 496 or 504",
+            "world_size 30 is not divisible by tensor 4 × pipeline 1 × context 1 = 4: devices that share one model copy do not multiply the batch | use world_size = 28 (7 replicas) or 32 (8 replicas)",
+            "global_batch 500 is not a multiple of accumulation 8, so no value of the other factors gives B = m·A·D | use global_batch = 496 or 504",
         ]
     );
     assert!(f.plan().is_err());

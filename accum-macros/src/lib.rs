@@ -4,12 +4,20 @@
 //! One file per stage: `ast` reads the struct, `attr` parses
 //! `#[accum(...)]`, `valid` checks the cross-field rules, `expand`
 //! generates the impl; `ctxt` collects every error so that all of them are
-//! reported in one build.
+//! reported in one build; `shared_rules` is accum-core's plan rules, so a
+//! compile error reads like the run-time error about the same numbers.
 
 mod ast;
 mod attr;
 mod ctxt;
 mod expand;
+// The plan rules (roles, arithmetic, wording) are accum-core's, compiled
+// here from the same file: accum-core depends on this crate to re-export
+// the derive, so this crate cannot depend on accum-core. The derive uses
+// part of the rules, and their items are `pub` for accum-core's sake.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../accum-core/src/plan/rules.rs"]
+mod shared_rules;
 mod valid;
 
 use proc_macro::TokenStream;

@@ -1,4 +1,4 @@
-// `accum::plan::global-batch`: world_size must be divisible by tp·pp·cp.
+// `accum::plan::layout`: world_size must be divisible by tp·pp·cp.
 use accum::AccumConfig;
 
 #[derive(AccumConfig)]

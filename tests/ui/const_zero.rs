@@ -1,4 +1,4 @@
-// `accum::plan::global-batch`: every factor of the plan is at least 1.
+// `accum::plan::zero`: every factor of the plan is at least 1.
 use accum::AccumConfig;
 
 #[derive(AccumConfig)]

@@ -384,7 +384,7 @@ mod tests {
         assert_eq!(err.exit(), Exit::Usage);
         assert!(
             err.to_string()
-                .contains("use global_batch 3,584 (accumulation 7) or 4,096 (accumulation 8)"),
+                .contains("use global_batch = 3584 (accumulation = 7) or 4096 (accumulation = 8)"),
             "{err}"
         );
     }
@@ -413,7 +413,7 @@ mod tests {
             .expect_err("layout");
         assert!(
             err.to_string()
-                .contains("use world_size 8 (2 replicas) or 12 (3 replicas)"),
+                .contains("use world_size = 8 (2 replicas) or 12 (3 replicas)"),
             "{err}"
         );
     }

@@ -9,6 +9,7 @@
 //! `enumDescriptions` (VS Code's JSON and YAML language services) and
 //! `x-taplo.docs.enumValues` (taplo, Even Better TOML).
 
+use accum_core::Role;
 use serde_json::{Map, Value};
 
 /// How deep a schema is walked; schemars' schemas are a few levels deep.
@@ -41,7 +42,10 @@ fn optional(node: &mut Value, depth: usize) {
                 .and_then(Value::as_object)
                 .is_some_and(|p| {
                     p.values().any(|v| {
-                        v.get("x-accum-role").and_then(Value::as_str) == Some("global_batch")
+                        v.get("x-accum-role")
+                            .and_then(Value::as_str)
+                            .and_then(Role::from_key)
+                            == Some(Role::GlobalBatch)
                     })
                 });
             if has_global_batch {
@@ -58,8 +62,8 @@ fn optional(node: &mut Value, depth: usize) {
                     .iter()
                     .filter(|name| {
                         !matches!(
-                            role_of(name, object).as_deref(),
-                            Some("accumulation" | "micro_batch")
+                            role_of(name, object).as_deref().and_then(Role::from_key),
+                            Some(Role::Accumulation | Role::MicroBatch)
                         )
                     })
                     .map(|name| Value::from(name.as_str()))

@@ -346,7 +346,7 @@ mod tests {
         );
         assert_eq!(
             f.help.as_deref(),
-            Some("use global_batch 28 (accumulation 7) or 32 (accumulation 8)")
+            Some("use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)")
         );
         assert_eq!(f.secondary.len(), 3);
     }
@@ -474,12 +474,12 @@ mod tests {
         // The help gives the value each alternative solves the factor to.
         assert_eq!(
             findings[0].help.as_deref(),
-            Some("use global_batch 96 (accumulation 6) or 112 (accumulation 7)")
+            Some("use global_batch = 96 (accumulation = 6) or 112 (accumulation = 7)")
         );
         let findings = check("[batch]\naccumulation = 3\nreplicas = 2\nglobal_batch = 100\n");
         assert_eq!(
             findings[0].help.as_deref(),
-            Some("use global_batch 96 (micro_batch 16) or 102 (micro_batch 17)")
+            Some("use global_batch = 96 (micro_batch = 16) or 102 (micro_batch = 17)")
         );
         assert_eq!(
             instance_of("[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 100\n")["batch"]

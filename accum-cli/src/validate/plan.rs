@@ -5,7 +5,7 @@
 //! `accum_core::check_values`, the one set of rules; its findings come back
 //! as data and are placed in the file here.
 
-use accum_core::plan::{Layout, LinearRamp, PlanInput, StageSpec};
+use accum_core::plan::{Edit, Fix, Layout, LinearRamp, PlanInput, StageSpec};
 use accum_core::{
     FieldPath, Finding, Given, RampRole, RampUp, RampValue, Role, RoleValue, Severity, Span,
     SpanValue, check_values,
@@ -199,14 +199,14 @@ fn plan_input(instance: &Value, map: &SchemaMap) -> PlanInput {
 
 /// The fix of a global batch that leaves a factor unsolvable, with the
 /// value each alternative solves it to, as the derive says it: "use
-/// global_batch 96 (accumulation 6) or 112 (accumulation 7)". `None` when
-/// no factor is left out or the alternatives are not global batches.
+/// global_batch = 96 (accumulation = 6) or 112 (accumulation = 7)". `None`
+/// when no factor is left out or the alternatives are not global batches.
 fn solved_alternatives(finding: &Finding, instance: &Value, map: &SchemaMap) -> Option<String> {
     let fix = finding.fix.as_ref()?;
     let input = plan_input(instance, map);
-    let (role, name) = match (input.accumulation, input.micro_batch) {
-        (None, Some(_)) => (Role::Accumulation, "accumulation"),
-        (Some(_), None) => (Role::MicroBatch, "micro_batch"),
+    let role = match (input.accumulation, input.micro_batch) {
+        (None, Some(_)) => Role::Accumulation,
+        (Some(_), None) => Role::MicroBatch,
         _ => return None,
     };
     let mut said = Vec::new();
@@ -227,11 +227,7 @@ fn solved_alternatives(finding: &Finding, instance: &Value, map: &SchemaMap) -> 
             Role::MicroBatch => plan.micro_batch(),
             _ => plan.accumulation(),
         };
-        said.push(format!("{} ({name} {solved})", edit.value));
+        said.push((edit.value, Some(Edit::new(role, solved))));
     }
-    match said.as_slice() {
-        [] => None,
-        [one] => Some(format!("use global_batch {one}")),
-        [init @ .., last] => Some(format!("use global_batch {} or {last}", init.join(", "))),
-    }
+    (!said.is_empty()).then(|| Fix::global_batches(&said).text)
 }

@@ -142,7 +142,7 @@ fn bad_input_exits_2_with_one_line_reason() {
         (&["calc", "-m", "-1", "-a", "1"], "error:"),
         (
             &["calc", "-m", "8", "-d", "64", "-B", "4000"],
-            "use global_batch 3,584 (accumulation 7)",
+            "use global_batch = 3584 (accumulation = 7)",
         ),
         (
             &[

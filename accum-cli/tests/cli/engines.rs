@@ -162,7 +162,7 @@ fn deepspeed_flooring_is_an_error_with_its_numbers() {
     );
     assert!(
         out.stderr
-            .contains("use global_batch 16 (accumulation 1) or 32 (accumulation 2)"),
+            .contains("use global_batch = 16 (accumulation = 1) or 32 (accumulation = 2)"),
         "{}",
         out.stderr
     );

@@ -9,6 +9,7 @@
 //! rather than reported twice.
 
 use crate::finding::{FieldPath, Finding, Findings};
+use crate::plan::rules::{self, Violation};
 use crate::plan::{Fix, Layout, Plan, PlanError, Role};
 
 use super::{Given, RoleValue, input_from_values};
@@ -139,12 +140,12 @@ pub fn check_roles(values: &[RoleValue]) -> Findings {
     findings
 }
 
-/// `accum::plan::global-batch`: every factor is at least 1.
+/// `accum::plan::zero`: every factor is at least 1.
 fn zeroes(values: &[RoleValue], findings: &mut Findings) {
     for v in values.iter().filter(|v| v.given == Given::Value(0)) {
         let err = PlanError::Zero { role: v.role };
         let path = v.source.path().clone();
-        let fix = Fix::with_options(format!("set `{path}` to 1 or more"), err.fix().options);
+        let fix = Fix::from(rules::zero(v.role, &format!("`{path}`")));
         findings.push(Finding::from_error(&err, path).with_fix(fix));
     }
 }
@@ -180,7 +181,7 @@ fn duplicates(values: &[RoleValue], findings: &mut Findings) {
     }
 }
 
-/// `accum::plan::global-batch`: parallel degrees without a world size have nothing to divide.
+/// `accum::plan::world-size`: parallel degrees without a world size have nothing to divide.
 fn degrees_without_world(places: &Places<'_>, findings: &mut Findings) {
     if places.given(Role::WorldSize).is_some() {
         return;
@@ -218,12 +219,15 @@ struct Replicas {
     related: Option<(FieldPath, String)>,
 }
 
-/// `accum::plan::global-batch`: `D` from `replicas` or from the layout, with the layout's rules.
+/// `accum::plan::replicas` and `accum::plan::layout`: `D` from `replicas` or
+/// from the layout, with the layout's rules.
 fn replicas(places: &Places<'_>, findings: &mut Findings) -> Replicas {
     let from_layout = layout_replicas(places, findings);
     let direct = places.state(Role::Replicas);
     match (direct, from_layout) {
-        (State::Known(d), Some((State::Known(from_layout), layout))) if d != from_layout => {
+        (State::Known(d), Some((State::Known(_), layout)))
+            if rules::replicas_agree(d, layout.parts()).is_err() =>
+        {
             let err = PlanError::ReplicasDisagree {
                 replicas: d,
                 layout,
@@ -310,8 +314,7 @@ fn missing_replicas(places: &Places<'_>) -> Finding {
     Finding::new(
         err.code(),
         path,
-        "neither replicas nor world_size is given, so the effective batch B = m·A·D is unknown"
-            .to_owned(),
+        rules::MISSING_REPLICAS.to_owned(),
         err.label(),
     )
     .with_role(Role::Replicas)
@@ -320,24 +323,13 @@ fn missing_replicas(places: &Places<'_>) -> Finding {
 
 /// `m` and `A`: given, or solvable from the global batch and the other.
 fn missing(places: &Places<'_>, m: State, a: State, b: State, findings: &mut Findings) {
-    for (role, other, needs) in [
-        (
-            Role::MicroBatch,
-            a,
-            "or give global_batch and accumulation so that it can be solved",
-        ),
-        (
-            Role::Accumulation,
-            m,
-            "or give global_batch so that it can be solved as global_batch / (micro_batch × replicas)",
-        ),
-    ] {
+    for (role, other) in [(Role::MicroBatch, a), (Role::Accumulation, m)] {
         let state = if role == Role::MicroBatch { m } else { a };
         let solvable = b != State::Absent && other != State::Absent;
         if state == State::Absent && !solvable {
             let err = PlanError::Missing { role };
             let path = places.path_or_root(role);
-            let fix = Fix::text(format!("set `{path}`, {needs}"));
+            let fix = Fix::text(format!("set `{path}`, {}", rules::solvable_as(role)));
             findings.push(Finding::from_error(&err, path).with_fix(fix));
         }
     }
@@ -374,17 +366,12 @@ fn global_batch_rules(
     findings: &mut Findings,
 ) {
     let d = replicas.state;
-    let err = match (m, a, d) {
+    let violation = match (m, a, d) {
         (State::Known(m), State::Known(a), State::Known(d)) => {
-            let Some(product) = m.checked_mul(a).and_then(|ma| ma.checked_mul(d)) else {
-                return; // reported by `products`
-            };
-            (product != global_batch).then_some(PlanError::GlobalBatchMismatch {
-                global_batch,
-                micro_batch: m,
-                accumulation: a,
-                replicas: d,
-            })
+            match rules::check_global_batch(global_batch, m, a, d) {
+                Err(Violation::Overflow { .. }) => return, // reported by `products`
+                result => result.err(),
+            }
         }
         (State::Absent, State::Known(known), State::Known(d))
         | (State::Known(known), State::Absent, State::Known(d)) => {
@@ -393,15 +380,10 @@ fn global_batch_rules(
             } else {
                 Role::Accumulation
             };
-            known
-                .checked_mul(d)
-                .filter(|step| !global_batch.is_multiple_of(*step))
-                .map(|_| PlanError::GlobalBatchNotDivisible {
-                    global_batch,
-                    solving,
-                    known,
-                    replicas: d,
-                })
+            match rules::solve(global_batch, solving, known, d) {
+                Err(Violation::Overflow { .. }) => return, // left to the final resolve
+                result => result.err(),
+            }
         }
         _ => {
             let factors: Vec<(Role, u64)> = [
@@ -412,17 +394,10 @@ fn global_batch_rules(
             .into_iter()
             .filter_map(|(role, state)| Some((role, state.known()?)))
             .collect();
-            let product = factors
-                .iter()
-                .try_fold(1u64, |acc, (_, value)| acc.checked_mul(*value));
-            product
-                .filter(|p| !factors.is_empty() && !global_batch.is_multiple_of(*p))
-                .map(|_| PlanError::GlobalBatchNotMultiple {
-                    global_batch,
-                    factors,
-                })
+            rules::check_multiple(global_batch, &factors).err()
         }
     };
+    let err = violation.map(PlanError::from);
     let Some(err) = err else {
         return;
     };
@@ -598,7 +573,7 @@ mod tests {
         assert_eq!(f.label, "≠ 2 × 8 × 2 = 32");
         assert_eq!(
             f.fix.as_ref().map(|f| f.text.as_str()),
-            Some("use global_batch 28 (accumulation 7) or 32 (accumulation 8)")
+            Some("use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)")
         );
         let related: Vec<(String, &str)> = f
             .related
@@ -648,7 +623,7 @@ mod tests {
         let layout = findings.iter().nth(1).expect("layout");
         assert_eq!(
             layout.fix.as_ref().map(|f| f.text.as_str()),
-            Some("use world_size 63 (21 replicas) or 66 (22 replicas)")
+            Some("use world_size = 63 (21 replicas) or 66 (22 replicas)")
         );
         assert_eq!(layout.related[0].label, "tensor_parallel 3");
     }

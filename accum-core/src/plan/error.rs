@@ -2,14 +2,15 @@
 //! [`Code`], the [`Role`] of the value to change, a message that states the
 //! equation with its numbers, a short label for the value, and the [`Fix`]
 //! with the values that would pass. `Display` joins message and fix for logs;
-//! front ends render the parts.
+//! front ends render the parts. The plan rules' sentences are written once,
+//! in `rules`, and shared with the derive's compile errors.
 
 use std::fmt;
 
 use serde::Serialize;
 
 use super::replan::REPLAN_SEARCH;
-use super::{Layout, Role};
+use super::{Layout, Role, rules};
 use crate::code::Code;
 use crate::units::{Overflow, UnitKind, group_digits};
 
@@ -17,7 +18,7 @@ use crate::units::{Overflow, UnitKind, group_digits};
 /// it, when it is a matter of plan values.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Fix {
-    /// What to do: `use global_batch 28 (accumulation 7) or 32 (accumulation 8)`.
+    /// What to do: `use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)`.
     pub text: String,
     /// The alternatives the text names, in its order; each is a set of plan
     /// values that pass together. Empty when the fix is not a plan value
@@ -40,6 +41,25 @@ impl Fix {
             text: text.into(),
             options,
         }
+    }
+
+    /// Global batches to choose from, each with the factor it solves to,
+    /// if any, in the words of `accum::plan::global-batch`:
+    /// `use global_batch = 96 (accumulation = 6) or 112 (accumulation = 7)`.
+    pub fn global_batches(choices: &[(u64, Option<Edit>)]) -> Fix {
+        let said: Vec<(u64, Option<(Role, u64)>)> = choices
+            .iter()
+            .map(|&(b, solved)| (b, solved.map(|e| (e.role, e.value))))
+            .collect();
+        let options = choices
+            .iter()
+            .map(|&(b, solved)| {
+                let mut edits = vec![Edit::new(Role::GlobalBatch, b)];
+                edits.extend(solved);
+                edits
+            })
+            .collect();
+        Fix::with_options(rules::choices_sentence(&said), options)
     }
 }
 
@@ -169,80 +189,6 @@ pub enum PlanError {
     },
 }
 
-/// The nearest multiples of `step` below and above `value` (the lower one
-/// omitted when it would be zero).
-fn nearest_multiples(value: u64, step: u64) -> (Option<u64>, Option<u64>) {
-    if step == 0 {
-        return (None, None);
-    }
-    let below = value / step * step;
-    let above = below.checked_add(step);
-    ((below > 0).then_some(below), above)
-}
-
-fn replicas_noun(n: u64) -> String {
-    if n == 1 {
-        "1 replica".to_owned()
-    } else {
-        format!("{n} replicas")
-    }
-}
-
-/// `"accumulation 8 × replicas 2 = 16"`, or `"accumulation 8"` alone.
-fn factors_text(factors: &[(Role, u64)]) -> String {
-    let parts: Vec<String> = factors
-        .iter()
-        .map(|(role, value)| format!("{role} {}", group_digits(*value)))
-        .collect();
-    match factors {
-        [_] => parts.concat(),
-        _ => format!(
-            "{} = {}",
-            parts.join(" × "),
-            group_digits(product_of(factors))
-        ),
-    }
-}
-
-fn product_of(factors: &[(Role, u64)]) -> u64 {
-    factors
-        .iter()
-        .fold(1u64, |acc, (_, value)| acc.saturating_mul(*value))
-}
-
-/// The global batches nearest to `global_batch` that are multiples of
-/// `step`, with the value of `solved` each gives.
-fn global_options(global_batch: u64, step: u64, solved: Option<Role>) -> Fix {
-    let (lo, hi) = nearest_multiples(global_batch, step);
-    let choices: Vec<u64> = lo.into_iter().chain(hi).collect();
-    let shown: Vec<String> = choices
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| {
-            let value = if i == 0 {
-                format!("global_batch {}", group_digits(b))
-            } else {
-                group_digits(b)
-            };
-            match solved {
-                Some(role) => format!("{value} ({role} {})", b / step),
-                None => value,
-            }
-        })
-        .collect();
-    let options = choices
-        .iter()
-        .map(|&b| {
-            let mut edits = vec![Edit::new(Role::GlobalBatch, b)];
-            if let Some(role) = solved {
-                edits.push(Edit::new(role, b / step));
-            }
-            edits
-        })
-        .collect();
-    Fix::with_options(format!("use {}", shown.join(" or ")), options)
-}
-
 impl PlanError {
     /// The stable code of the rule (`accum::plan::global-batch`).
     pub fn code(&self) -> Code {
@@ -310,7 +256,7 @@ impl PlanError {
                 replicas,
                 ..
             } => vec![
-                (solving_partner(*solving), *known),
+                (rules::solving_partner(*solving), *known),
                 (Role::Replicas, *replicas),
             ],
             PlanError::GlobalBatchNotMultiple { factors, .. } => factors.clone(),
@@ -324,306 +270,232 @@ impl PlanError {
         }
     }
 
-    /// What is wrong, with the equation and its numbers.
-    pub fn message(&self) -> String {
-        match self {
-            PlanError::Zero { role } => {
-                format!("{role} is 0, and every factor of the plan must be at least 1")
-            }
-            PlanError::Missing { role } => format!("{role} is missing"),
-            PlanError::Overflow { equation } => {
-                format!("{equation} does not fit in a 64-bit count")
-            }
-            &PlanError::LayoutNotDivisible {
+    /// The error in words. The plan rules (`accum::plan::zero` …
+    /// `accum::plan::global-batch`) take theirs from `rules`, the sentences
+    /// the derive's compile errors use too.
+    fn text(&self) -> rules::Text {
+        let other = |message: String, label: &str, fix: String| rules::Text {
+            message,
+            label: label.to_owned(),
+            fix,
+            options: Vec::new(),
+        };
+        match *self {
+            PlanError::Zero { role } => rules::zero(role, role.key()),
+            PlanError::Missing { role } => rules::missing(role),
+            PlanError::Overflow { ref equation } => rules::overflow(equation),
+            PlanError::LayoutNotDivisible {
                 world_size,
                 tensor,
                 pipeline,
                 context,
-            } => {
-                let group = tensor.saturating_mul(pipeline).saturating_mul(context);
-                format!(
-                    "world_size {world_size} is not divisible by tensor {tensor} × pipeline {pipeline} × context {context} = {group}: \
-                     devices that share one model copy do not multiply the batch"
-                )
-            }
-            &PlanError::GlobalBatchMismatch {
+            } => rules::layout_not_divisible(world_size, tensor, pipeline, context),
+            PlanError::ReplicasDisagree { replicas, layout } => rules::replicas_disagree(
+                replicas,
+                layout.world_size,
+                layout.tensor,
+                layout.pipeline,
+                layout.context,
+            ),
+            PlanError::GlobalBatchMismatch {
                 global_batch,
                 micro_batch,
                 accumulation,
                 replicas,
-            } => {
-                let product = micro_batch
-                    .saturating_mul(accumulation)
-                    .saturating_mul(replicas);
-                let mut text = format!(
-                    "global_batch {} ≠ micro_batch {micro_batch} × accumulation {accumulation} × replicas {replicas} = {}",
-                    group_digits(global_batch),
-                    group_digits(product)
-                );
-                let step = micro_batch.saturating_mul(replicas);
-                if step != 0 && !global_batch.is_multiple_of(step) {
-                    text.push_str(&format!(
-                        "; {} is not a multiple of m·D = {}",
-                        group_digits(global_batch),
-                        group_digits(step)
-                    ));
-                }
-                text
-            }
-            &PlanError::GlobalBatchNotDivisible {
+            } => rules::global_batch_mismatch(global_batch, micro_batch, accumulation, replicas),
+            PlanError::GlobalBatchNotDivisible {
                 global_batch,
                 solving,
                 known,
                 replicas,
-            } => format!(
-                "cannot solve {solving}: global_batch {} is not a multiple of {} {known} × replicas {replicas} = {}",
-                group_digits(global_batch),
-                solving_partner(solving),
-                group_digits(known.saturating_mul(replicas))
-            ),
+            } => rules::global_batch_not_divisible(global_batch, solving, known, replicas),
             PlanError::GlobalBatchNotMultiple {
                 global_batch,
-                factors,
-            } => format!(
-                "global_batch {} is not a multiple of {}, so no value of the other factors gives B = m·A·D",
-                group_digits(*global_batch),
-                factors_text(factors)
-            ),
+                ref factors,
+            } => rules::global_batch_not_multiple(global_batch, factors),
             PlanError::NeedsSeqLen { value, unit, to } => {
                 let count = format!(
                     "{} {}",
-                    group_digits(*value),
-                    if *value == 1 {
+                    group_digits(value),
+                    if value == 1 {
                         unit.singular()
                     } else {
                         unit.plural()
                     }
                 );
-                let what = if *unit == UnitKind::Token {
+                let what = if unit == UnitKind::Token {
                     format!("{count} cannot be converted to {to}")
                 } else {
                     format!("{count} cannot be counted in tokens")
                 };
-                format!(
-                    "{what}: without a fixed seq_len the tokens of an update (T = B·L) are unknown"
+                other(
+                    format!(
+                        "{what}: without a fixed seq_len the tokens of an update (T = B·L) are unknown"
+                    ),
+                    "needs a fixed seq_len",
+                    "set seq_len when every example has the same number of tokens; with variable or packed lengths, write the length in updates or examples, or let a run count the tokens of its data".to_owned(),
                 )
             }
             PlanError::NotWholeUpdates {
                 value,
                 unit,
                 per_update,
-            } => format!(
-                "{} {unit} is not a whole number of updates (one update = {} {unit})",
-                group_digits(*value),
-                group_digits(*per_update)
+            } => other(
+                format!(
+                    "{} {unit} is not a whole number of updates (one update = {} {unit})",
+                    group_digits(value),
+                    group_digits(per_update)
+                ),
+                "not a whole number of updates",
+                match rules::nearest_multiples(value, per_update) {
+                    (Some(lo), Some(hi)) => format!(
+                        "use {} or {} {unit}, or choose rounding up or down",
+                        group_digits(lo),
+                        group_digits(hi)
+                    ),
+                    (None, Some(hi)) => format!(
+                        "use {} {unit}, or choose rounding up or down",
+                        group_digits(hi)
+                    ),
+                    _ => "choose rounding up or down".to_owned(),
+                },
             ),
-            &PlanError::PartialGroup {
+            PlanError::PartialGroup {
                 examples,
                 effective_batch,
                 remainder,
-            } => format!(
-                "{} examples = {} full updates of {} examples + a partial group of {} examples, and last_group is \"error\"",
-                group_digits(examples),
-                group_digits(examples / effective_batch.max(1)),
-                group_digits(effective_batch),
-                group_digits(remainder),
+            } => other(
+                format!(
+                    "{} examples = {} full updates of {} examples + a partial group of {} examples, and last_group is \"error\"",
+                    group_digits(examples),
+                    group_digits(examples / effective_batch.max(1)),
+                    group_digits(effective_batch),
+                    group_digits(remainder),
+                ),
+                "ends in a partial group",
+                format!(
+                    "use last_group \"process\" (real denominator) or \"drop\" (ids recorded), or {} examples",
+                    group_digits(examples - remainder),
+                ),
             ),
-            PlanError::ReplanZero => {
-                "the largest micro-batch must be at least 1 example".to_owned()
-            }
+            PlanError::ReplanZero => other(
+                "the largest micro-batch must be at least 1 example".to_owned(),
+                "must be at least 1",
+                "give a limit of 1 or more".to_owned(),
+            ),
             PlanError::ReplanTooLarge {
                 per_replica,
                 max_micro_batch,
-            } => format!(
-                "m·A = {per_replica} examples per replica is too large to search for divisors up to {max_micro_batch}"
-            ),
-            PlanError::ReplicasDisagree { replicas, layout } => format!(
-                "replicas {replicas} disagrees with world_size {} / (tensor {} × pipeline {} × context {}) = {}",
-                layout.world_size,
-                layout.tensor,
-                layout.pipeline,
-                layout.context,
-                layout
-                    .replicas()
-                    .map_or_else(|e| e.message(), |d| d.to_string()),
+            } => other(
+                format!(
+                    "m·A = {per_replica} examples per replica is too large to search for divisors up to {max_micro_batch}"
+                ),
+                "too large to search",
+                format!(
+                    "give a smaller limit (at most {REPLAN_SEARCH}) or choose the micro-batch yourself: it must divide {per_replica}"
+                ),
             ),
         }
+    }
+
+    /// What is wrong, with the equation and its numbers.
+    pub fn message(&self) -> String {
+        self.text().message
     }
 
     /// A short label for the value itself, for a line under it.
     pub fn label(&self) -> String {
-        match self {
-            PlanError::Zero { .. } => "must be at least 1".to_owned(),
-            PlanError::Missing { .. } => "missing".to_owned(),
-            PlanError::Overflow { .. } => "product overflows".to_owned(),
-            PlanError::LayoutNotDivisible { .. } => "not divisible by tp·pp·cp".to_owned(),
-            &PlanError::GlobalBatchMismatch {
-                micro_batch,
-                accumulation,
-                replicas,
-                ..
-            } => format!(
-                "≠ {micro_batch} × {accumulation} × {replicas} = {}",
-                group_digits(
-                    micro_batch
-                        .saturating_mul(accumulation)
-                        .saturating_mul(replicas)
-                )
-            ),
-            PlanError::GlobalBatchNotDivisible { solving, .. } => match solving {
-                Role::MicroBatch => "not a multiple of A·D".to_owned(),
-                _ => "not a multiple of m·D".to_owned(),
-            },
-            PlanError::GlobalBatchNotMultiple { factors, .. } => {
-                format!("not a multiple of {}", group_digits(product_of(factors)))
-            }
-            PlanError::NeedsSeqLen { .. } => "needs a fixed seq_len".to_owned(),
-            PlanError::NotWholeUpdates { .. } => "not a whole number of updates".to_owned(),
-            PlanError::PartialGroup { .. } => "ends in a partial group".to_owned(),
-            PlanError::ReplanZero => "must be at least 1".to_owned(),
-            PlanError::ReplanTooLarge { .. } => "too large to search".to_owned(),
-            PlanError::ReplicasDisagree { .. } => "disagrees with the layout".to_owned(),
-        }
+        self.text().label
     }
 
     /// The way out, with the plan values that realize it.
     pub fn fix(&self) -> Fix {
-        match self {
-            &PlanError::Zero { role } => Fix::with_options(
-                format!("set {role} to 1 or more"),
-                vec![vec![Edit::new(role, 1)]],
-            ),
-            PlanError::Missing { role } => Fix::text(match role {
-                Role::MicroBatch => {
-                    "give micro_batch, or give global_batch and accumulation so that it can be solved"
-                }
-                Role::Accumulation => {
-                    "give accumulation, or give global_batch so that it can be solved as global_batch / (micro_batch × replicas)"
-                }
-                Role::Replicas => {
-                    "give replicas (data-parallel copies), or world_size with its tensor/pipeline/context degrees"
-                }
-                _ => "give it",
-            }),
-            PlanError::Overflow { .. } => Fix::text("use smaller values"),
-            &PlanError::LayoutNotDivisible {
+        Fix::from(self.text())
+    }
+}
+
+impl From<rules::Text> for Fix {
+    fn from(text: rules::Text) -> Fix {
+        Fix::with_options(
+            text.fix,
+            text.options
+                .into_iter()
+                .map(|values| {
+                    values
+                        .into_iter()
+                        .map(|(role, value)| Edit::new(role, value))
+                        .collect()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl From<rules::Violation> for PlanError {
+    fn from(violation: rules::Violation) -> PlanError {
+        use rules::Violation as V;
+        match violation {
+            V::Zero { role } => PlanError::Zero { role },
+            V::Missing { role } => PlanError::Missing { role },
+            V::Overflow { factors } => PlanError::Overflow {
+                equation: rules::equation(&factors),
+            },
+            V::LayoutNotDivisible {
                 world_size,
                 tensor,
                 pipeline,
                 context,
-            } => {
-                let group = tensor.saturating_mul(pipeline).saturating_mul(context);
-                let (lo, hi) = nearest_multiples(world_size, group);
-                let choices: Vec<u64> = lo.into_iter().chain(hi).collect();
-                let shown: Vec<String> = choices
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &w)| {
-                        let noun = replicas_noun(w / group);
-                        if i == 0 {
-                            format!("world_size {w} ({noun})")
-                        } else {
-                            format!("{w} ({noun})")
-                        }
-                    })
-                    .collect();
-                Fix::with_options(
-                    format!("use {}", shown.join(" or ")),
-                    choices
-                        .iter()
-                        .map(|&w| vec![Edit::new(Role::WorldSize, w)])
-                        .collect(),
-                )
-            }
-            &PlanError::GlobalBatchMismatch {
+            } => PlanError::LayoutNotDivisible {
+                world_size,
+                tensor,
+                pipeline,
+                context,
+            },
+            V::ReplicasDisagree {
+                replicas,
+                world_size,
+                tensor,
+                pipeline,
+                context,
+            } => PlanError::ReplicasDisagree {
+                replicas,
+                layout: Layout::new(world_size, tensor, pipeline, context),
+            },
+            V::GlobalBatchMismatch {
                 global_batch,
                 micro_batch,
                 accumulation,
                 replicas,
-            } => {
-                let product = micro_batch
-                    .saturating_mul(accumulation)
-                    .saturating_mul(replicas);
-                let step = micro_batch.saturating_mul(replicas);
-                if step != 0 && global_batch.is_multiple_of(step) {
-                    Fix::with_options(
-                        format!(
-                            "use accumulation {} to keep global_batch {}, or global_batch {}",
-                            global_batch / step,
-                            group_digits(global_batch),
-                            group_digits(product)
-                        ),
-                        vec![
-                            vec![Edit::new(Role::Accumulation, global_batch / step)],
-                            vec![Edit::new(Role::GlobalBatch, product)],
-                        ],
-                    )
-                } else {
-                    global_options(global_batch, step, Some(Role::Accumulation))
-                }
-            }
-            &PlanError::GlobalBatchNotDivisible {
+            } => PlanError::GlobalBatchMismatch {
+                global_batch,
+                micro_batch,
+                accumulation,
+                replicas,
+            },
+            V::GlobalBatchNotDivisible {
                 global_batch,
                 solving,
                 known,
                 replicas,
-            } => global_options(global_batch, known.saturating_mul(replicas), Some(solving)),
-            PlanError::GlobalBatchNotMultiple {
+            } => PlanError::GlobalBatchNotDivisible {
+                global_batch,
+                solving,
+                known,
+                replicas,
+            },
+            V::GlobalBatchNotMultiple {
                 global_batch,
                 factors,
-            } => global_options(*global_batch, product_of(factors), None),
-            PlanError::NeedsSeqLen { .. } => Fix::text(
-                "set seq_len when every example has the same number of tokens; with variable or packed lengths, write the length in updates or examples, or let a run count the tokens of its data",
-            ),
-            &PlanError::NotWholeUpdates {
-                value,
-                unit,
-                per_update,
-            } => match nearest_multiples(value, per_update) {
-                (Some(lo), Some(hi)) => Fix::text(format!(
-                    "use {} or {} {unit}, or choose rounding up or down",
-                    group_digits(lo),
-                    group_digits(hi)
-                )),
-                (None, Some(hi)) => Fix::text(format!(
-                    "use {} {unit}, or choose rounding up or down",
-                    group_digits(hi)
-                )),
-                _ => Fix::text("choose rounding up or down"),
-            },
-            &PlanError::PartialGroup {
-                examples,
-                remainder,
-                ..
-            } => Fix::text(format!(
-                "use last_group \"process\" (real denominator) or \"drop\" (ids recorded), or {} examples",
-                group_digits(examples - remainder),
-            )),
-            PlanError::ReplanZero => Fix::text("give a limit of 1 or more"),
-            PlanError::ReplanTooLarge { per_replica, .. } => Fix::text(format!(
-                "give a smaller limit (at most {REPLAN_SEARCH}) or choose the micro-batch yourself: it must divide {per_replica}"
-            )),
-            PlanError::ReplicasDisagree { layout, .. } => match layout.replicas() {
-                Ok(d) => Fix::with_options(
-                    format!("give either replicas or the layout, not both, or set replicas to {d}"),
-                    vec![vec![Edit::new(Role::Replicas, d)]],
-                ),
-                Err(_) => Fix::text("give either replicas or the layout, not both"),
+            } => PlanError::GlobalBatchNotMultiple {
+                global_batch,
+                factors,
             },
         }
     }
 }
 
-/// The factor besides `D` that is known when solving `solving`.
-pub(super) const fn solving_partner(solving: Role) -> Role {
-    match solving {
-        Role::MicroBatch => Role::Accumulation,
-        _ => Role::MicroBatch,
-    }
-}
-
 impl fmt::Display for PlanError {
-    /// The message, then the fix: `…; use global_batch 28 (accumulation 7) or 32 (accumulation 8)`.
+    /// The message, then the fix: `…; use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}; {}", self.message(), self.fix().text)
     }
@@ -739,7 +611,7 @@ mod tests {
         assert_eq!(zero.fix().options, [vec![Edit::new(Role::Accumulation, 1)]]);
         assert_eq!(
             layout.fix().text,
-            "use world_size 60 (10 replicas) or 66 (11 replicas)"
+            "use world_size = 60 (10 replicas) or 66 (11 replicas)"
         );
         assert_eq!(
             layout.fix().options,
@@ -750,7 +622,7 @@ mod tests {
         );
         assert_eq!(
             keep.fix().text,
-            "use accumulation 7 to keep global_batch 28, or global_batch 32"
+            "use accumulation = 7 to keep global_batch = 28, or global_batch = 32"
         );
         assert_eq!(
             keep.fix().options,
@@ -778,9 +650,9 @@ mod tests {
         );
         assert_eq!(
             solve_m.fix().text,
-            "use global_batch 24 (micro_batch 3) or 32 (micro_batch 4)"
+            "use global_batch = 24 (micro_batch = 3) or 32 (micro_batch = 4)"
         );
-        assert_eq!(not_multiple.fix().text, "use global_batch 16 or 32");
+        assert_eq!(not_multiple.fix().text, "use global_batch = 16 or 32");
         assert_eq!(not_multiple.label(), "not a multiple of 16");
     }
 
@@ -853,5 +725,75 @@ mod tests {
             "replicas 3 disagrees with world_size 8 / (tensor 2 × pipeline 1 × context 1) = 4"
         );
         assert_eq!(disagree.factors()[0], (Role::WorldSize, 8));
+    }
+
+    /// The derive's compile error and `plan()`'s run-time error about the
+    /// same numbers are one sentence: each trybuild case's `.stderr` holds
+    /// the `Display` of the `PlanError` its constants resolve to.
+    #[test]
+    fn compile_errors_are_the_run_time_sentences() {
+        use crate::plan::PlanInput;
+        let plan = |m, a, d, b| PlanInput {
+            micro_batch: Some(m),
+            accumulation: Some(a),
+            replicas: Some(d),
+            global_batch: b,
+            ..PlanInput::default()
+        };
+        let cases = [
+            (
+                include_str!("../../../tests/ui/const_mismatch.stderr"),
+                vec![plan(2, 8, 2, Some(30)), plan(2, 8, 2, Some(28))],
+            ),
+            (
+                include_str!("../../../tests/ui/single_error.stderr"),
+                vec![plan(2, 8, 2, Some(30))],
+            ),
+            (
+                include_str!("../../../tests/ui/const_zero.stderr"),
+                vec![plan(2, 0, 2, None)],
+            ),
+            (
+                include_str!("../../../tests/ui/const_layout.stderr"),
+                vec![PlanInput {
+                    replicas: None,
+                    layout: Some(Layout::new(64, 3, 2, 1)),
+                    ..plan(1, 4, 0, None)
+                }],
+            ),
+            (
+                include_str!("../../../tests/ui/const_replicas.stderr"),
+                vec![PlanInput {
+                    layout: Some(Layout::new(8, 2, 1, 1)),
+                    ..plan(2, 4, 3, None)
+                }],
+            ),
+            (
+                include_str!("../../../tests/ui/const_overflow.stderr"),
+                vec![
+                    plan(u64::MAX, 2, 1, None),
+                    PlanInput {
+                        seq_len: Some(1 << 30),
+                        ..plan(1 << 20, 1 << 20, 1, None)
+                    },
+                ],
+            ),
+        ];
+        for (stderr, inputs) in cases {
+            let compile: Vec<&str> = stderr
+                .lines()
+                .filter_map(|line| line.strip_prefix("error: "))
+                .collect();
+            let run: Vec<String> = inputs
+                .iter()
+                .map(|input| {
+                    input
+                        .resolve()
+                        .expect_err("the case is an error")
+                        .to_string()
+                })
+                .collect();
+            assert_eq!(compile, run);
+        }
     }
 }

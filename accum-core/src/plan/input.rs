@@ -4,8 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::solving_partner;
-use super::{Layout, Plan, PlanError, Role, nonzero, product};
+use super::{Layout, Plan, PlanError, rules};
 
 /// Plan values as a configuration gives them, some possibly missing; see
 /// [`PlanInput::resolve`].
@@ -32,65 +31,15 @@ impl PlanInput {
     /// naming the nearest valid values, never a silent floor. With every
     /// factor given, the global batch must equal `m·A·D`.
     pub fn resolve(&self) -> Result<Plan, PlanError> {
-        let replicas = match (self.replicas, self.layout) {
-            (Some(d), Some(layout)) => {
-                // Both given: they must agree.
-                let from_layout = layout.replicas()?;
-                if from_layout != d {
-                    return Err(PlanError::ReplicasDisagree {
-                        replicas: d,
-                        layout,
-                    });
-                }
-                d
-            }
-            (Some(d), None) => d,
-            (None, Some(layout)) => layout.replicas()?,
-            (None, None) => {
-                return Err(PlanError::Missing {
-                    role: Role::Replicas,
-                });
-            }
-        };
-        nonzero(replicas, Role::Replicas)?;
-        if let Some(m) = self.micro_batch {
-            nonzero(m, Role::MicroBatch)?;
-        }
-        if let Some(a) = self.accumulation {
-            nonzero(a, Role::Accumulation)?;
-        }
-        if let Some(b) = self.global_batch {
-            nonzero(b, Role::GlobalBatch)?;
-        }
-        let (m, a) = match (self.micro_batch, self.accumulation, self.global_batch) {
-            (Some(m), Some(a), global) => {
-                let plan = Plan::checked(m, a, replicas)?;
-                if let Some(b) = global
-                    && plan.effective_batch().get() != b
-                {
-                    return Err(PlanError::GlobalBatchMismatch {
-                        global_batch: b,
-                        micro_batch: m,
-                        accumulation: a,
-                        replicas,
-                    });
-                }
-                (m, a)
-            }
-            (Some(m), None, Some(b)) => (m, solve(b, Role::Accumulation, m, replicas)?),
-            (None, Some(a), Some(b)) => (solve(b, Role::MicroBatch, a, replicas)?, a),
-            (None, _, _) => {
-                return Err(PlanError::Missing {
-                    role: Role::MicroBatch,
-                });
-            }
-            (Some(_), None, None) => {
-                return Err(PlanError::Missing {
-                    role: Role::Accumulation,
-                });
-            }
-        };
-        let mut plan = Plan::checked(m, a, replicas)?;
+        let solved = rules::resolve(&rules::Given {
+            micro_batch: self.micro_batch,
+            accumulation: self.accumulation,
+            replicas: self.replicas,
+            layout: self.layout.map(|layout| layout.parts()),
+            seq_len: self.seq_len,
+            global_batch: self.global_batch,
+        })?;
+        let mut plan = Plan::new(solved.micro_batch, solved.accumulation, solved.replicas)?;
         plan.layout = self.layout;
         match self.seq_len {
             Some(len) => plan.with_seq_len(len),
@@ -99,26 +48,10 @@ impl PlanInput {
     }
 }
 
-/// Solves `global = known · x · replicas` for `x`, exactly.
-fn solve(global: u64, solving: Role, known: u64, replicas: u64) -> Result<u64, PlanError> {
-    let step = product(&[
-        (solving_partner(solving).key(), known),
-        ("replicas", replicas),
-    ])?;
-    if !global.is_multiple_of(step) {
-        return Err(PlanError::GlobalBatchNotDivisible {
-            global_batch: global,
-            solving,
-            known,
-            replicas,
-        });
-    }
-    Ok(global / step)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Role;
 
     #[test]
     fn resolve_solves_accumulation_exactly() {
@@ -138,7 +71,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "cannot solve accumulation: global_batch 30 is not a multiple of micro_batch 2 × replicas 2 = 4; \
-             use global_batch 28 (accumulation 7) or 32 (accumulation 8)"
+             use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
         );
         let err = PlanInput {
             global_batch: Some(2),
@@ -148,7 +81,7 @@ mod tests {
         .unwrap_err();
         assert!(
             err.to_string()
-                .ends_with("use global_batch 4 (accumulation 1)"),
+                .ends_with("use global_batch = 4 (accumulation = 1)"),
             "{err}"
         );
         let solved_m = PlanInput {
@@ -172,7 +105,7 @@ mod tests {
         assert_eq!(
             input.resolve().unwrap_err().to_string(),
             "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4; \
-             use global_batch 28 (accumulation 7) or 32 (accumulation 8)"
+             use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
         );
         let err = PlanInput {
             global_batch: Some(28),
@@ -182,7 +115,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "global_batch 28 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; use accumulation 7 to keep global_batch 28, or global_batch 32"
+            "global_batch 28 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; use accumulation = 7 to keep global_batch = 28, or global_batch = 32"
         );
         assert!(
             PlanInput {

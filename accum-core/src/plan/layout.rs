@@ -1,8 +1,8 @@
-//! Device layouts: `D = world_size / (tp·pp·cp)` (`accum::plan::global-batch`).
+//! Device layouts: `D = world_size / (tp·pp·cp)` (`accum::plan::layout`).
 
 use serde::{Deserialize, Serialize};
 
-use super::{PlanError, Role, nonzero};
+use super::{PlanError, rules};
 
 /// A device layout: all devices of a job and the degrees of the parallelisms
 /// that split one model copy. Only what is left are data-parallel replicas (`accum::plan::global-batch`).
@@ -36,40 +36,20 @@ impl Layout {
         Layout::new(world_size, 1, 1, 1)
     }
 
-    /// Devices that share one model copy: `tp·pp·cp`.
-    pub fn model_parallel(&self) -> Result<u64, PlanError> {
-        let tensor = nonzero(self.tensor, Role::TensorParallel)?;
-        let pipeline = nonzero(self.pipeline, Role::PipelineParallel)?;
-        let context = nonzero(self.context, Role::ContextParallel)?;
-        // tp·pp·cp > world_size whenever it overflows, so overflow is reported
-        // as non-divisibility with the true degrees.
-        match tensor.checked_mul(pipeline) {
-            Some(tp_pp) => match tp_pp.checked_mul(context) {
-                Some(group) => Ok(group),
-                None => Err(self.not_divisible()),
-            },
-            None => Err(self.not_divisible()),
-        }
-    }
-
-    const fn not_divisible(&self) -> PlanError {
-        PlanError::LayoutNotDivisible {
-            world_size: self.world_size,
-            tensor: self.tensor,
-            pipeline: self.pipeline,
-            context: self.context,
-        }
-    }
-
     /// Data-parallel replicas `D = world_size / (tp·pp·cp)`, or the
-    /// divisibility error (`accum::plan::global-batch`).
+    /// divisibility error (`accum::plan::layout`).
     pub fn replicas(&self) -> Result<u64, PlanError> {
-        let world = nonzero(self.world_size, Role::WorldSize)?;
-        let group = self.model_parallel()?;
-        if world % group != 0 {
-            return Err(self.not_divisible());
-        }
-        Ok(world / group)
+        Ok(rules::layout_replicas(
+            self.world_size,
+            self.tensor,
+            self.pipeline,
+            self.context,
+        )?)
+    }
+
+    /// `[world_size, tp, pp, cp]`, as the plan rules take a layout.
+    pub(crate) const fn parts(&self) -> [u64; 4] {
+        [self.world_size, self.tensor, self.pipeline, self.context]
     }
 }
 
@@ -94,11 +74,11 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "world_size 64 is not divisible by tensor 3 × pipeline 2 × context 1 = 6: devices that share one model copy \
-             do not multiply the batch; use world_size 60 (10 replicas) or 66 (11 replicas)"
+             do not multiply the batch; use world_size = 60 (10 replicas) or 66 (11 replicas)"
         );
         let err = Layout::new(4, 8, 1, 1).replicas().unwrap_err();
         assert!(
-            err.to_string().ends_with("use world_size 8 (1 replica)"),
+            err.to_string().ends_with("use world_size = 8 (1 replica)"),
             "{err}"
         );
         let huge = Layout::new(64, u64::MAX, 2, 1).replicas().unwrap_err();

@@ -27,6 +27,10 @@ mod error;
 mod input;
 mod layout;
 mod replan;
+// Shared by source with accum-macros, so its items are `pub` for both
+// crates; this crate re-exports what its users name.
+#[allow(unreachable_pub)]
+pub(crate) mod rules;
 mod stages;
 
 use std::fmt;
@@ -43,111 +47,27 @@ pub use stages::{LinearRamp, MAX_STAGES, Stage, StageError, StageSpec, StagedPla
 
 use crate::units::{Examples, Microbatches, Tokens, group_digits};
 
-/// A role a configuration value can play in a plan. Its [`key`](Role::key) is
-/// the `x-accum-role` of generated schemas.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// `m`: examples per microbatch per replica.
-    MicroBatch,
-    /// `A`: microbatches per update per replica.
-    Accumulation,
-    /// `D`: data-parallel replicas.
-    Replicas,
-    /// All devices of the job; `D = world_size / (tp·pp·cp)`.
-    WorldSize,
-    /// Tensor-parallel degree (devices sharing one model copy).
-    TensorParallel,
-    /// Pipeline-parallel degree (devices sharing one model copy).
-    PipelineParallel,
-    /// Context/sequence-parallel degree (devices sharing one model copy).
-    ContextParallel,
-    /// `L`: tokens per example when lengths are fixed.
-    SeqLen,
-    /// `B`: the declared effective batch, checked against `m·A·D`.
-    GlobalBatch,
-}
+pub use rules::Role;
 
-impl Role {
-    /// Every role, in plan order.
-    pub const ALL: [Role; 9] = [
-        Role::MicroBatch,
-        Role::Accumulation,
-        Role::Replicas,
-        Role::WorldSize,
-        Role::TensorParallel,
-        Role::PipelineParallel,
-        Role::ContextParallel,
-        Role::SeqLen,
-        Role::GlobalBatch,
-    ];
-
-    /// The machine name, as in `x-accum-role` and `#[accum(...)]`.
-    pub const fn key(self) -> &'static str {
-        match self {
-            Role::MicroBatch => "micro_batch",
-            Role::Accumulation => "accumulation",
-            Role::Replicas => "replicas",
-            Role::WorldSize => "world_size",
-            Role::TensorParallel => "tensor_parallel",
-            Role::PipelineParallel => "pipeline_parallel",
-            Role::ContextParallel => "context_parallel",
-            Role::SeqLen => "seq_len",
-            Role::GlobalBatch => "global_batch",
-        }
-    }
-
-    /// Parses a role key.
-    pub fn from_key(key: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|role| role.key() == key)
-    }
-
-    /// The symbol used in formulas (`m`, `A`, `D`, …).
-    pub const fn symbol(self) -> &'static str {
-        match self {
-            Role::MicroBatch => "m",
-            Role::Accumulation => "A",
-            Role::Replicas => "D",
-            Role::WorldSize => "world",
-            Role::TensorParallel => "tp",
-            Role::PipelineParallel => "pp",
-            Role::ContextParallel => "cp",
-            Role::SeqLen => "L",
-            Role::GlobalBatch => "B",
-        }
+impl Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.key())
     }
 }
 
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.key())
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Role, D::Error> {
+        let key = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Role::from_key(&key).ok_or_else(|| serde::de::Error::unknown_variant(&key, &Role::KEYS))
     }
 }
 
 fn nonzero(value: u64, role: Role) -> Result<u64, PlanError> {
-    if value == 0 {
-        Err(PlanError::Zero { role })
-    } else {
-        Ok(value)
-    }
+    Ok(rules::nonzero(role, value)?)
 }
 
-fn product(factors: &[(&str, u64)]) -> Result<u64, PlanError> {
-    let mut acc: u64 = 1;
-    for &(_, value) in factors {
-        acc = match acc.checked_mul(value) {
-            Some(v) => v,
-            None => {
-                let equation = factors
-                    .iter()
-                    .map(|(name, value)| format!("{name} {value}"))
-                    .collect::<Vec<_>>()
-                    .join(" × ");
-                return Err(PlanError::Overflow { equation });
-            }
-        };
-    }
-    Ok(acc)
+fn product(factors: &[(Role, u64)]) -> Result<u64, PlanError> {
+    Ok(rules::product(factors)?)
 }
 
 /// A valid accumulation plan. See the [module docs](self).
@@ -165,25 +85,13 @@ impl Plan {
     /// A plan of `m` examples per microbatch, `A` microbatches per update and
     /// `D` data-parallel replicas. Fails on a zero or when `m·A·D` overflows.
     pub fn new(micro_batch: u64, accumulation: u64, replicas: u64) -> Result<Plan, PlanError> {
-        if micro_batch == 0 {
-            return Err(PlanError::Zero {
-                role: Role::MicroBatch,
-            });
-        }
-        if accumulation == 0 {
-            return Err(PlanError::Zero {
-                role: Role::Accumulation,
-            });
-        }
-        if replicas == 0 {
-            return Err(PlanError::Zero {
-                role: Role::Replicas,
-            });
-        }
+        nonzero(micro_batch, Role::MicroBatch)?;
+        nonzero(accumulation, Role::Accumulation)?;
+        nonzero(replicas, Role::Replicas)?;
         product(&[
-            ("micro_batch", micro_batch),
-            ("accumulation", accumulation),
-            ("replicas", replicas),
+            (Role::MicroBatch, micro_batch),
+            (Role::Accumulation, accumulation),
+            (Role::Replicas, replicas),
         ])?;
         Ok(Plan {
             micro_batch,
@@ -209,20 +117,22 @@ impl Plan {
     ) -> Plan {
         assert!(
             micro_batch > 0 && accumulation > 0 && replicas > 0,
-            "every factor of the plan (micro_batch, accumulation, replicas) must be at least 1"
+            "{}",
+            rules::constant::FACTOR_ZERO
         );
         let batch = match micro_batch.checked_mul(accumulation) {
             Some(ma) => ma.checked_mul(replicas),
             None => None,
         };
         let Some(batch) = batch else {
-            panic!("micro_batch × accumulation × replicas does not fit in a 64-bit count")
+            panic!("{}", rules::constant::PRODUCT_OVERFLOW)
         };
         if let Some(len) = seq_len {
-            assert!(len > 0, "seq_len must be at least 1");
+            assert!(len > 0, "{}", rules::constant::SEQ_LEN_ZERO);
             assert!(
                 batch.checked_mul(len).is_some(),
-                "micro_batch × accumulation × replicas × seq_len does not fit in a 64-bit count"
+                "{}",
+                rules::constant::TOKENS_OVERFLOW
             );
         }
         Plan {
@@ -248,18 +158,20 @@ impl Plan {
     ) -> Plan {
         assert!(
             layout.world_size > 0 && layout.tensor > 0 && layout.pipeline > 0 && layout.context > 0,
-            "world_size and the tensor, pipeline and context degrees must be at least 1"
+            "{}",
+            rules::constant::LAYOUT_ZERO
         );
         let group = match layout.tensor.checked_mul(layout.pipeline) {
             Some(tp_pp) => tp_pp.checked_mul(layout.context),
             None => None,
         };
         let Some(group) = group else {
-            panic!("tensor × pipeline × context does not fit in a 64-bit count")
+            panic!("{}", rules::constant::GROUP_OVERFLOW)
         };
         assert!(
             layout.world_size.is_multiple_of(group),
-            "world_size is not divisible by tensor × pipeline × context: devices that share one model copy do not multiply the batch"
+            "{}",
+            rules::constant::LAYOUT_NOT_DIVISIBLE
         );
         let mut plan = Plan::from_parts(
             micro_batch,
@@ -292,10 +204,10 @@ impl Plan {
     pub fn with_seq_len(mut self, seq_len: u64) -> Result<Plan, PlanError> {
         nonzero(seq_len, Role::SeqLen)?;
         product(&[
-            ("micro_batch", self.micro_batch),
-            ("accumulation", self.accumulation),
-            ("replicas", self.replicas),
-            ("seq_len", seq_len),
+            (Role::MicroBatch, self.micro_batch),
+            (Role::Accumulation, self.accumulation),
+            (Role::Replicas, self.replicas),
+            (Role::SeqLen, seq_len),
         ])?;
         self.seq_len = Some(seq_len);
         Ok(self)
@@ -490,6 +402,45 @@ mod tests {
         assert_eq!(doubled.effective_batch().get(), 4096);
         // Same per-device microbatch, so the same activation memory (`accum::plan::global-batch`, `accum::run::memory`).
         assert_eq!(doubled.micro_batch(), p.micro_batch());
+    }
+
+    /// The const constructors stop with the plan rules' own words.
+    #[test]
+    fn const_parts_stop_with_the_rules_words() {
+        fn panic_text(f: impl FnOnce() -> Plan + std::panic::UnwindSafe) -> String {
+            let payload = std::panic::catch_unwind(f).expect_err("it panics");
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .expect("a text payload")
+        }
+        assert_eq!(
+            panic_text(|| Plan::from_parts(2, 0, 2, None)),
+            rules::constant::FACTOR_ZERO
+        );
+        assert_eq!(
+            panic_text(|| Plan::from_parts(u64::MAX, 2, 1, None)),
+            rules::constant::PRODUCT_OVERFLOW
+        );
+        assert_eq!(
+            panic_text(|| Plan::from_parts(1 << 20, 1 << 20, 1, Some(1 << 30))),
+            rules::constant::TOKENS_OVERFLOW
+        );
+        assert_eq!(
+            panic_text(|| Plan::from_layout_parts(1, 4, Layout::new(64, 3, 2, 1), None)),
+            rules::constant::LAYOUT_NOT_DIVISIBLE
+        );
+        assert_eq!(
+            panic_text(|| Plan::from_layout_parts(1, 4, Layout::new(64, 0, 2, 1), None)),
+            rules::constant::LAYOUT_ZERO
+        );
+        assert_eq!(
+            Plan::from_layout_parts(1, 4, Layout::new(64, 2, 2, 1), Some(8)),
+            Plan::with_layout(1, 4, Layout::new(64, 2, 2, 1))
+                .and_then(|p| p.with_seq_len(8))
+                .expect("valid")
+        );
     }
 
     #[test]

@@ -4,64 +4,11 @@
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 
-/// A plan role, as written in `#[accum(...)]` (mirror of `accum_core::Role`;
-/// a proc-macro crate cannot depend on the crate that uses it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Role {
-    MicroBatch,
-    Accumulation,
-    Replicas,
-    WorldSize,
-    TensorParallel,
-    PipelineParallel,
-    ContextParallel,
-    SeqLen,
-    GlobalBatch,
-}
+/// A plan role, as written in `#[accum(...)]`: the role table of
+/// accum-core, compiled into this crate from the same file.
+pub(crate) use crate::shared_rules::Role;
 
 impl Role {
-    pub(crate) const ALL: [Role; 9] = [
-        Role::MicroBatch,
-        Role::Accumulation,
-        Role::Replicas,
-        Role::WorldSize,
-        Role::TensorParallel,
-        Role::PipelineParallel,
-        Role::ContextParallel,
-        Role::SeqLen,
-        Role::GlobalBatch,
-    ];
-
-    /// The key in `#[accum(...)]` and `x-accum-role`.
-    pub(crate) const fn key(self) -> &'static str {
-        match self {
-            Role::MicroBatch => "micro_batch",
-            Role::Accumulation => "accumulation",
-            Role::Replicas => "replicas",
-            Role::WorldSize => "world_size",
-            Role::TensorParallel => "tensor_parallel",
-            Role::PipelineParallel => "pipeline_parallel",
-            Role::ContextParallel => "context_parallel",
-            Role::SeqLen => "seq_len",
-            Role::GlobalBatch => "global_batch",
-        }
-    }
-
-    /// The variant name of `accum_core::Role`.
-    pub(crate) const fn variant(self) -> &'static str {
-        match self {
-            Role::MicroBatch => "MicroBatch",
-            Role::Accumulation => "Accumulation",
-            Role::Replicas => "Replicas",
-            Role::WorldSize => "WorldSize",
-            Role::TensorParallel => "TensorParallel",
-            Role::PipelineParallel => "PipelineParallel",
-            Role::ContextParallel => "ContextParallel",
-            Role::SeqLen => "SeqLen",
-            Role::GlobalBatch => "GlobalBatch",
-        }
-    }
-
     pub(super) fn from_path(path: &syn::Path) -> Option<Role> {
         let ident = path.get_ident()?;
         Role::ALL.into_iter().find(|role| ident == role.key())

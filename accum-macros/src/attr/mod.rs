@@ -302,7 +302,7 @@ impl Field {
                     let path = &meta.path;
                     self.role = Some((role, quote::quote!(#path)));
                 }
-                // `accum::plan::global-batch`: one field, one role; the second one is the mistake.
+                // `accum::plan::duplicate`: one field, one role; the second one is the mistake.
                 Some((first, _)) => cx.error_spanned_by(
                     &meta.path,
                     format!(

@@ -68,7 +68,7 @@ fn unmarked_section_checks(
 }
 
 /// With nested sections (or fields that may be unmarked sections), the
-/// required-role and role-once rules (`accum::plan::global-batch`) can only be checked once the
+/// required-role and role-once rules (`accum::plan::missing`, `accum::plan::duplicate`) can only be checked once the
 /// sections' field tables exist: a const assertion over `FIELDS`. Generic
 /// structs are checked by the macro instead (a const item cannot name them).
 pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream> {

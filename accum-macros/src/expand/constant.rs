@@ -1,4 +1,4 @@
-//! Constant plans (`accum::plan::global-batch`): `impl ConstPlan` when every role is a constant,
+//! Constant plans (`accum::plan::global-batch`, `accum::plan::layout`, `accum::plan::replicas`): `impl ConstPlan` when every role is a constant,
 //! and const assertions for constants given as paths, whose values the
 //! macro cannot see.
 
@@ -9,6 +9,7 @@ use syn::spanned::Spanned;
 use super::{const_u64, panic_message};
 use crate::ast::Container;
 use crate::attr::{ConstValue, Constant, Role};
+use crate::shared_rules::constant as says;
 use crate::valid;
 
 fn constant<'c>(cont: &'c Container<'_>, role: Role) -> Option<&'c Constant> {
@@ -89,8 +90,9 @@ pub(super) fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             let value = const_u64(&c.value);
             let key = c.role.key();
             let message = panic_message(&format!(
-                "`{ident}`: `{key} = {}` is 0; every factor of the plan must be at least 1",
-                c.value.written()
+                "`{ident}`: {key} {} {}",
+                c.value.written(),
+                says::ZERO
             ));
             checks.push(quote_spanned!(path.span()=> if #value == 0 { ::core::panic!(#message) }));
         }
@@ -103,20 +105,18 @@ pub(super) fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
         let value = const_u64(&world.value);
         let [tp, pp, cp] = degrees(cont);
         let shown = |role| written(role).unwrap_or_else(|| "1".to_owned());
-        let equation = format!(
-            "{} / ({} × {} × {})",
-            world.value.written(),
+        let degrees_text = format!(
+            "tensor {} × pipeline {} × context {}",
             shown(Role::TensorParallel),
             shown(Role::PipelineParallel),
             shown(Role::ContextParallel)
         );
-        let overflow = panic_message(&format!(
-            "`{ident}`: tensor_parallel × pipeline_parallel × context_parallel does not fit in a 64-bit count"
-        ));
+        let equation = format!("{} / ({degrees_text})", world.value.written());
+        let overflow = panic_message(&format!("`{ident}`: {}", says::GROUP_OVERFLOW));
         let not_divisible = panic_message(&format!(
-            "`{ident}`: world_size is not divisible by tensor_parallel × pipeline_parallel × context_parallel \
-             ({equation} is not whole): devices that share one model copy do not multiply the batch; \
-             use a world_size that is a multiple of tp·pp·cp"
+            "`{ident}`: world_size {} is not divisible by {degrees_text}: {}",
+            world.value.written(),
+            says::LAYOUT
         ));
         checks.push(quote_spanned! {span=>
             let __group = match #tp.checked_mul(#pp) {
@@ -133,8 +133,8 @@ pub(super) fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
         });
         if let Some((d, d_written)) = &replicas {
             let message = panic_message(&format!(
-                "`{ident}`: replicas ({d_written}) ≠ world_size / (tensor_parallel × pipeline_parallel × \
-                 context_parallel) = {equation}; remove `replicas` or make them agree"
+                "`{ident}`: replicas {d_written} disagrees with world_size {equation}; {}",
+                says::REPLICAS
             ));
             checks.push(
                 quote_spanned!(span=> if #d != __layout_replicas { ::core::panic!(#message) }),
@@ -160,12 +160,8 @@ pub(super) fn constant_checks(cont: &Container<'_>) -> Option<TokenStream> {
             m.value.written(),
             a.value.written(),
         );
-        let mismatch = panic_message(&format!(
-            "`{ident}`: {equation}; change accumulation or global_batch so that m·A·D = global_batch"
-        ));
-        let overflow = panic_message(&format!(
-            "`{ident}`: micro_batch × accumulation × replicas does not fit in a 64-bit count"
-        ));
+        let mismatch = panic_message(&format!("`{ident}`: {equation}; {}", says::GLOBAL_BATCH));
+        let overflow = panic_message(&format!("`{ident}`: {}", says::PRODUCT_OVERFLOW));
         checks.push(quote_spanned! {span=>
             let __product = match #m_value.checked_mul(#a_value) {
                 ::core::option::Option::Some(__ma) => match __ma.checked_mul(#d) {

@@ -203,7 +203,7 @@ fn written(cont: &Container<'_>, role: Role) -> bool {
             .any(|f| f.attrs.role.as_ref().is_some_and(|(r, _)| *r == role))
 }
 
-/// Rule (`accum::plan::global-batch`): the plan needs `m`, `A`, and `D` or a world size; each can be
+/// Rule (`accum::plan::missing`): the plan needs `m`, `A`, and `D` or a world size; each can be
 /// a field, a struct-level constant or live in a nested section. Example:
 /// `struct Train { #[accum(micro_batch)] m: u32 }` has no accumulation and no
 /// replicas. With nested sections the roles inside are not visible to the
@@ -243,7 +243,7 @@ fn check_required_roles(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// Rule (`accum::plan::global-batch`): a role is given once — two fields, or a struct-level constant
+/// Rule (`accum::plan::duplicate`): a role is given once — two fields, or a struct-level constant
 /// and a field, would leave the plan to pick one silently. Example:
 /// `#[accum(replicas)] dp: u32` and `#[accum(replicas)] data_parallel: u32`.
 /// The error is on the second occurrence.
