@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use accum_core::Code;
 use accum_core::estimate::{
     ByteSize, MemoryEstimate, MemoryInputs, OptimizerKind, ScalingInputs, ScalingPoint,
 };
@@ -106,6 +107,9 @@ pub(crate) fn run(args: &CalcArgs) -> Result<Exit, CliError> {
                 eprintln!(
                     "note: --params alone gives no estimate: the memory estimate also needs --activation-per-example SIZE (one example's activations, which grow with m while weights, gradients and optimizer state do not); the scaling estimate needs --device-throughput and --bandwidth"
                 );
+            }
+            if let Some(note) = scaling_note(args, report.scaling.is_some()) {
+                eprintln!("note: {note}");
             }
         }
     }
@@ -366,6 +370,28 @@ fn memory_inputs(args: &CalcArgs, params: u64, activation: ByteSize) -> MemoryIn
         master_weights,
         activation_per_example: activation,
     }
+}
+
+/// Why a scaling estimate that was asked for (`--device-throughput` and
+/// `--bandwidth`) is not shown, when it is not.
+fn scaling_note(args: &CalcArgs, shown: bool) -> Option<String> {
+    if shown || args.device_throughput.is_none() {
+        return None;
+    }
+    let why = if !args
+        .device_throughput
+        .is_some_and(|t| t.is_finite() && t > 0.0)
+    {
+        "a device throughput above 0 examples per second"
+    } else if args.bandwidth.is_some_and(|b| b.get() == 0) {
+        "a bandwidth above 0"
+    } else {
+        "the gradient bytes it reduces per update: add --grad-bytes SIZE or --params N"
+    };
+    Some(format!(
+        "no scaling estimate (`{}`): it needs {why}",
+        Code::Scaling
+    ))
 }
 
 fn scaling_curve(args: &CalcArgs, plan: &Plan) -> Option<Vec<ScalingPoint>> {

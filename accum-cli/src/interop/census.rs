@@ -14,9 +14,10 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::Plan;
 
-use super::{Framework, codes};
+use super::Framework;
 use crate::diagnostic::Diagnostic;
 use crate::source::{Node, NodeKind};
 
@@ -296,7 +297,7 @@ pub(crate) fn finding(
         Role::Ramp => format!("a constant batch: B = {b} from the first update"),
     };
     Diagnostic::error(
-        codes::UNREAD,
+        Code::Unread,
         unread.path.clone(),
         format!(
             "`{}` is a batch setting that accum's {framework} reader does not read; accum assumed {assumed}",

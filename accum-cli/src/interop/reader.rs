@@ -6,8 +6,9 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::ops::Range;
 
+use accum_core::Code;
+
 use super::census;
-use super::codes;
 use super::{FileReport, ImportError};
 use crate::diagnostic::Diagnostic;
 use crate::source::{Document, Node, NodeKind, SourceFormat, line_col};
@@ -139,7 +140,7 @@ impl Reader {
     fn bad(&mut self, path: &[&str], what: &str, node: &Node) {
         let shown = node_text(&self.doc.text, node);
         let finding = Diagnostic::error(
-            codes::VALUE,
+            Code::InteropValue,
             owned(path),
             format!("`{}` is {shown}, not {what}", path.join(".")),
         )
