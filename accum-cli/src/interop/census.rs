@@ -151,6 +151,25 @@ pub(crate) fn role(key: &str) -> Option<Role> {
     None
 }
 
+/// The code of a value of key `path` that a reader refuses, `found` as
+/// read: a factor of the batch (a batch size, an accumulation, a device
+/// count or a parallel degree) given as 0 breaks the plan rule
+/// `accum validate` names for the same mistake in accum's config
+/// (`accum::plan::zero`); anything else is the framework's own value
+/// problem (`accum::interop::value`).
+pub(crate) fn refused_code(path: &[&str], found: Option<i128>) -> Code {
+    let factor = path
+        .last()
+        .and_then(|key| role(key))
+        .is_some_and(|r| r != Role::Ramp);
+    let owned: Vec<String> = path.iter().map(|p| (*p).to_owned()).collect();
+    if found == Some(0) && factor && !outside(&owned) {
+        Code::Zero
+    } else {
+        Code::InteropValue
+    }
+}
+
 /// Whether a path is outside the training batch by one of its tables
 /// (`model.validation_ds.batch_size`, `inference.batch_size`).
 pub(crate) fn outside(path: &[String]) -> bool {

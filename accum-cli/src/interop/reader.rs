@@ -138,9 +138,14 @@ impl Reader {
     }
 
     fn bad(&mut self, path: &[&str], what: &str, node: &Node) {
+        self.refuse(Code::InteropValue, path, what, node);
+    }
+
+    /// A finding of `code` that the value at `path` is not `what`.
+    fn refuse(&mut self, code: Code, path: &[&str], what: &str, node: &Node) {
         let shown = node_text(&self.doc.text, node);
         let finding = Diagnostic::error(
-            Code::InteropValue,
+            code,
             owned(path),
             format!("`{}` is {shown}, not {what}", path.join(".")),
         )
@@ -193,7 +198,8 @@ impl Reader {
                 path: owned(path),
             }),
             _ => {
-                self.bad(path, &format!("a whole number ≥ {min}"), &node);
+                let code = super::census::refused_code(path, value);
+                self.refuse(code, path, &format!("a whole number ≥ {min}"), &node);
                 None
             }
         }

@@ -548,3 +548,105 @@ fn no_code_is_written_as_a_string_outside_the_code_enum() {
         literals.join("\n")
     );
 }
+
+/// The codes of `accum validate` or `accum lint` on `file`, in `dir`.
+fn codes_of(dir: &Path, args: &[&str]) -> BTreeSet<String> {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let out = run_in(dir, &all);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|err| panic!("{args:?}: {err}\n{}{}", out.stdout, out.stderr));
+    let mut codes = Vec::new();
+    codes_in_json(&json, &mut codes);
+    codes.into_iter().collect()
+}
+
+/// A mistake that accum's own config can make gets the code `accum validate`
+/// gives it from every importer too: a factor of 0, a global batch that is
+/// not `m·A·D`, a world size the model-parallel degrees do not divide.
+#[test]
+fn the_same_mistake_has_the_same_code_from_every_entry_point() {
+    let dir = scratch("explain-same-mistake");
+    let mistakes = fixtures().join("mistakes");
+    let files: [(&str, &str); 8] = [
+        (
+            "ds_zero.json",
+            r#"{ "train_batch_size": 32, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 0 }"#,
+        ),
+        (
+            "hf_zero.yaml",
+            "per_device_train_batch_size: 0\ngradient_accumulation_steps: 4\n",
+        ),
+        (
+            "lightning_zero.yaml",
+            "trainer:\n  accumulate_grad_batches: 0\n  devices: 2\ndata:\n  batch_size: 4\n",
+        ),
+        (
+            "mg_zero.sh",
+            "torchrun pretrain_gpt.py --micro-batch-size 0 --global-batch-size 16\n",
+        ),
+        (
+            "ds_global.json",
+            r#"{ "train_batch_size": 30, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 8 }"#,
+        ),
+        (
+            "mg_global.sh",
+            "torchrun pretrain_gpt.py --micro-batch-size 2 --global-batch-size 30\n",
+        ),
+        (
+            "mg_layout.sh",
+            "torchrun pretrain_gpt.py --micro-batch-size 2 --global-batch-size 32 --tensor-model-parallel-size 3\n",
+        ),
+        (
+            "ds_layout.json",
+            r#"{ "train_batch_size": 32, "train_micro_batch_size_per_gpu": 2, "sequence_parallel_size": 3 }"#,
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(dir.join(name), text).expect("a file");
+    }
+    let zero = codes_of(&mistakes, &["validate", "zero.toml"]);
+    assert!(zero.contains("accum::plan::zero"), "{zero:?}");
+    for (framework, file, options) in [
+        ("deepspeed", "ds_zero.json", &["--world-size", "2"][..]),
+        ("hf", "hf_zero.yaml", &["--num-processes", "2"][..]),
+        ("lightning", "lightning_zero.yaml", &[][..]),
+        ("megatron", "mg_zero.sh", &["--world-size", "2"][..]),
+    ] {
+        let mut args = vec!["lint", framework, file];
+        args.extend(options);
+        let codes = codes_of(&dir, &args);
+        assert!(
+            codes.contains("accum::plan::zero"),
+            "{framework} {file}: {codes:?}"
+        );
+        assert!(
+            !codes.contains("accum::interop::value"),
+            "{framework} {file}: {codes:?}"
+        );
+    }
+    let global = codes_of(&mistakes, &["validate", "global_batch_mismatch.toml"]);
+    assert!(global.contains("accum::plan::global-batch"), "{global:?}");
+    for (framework, file) in [
+        ("deepspeed", "ds_global.json"),
+        ("megatron", "mg_global.sh"),
+    ] {
+        let codes = codes_of(&dir, &["lint", framework, file, "--world-size", "2"]);
+        assert!(
+            codes.contains("accum::plan::global-batch"),
+            "{framework} {file}: {codes:?}"
+        );
+    }
+    let layout = codes_of(&mistakes, &["validate", "world_not_divisible.toml"]);
+    assert!(layout.contains("accum::plan::layout"), "{layout:?}");
+    for (framework, file) in [
+        ("megatron", "mg_layout.sh"),
+        ("deepspeed", "ds_layout.json"),
+    ] {
+        let codes = codes_of(&dir, &["lint", framework, file, "--world-size", "8"]);
+        assert!(
+            codes.contains("accum::plan::layout"),
+            "{framework} {file}: {codes:?}"
+        );
+    }
+}

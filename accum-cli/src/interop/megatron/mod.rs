@@ -211,9 +211,14 @@ impl Args {
     }
 
     fn bad(&mut self, name: &str, field: &Field, what: &str) {
+        self.refuse(Code::InteropValue, name, field, what);
+    }
+
+    /// A finding of `code` that option `name` is not `what`.
+    fn refuse(&mut self, code: Code, name: &str, field: &Field, what: &str) {
         self.findings.push(
             Diagnostic::error(
-                Code::InteropValue,
+                code,
                 Args::path(name),
                 format!("{name} is given `{}`, not {what}", field.text),
             )
@@ -253,13 +258,15 @@ impl Args {
             self.unknown(name, field);
             return Got::Bad;
         }
-        match python_number(&field.text).and_then(|n| match n {
-            super::reader::Number::Int(i) => u64::try_from(i).ok(),
+        let whole = python_number(&field.text).and_then(|n| match n {
+            super::reader::Number::Int(i) => Some(i),
             super::reader::Number::Float(_) => None,
-        }) {
+        });
+        match whole.and_then(|i| u64::try_from(i).ok()) {
             Some(v) if v >= min => Got::Value(v, field.span()),
             _ => {
-                self.bad(name, field, &format!("a whole number ≥ {min}"));
+                let code = super::census::refused_code(&[name], whole);
+                self.refuse(code, name, field, &format!("a whole number ≥ {min}"));
                 Got::Bad
             }
         }
