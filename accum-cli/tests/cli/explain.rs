@@ -175,28 +175,28 @@ impl Emitted {
     }
 }
 
-/// Configs that each make `accum validate` emit a code the mistakes folder
-/// does not: the tiny fixture (`m = 4`, `A = 2`, `D = 2`, `B = 16`, 12
+/// Configs that each make `accum validate` emit the code beside it, which
+/// the mistakes folder does not: the tiny fixture (`m = 4`, `A = 2`, `D = 2`, `B = 16`, 12
 /// updates, 60 examples, no fixed `seq_len`) with some text replaced.
-const VALIDATE: &[(&str, &[(&str, &str)])] = &[
+const VALIDATE: &[(&str, Code, &[(&str, &str)])] = &[
     (
         "warmup_longer_than_the_run",
+        Code::Warmup,
         &[("warmup = \"0 updates\"", "warmup = \"20 updates\"")],
     ),
     (
         "log_interval_longer_than_the_run",
+        Code::Every,
         &[("every = \"64 examples\"", "every = \"1000 updates\"")],
     ),
     (
         "total_not_whole_updates",
+        Code::Rounding,
         &[("total = \"12 updates\"", "total = \"100 examples\"")],
     ),
     (
-        "partial_group_refused",
-        &[("last_group = \"drop\"", "last_group = \"error\"")],
-    ),
-    (
         "stage_batch_not_a_multiple",
+        Code::StageBatch,
         &[(
             "[optimizer]",
             "[[batch.stages]]\nglobal_batch = 12\nuntil = \"96 examples\"\n\n[optimizer]",
@@ -204,6 +204,7 @@ const VALIDATE: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "stages_out_of_order",
+        Code::StageOrder,
         &[(
             "[optimizer]",
             "[[batch.stages]]\nglobal_batch = 8\nuntil = \"96 examples\"\n\n\
@@ -212,6 +213,7 @@ const VALIDATE: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "stage_ends_inside_an_update",
+        Code::StageBoundary,
         &[(
             "[optimizer]",
             "[[batch.stages]]\nglobal_batch = 8\nuntil = \"20 examples\"\n\n[optimizer]",
@@ -219,6 +221,7 @@ const VALIDATE: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "ramp_not_in_whole_increments",
+        Code::Ramp,
         &[(
             "[optimizer]",
             "[batch.ramp]\nstart = 12\nincrement = 4\nover = \"96 examples\"\n\n[optimizer]",
@@ -226,6 +229,7 @@ const VALIDATE: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "group_too_large_for_the_engine",
+        Code::Memory,
         &[
             ("accumulation = 2", "accumulation = 4294967296"),
             ("total = \"12 updates\"", "total = \"1 updates\""),
@@ -296,7 +300,7 @@ fn every_code_is_emitted_by_some_input_and_documented() {
     // `accum validate` on the tiny fixture, changed.
     let tiny = std::fs::read_to_string(fixtures().join("tiny.toml")).expect("tiny");
     let scratch_dir = scratch("explain-emitted");
-    for (name, edits) in VALIDATE {
+    for (name, code, edits) in VALIDATE {
         let mut text = tiny.clone();
         for (from, to) in *edits {
             assert!(
@@ -308,6 +312,13 @@ fn every_code_is_emitted_by_some_input_and_documented() {
         let file = format!("{name}.toml");
         std::fs::write(scratch_dir.join(&file), text).expect("a config");
         let out = run_in(&scratch_dir, &["validate", "--format", "json", &file]);
+        let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+        let mut codes = Vec::new();
+        codes_in_json(&json, &mut codes);
+        assert!(
+            codes.iter().any(|c| c == code.as_str()),
+            "{name}: {code} not in {codes:?}"
+        );
         seen.json(&out, &format!("validate {name}"));
     }
     // A ramp-up with its warmup in updates.
