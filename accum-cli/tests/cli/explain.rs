@@ -175,10 +175,13 @@ impl Emitted {
     }
 }
 
+/// Text replacements: each `(from, to)`, once.
+type Edits = &'static [(&'static str, &'static str)];
+
 /// Configs that each make `accum validate` emit the code beside it, which
 /// the mistakes folder does not: the tiny fixture (`m = 4`, `A = 2`, `D = 2`, `B = 16`, 12
 /// updates, 60 examples, no fixed `seq_len`) with some text replaced.
-const VALIDATE: &[(&str, Code, &[(&str, &str)])] = &[
+const VALIDATE: &[(&str, Code, Edits)] = &[
     (
         "warmup_longer_than_the_run",
         Code::Warmup,
