@@ -9,30 +9,12 @@
 
 use std::ops::Range;
 
+use accum_core::Code;
+pub use accum_core::Severity;
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde::Serialize;
 
 use crate::source::LineIndex;
-
-/// How serious a diagnostic is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// The input cannot be used as it is (exit 1).
-    Error,
-    /// The input works but is probably not what was meant.
-    Warning,
-}
-
-impl Severity {
-    /// `error` or `warning`, as the headers print it.
-    pub(crate) fn word(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
 
 /// One diagnostic: what is wrong, where, and how to fix it. `accum explain
 /// CODE` prints the rule behind a code.
@@ -40,8 +22,8 @@ impl Severity {
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,
-    /// A stable code, e.g. `accum::plan::global-batch`.
-    pub code: &'static str,
+    /// The rule's stable code, e.g. `accum::plan::global-batch`.
+    pub code: Code,
     /// What is wrong, with the numbers.
     pub message: String,
     /// The fix, when there is one.
@@ -56,11 +38,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error at `path`.
-    pub(crate) fn error(
-        code: &'static str,
-        path: Vec<String>,
-        message: impl Into<String>,
-    ) -> Diagnostic {
+    pub(crate) fn error(code: Code, path: Vec<String>, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             code,
@@ -164,7 +142,7 @@ pub(crate) fn render_text(
         };
         let title = level
             .primary_title(diagnostic.message.as_str())
-            .id(diagnostic.code);
+            .id(diagnostic.code.as_str());
         let mut group = match &diagnostic.primary {
             Some((span, label)) => {
                 // Only the lines the spans are on go to the renderer, which
@@ -216,7 +194,7 @@ pub(crate) fn render_short(name: &str, text: &str, diagnostics: &[Diagnostic]) -
         let (line, col) = diagnostic.start(&lines);
         out.push_str(&format!(
             "{name}:{line}:{col}: {}[{}]: {}\n",
-            diagnostic.severity.word(),
+            diagnostic.severity.as_str(),
             diagnostic.code,
             diagnostic.message
         ));
@@ -264,7 +242,7 @@ pub(crate) struct DiagnosticJson {
     /// `error` or `warning`.
     pub(crate) severity: Severity,
     /// The stable code.
-    pub(crate) code: &'static str,
+    pub(crate) code: Code,
     /// What is wrong.
     pub(crate) message: String,
     /// The fix.
@@ -311,7 +289,7 @@ mod tests {
             Document::parse("train.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
         let span = doc.span_for(&["batch".into(), "micro_batch".into()]);
         let diagnostic = Diagnostic::error(
-            "accum::plan::zero",
+            Code::Zero,
             vec!["batch".into(), "micro_batch".into()],
             "micro_batch is 0",
         )
@@ -365,7 +343,7 @@ mod tests {
         let out = render_text(
             "t.toml",
             text,
-            &[Diagnostic::error("accum::syntax", vec![], "bad").at(40..90, "")],
+            &[Diagnostic::error(Code::Syntax, vec![], "bad").at(40..90, "")],
             false,
         );
         assert!(out.starts_with("error[accum::syntax]: bad\n"), "{out}");

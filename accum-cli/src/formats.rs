@@ -6,6 +6,7 @@
 //! - SARIF 2.1.0, the format code scanning uploads read;
 //! - the closing `accum explain` hint of the human output.
 
+use accum_core::Code;
 use serde_sarif::sarif;
 
 use crate::diagnostic::{Diagnostic, Severity};
@@ -68,7 +69,7 @@ pub(crate) fn render_github(files: &[FileFindings<'_>]) -> String {
             out.push_str(&format!(
                 "::{command} file={},line={line},col={col},endLine={end_line},endColumn={end_col},title={}::{}\n",
                 escape_property(file.name),
-                escape_property(diagnostic.code),
+                escape_property(diagnostic.code.as_str()),
                 escape_data(&message_with_help(diagnostic)),
             ));
         }
@@ -93,13 +94,10 @@ fn uri_reference(name: &str) -> String {
 
 /// The rule of `code` for the SARIF driver: its id and the one-sentence
 /// summary `accum explain` opens with.
-fn rule(code: &str) -> sarif::ReportingDescriptor {
-    let summary = crate::rules::find(code).map_or_else(
-        || format!("`{} explain` lists every code", crate::cli::bin_name()),
-        |entry| entry.summary.to_owned(),
-    );
+fn rule(code: Code) -> sarif::ReportingDescriptor {
+    let summary = crate::rules::entry(code).summary;
     sarif::ReportingDescriptor::builder()
-        .id(code)
+        .id(code.as_str())
         .short_description(
             sarif::MultiformatMessageString::builder()
                 .text(summary)
@@ -112,11 +110,11 @@ fn rule(code: &str) -> sarif::ReportingDescriptor {
 /// occur, and one result per diagnostic, located by line and column in
 /// characters (`columnKind: unicodeCodePoints`).
 pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
-    let mut codes: Vec<&'static str> = files
+    let mut codes: Vec<Code> = files
         .iter()
         .flat_map(|f| f.diagnostics.iter().map(|d| d.code))
         .collect();
-    codes.sort_unstable();
+    codes.sort_unstable_by_key(|code| code.as_str());
     codes.dedup();
     let mut results = Vec::new();
     for file in files {
@@ -150,7 +148,7 @@ pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
                 .expect("every diagnostic's code is among the rules");
             results.push(
                 sarif::Result::builder()
-                    .rule_id(diagnostic.code)
+                    .rule_id(diagnostic.code.as_str())
                     .rule_index(count(index))
                     .level(level)
                     .message(
@@ -166,7 +164,7 @@ pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
     let driver = sarif::ToolComponent::builder()
         .name(crate::cli::bin_name())
         .version(env!("CARGO_PKG_VERSION"))
-        .rules(codes.iter().map(|code| rule(code)).collect::<Vec<_>>())
+        .rules(codes.iter().map(|&code| rule(code)).collect::<Vec<_>>())
         .build();
     let run = sarif::Run::builder()
         .tool(sarif::Tool::builder().driver(driver).build())
@@ -188,9 +186,9 @@ fn count(n: usize) -> i64 {
 /// The human output's last line, as rustc ends with `rustc --explain`:
 /// where to read the rule behind the codes shown, or nothing without any.
 pub(crate) fn explain_hint(files: &[FileFindings<'_>]) -> String {
-    let mut codes: Vec<&'static str> = Vec::new();
+    let mut codes: Vec<Code> = Vec::new();
     for diagnostic in files.iter().flat_map(|f| f.diagnostics.iter()) {
-        if !codes.contains(&diagnostic.code) && crate::rules::find(diagnostic.code).is_some() {
+        if !codes.contains(&diagnostic.code) {
             codes.push(diagnostic.code);
         }
     }
@@ -211,13 +209,13 @@ mod tests {
     fn findings() -> (String, Vec<Diagnostic>) {
         let text = "[batch]\nmicro_batch = 0\nname = \"a, b: c\"\n".to_owned();
         let zero = Diagnostic::error(
-            "accum::plan::zero",
+            Code::Zero,
             vec!["batch".into(), "micro_batch".into()],
             "micro_batch is 0",
         )
         .help("use at least 1")
         .at(22..23, "zero");
-        let warn = Diagnostic::error("accum::stages::shift", vec![], "100% of it, a: b").warning();
+        let warn = Diagnostic::error(Code::StageShift, vec![], "100% of it, a: b").warning();
         (text, vec![zero, warn])
     }
 

@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 use std::marker::PhantomData;
 use std::path::Path;
 
+use accum_core::Code;
 use accum_core::plan::StagedPlan;
 use accum_core::{AccumConfig, CheckedPlan, Plan};
 use serde::de::DeserializeOwned;
@@ -109,7 +110,7 @@ pub(crate) fn load(path: &Path) -> Result<Result<Document, Rejected>, CliError> 
 fn rejected(err: SyntaxError) -> Rejected {
     let span = err.span.clone().unwrap_or(0..0);
     let finding = Diagnostic::error(
-        "accum::syntax",
+        Code::Syntax,
         Vec::new(),
         format!("invalid {}: {}", err.format.name(), err.message),
     )

@@ -1,6 +1,10 @@
 //! The project's rules, one entry per diagnostic code, as `docs/rules.md`
 //! writes them: that page is embedded in the binary and read here, so that
-//! `explain CODE` prints what the documentation says, and nothing else.
+//! `explain CODE` prints what the documentation says, and nothing else. Its
+//! entries are the codes of [`Code::ALL`], in their order (a test checks
+//! both ways).
+
+use accum_core::Code;
 
 /// `docs/rules.md`.
 const RULES: &str = include_str!("../../docs/rules.md");
@@ -50,22 +54,40 @@ pub(crate) fn entries() -> Vec<Entry> {
     entries
 }
 
-/// The entry of `code`, written with or without the `accum::` prefix.
-pub(crate) fn find(code: &str) -> Option<Entry> {
-    let code = code.trim();
+/// The entry of `code`.
+pub(crate) fn entry(code: Code) -> Entry {
     entries()
         .into_iter()
-        .find(|entry| entry.code == code || entry.code.strip_prefix(PREFIX) == Some(code))
+        .find(|entry| entry.code == code.as_str())
+        .expect("docs/rules.md has an entry for every code")
+}
+
+/// The code written `text`, with or without the `accum::` prefix; a code
+/// merged into another ([`Code::RENAMED`]) gives the one that replaced it.
+pub(crate) fn parse(text: &str) -> Option<Code> {
+    let text = text.trim();
+    text.parse()
+        .or_else(|_| format!("{PREFIX}{text}").parse())
+        .ok()
+}
+
+/// The entry of `code`, written with or without the `accum::` prefix.
+pub(crate) fn find(code: &str) -> Option<Entry> {
+    parse(code).map(entry)
 }
 
 /// The code most like `code`, for a did-you-mean.
-pub(crate) fn nearest(code: &str) -> Option<&'static str> {
+pub(crate) fn nearest(code: &str) -> Option<Code> {
     let code = code.trim();
     let bare = code.strip_prefix(PREFIX).unwrap_or(code);
-    let entries = entries();
-    crate::suggest::did_you_mean(bare, entries.iter().map(|e| short(e.code)))
-        .and_then(|near| entries.iter().find(|e| short(e.code) == near))
-        .map(|entry| entry.code)
+    crate::suggest::did_you_mean(bare, Code::ALL.iter().map(|c| short(c.as_str()))).and_then(
+        |near| {
+            Code::ALL
+                .iter()
+                .copied()
+                .find(|c| short(c.as_str()) == near)
+        },
+    )
 }
 
 fn short(code: &str) -> &str {
@@ -115,14 +137,47 @@ mod tests {
         );
         assert_eq!(find("plan::global-batch"), Some(entry));
         assert_eq!(find("plan::globalbatch"), None);
-        assert_eq!(
-            nearest("plan::globalbatch"),
-            Some("accum::plan::global-batch")
-        );
+        assert_eq!(nearest("plan::globalbatch"), Some(Code::GlobalBatch));
         assert_eq!(
             nearest("accum::schema::unknown-keys"),
-            Some("accum::schema::unknown-key")
+            Some(Code::UnknownKey)
         );
         assert_eq!(nearest("nothing-like-it"), None);
+    }
+
+    #[test]
+    fn merged_codes_find_the_rule_that_replaced_them() {
+        for &(old, code) in Code::RENAMED {
+            assert_eq!(find(old), Some(entry(code)), "{old}");
+            let bare = old.strip_prefix(PREFIX).expect("a prefix");
+            assert_eq!(parse(bare), Some(code), "{bare}");
+            assert!(
+                entry(code).text.contains(&format!("`{old}`")),
+                "the entry of {code} does not say that it replaced {old}"
+            );
+        }
+    }
+
+    /// docs/rules.md documents exactly the codes of [`Code::ALL`], in their
+    /// order: a code that no entry explains, or an entry whose code accum
+    /// does not have, fails here.
+    #[test]
+    fn the_rules_document_every_code_and_no_other() {
+        let documented: Vec<&str> = entries().iter().map(|e| e.code).collect();
+        let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        let undocumented: Vec<&&str> = codes.iter().filter(|c| !documented.contains(c)).collect();
+        let unknown: Vec<&&str> = documented.iter().filter(|c| !codes.contains(c)).collect();
+        assert!(
+            undocumented.is_empty(),
+            "codes without an entry in docs/rules.md: {undocumented:?}"
+        );
+        assert!(
+            unknown.is_empty(),
+            "entries of docs/rules.md that are not a Code: {unknown:?}"
+        );
+        assert_eq!(
+            documented, codes,
+            "docs/rules.md lists the codes in another order"
+        );
     }
 }

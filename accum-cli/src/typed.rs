@@ -18,6 +18,7 @@
 use std::cell::RefCell;
 use std::fmt;
 
+use accum_core::Code;
 use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, Expected, IntoDeserializer,
@@ -112,22 +113,22 @@ impl TypeError {
         let span = doc.span_for(&self.path);
         let (code, message, help) = match &self.kind {
             TypeErrorKind::InvalidType { found, expected } => (
-                "accum::schema::type",
+                Code::SchemaType,
                 format!("`{at}` must be {expected}, found {found}"),
                 None,
             ),
             TypeErrorKind::InvalidLength { len, expected } => (
-                "accum::schema::type",
+                Code::SchemaType,
                 format!("`{at}` must be {expected}, found {len} items"),
                 None,
             ),
             TypeErrorKind::InvalidValue { found, expected } => (
-                "accum::schema::value",
+                Code::SchemaValue,
                 format!("`{at}` must be {expected}, found {found}"),
                 None,
             ),
             TypeErrorKind::UnknownVariant { variant, expected } => (
-                "accum::schema::enum",
+                Code::SchemaEnum,
                 format!(
                     "`{at}` must be one of {}, found string \"{variant}\"",
                     expected.join(", ")
@@ -140,7 +141,7 @@ impl TypeError {
                 let section = section_name(parent);
                 let span = doc.key_span(&self.path).unwrap_or(span);
                 return Diagnostic::error(
-                    "accum::schema::unknown-key",
+                    Code::UnknownKey,
                     self.path.clone(),
                     format!("unknown key `{field}` in {section}"),
                 )
@@ -152,7 +153,7 @@ impl TypeError {
                 let mut path = self.path.clone();
                 path.push((*field).to_owned());
                 return Diagnostic::error(
-                    "accum::schema::missing-key",
+                    Code::MissingKey,
                     path,
                     format!("missing key `{field}` in {section}"),
                 )
@@ -163,12 +164,12 @@ impl TypeError {
                 ));
             }
             TypeErrorKind::DuplicateField { field } => (
-                "accum::schema::value",
+                Code::SchemaValue,
                 format!("`{field}` is given twice in {}", section_name(&self.path)),
                 Some("keep one of them".to_owned()),
             ),
             TypeErrorKind::Custom(message) => {
-                ("accum::schema::value", format!("`{at}`: {message}"), None)
+                (Code::SchemaValue, format!("`{at}`: {message}"), None)
             }
         };
         let diagnostic = Diagnostic::error(code, self.path.clone(), message).at(span, "");
@@ -191,7 +192,7 @@ impl Ignored {
             .key_span(&self.path)
             .unwrap_or_else(|| doc.span_for(&self.path));
         Diagnostic::error(
-            "accum::schema::unknown-key",
+            Code::UnknownKey,
             self.path.clone(),
             format!("unknown key `{key}` in {section} is ignored"),
         )

@@ -155,7 +155,7 @@ impl TrainingConfig {
             };
             warnings.push(
                 Finding::new(
-                    Code::Settings,
+                    refusal.code().unwrap_or(Code::Memory),
                     FieldPath::parse(path),
                     format!("`accum run` and `accum verify` cannot run this plan: {refusal}"),
                     label.to_owned(),

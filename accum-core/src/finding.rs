@@ -151,7 +151,8 @@ pub struct Related {
     pub label: String,
 }
 
-/// How serious a [`Finding`] is.
+/// How serious a [`Finding`] is, and a front end's diagnostic made from
+/// one: an error makes `accum validate` exit with 1, a warning does not.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
@@ -162,6 +163,16 @@ pub enum Severity {
     /// length in updates under a batch ramp-up
     /// (`accum::stages::shift`).
     Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`, as diagnostics' headers and JSON write it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
 }
 
 /// One problem of a config. See the [module docs](self).

@@ -75,6 +75,7 @@
 
 use std::fmt;
 
+use crate::code::Code;
 use crate::plan::{Plan, PlanError, Rounding, StagedPlan};
 use crate::settings::{ScheduleKind, ScheduleSection};
 use crate::span::Span;
@@ -236,6 +237,19 @@ impl fmt::Display for ScheduleError {
 impl std::error::Error for ScheduleError {}
 
 impl ScheduleError {
+    /// The rule the error breaks, when it breaks one of docs/rules.md
+    /// (`None` for a run of no update).
+    pub fn code(&self) -> Option<Code> {
+        match self {
+            ScheduleError::Plan { error, .. } => Some(error.code()),
+            ScheduleError::ZeroTotal => None,
+            ScheduleError::WarmupTooLong { .. } | ScheduleError::WarmupLongerThanRun { .. } => {
+                Some(Code::Warmup)
+            }
+            ScheduleError::NeedsCounting { .. } => Some(Code::SeqLen),
+        }
+    }
+
     /// The plan's refusal of length `which` (`span`): a length in tokens
     /// that needs a fixed `seq_len` is one to count on the run.
     fn of(which: &'static str, span: Span, error: PlanError) -> ScheduleError {

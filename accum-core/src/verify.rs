@@ -23,6 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::code::Code;
 use crate::driver::{Position, survey};
 use crate::engine::{Engine, EngineConfig, EngineError, MicrobatchEvent, Observer, RunOptions};
 use crate::model::Model;
@@ -66,6 +67,9 @@ impl Tolerance {
 /// One line of the checklist.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Check {
+    /// The rule the check tests (`accum::run::data-parallel`), which
+    /// `accum explain` prints.
+    pub code: Code,
     /// Short name (`"same examples"`).
     pub name: String,
     /// Whether it passed.
@@ -265,8 +269,9 @@ pub fn compare<M: Model>(
     };
 
     let mut checks = Vec::new();
-    let mut check = |name: &str, passed: bool, detail: String| {
+    let mut check = |code: Code, name: &str, passed: bool, detail: String| {
         checks.push(Check {
+            code,
             name: name.to_owned(),
             passed,
             detail,
@@ -283,6 +288,7 @@ pub fn compare<M: Model>(
         d.len() == ids_acc.len()
     };
     check(
+        Code::DataParallel,
         "same examples",
         ids_acc == ids_big && unique,
         format!(
@@ -300,6 +306,7 @@ pub fn compare<M: Model>(
     let loss_diff = (acc_stats.loss - big_stats.loss).abs();
     let loss_ok = tolerance.allows(loss_diff, big_stats.loss.abs());
     check(
+        Code::Normalization,
         "weighted loss",
         loss_ok,
         format!(
@@ -316,6 +323,7 @@ pub fn compare<M: Model>(
         .expect("keep_gradient is on and one group ran");
     let finite = g_acc.all_finite() && g_big.all_finite();
     check(
+        Code::LossScale,
         "finite gradients",
         finite && acc_stats.applied && big_stats.applied,
         format!(
@@ -333,6 +341,7 @@ pub fn compare<M: Model>(
         && c.grad_zeroings == 1
         && acc_stats.microbatches.get() == expected_microbatches;
     check(
+        Code::Zeroing,
         "group boundary",
         boundary_ok,
         format!(
@@ -343,6 +352,7 @@ pub fn compare<M: Model>(
         ),
     );
     check(
+        Code::Scheduler,
         "update count",
         c.applied_updates.get() == 1
             && c.scheduler_steps.get() == 1
@@ -358,6 +368,7 @@ pub fn compare<M: Model>(
     let grad_diff = f64::from(g_acc.max_abs_diff(g_big));
     let grad_ref = f64::from(g_big.max_abs());
     check(
+        Code::Equivalence,
         "gradient equivalence",
         tolerance.allows(grad_diff, grad_ref),
         format!(
@@ -373,6 +384,7 @@ pub fn compare<M: Model>(
     );
     let update_ref = max_abs_delta(large.model().params(), &before);
     check(
+        Code::Equivalence,
         "parameter equivalence",
         tolerance.allows_param(param_diff, update_ref),
         format!(

@@ -7,7 +7,9 @@ use accum_core::estimate::{
 };
 use accum_core::plan::{StageError, StagedPlan};
 use accum_core::units::group_digits;
-use accum_core::{Layout, Plan, PlanError, PlanInput, Role, Rounding, Span, UnitKind, Updates};
+use accum_core::{
+    Code, Layout, Plan, PlanError, PlanInput, Role, Rounding, Span, UnitKind, Updates,
+};
 
 use super::{Amounts, CalcReport, Formulas, RunLength, SpanReport, StageReport};
 use crate::cli::{CalcArgs, Optimizer, Precision};
@@ -267,6 +269,28 @@ fn memory_inputs(args: &CalcArgs, params: u64, activation: ByteSize) -> MemoryIn
         master_weights,
         activation_per_example: activation,
     }
+}
+
+/// Why a scaling estimate that was asked for (`--device-throughput` and
+/// `--bandwidth`) is not shown, when it is not.
+pub(crate) fn scaling_note(args: &CalcArgs, shown: bool) -> Option<String> {
+    if shown || args.device_throughput.is_none() {
+        return None;
+    }
+    let why = if !args
+        .device_throughput
+        .is_some_and(|t| t.is_finite() && t > 0.0)
+    {
+        "a device throughput above 0 examples per second"
+    } else if args.bandwidth.is_some_and(|b| b.get() == 0) {
+        "a bandwidth above 0"
+    } else {
+        "the gradient bytes it reduces per update: add --grad-bytes SIZE or --params N"
+    };
+    Some(format!(
+        "no scaling estimate (`{}`): it needs {why}",
+        Code::Scaling
+    ))
 }
 
 fn scaling_curve(args: &CalcArgs, plan: &Plan) -> Option<Vec<ScalingPoint>> {

@@ -14,7 +14,7 @@ use serde::Serialize;
 mod compute;
 mod render;
 
-pub(crate) use compute::compute;
+pub(crate) use compute::{compute, scaling_note};
 pub(crate) use render::render_text;
 
 /// The JSON document of `accum calc --format json`. Keys are stable.

@@ -1,5 +1,9 @@
 //! `explain CODE`: the rule behind a diagnostic code, from the project's
-//! rules (`docs/rules.md`), like `rustc --explain`.
+//! rules (`docs/rules.md`), like `rustc --explain`. Every [`Code`] has its
+//! entry; a code merged into another prints the entry of the code that
+//! replaced it.
+
+use accum_core::Code;
 
 use crate::cli::{ExplainArgs, bin_name};
 use crate::error::{CliError, Exit};
@@ -8,7 +12,7 @@ use crate::rules;
 
 pub(crate) fn run(args: &ExplainArgs) -> Result<Exit, CliError> {
     let Some(code) = &args.code else {
-        let entries = rules::entries();
+        let entries: Vec<rules::Entry> = Code::ALL.iter().map(|&c| rules::entry(c)).collect();
         let width = entries.iter().map(|e| e.code.len()).max().unwrap_or(0);
         let mut out = String::new();
         for entry in entries {

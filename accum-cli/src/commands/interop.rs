@@ -2,6 +2,7 @@
 //! DeepSpeed, Megatron-LM, Hugging Face, Lightning and axolotl, read,
 //! checked and written through accum's config.
 
+use accum_core::Code;
 use accum_core::config::TrainingConfig;
 use accum_core::config::partial::PartialConfig;
 
@@ -87,7 +88,7 @@ impl Read {
             .files
             .iter()
             .flat_map(|f| f.findings.iter())
-            .filter(|f| f.code == interop::codes::UNREAD)
+            .filter(|f| f.code == Code::Unread)
             .count();
         (unread > 0 && self.count(Severity::Error) == 0).then(|| {
             format!(
@@ -292,7 +293,7 @@ fn failure_json(args: &ImportArgs, name: &str, err: &ImportError) -> Option<serd
             name.clone(),
             1,
             1,
-            interop::codes::FILE,
+            Code::File,
             reason.clone(),
             "check the path and that the file is readable",
         ),
@@ -305,7 +306,7 @@ fn failure_json(args: &ImportArgs, name: &str, err: &ImportError) -> Option<serd
             name.clone(),
             *line,
             *column,
-            "accum::syntax",
+            Code::Syntax,
             message.clone(),
             "fix the syntax at this line and column",
         ),

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use accum_core::Code;
+
 use crate::cli::{SheetArgs, SheetFormat};
 use crate::commands::Hooks;
 use crate::error::{CliError, Exit};
@@ -51,7 +53,7 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
         let (updates, _) =
             crate::sheet::series::update_stats(report, Path::new(source), &mut problems);
         for problem in &problems {
-            eprintln!("warning: {problem}");
+            eprintln!("warning[{}]: {problem}", Code::Sheet);
         }
         let text = crate::sheet::csv::render(&updates);
         return match &args.output {

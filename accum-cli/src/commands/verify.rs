@@ -4,10 +4,10 @@
 //! ramp-up, one update of each stage: the stage's first, against one batch
 //! of the stage's `B`.
 
-use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
 use accum_core::units::group_digits;
 use accum_core::verify::{StagedVerifyReport, Tolerance, VerifyReport, verify, verify_stages};
+use accum_core::{AccumConfig, Code};
 
 use crate::cli::{Format, VerifyArgs};
 use crate::error::{CliError, Exit};
@@ -63,21 +63,6 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
     Ok(if passed { Exit::Ok } else { Exit::Invalid })
 }
 
-/// The rule a pre-flight check tests, by the check's name in the core's
-/// report (`accum_core::verify`); a check the table does not know points
-/// to the pre-flight rule itself.
-fn rule_of(check: &str) -> &'static str {
-    match check {
-        "same examples" => "accum::run::data-parallel",
-        "weighted loss" => "accum::run::normalization",
-        "finite gradients" => "accum::run::loss-scale",
-        "group boundary" => "accum::run::zeroing",
-        "update count" => "accum::run::scheduler",
-        "gradient equivalence" | "parameter equivalence" => "accum::verify::equivalence",
-        _ => "accum::verify::preflight",
-    }
-}
-
 fn render(name: &str, plan: &accum_core::Plan, report: &VerifyReport) -> String {
     let mut out = format!(
         "pre-flight check of {name}: one update as {} vs one batch of {}\n",
@@ -85,11 +70,11 @@ fn render(name: &str, plan: &accum_core::Plan, report: &VerifyReport) -> String 
         plan.effective_batch().get()
     );
     out.push_str(&render_checks(report));
-    out.push_str(if report.passed {
-        "all checks passed\n"
+    if report.passed {
+        out.push_str("all checks passed\n");
     } else {
-        "some checks failed: fix them before a campaign\n"
-    });
+        out.push_str(&failed_line(String::new()));
+    }
     out
 }
 
@@ -136,12 +121,18 @@ fn render_stages(name: &str, report: &StagedVerifyReport) -> String {
             "all checks passed in every stage checked\n"
         });
     } else {
-        out.push_str(&format!(
-            "some checks failed in stage {}: fix them before a campaign\n",
-            failed.join(", ")
-        ));
+        out.push_str(&failed_line(format!(" in stage {}", failed.join(", "))));
     }
     out
+}
+
+/// The last line of a check that failed, `where` it failed: the pre-flight
+/// rule's code, whose entry says how to read the checks.
+fn failed_line(place: String) -> String {
+    format!(
+        "some checks failed{place}: fix them before a campaign ({})\n",
+        Code::Preflight
+    )
 }
 
 /// The checklist of one update, its differences and the tolerance.
@@ -159,7 +150,7 @@ fn render_checks(report: &VerifyReport) -> String {
                 "       {:<28} `{} explain {}` says what it checks and how to fix it\n",
                 "",
                 crate::cli::bin_name(),
-                rule_of(&check.name)
+                check.code
             ));
         }
     }
@@ -181,9 +172,10 @@ fn render_checks(report: &VerifyReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use accum_core::code::Family;
 
-    /// The table names every check the core runs: a renamed or new check
-    /// fails here instead of pointing to the general rule.
+    /// Each check of the core names the rule it tests, and a failed one
+    /// points to that rule's entry.
     #[test]
     fn every_check_of_the_core_points_to_its_own_rule() {
         let text = std::fs::read_to_string(concat!(
@@ -193,16 +185,34 @@ mod tests {
         .expect("the tiny fixture");
         let config: TrainingConfig = toml::from_str(&text).expect("a valid config");
         let plan = accum_core::AccumConfig::plan(&config).expect("a plan");
-        let report = verify(&plan, &config.engine_config(), Tolerance::default()).expect("runs");
-        assert!(report.checks.len() >= 6, "{:?}", report.checks);
-        for check in &report.checks {
-            let code = rule_of(&check.name);
-            assert_ne!(
-                code, "accum::verify::preflight",
-                "`{}` has no rule",
-                check.name
-            );
-            assert!(crate::rules::find(code).is_some(), "{code} has no entry");
-        }
+        let mut report =
+            verify(&plan, &config.engine_config(), Tolerance::default()).expect("runs");
+        let codes: Vec<Code> = report.checks.iter().map(|c| c.code).collect();
+        assert_eq!(
+            codes,
+            [
+                Code::DataParallel,
+                Code::Normalization,
+                Code::LossScale,
+                Code::Zeroing,
+                Code::Scheduler,
+                Code::Equivalence,
+                Code::Equivalence
+            ],
+            "{:?}",
+            report.checks
+        );
+        assert!(
+            codes
+                .iter()
+                .all(|c| matches!(c.family(), Family::Run | Family::Verify))
+        );
+        report.checks[2].passed = false;
+        let out = render_checks(&report);
+        assert!(
+            out.contains("`accum explain accum::run::loss-scale` says what it checks"),
+            "{out}"
+        );
+        assert_eq!(out.matches("explain").count(), 1, "{out}");
     }
 }

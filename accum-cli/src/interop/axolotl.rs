@@ -11,6 +11,7 @@
 //! `micro_batch_size × gradient_accumulation_steps` per process on
 //! `world / (context × tensor)` replicas.
 
+use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
 use accum_core::settings::{OptimizerKind, PrecisionMode};
@@ -23,7 +24,7 @@ use super::dialect::{
 };
 use super::export::{Out, yaml};
 use super::reader::{Reader, owned};
-use super::{ExportError, Framework, ImportError, ImportOptions, codes};
+use super::{ExportError, Framework, ImportError, ImportOptions};
 use crate::diagnostic::{Diagnostic, Severity};
 
 /// The axolotl dialect.
@@ -54,7 +55,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     if given < 2 {
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 owned(&[MICRO]),
                 "axolotl would stop at start-up: \"At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set\"",
             )
@@ -79,7 +80,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     {
         r.push(
             Diagnostic::error(
-                codes::VALUE,
+                Code::InteropValue,
                 owned(&[BATCH]),
                 format!(
                     "batch_size {} does not set the accumulation: axolotl's schema fills gradient_accumulation_steps with 1 before normalize_config reads batch_size, so each process runs micro_batch_size {m} × 1",
@@ -93,7 +94,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let Some(world) = super::dialect::world_from_options(opts) else {
         r.push(
             Diagnostic::error(
-                codes::MISSING,
+                Code::Missing,
                 vec![],
                 "the number of processes is not in an axolotl config: the launcher decides it (WORLD_SIZE)",
             )
@@ -141,7 +142,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
         step_lengths: Vec::new(),
         loss: LossRule::PerTokenIfDefault(
             Diagnostic::error(
-                codes::PER_TOKEN,
+                Code::PerToken,
                 owned(&[GAS]),
                 "axolotl trains with the Hugging Face Trainer, whose per-token normalization across devices (average_tokens_across_devices) depends on the transformers version",
             )

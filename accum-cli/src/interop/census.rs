@@ -14,9 +14,10 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::Plan;
 
-use super::{Framework, codes};
+use super::Framework;
 use crate::diagnostic::Diagnostic;
 use crate::source::{Node, NodeKind};
 
@@ -148,6 +149,25 @@ pub(crate) fn role(key: &str) -> Option<Role> {
         return Some(Role::Parallel);
     }
     None
+}
+
+/// The code of a value of key `path` that a reader refuses, `found` as
+/// read: a factor of the batch (a batch size, an accumulation, a device
+/// count or a parallel degree) given as 0 breaks the plan rule
+/// `accum validate` names for the same mistake in accum's config
+/// (`accum::plan::zero`); anything else is the framework's own value
+/// problem (`accum::interop::value`).
+pub(crate) fn refused_code(path: &[&str], found: Option<i128>) -> Code {
+    let factor = path
+        .last()
+        .and_then(|key| role(key))
+        .is_some_and(|r| r != Role::Ramp);
+    let owned: Vec<String> = path.iter().map(|p| (*p).to_owned()).collect();
+    if found == Some(0) && factor && !outside(&owned) {
+        Code::Zero
+    } else {
+        Code::InteropValue
+    }
 }
 
 /// Whether a path is outside the training batch by one of its tables
@@ -296,7 +316,7 @@ pub(crate) fn finding(
         Role::Ramp => format!("a constant batch: B = {b} from the first update"),
     };
     Diagnostic::error(
-        codes::UNREAD,
+        Code::Unread,
         unread.path.clone(),
         format!(
             "`{}` is a batch setting that accum's {framework} reader does not read; accum assumed {assumed}",

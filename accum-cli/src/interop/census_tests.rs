@@ -163,3 +163,44 @@ fn every_fixture_that_parses_has_a_place_for_a_key() {
         );
     }
 }
+
+/// A factor of the batch read as 0, whatever the framework calls it, has
+/// the plan's code; other refused values, and factors outside the training
+/// batch, keep the framework's.
+#[test]
+fn a_zero_factor_has_the_plans_code() {
+    for key in [
+        "per_device_train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "accumulate_grad_batches",
+        "--micro-batch-size",
+        "--global-batch-size",
+        "num_processes",
+        "devices",
+        "--tensor-model-parallel-size",
+    ] {
+        assert_eq!(census::refused_code(&[key], Some(0)), Code::Zero, "{key}");
+        assert_eq!(
+            census::refused_code(&[key], Some(-1)),
+            Code::InteropValue,
+            "{key}"
+        );
+        assert_eq!(
+            census::refused_code(&[key], None),
+            Code::InteropValue,
+            "{key}"
+        );
+    }
+    for key in ["logging_steps", "seed", "--rampup-batch-size"] {
+        assert_eq!(
+            census::refused_code(&[key], Some(0)),
+            Code::InteropValue,
+            "{key}"
+        );
+    }
+    assert_eq!(
+        census::refused_code(&["model", "validation_ds", "batch_size"], Some(0)),
+        Code::InteropValue
+    );
+}

@@ -6,6 +6,7 @@
 
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::config::RunSection;
 use accum_core::config::partial::{PartialBatch, PartialConfig};
 use accum_core::settings::Normalization;
@@ -14,7 +15,7 @@ use accum_core::{LastGroup, Layout, Plan, PlanError, PlanInput};
 use super::census;
 use super::reader::Reader;
 use super::stages::{Form, Staged, StepLength, shift_finding};
-use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported, codes};
+use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported};
 use crate::diagnostic::{Diagnostic, Severity};
 
 /// A framework's way of writing a training run.
@@ -208,15 +209,10 @@ pub(crate) fn run_section(framework: Framework, name: &str) -> RunSection {
     }
 }
 
-/// A plan error as a finding at `span`: its message, label and fix.
+/// A plan error as a finding at `span`: its code, message, label and fix,
+/// as `accum validate` reports the same mistake in accum's own config.
 pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize>) -> Diagnostic {
-    let code = match err {
-        PlanError::LayoutNotDivisible { .. } => codes::LAYOUT,
-        PlanError::Missing { .. } => codes::MISSING,
-        PlanError::Zero { .. } | PlanError::Overflow { .. } => codes::VALUE,
-        _ => codes::NOT_DIVISIBLE,
-    };
-    Diagnostic::error(code, path, err.message())
+    Diagnostic::error(err.code(), path, err.message())
         .help(err.fix().text)
         .at(span, err.label())
 }
@@ -238,7 +234,7 @@ pub(crate) fn partial_group_finding(
     }
     let full = examples / b;
     let mut f = Diagnostic::error(
-        codes::PARTIAL_GROUP,
+        Code::PartialGroup,
         vec!["data".into(), "examples".into()],
         format!(
             "{examples} examples = {full} updates of B = {b} examples + a partial group of {rest} examples \

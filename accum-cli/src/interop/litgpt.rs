@@ -13,6 +13,7 @@
 //! train.gradient_accumulation_iters(devices, num_nodes))` in `fit`), and
 //! the data is cycled (`CycleIterator`), so no partial group ends a pass.
 
+use accum_core::Code;
 use accum_core::config::partial::PartialConfig;
 use accum_core::{LastGroup, Layout};
 use serde_json::{Map, Value, json};
@@ -24,7 +25,7 @@ use super::dialect::{
 use super::export::{Out, yaml};
 use super::lightning::Trainer;
 use super::reader::{Reader, owned};
-use super::{ExportError, Framework, ImportError, ImportOptions, codes};
+use super::{ExportError, Framework, ImportError, ImportOptions};
 use crate::diagnostic::{Diagnostic, Severity};
 
 /// The LitGPT dialect.
@@ -69,7 +70,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     if per_process == 0 {
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 g.path.clone(),
                 format!(
                     "LitGPT would stop at start-up: TrainArgs.batch_size asserts global_batch_size // (devices × num_nodes) > 0, and {} // {world} = 0",
@@ -86,7 +87,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     if a == 0 {
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 owned(&MICRO),
                 format!(
                     "LitGPT would stop at start-up: TrainArgs.gradient_accumulation_iters asserts (global_batch_size // (devices × num_nodes)) // micro_batch_size > 0, and ({} // {world}) // {m} = 0",
@@ -106,7 +107,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
         let step = m.saturating_mul(world);
         r.push(
             Diagnostic::error(
-                codes::ROUNDS,
+                Code::Rounds,
                 g.path.clone(),
                 format!(
                     "LitGPT trains a global batch of {trained}, not {}: it floors {} // (devices × num_nodes {world}) = {per_process} per process, then {per_process} // micro {m} = {a} microbatches per update (TrainArgs.gradient_accumulation_iters)",
@@ -130,7 +131,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     Some(FrameworkBatch {
         loss: LossRule::MicrobatchMean(
             Diagnostic::error(
-                codes::PER_TOKEN,
+                Code::PerToken,
                 owned(&MICRO),
                 format!(
                     "LitGPT divides each microbatch's mean loss by the {a} microbatches of an update; with variable lengths that is a mean of means, not the group's per-token mean"

@@ -40,6 +40,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use accum_core::Code;
 use serde::{Deserialize, Serialize};
 
 pub use accum_core::config::partial::PartialConfig;
@@ -48,7 +49,6 @@ use crate::diagnostic::{Diagnostic, Severity};
 
 mod axolotl;
 mod census;
-pub mod codes;
 mod deepspeed;
 mod dialect;
 mod export;
@@ -317,7 +317,7 @@ impl Imported {
     /// error, and no key or argument of the batch vocabulary was left
     /// unread (`accum::interop::unread`).
     pub fn confident(&self) -> bool {
-        !self.has_errors() && !self.findings().any(|f| f.code == codes::UNREAD)
+        !self.has_errors() && !self.findings().any(|f| f.code == Code::Unread)
     }
 
     /// Every finding, file after file.

@@ -11,6 +11,7 @@
 //! consumed before the iteration, its global batch and its number of
 //! microbatches, and the iterations Megatron trains for `--train-samples`.
 
+use accum_core::Code;
 use accum_core::plan::{LinearRamp, StagedPlan};
 use accum_core::{Span, UnitKind, Updates};
 
@@ -383,8 +384,8 @@ fn nemo_ramp_ups_are_megatrons() {
         samples: 5000,
     };
     assert_eq!(train_iters(&rule, 5000), Ok(192));
-    let codes: Vec<&str> = imported.findings().map(|f| f.code).collect();
-    assert_eq!(codes, [codes::VERSION, codes::RAMP_RESTARTS]);
+    let codes: Vec<Code> = imported.findings().map(|f| f.code).collect();
+    assert_eq!(codes, [Code::Version, Code::RampRestarts]);
 }
 
 /// The calculator's rule, translated once more: `update(consumed)` before
@@ -446,7 +447,7 @@ fn a_run_ending_in_the_ramp_up_is_told_the_exact_count() {
         let imported = run(samples);
         let rounds: Vec<_> = imported
             .findings()
-            .filter(|f| f.code == codes::ROUNDS)
+            .filter(|f| f.code == Code::Rounds)
             .collect();
         assert_eq!(rounds.len(), 1, "{samples}: {}", imported.render(false));
         assert!(
@@ -463,7 +464,7 @@ fn a_run_ending_in_the_ramp_up_is_told_the_exact_count() {
     for samples in [2_000_384, 2_000_384 + 512, 2_000_384 + 512 * 1000] {
         let imported = run(samples);
         assert!(
-            imported.findings().all(|f| f.code != codes::ROUNDS),
+            imported.findings().all(|f| f.code != Code::Rounds),
             "{samples}: {}",
             imported.render(false)
         );
@@ -472,7 +473,7 @@ fn a_run_ending_in_the_ramp_up_is_told_the_exact_count() {
     let imported = run(2_000_384 + 700);
     let help = imported
         .findings()
-        .find(|f| f.code == codes::ROUNDS)
+        .find(|f| f.code == Code::Rounds)
         .and_then(|f| f.help.clone())
         .expect("a rounds finding");
     assert!(help.contains("write --train-samples 2000896"), "{help}");

@@ -6,8 +6,9 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::ops::Range;
 
+use accum_core::Code;
+
 use super::census;
-use super::codes;
 use super::{FileReport, ImportError};
 use crate::diagnostic::Diagnostic;
 use crate::source::{Document, Node, NodeKind, SourceFormat, line_col};
@@ -137,9 +138,14 @@ impl Reader {
     }
 
     fn bad(&mut self, path: &[&str], what: &str, node: &Node) {
+        self.refuse(Code::InteropValue, path, what, node);
+    }
+
+    /// A finding of `code` that the value at `path` is not `what`.
+    fn refuse(&mut self, code: Code, path: &[&str], what: &str, node: &Node) {
         let shown = node_text(&self.doc.text, node);
         let finding = Diagnostic::error(
-            codes::VALUE,
+            code,
             owned(path),
             format!("`{}` is {shown}, not {what}", path.join(".")),
         )
@@ -192,7 +198,8 @@ impl Reader {
                 path: owned(path),
             }),
             _ => {
-                self.bad(path, &format!("a whole number ≥ {min}"), &node);
+                let code = super::census::refused_code(path, value);
+                self.refuse(code, path, &format!("a whole number ≥ {min}"), &node);
                 None
             }
         }

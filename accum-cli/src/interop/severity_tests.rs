@@ -6,6 +6,8 @@
 //! ambiguous, lossy to convert, not fully read or probably not what was
 //! meant) it is a warning. Each case names why, and the severity follows.
 
+use accum_core::Code;
+
 use super::tests::fixture_findings;
 use crate::diagnostic::Severity;
 
@@ -35,65 +37,92 @@ impl Why {
 }
 
 /// (fixture, finding code, why) for every dialect.
-const CASES: &[(&str, &str, Why)] = &[
-    ("deepspeed/mismatch.json", "engine-assert", Why::Refuses),
+const CASES: &[(&str, Code, Why)] = &[
+    ("deepspeed/mismatch.json", Code::EngineAssert, Why::Refuses),
     (
         "deepspeed/neox_gas_default.yml",
-        "engine-assert",
+        Code::EngineAssert,
         Why::Refuses,
     ),
-    ("deepspeed/ds_z3_auto.json", "auto", Why::Unknown),
+    ("deepspeed/ds_z3_auto.json", Code::Auto, Why::Unknown),
     (
         "deepspeed/unknown_optimizer.json",
-        "not-converted",
+        Code::NotConverted,
         Why::Works,
     ),
-    ("deepspeed/elastic_unread.json", "unread", Why::Works),
-    ("megatron/not_divisible.sh", "engine-assert", Why::Refuses),
+    ("deepspeed/elastic_unread.json", Code::Unread, Why::Works),
     (
-        "megatron/rampup_first_batch.sh",
-        "engine-assert",
+        "megatron/not_divisible.sh",
+        Code::EngineAssert,
         Why::Refuses,
     ),
-    ("megatron/unknown_micro.sh", "missing", Why::Unknown),
-    ("megatron/train_samples_floor.sh", "rounds", Why::Works),
-    ("megatron/rampup_decrease.sh", "rounds", Why::NotPlanned),
+    (
+        "megatron/rampup_first_batch.sh",
+        Code::EngineAssert,
+        Why::Refuses,
+    ),
+    ("megatron/unknown_micro.sh", Code::Missing, Why::Unknown),
+    ("megatron/train_samples_floor.sh", Code::Rounds, Why::Works),
+    ("megatron/rampup_decrease.sh", Code::Rounds, Why::NotPlanned),
     (
         "megatron/tp_as_replicas.sh",
-        "model-parallel-replicas",
+        Code::ModelParallelReplicas,
         Why::Works,
     ),
-    ("megatron/env_default_world.sh", "world-size", Why::Works),
-    ("megatron/launcher_disagrees.sh", "world-size", Why::Works),
-    ("deepspeed/neox_global_gpus.yml", "world-size", Why::Works),
-    ("megatron/rampup_cut_short.sh", "schedule-shift", Why::Works),
-    ("megatron/unread_argument.sh", "unread", Why::Works),
-    ("hf/ds_mismatch.yaml", "engine-assert", Why::Refuses),
-    ("hf/no_processes.yaml", "missing", Why::Unknown),
-    ("hf/warmup_ratio.yaml", "rounds", Why::Works),
-    ("hf/per_gpu_unread.yaml", "unread", Why::Works),
+    (
+        "megatron/env_default_world.sh",
+        Code::InteropWorldSize,
+        Why::Works,
+    ),
+    (
+        "megatron/launcher_disagrees.sh",
+        Code::InteropWorldSize,
+        Why::Works,
+    ),
+    (
+        "deepspeed/neox_global_gpus.yml",
+        Code::InteropWorldSize,
+        Why::Works,
+    ),
+    ("megatron/rampup_cut_short.sh", Code::StageShift, Why::Works),
+    ("megatron/unread_argument.sh", Code::Unread, Why::Works),
+    ("hf/ds_mismatch.yaml", Code::EngineAssert, Why::Refuses),
+    ("hf/no_processes.yaml", Code::Missing, Why::Unknown),
+    ("hf/warmup_ratio.yaml", Code::Rounds, Why::Works),
+    ("hf/per_gpu_unread.yaml", Code::Unread, Why::Works),
     (
         "lightning/scheduler_partial_epoch.yaml",
-        "partial-group",
+        Code::PartialGroup,
         Why::TrainsOther,
     ),
-    ("lightning/devices_auto.yaml", "missing", Why::Unknown),
-    ("lightning/val_check_interval.yaml", "step-unit", Why::Works),
-    ("lightning/litgpt_recipe.yaml", "dialect", Why::Unknown),
-    ("nemo/nemo_accumulate.yaml", "engine-assert", Why::Refuses),
-    ("nemo/nemo_rampup.yaml", "ramp-restarts", Why::Works),
-    ("axolotl/one_key.yml", "engine-assert", Why::Refuses),
-    ("axolotl/batch_size_only.yml", "value", Why::TrainsOther),
-    ("axolotl/nd_parallel_unread.yaml", "unread", Why::Works),
-    ("litgpt/floored.yaml", "rounds", Why::TrainsOther),
-    ("litgpt/too_small.yaml", "engine-assert", Why::Refuses),
+    ("lightning/devices_auto.yaml", Code::Missing, Why::Unknown),
+    (
+        "lightning/val_check_interval.yaml",
+        Code::StepUnit,
+        Why::Works,
+    ),
+    ("lightning/litgpt_recipe.yaml", Code::Dialect, Why::Unknown),
+    (
+        "nemo/nemo_accumulate.yaml",
+        Code::EngineAssert,
+        Why::Refuses,
+    ),
+    ("nemo/nemo_rampup.yaml", Code::RampRestarts, Why::Works),
+    ("axolotl/one_key.yml", Code::EngineAssert, Why::Refuses),
+    (
+        "axolotl/batch_size_only.yml",
+        Code::InteropValue,
+        Why::TrainsOther,
+    ),
+    ("axolotl/nd_parallel_unread.yaml", Code::Unread, Why::Works),
+    ("litgpt/floored.yaml", Code::Rounds, Why::TrainsOther),
+    ("litgpt/too_small.yaml", Code::EngineAssert, Why::Refuses),
 ];
 
 #[test]
 fn every_dialect_follows_one_severity_rule() {
     let mut wrong = Vec::new();
     for &(file, code, why) in CASES {
-        let code = format!("accum::interop::{code}");
         let findings = fixture_findings(file);
         let found: Vec<_> = findings.iter().filter(|f| f.code == code).collect();
         assert!(

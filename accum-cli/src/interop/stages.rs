@@ -10,12 +10,12 @@
 
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::config::partial::PartialConfig;
 use accum_core::plan::{LinearRamp, StageError, StageSpec, StagedPlan};
 use accum_core::units::group_digits;
 use accum_core::{Plan, Span, UnitKind, Updates};
 
-use super::codes;
 use crate::diagnostic::Diagnostic;
 
 /// How accum's config writes a changing batch.
@@ -133,7 +133,7 @@ pub(crate) fn shift_finding(staged: &Staged, lengths: &[StepLength]) -> Option<D
         "accum's config keeps these lengths in updates, counted through the stages as the framework counts them; count them in examples or tokens to keep their meaning whatever the stages".to_owned()
     };
     let mut finding = Diagnostic::error(
-        codes::SCHEDULE_SHIFT,
+        Code::StageShift,
         lengths[0].path.clone(),
         format!(
             "{} changes the global batch during the run ({} at the start, {} at the end), so a length counted in updates covers another number of examples than at the full batch: {}",

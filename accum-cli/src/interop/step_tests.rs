@@ -6,6 +6,7 @@
 //! lengths in iterations under them, which Megatron's scheduler counts in
 //! samples.
 
+use accum_core::Code;
 use accum_core::{Span, UnitKind, Updates};
 
 use super::megatron::schedules::{Rule, train_iters};
@@ -112,7 +113,7 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
     );
     let lr: Vec<_> = imported
         .findings()
-        .filter(|f| f.code == codes::SCHEDULE_SHIFT && f.message.contains("learning-rate"))
+        .filter(|f| f.code == Code::StageShift && f.message.contains("learning-rate"))
         .collect();
     assert_eq!(lr.len(), 1, "{}", imported.render(false));
     assert!(
@@ -135,7 +136,7 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
     // The run's length counts iterations: the shift of --train-iters only.
     let shift: Vec<_> = imported
         .findings()
-        .filter(|f| f.code == codes::SCHEDULE_SHIFT && !f.message.contains("learning-rate"))
+        .filter(|f| f.code == Code::StageShift && !f.message.contains("learning-rate"))
         .collect();
     assert_eq!(shift.len(), 1);
     assert!(
@@ -175,7 +176,7 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
         import(Framework::Megatron, "c.sh", text, &ImportOptions::default()).expect("imports");
     let rounds = imported
         .findings()
-        .find(|f| f.code == codes::ROUNDS)
+        .find(|f| f.code == Code::Rounds)
         .expect("a rounds finding");
     assert!(
         rounds

@@ -17,6 +17,7 @@ pub(crate) use editors::{enums_for_editors, solvable_factors_optional};
 pub(crate) use map::SchemaMap;
 pub(crate) use plan::finding_diagnostic;
 
+use accum_core::Code;
 use accum_core::Role;
 
 use crate::diagnostic::Diagnostic;
@@ -27,7 +28,7 @@ use crate::source::Document;
 /// finding goes, whether the schema (`accum::schema::missing-key`) or the
 /// plan rules (`accum::plan::missing`) found it.
 fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
-    const MISSING: [&str; 2] = ["accum::schema::missing-key", "accum::plan::missing"];
+    const MISSING: [Code; 2] = [Code::MissingKey, Code::Missing];
     // Missing keys are few (the required keys of a section); unknown keys
     // may be thousands, each compared with the missing ones only.
     let missing_keys: Vec<&Diagnostic> = findings
@@ -39,7 +40,7 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
     }
     let misspelt: std::collections::HashSet<Vec<String>> = findings
         .iter()
-        .filter(|f| f.code == "accum::schema::unknown-key")
+        .filter(|f| f.code == Code::UnknownKey)
         .flat_map(|unknown| {
             let Some((key, section)) = unknown.path.split_last() else {
                 return Vec::new();
@@ -63,19 +64,14 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
 /// batch does not divide, is explained by the plan's finding, which names
 /// the values that would: the missing-key finding goes.
 fn fold_unsolved_factors(findings: &mut Vec<Diagnostic>, map: &SchemaMap) {
-    if !findings
-        .iter()
-        .any(|f| f.code == "accum::plan::global-batch")
-    {
+    if !findings.iter().any(|f| f.code == Code::GlobalBatch) {
         return;
     }
     let solvable: Vec<&[String]> = [Role::Accumulation, Role::MicroBatch]
         .into_iter()
         .filter_map(|role| map.path_of(role))
         .collect();
-    findings.retain(|f| {
-        !(f.code == "accum::schema::missing-key" && solvable.contains(&f.path.as_slice()))
-    });
+    findings.retain(|f| !(f.code == Code::MissingKey && solvable.contains(&f.path.as_slice())));
 }
 
 /// The key editors read a JSON file's schema from (`"$schema": "…"`): a
@@ -164,7 +160,7 @@ pub(crate) fn validate(
         }
     }
 
-    let mut said: std::collections::HashSet<(Vec<String>, &str)> = findings
+    let mut said: std::collections::HashSet<(Vec<String>, Code)> = findings
         .iter()
         .map(|f: &Diagnostic| (f.path.clone(), f.code))
         .collect();
@@ -315,14 +311,10 @@ mod tests {
         let findings = check(
             "[batch]\nmicro_batch = \"8\"\naccumulation = 8\nreplicas = 2\nbogus = 1\n[schedule]\nwarmup = \"100 steps\"\n",
         );
-        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
+        let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
         assert_eq!(
             codes,
-            vec![
-                "accum::schema::type",
-                "accum::schema::unknown-key",
-                "accum::span"
-            ],
+            vec![Code::SchemaType, Code::UnknownKey, Code::Span],
             "{findings:#?}"
         );
         assert!(
@@ -339,7 +331,7 @@ mod tests {
             check("[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\nglobal_batch = 30\n");
         assert_eq!(findings.len(), 1, "{findings:#?}");
         let f = &findings[0];
-        assert_eq!(f.code, "accum::plan::global-batch");
+        assert_eq!(f.code, Code::GlobalBatch);
         assert_eq!(
             f.message,
             "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4"
@@ -354,11 +346,11 @@ mod tests {
     #[test]
     fn missing_replicas_and_layouts() {
         let findings = check("[batch]\nmicro_batch = 2\naccumulation = 8\n");
-        assert_eq!(findings[0].code, "accum::plan::missing");
+        assert_eq!(findings[0].code, Code::Missing);
         let findings = check(
             "[batch]\nmicro_batch = 2\naccumulation = 8\n[parallel]\nworld_size = 10\ntensor = 4\n",
         );
-        assert_eq!(findings[0].code, "accum::plan::layout");
+        assert_eq!(findings[0].code, Code::Layout);
         assert_eq!(
             findings[0].path,
             vec!["parallel".to_owned(), "world_size".to_owned()]
@@ -369,7 +361,7 @@ mod tests {
     fn zero_is_a_plan_finding_at_the_value() {
         let findings = check("[batch]\nmicro_batch = 0\naccumulation = 8\nreplicas = 1\n");
         assert_eq!(findings.len(), 1);
-        assert_eq!(findings[0].code, "accum::plan::zero");
+        assert_eq!(findings[0].code, Code::Zero);
         assert_eq!(
             findings[0].primary.as_ref().map(|p| p.0.clone()),
             Some(22..23)
@@ -393,7 +385,7 @@ mod tests {
             "mode = \"fp61\"\nlr = 2.0\nbetas = [0.9]\ntag = \"A\"\nseed = 13\n",
             false,
         );
-        let said: Vec<(&str, &str)> = findings
+        let said: Vec<(Code, &str)> = findings
             .iter()
             .map(|f| (f.code, f.message.as_str()))
             .collect();
@@ -401,23 +393,20 @@ mod tests {
             said,
             vec![
                 (
-                    "accum::schema::enum",
+                    Code::SchemaEnum,
                     "`mode` must be one of fp32, bf16, fp16, found string \"fp61\""
                 ),
+                (Code::SchemaRange, "`lr` must be less than 1, found 2.0"),
                 (
-                    "accum::schema::range",
-                    "`lr` must be less than 1, found 2.0"
-                ),
-                (
-                    "accum::schema::range",
+                    Code::SchemaRange,
                     "`betas` must have at least 2 items, found an array of 1 item"
                 ),
                 (
-                    "accum::schema",
+                    Code::Schema,
                     "`tag` must match the pattern `^[a-z]+$`, found string \"A\""
                 ),
                 (
-                    "accum::schema",
+                    Code::Schema,
                     "`seed` does not have the form the schema describes"
                 ),
             ]
@@ -438,8 +427,8 @@ mod tests {
             "[batch]\nmicro_batch = 2\naccumulation = 0\nreplicas = 1\n",
             true,
         );
-        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
-        assert_eq!(codes, vec!["accum::plan::zero"], "{findings:#?}");
+        let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec![Code::Zero], "{findings:#?}");
         assert_eq!(
             findings[0].help.as_deref(),
             Some("set `batch.accumulation` to 1 or more")
@@ -469,8 +458,8 @@ mod tests {
     #[test]
     fn a_global_batch_that_does_not_divide_is_the_one_finding() {
         let findings = check("[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 100\n");
-        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
-        assert_eq!(codes, vec!["accum::plan::global-batch"], "{findings:#?}");
+        let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec![Code::GlobalBatch], "{findings:#?}");
         // The help gives the value each alternative solves the factor to.
         assert_eq!(
             findings[0].help.as_deref(),
@@ -488,8 +477,8 @@ mod tests {
         );
         // Without a global batch, the missing key is the finding.
         let findings = check("[batch]\nmicro_batch = 8\nreplicas = 2\n");
-        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
-        assert_eq!(codes, vec!["accum::schema::missing-key"], "{findings:#?}");
+        let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
+        assert_eq!(codes, vec![Code::MissingKey], "{findings:#?}");
     }
 
     #[test]
@@ -500,12 +489,8 @@ mod tests {
             "[batch]\nmicro_batch = 8\naccumulation = 4\nreplica = 2\n",
         ] {
             let findings = check(text);
-            let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
-            assert_eq!(
-                codes,
-                vec!["accum::schema::unknown-key"],
-                "{text}: {findings:#?}"
-            );
+            let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
+            assert_eq!(codes, vec![Code::UnknownKey], "{text}: {findings:#?}");
         }
     }
 
@@ -518,9 +503,9 @@ mod tests {
         assert!(value["batch"]["micro_batch"].is_u64());
         assert_eq!(value["batch"]["replicas"], 2);
         let findings = check("[batch]\nmicro_batch = 8.5\naccumulation = 4\nreplicas = 1\n");
-        assert_eq!(findings[0].code, "accum::schema::type", "{findings:#?}");
+        assert_eq!(findings[0].code, Code::SchemaType, "{findings:#?}");
         let findings = check("[batch]\nmicro_batch = 1e30\naccumulation = 4\nreplicas = 1\n");
-        assert_eq!(findings[0].code, "accum::schema::range", "{findings:#?}");
+        assert_eq!(findings[0].code, Code::SchemaRange, "{findings:#?}");
         assert_eq!(
             findings[0].message,
             "`batch.micro_batch` is 1e30, larger than any count accum can hold"

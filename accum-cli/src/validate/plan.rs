@@ -5,6 +5,7 @@
 //! `accum_core::check_values`, the one set of rules; its findings come back
 //! as data and are placed in the file here.
 
+use accum_core::Code;
 use accum_core::plan::{Edit, Fix, Layout, LinearRamp, PlanInput, StageSpec};
 use accum_core::{
     FieldPath, Finding, Given, RampRole, RampUp, RampValue, Role, RoleValue, Severity, Span,
@@ -21,7 +22,7 @@ use crate::source::Document;
 pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnostic {
     let path = finding.path.segments().to_vec();
     let span = doc.span_for(&path);
-    let mut diagnostic = Diagnostic::error(finding.code.as_str(), path, finding.message.clone())
+    let mut diagnostic = Diagnostic::error(finding.code, path, finding.message.clone())
         .at(span, finding.label.clone());
     if finding.severity == Severity::Warning {
         diagnostic = diagnostic.warning();
@@ -100,9 +101,7 @@ pub(super) fn plan_findings(
         .map(|finding| {
             let diagnostic = finding_diagnostic(doc, finding);
             match solved_alternatives(finding, instance, map) {
-                Some(help) if finding.code.as_str() == "accum::plan::global-batch" => {
-                    diagnostic.help(help)
-                }
+                Some(help) if finding.code == Code::GlobalBatch => diagnostic.help(help),
                 _ => diagnostic,
             }
         })

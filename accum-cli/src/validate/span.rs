@@ -66,7 +66,7 @@ pub(super) fn check_span(
         _ => err.fix(),
     };
     Some(
-        Diagnostic::error(err.code().as_str(), path.to_vec(), err.message())
+        Diagnostic::error(err.code(), path.to_vec(), err.message())
             .at(span, err.label())
             .help(fix),
     )
@@ -90,7 +90,7 @@ pub(super) fn check_count(
         Err(err) => err,
     };
     Some(
-        Diagnostic::error(err.code().as_str(), path.to_vec(), err.message())
+        Diagnostic::error(err.code(), path.to_vec(), err.message())
             .at(span, err.label())
             .help(err.fix()),
     )
@@ -98,7 +98,7 @@ pub(super) fn check_count(
 
 /// A value at a span's place that is no span at all.
 fn not_a_span(path: &[String], at: Range<usize>, message: String) -> Option<Diagnostic> {
-    Some(Diagnostic::error(Code::Span.as_str(), path.to_vec(), message).at(at, ""))
+    Some(Diagnostic::error(Code::Span, path.to_vec(), message).at(at, ""))
 }
 
 #[cfg(test)]
@@ -137,7 +137,7 @@ mod tests {
                 .is_some_and(|h| h.contains("\"40 updates\""))
         );
         let d = check("warmup = { steps = 4 }").expect("keys");
-        assert_eq!(d.code, Code::Span.as_str());
+        assert_eq!(d.code, Code::Span);
         let d = check("warmup = { updates = -4 }").expect("negative");
         assert_eq!(
             d.message,

@@ -2,6 +2,7 @@
 //! the project's words — the allowed values with a did-you-mean, the types
 //! a place takes, the known keys of a table — never the validator's own.
 
+use accum_core::Code;
 use jsonschema::ValidationError;
 use jsonschema::error::{TypeKind, ValidationErrorKind as Kind};
 use serde_json::Value;
@@ -41,7 +42,7 @@ pub(super) fn schema_diagnostics(
     let choice_or_types = |types: Vec<String>| {
         if expected.values.is_empty() {
             (
-                "accum::schema::type",
+                Code::SchemaType,
                 format!("`{at}` must be {}, found {found}", or_list(&types)),
                 None,
             )
@@ -63,7 +64,7 @@ pub(super) fn schema_diagnostics(
             key_path.push(key.clone());
             return vec![
                 Diagnostic::error(
-                    "accum::schema::missing-key",
+                    Code::MissingKey,
                     key_path,
                     format!("missing key `{key}` in {section}"),
                 )
@@ -113,22 +114,22 @@ pub(super) fn schema_diagnostics(
             range(&at, &format!("a multiple of {multiple_of}"), &found)
         }
         Kind::Pattern { pattern } => (
-            "accum::schema",
+            Code::Schema,
             format!("`{at}` must match the pattern `{pattern}`, found {found}"),
             None,
         ),
         Kind::Format { format } => (
-            "accum::schema",
+            Code::Schema,
             format!("`{at}` must be in the format `{format}`, found {found}"),
             None,
         ),
         Kind::UniqueItems => (
-            "accum::schema",
+            Code::Schema,
             format!("`{at}` must not repeat an item"),
             None,
         ),
         _ => (
-            "accum::schema",
+            Code::Schema,
             format!("`{at}` does not have the form the schema describes"),
             Some(format!("`{} schema` describes `{at}`", bin_name())),
         ),
@@ -143,7 +144,7 @@ pub(super) fn schema_diagnostics(
 /// A value outside its range: `` `at` must be {bound}, found {found} ``.
 fn range(at: &str, bound: &str, found: &str) -> Said {
     (
-        "accum::schema::range",
+        Code::SchemaRange,
         format!("`{at}` must be {bound}, found {found}"),
         None,
     )
@@ -152,7 +153,7 @@ fn range(at: &str, bound: &str, found: &str) -> Said {
 /// A value of the wrong size: `` `at` must have {bound}, found {found} ``.
 fn size(at: &str, bound: &str, found: &str) -> Said {
     (
-        "accum::schema::range",
+        Code::SchemaRange,
         format!("`{at}` must have {bound}, found {found}"),
         None,
     )
@@ -167,7 +168,7 @@ fn counted(bound: &str, limit: u64, noun: &str) -> String {
 }
 
 /// A diagnostic's code, message and help, before it is placed.
-type Said = (&'static str, String, Option<String>);
+type Said = (Code, String, Option<String>);
 
 /// The errors of the alternative of an `anyOf`/`oneOf` whose type the
 /// value has (no type error at the value itself), when there is one.
@@ -201,7 +202,7 @@ fn unknown_key(doc: &Document, path: &[String], key: &str, known: &[String]) -> 
     let section = section_name(path);
     let help = unknown_key_help(key, known.iter().map(String::as_str), &section);
     Diagnostic::error(
-        "accum::schema::unknown-key",
+        Code::UnknownKey,
         key_path,
         format!("unknown key `{key}` in {section}"),
     )
@@ -218,7 +219,7 @@ fn choice(at: &str, instance: &Value, expected: &Expected) -> Said {
             .or_else(|| domain_hint(found, &values))
     });
     (
-        "accum::schema::enum",
+        Code::SchemaEnum,
         format!(
             "`{at}` must be one of {}, found {}",
             values.join(", "),
@@ -270,7 +271,7 @@ pub(super) fn floats_for_integers(
                     Some(whole) => found.integral.push((path.clone(), whole)),
                     None => found.diagnostics.push(
                         Diagnostic::error(
-                            "accum::schema::range",
+                            Code::SchemaRange,
                             path.clone(),
                             format!(
                                 "`{}` is {value:?}, larger than any count accum can hold",

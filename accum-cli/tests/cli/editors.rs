@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use accum_core::Code;
+use accum_core::code::Family;
 use serde_json::Value;
 
 use crate::{fixtures, run_in, scratch, tool};
@@ -213,11 +215,13 @@ fn accum_structural_errors(dir: &Path, path: &Path, custom: bool) -> bool {
         .iter()
         .filter(|f| f["severity"] == "error")
         .any(|f| {
-            let code = f["code"].as_str().unwrap_or_default();
-            code.starts_with("accum::schema")
-                || code == "accum::span"
-                || code == "accum::syntax"
-                || (code == "accum::plan::zero" && zero_is_structural(dir, custom))
+            let code: Code = f["code"]
+                .as_str()
+                .and_then(|c| c.parse().ok())
+                .expect("a finding has a code");
+            matches!(code.family(), Family::Schema | Family::Syntax)
+                || code == Code::Span
+                || (code == Code::Zero && zero_is_structural(dir, custom))
         })
 }
 

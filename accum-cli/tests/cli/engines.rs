@@ -360,8 +360,8 @@ fn a_ramp_up_imports_with_its_shift_in_tokens() {
     let findings = json["findings"].as_array().expect("findings");
     let shift = findings
         .iter()
-        .find(|f| f["code"] == "accum::interop::schedule-shift")
-        .expect("schedule-shift");
+        .find(|f| f["code"] == "accum::stages::shift")
+        .expect("a stages::shift warning");
     let message = shift["message"].as_str().expect("a message");
     assert!(
         message.contains("--train-iters 500,000 = 743,443,552 examples (1,522,572,394,496 tokens) through the stages, not 768,000,000 examples"),

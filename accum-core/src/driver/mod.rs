@@ -94,6 +94,7 @@ pub use record::{RecordError, Recorder, Step};
 pub(crate) use walk::{Draw, Position, Walk, survey};
 pub use walk::{GroupAssignment, StageGroupError, epoch_order};
 
+use crate::code::Code;
 use crate::plan::{LastGroup, Plan, PlanError, StagedPlan};
 use crate::replica::ReduceError;
 use crate::report::DroppedGroup;
@@ -203,6 +204,29 @@ pub enum DriverError {
         /// The declared `seq_len`.
         seq_len: u64,
     },
+}
+
+impl DriverError {
+    /// The rule of docs/rules.md the error breaks, when it breaks one
+    /// (`None` for an empty data set).
+    pub fn code(&self) -> Option<Code> {
+        match self {
+            DriverError::NoExamples => None,
+            DriverError::NotEnoughData { .. } | DriverError::StageGroup(_) => {
+                Some(Code::PartialGroup)
+            }
+            DriverError::Plan(e) => Some(e.code()),
+            DriverError::Rank { .. } | DriverError::ReducerSize { .. } | DriverError::Reduce(_) => {
+                Some(Code::DataParallel)
+            }
+            DriverError::Unfinished { .. }
+            | DriverError::NotOpen { .. }
+            | DriverError::NotCounted { .. } => Some(Code::Group),
+            DriverError::Schedule(e) => e.code(),
+            DriverError::IntervalTooLong { .. } => Some(Code::Every),
+            DriverError::TokensOverSeqLen { .. } => Some(Code::Tokens),
+        }
+    }
 }
 
 impl fmt::Display for DriverError {

@@ -6,6 +6,7 @@ use std::fmt;
 
 use super::hooks::ObserverError;
 use super::{MAX_ACTIVATION_BYTES, MAX_GROUP_BUFFER_BYTES};
+use crate::code::Code;
 use crate::data::OverlapError;
 use crate::driver::StageGroupError;
 use crate::plan::PlanError;
@@ -167,6 +168,39 @@ pub enum EngineError {
         /// The microbatch index within the group.
         microbatch: usize,
     },
+}
+
+impl EngineError {
+    /// The rule of docs/rules.md the error breaks, when it breaks one;
+    /// `None` for a run that stopped for another reason (interrupted, a
+    /// replica or an observer that failed).
+    pub fn code(&self) -> Option<Code> {
+        match self {
+            EngineError::Invalid(_) => Some(Code::Settings),
+            EngineError::Plan(e) => Some(e.code()),
+            EngineError::NotEnoughData { .. } | EngineError::StageGroup(_) => {
+                Some(Code::PartialGroup)
+            }
+            EngineError::TooLarge { .. } | EngineError::GroupTooLarge { .. } => Some(Code::Memory),
+            EngineError::Schedule(e) => e.code(),
+            EngineError::WarmupTooLong { .. } => Some(Code::Warmup),
+            EngineError::Overlap(_)
+            | EngineError::World { .. }
+            | EngineError::ShardMismatch { .. } => Some(Code::DataParallel),
+            EngineError::Normalization { .. } | EngineError::LossWeightsMissing { .. } => {
+                Some(Code::Normalization)
+            }
+            EngineError::Zeroing { .. } => Some(Code::Zeroing),
+            EngineError::ScheduleDrift { .. } => Some(Code::Scheduler),
+            EngineError::TooManySkips { .. } => Some(Code::LossScale),
+            EngineError::Interrupted { .. }
+            | EngineError::Reduce(_)
+            | EngineError::ReplicaPanicked { .. }
+            | EngineError::MicrobatchFailed { .. }
+            | EngineError::Observer { .. }
+            | EngineError::InjectedFailure { .. } => None,
+        }
+    }
 }
 
 impl fmt::Display for EngineError {

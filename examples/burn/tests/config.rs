@@ -164,7 +164,7 @@ fn burn_defaults_apply_to_new_only() {
     println!("{shown}");
     assert!(shown.contains("missing key `ffn`"), "{shown}");
     assert!(shown.contains("short.json:1:"), "{shown}");
-    let codes: Vec<&str> = err.diagnostics().iter().map(|d| d.code).collect();
+    let codes: Vec<&str> = err.diagnostics().iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes, ["accum::schema::missing-key"], "{shown}");
 }
 

@@ -21,6 +21,7 @@ mod fill;
 mod neox;
 mod settings;
 
+use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
 use accum_core::{LastGroup, Plan, PlanInput};
@@ -32,7 +33,7 @@ use super::dialect::{
     Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, plan_finding,
 };
 use super::reader::{At, Reader, owned};
-use super::{Framework, ImportError, ImportOptions, codes};
+use super::{Framework, ImportError, ImportOptions};
 use crate::diagnostic::{Diagnostic, Severity};
 
 /// The DeepSpeed dialect.
@@ -58,7 +59,7 @@ impl Dialect for DeepSpeed {
             (Some(g), Some(w)) if g.value != w => {
                 r.push(
                     Diagnostic::error(
-                        codes::WORLD_SIZE,
+                        Code::InteropWorldSize,
                         g.path.clone(),
                         format!("the file's global_num_gpus is {}, but the world size given is {w}; gpt-neox divides by the file's count", g.value),
                     )
@@ -74,7 +75,7 @@ impl Dialect for DeepSpeed {
         let Some(world) = world else {
             r.push(
                 Diagnostic::error(
-                    codes::MISSING,
+                    Code::Missing,
                     vec![],
                     "the world size is not in a DeepSpeed config: DeepSpeed takes it from the launcher",
                 )
@@ -182,7 +183,7 @@ pub(crate) fn read_config(
                     let span = r.span(&[key]);
                     r.push(
                         Diagnostic::error(
-                            codes::AUTO,
+                            Code::Auto,
                             owned(&[key]),
                             format!("`{key}` is \"auto\": the Hugging Face Trainer fills it from its arguments, so this file alone does not fix the batch"),
                         )
@@ -236,7 +237,7 @@ pub(crate) fn read_config(
         {
             r.push(
                 Diagnostic::error(
-                    codes::VALUE,
+                    Code::InteropValue,
                     owned(&[GAS]),
                     format!(
                         "the file has no gradient_accumulation_steps, so Accelerate sets DeepSpeed's to 1, not the Trainer's {}",
@@ -264,7 +265,7 @@ pub(crate) fn read_config(
         // own grid as the mpu.
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 vec![],
                 "DeepSpeed would stop at start-up: \"mpu must be None with pipeline parallelism\" (a PipelineModule brings its own model-parallel grid)",
             )
@@ -278,7 +279,7 @@ pub(crate) fn read_config(
         if !world.is_multiple_of(sp.value) {
             r.push(
                 Diagnostic::error(
-                    codes::LAYOUT,
+                    Code::Layout,
                     sp.path.clone(),
                     format!(
                         "world_size {world} is not divisible by sequence_parallel_size {}: DeepSpeed's world_size {world} / {} is not a whole number of replicas",
@@ -300,7 +301,7 @@ pub(crate) fn read_config(
     {
         r.push(
             Diagnostic::error(
-                codes::MODEL_PARALLEL,
+                Code::ModelParallelReplicas,
                 owned(&[TRAIN_BATCH]),
                 format!(
                     "without a model-parallel unit DeepSpeed divides by {ds_world} ranks, but only D = {world} / (tensor {tp} × pipeline {pp} × context {cp}) = {replicas} are data-parallel replicas: devices that share one model copy are counted as replicas"
@@ -353,7 +354,7 @@ pub(crate) fn read_config(
         }
         if let Some((span, key)) = mismatch_spans.first().cloned() {
             let mut f = Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 owned(&[key]),
                 format!(
                     "the Trainer would stop at start-up: \"Please correct the following DeepSpeed config values that mismatch TrainingArguments values: {}\"",
@@ -372,7 +373,7 @@ pub(crate) fn read_config(
             // accelerate/utils/dataclasses.py, DeepSpeedPlugin.__post_init__.
             r.push(
                 Diagnostic::error(
-                    codes::ENGINE_ASSERT,
+                    Code::EngineAssert,
                     owned(&["zero_optimization"]),
                     "Accelerate would stop at start-up: \"Please specify the ZeRO optimization config in the DeepSpeed config.\"",
                 )
@@ -414,7 +415,7 @@ pub(crate) fn read_config(
         let divisor = other.saturating_mul(ds_world).max(1);
         r.push(
             Diagnostic::error(
-                codes::ROUNDS,
+                Code::Rounds,
                 owned(&[f.filled.first().map_or(TRAIN_BATCH, |(k, _)| k)]),
                 format!(
                     "DeepSpeed would floor: it sets {sets}, where {b} / ({other_key} {other} × world_size {ds_world}) = {}",
@@ -436,7 +437,7 @@ pub(crate) fn read_config(
         };
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 owned(&[TRAIN_BATCH]),
                 format!("DeepSpeed would stop at start-up: \"{message}\""),
             )
@@ -508,7 +509,7 @@ fn py_bool(b: bool) -> &'static str {
 /// (`DeepSpeedEngine._scale_loss_by_gas`).
 fn loss_finding(accumulation: u64, span: std::ops::Range<usize>) -> Diagnostic {
     Diagnostic::error(
-        codes::PER_TOKEN,
+        Code::PerToken,
         owned(&[GAS]),
         format!(
             "DeepSpeed scales each microbatch's loss by 1/gradient_accumulation_steps = 1/{accumulation}; with variable lengths a per-token mean per microbatch, averaged this way, is a mean of means, not the group's per-token mean"

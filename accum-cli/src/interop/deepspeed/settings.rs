@@ -1,6 +1,7 @@
 //! The keys of a DeepSpeed config other than the batch: precision,
 //! clipping, optimizer, scheduler and print interval.
 
+use accum_core::Code;
 use accum_core::config::partial::{
     PartialConfig, PartialLog, PartialLossScale, PartialOptimizer, PartialPrecision,
     PartialSchedule,
@@ -10,7 +11,6 @@ use accum_core::{Span, UnitKind};
 
 use super::TrainerFill;
 use crate::diagnostic::Diagnostic;
-use crate::interop::codes;
 use crate::interop::reader::{Reader, owned};
 
 /// The keys other than the batch: precision, clipping, optimizer, scheduler,
@@ -31,7 +31,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
         let span = r.span(&["bf16"]);
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 owned(&["bf16", "enabled"]),
                 "DeepSpeed would stop at start-up: \"bfloat16 and fp16 modes cannot be simultaneously enabled\"",
             )
@@ -117,7 +117,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
             }
             None => r.push(
                 Diagnostic::error(
-                    codes::NOT_CONVERTED,
+                    Code::NotConverted,
                     owned(&["optimizer", "type"]),
                     format!(
                         "optimizer `{}` has no accum kind (adamw or sgd); the optimizer section is not carried over",
@@ -163,7 +163,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
             }
             None => r.push(
                 Diagnostic::error(
-                    codes::NOT_CONVERTED,
+                    Code::NotConverted,
                     owned(&["scheduler", "type"]),
                     format!(
                         "scheduler `{}` has no accum schedule kind (constant, linear or cosine); the schedule is not carried over",

@@ -6,8 +6,10 @@
 
 use std::path::Path;
 
+use accum_core::Code;
+
 use super::super::reader::{Reader, owned};
-use super::super::{FileReport, codes, files};
+use super::super::{FileReport, files};
 use crate::diagnostic::Diagnostic;
 
 /// What an Accelerate config says about the run.
@@ -33,7 +35,7 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
             unread: Vec::new(),
             findings: vec![
                 Diagnostic::error(
-                    codes::FILE,
+                    Code::File,
                     vec![],
                     format!("the Accelerate config cannot be read: {reason}"),
                 )
@@ -49,7 +51,7 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
                 text: text.clone(),
                 unread: Vec::new(),
                 findings: vec![
-                    Diagnostic::error(codes::FILE, vec![], err.to_string())
+                    Diagnostic::error(Code::File, vec![], err.to_string())
                         .help("fix the Accelerate config")
                         .at(0..0, "not readable"),
                 ],
@@ -93,7 +95,7 @@ pub(crate) fn check_gas(r: &mut Reader, launch: &Launch, trainer_gas: u64) {
         let span = r.span(&[super::GAS]);
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 owned(&[super::GAS]),
                 format!(
                     "the Trainer would stop at start-up: \"Please correct the following DeepSpeed config values that mismatch TrainingArguments values: - ds gradient_accumulation_steps={gas} vs hf gradient_accumulation_steps={trainer_gas}\" (the Accelerate config's deepspeed_config sets {gas})"

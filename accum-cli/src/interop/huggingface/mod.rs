@@ -15,6 +15,7 @@
 mod accelerate;
 mod export;
 
+use accum_core::Code;
 use accum_core::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
 use accum_core::{LastGroup, Span, UnitKind};
 
@@ -27,7 +28,7 @@ use super::dialect::{
     per_process_plan, plan_finding,
 };
 use super::reader::{Reader, owned};
-use super::{FileReport, Framework, ImportError, ImportOptions, codes, files};
+use super::{FileReport, Framework, ImportError, ImportOptions, files};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::NodeKind;
 
@@ -56,7 +57,7 @@ impl Dialect for HuggingFace {
             let span = r.key_span(&["micro_batch_size"]);
             r.push(
                 Diagnostic::error(
-                    codes::DIALECT,
+                    Code::Dialect,
                     owned(&["micro_batch_size"]),
                     "this is an axolotl config (micro_batch_size): the Trainer's arguments would take per_device_train_batch_size's default of 8 instead",
                 )
@@ -68,7 +69,7 @@ impl Dialect for HuggingFace {
         if r.has(&["distributed_type"]) || r.has(&["compute_environment"]) {
             r.push(
                 Diagnostic::error(
-                    codes::DIALECT,
+                    Code::Dialect,
                     vec![],
                     "this is an Accelerate config: it gives the processes, not the Trainer's batch",
                 )
@@ -103,7 +104,7 @@ impl Dialect for HuggingFace {
             (Some(g), Some(l)) if g != l => {
                 r.push(
                     Diagnostic::error(
-                        codes::WORLD_SIZE,
+                        Code::InteropWorldSize,
                         vec![],
                         format!("the world size given is {g}, but the Accelerate config launches {l} processes"),
                     )
@@ -118,7 +119,7 @@ impl Dialect for HuggingFace {
             (None, None) => {
                 r.push(
                     Diagnostic::error(
-                        codes::MISSING,
+                        Code::Missing,
                         vec![],
                         "the number of processes is not in TrainingArguments: the launcher (Accelerate's num_processes, torchrun) decides it",
                     )
@@ -139,7 +140,7 @@ impl Dialect for HuggingFace {
         if model_parallel {
             r.push(
                 Diagnostic::error(
-                    codes::MODEL_PARALLEL,
+                    Code::ModelParallelReplicas,
                     owned(&[MICRO]),
                     format!(
                         "the Trainer's batch arithmetic {MICRO} {m} × {GAS} {a} × processes {world} = {} counts the tensor {tp} × pipeline {pp} × context {cp} devices of each model copy as replicas; the data-parallel replicas are D = {world} / {} = {replicas}, so B = {}",
@@ -204,7 +205,7 @@ impl Dialect for HuggingFace {
         let loss = match &avg {
             Some(v) if !v.value => LossRule::MicrobatchMean(
                 Diagnostic::error(
-                    codes::PER_TOKEN,
+                    Code::PerToken,
                     owned(&[AVG]),
                     format!(
                         "{AVG} is false: each of the {replicas} replicas divides its loss by its own token count and the gradients are then averaged, a mean of means when lengths vary"
@@ -216,7 +217,7 @@ impl Dialect for HuggingFace {
             Some(_) => LossRule::PerToken,
             None => LossRule::PerTokenIfDefault(
                 Diagnostic::error(
-                    codes::PER_TOKEN,
+                    Code::PerToken,
                     owned(&[AVG]),
                     format!("{AVG} is not set and its default differs between transformers versions; with variable lengths the loss must be divided by the tokens of the whole group on all devices"),
                 )
@@ -297,7 +298,7 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
             let span = r.key_span(&["deepspeed"]);
             r.push(
                 Diagnostic::error(
-                    codes::NOT_CONVERTED,
+                    Code::NotConverted,
                     owned(&["deepspeed"]),
                     "a DeepSpeed config written inline is not checked against the Trainer's arguments",
                 )
@@ -313,7 +314,7 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
         Err(tried) => {
             r.push(
                 Diagnostic::error(
-                    codes::FILE,
+                    Code::File,
                     owned(&["deepspeed"]),
                     format!(
                         "the DeepSpeed file `{named}` is not found (looked in {}), so its values are not checked against the Trainer's",
@@ -333,7 +334,7 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
         Err(reason) => {
             r.push(
                 Diagnostic::error(
-                    codes::FILE,
+                    Code::File,
                     owned(&["deepspeed"]),
                     format!("the DeepSpeed file {shown} cannot be read: {reason}"),
                 )
@@ -349,7 +350,7 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
         Err(err) => {
             r.push(
                 Diagnostic::error(
-                    codes::ENGINE_ASSERT,
+                    Code::EngineAssert,
                     owned(&["deepspeed"]),
                     format!("DeepSpeed would stop at start-up: it cannot read {err}"),
                 )
@@ -403,7 +404,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
             {
                 r.push(
                     Diagnostic::error(
-                        codes::ROUNDS,
+                        Code::Rounds,
                         ratio.path.clone(),
                         format!(
                             "the Trainer computes the warmup as ceil(max_steps {total} × warmup_ratio {written}) in floating point = ceil({}) = {steps} updates; the exact product is {exact}",
@@ -436,7 +437,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
         let span = r.span(&["bf16"]);
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 owned(&["bf16"]),
                 "the Trainer would stop at start-up: fp16 and bf16 are both true (TrainingArguments allows at most one)",
             )

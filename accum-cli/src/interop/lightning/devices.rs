@@ -6,8 +6,10 @@
 //! the devices (`"0,"` is one: device 0), `"2"` is the int 2, and `"auto"`
 //! is the machine's choice.
 
+use accum_core::Code;
+
+use super::super::ImportOptions;
 use super::super::reader::{Reader, owned};
-use super::super::{ImportOptions, codes};
 use super::Trainer;
 use crate::diagnostic::Diagnostic;
 use crate::source::NodeKind;
@@ -108,7 +110,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
                 let span = r.span(&path);
                 r.push(
                     Diagnostic::error(
-                        codes::WORLD_SIZE,
+                        Code::InteropWorldSize,
                         owned(&path),
                         format!("{key} × num_nodes = {f}, but the world size given is {w}"),
                     )
@@ -125,7 +127,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
                 let span = r.span(&path);
                 r.push(
                     Diagnostic::error(
-                        codes::MISSING,
+                        Code::Missing,
                         owned(&path),
                         format!("{key} is {what}, so the number of devices depends on the machine"),
                     )
@@ -139,7 +141,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
             let span = r.span(&path);
             r.push(
                 Diagnostic::error(
-                    codes::VALUE,
+                    Code::InteropValue,
                     owned(&path),
                     format!("{key} is not a value Lightning accepts: a count ≥ 1, -1, \"auto\", or a list of distinct device ids"),
                 )

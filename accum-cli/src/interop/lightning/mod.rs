@@ -17,6 +17,7 @@ mod export;
 mod nemo;
 mod schedule;
 
+use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
 use accum_core::settings::PrecisionMode;
@@ -30,7 +31,7 @@ use super::dialect::{
 };
 use super::reader::{At, Reader, owned};
 use super::stages::StepLength;
-use super::{BatchSchedule, Framework, ImportError, ImportOptions, codes};
+use super::{BatchSchedule, Framework, ImportError, ImportOptions};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::NodeKind;
 
@@ -54,7 +55,7 @@ impl Dialect for NeMo {
             let span = r.span(&[]);
             r.push(
                 Diagnostic::error(
-                    codes::DIALECT,
+                    Code::Dialect,
                     owned(&["model", "micro_batch_size"]),
                     "no model.micro_batch_size or model.global_batch_size: this NeMo model is trained with Lightning's own accumulation",
                 )
@@ -118,7 +119,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     if super::litgpt::is_recipe(r) {
         r.push(
             Diagnostic::error(
-                codes::DIALECT,
+                Code::Dialect,
                 owned(&["train", "global_batch_size"]),
                 "this is a LitGPT recipe (train.global_batch_size, train.micro_batch_size): LitGPT runs it on Lightning Fabric and computes the accumulation itself, not through a Lightning Trainer",
             )
@@ -159,7 +160,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
             let span = micro.as_ref().map_or(root.clone(), |v| v.span.clone());
             r.push(
                 Diagnostic::error(
-                    codes::VALUE,
+                    Code::InteropValue,
                     micro.as_ref().map_or_else(Vec::new, |v| v.path.clone()),
                     format!("the file's batch_size {f} disagrees with the micro-batch {o} given"),
                 )
@@ -172,7 +173,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
         (None, None) => {
             r.push(
                 Diagnostic::error(
-                    codes::MISSING,
+                    Code::Missing,
                     vec!["data".into(), "batch_size".into()],
                     "the micro-batch is not in the file: it is the DataLoader's batch_size",
                 )
@@ -192,7 +193,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
         let span = r.span(&t.path("devices"));
         r.push(
             Diagnostic::error(
-                codes::MODEL_PARALLEL,
+                Code::ModelParallelReplicas,
                 owned(&t.path("devices")),
                 format!(
                     "devices × num_nodes = {world} counts the tensor {tp} × pipeline {pp} × context {cp} devices of each model copy as replicas; the data-parallel replicas are D = {world} / {} = {replicas}, so B = {m} × {a} × {replicas} = {}",
@@ -265,7 +266,7 @@ pub(crate) fn step_lengths(r: &Reader, t: &Trainer, settings: &PartialConfig) ->
 pub(crate) fn divides_by_a(a: u64, path: Vec<String>, span: std::ops::Range<usize>) -> LossRule {
     LossRule::MicrobatchMean(
         Diagnostic::error(
-            codes::PER_TOKEN,
+            Code::PerToken,
             path,
             format!(
                 "Lightning divides each microbatch's loss by {ACC} = {a}; with variable lengths a per-token mean per microbatch, averaged this way, is a mean of means, not the group's per-token mean"
@@ -314,7 +315,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
             let span = r.span(&t.path("val_check_interval"));
             r.push(
                 Diagnostic::error(
-                    codes::STEP_UNIT,
+                    Code::StepUnit,
                     owned(&t.path("val_check_interval")),
                     format!(
                         "an integer val_check_interval counts training batches (microbatches), not optimizer steps: {n} batches = {n}/{a} updates at {ACC} {a}, so validation runs in the middle of a group"
@@ -343,7 +344,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
             let span = r.span(&prec_path);
             r.push(
                 Diagnostic::error(
-                    codes::VALUE,
+                    Code::InteropValue,
                     owned(&prec_path),
                     "precision \"16-true\" trains in float16 without a loss scaler: small gradients underflow to zero",
                 )
@@ -366,7 +367,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
             let span = r.span(&t.path("gradient_clip_algorithm"));
             r.push(
                 Diagnostic::error(
-                    codes::NOT_CONVERTED,
+                    Code::NotConverted,
                     owned(&t.path("gradient_clip_algorithm")),
                     format!("gradient_clip_algorithm `{other}` clips each value at {}, not the global norm; optimizer.clip_norm is left out", c.value),
                 )

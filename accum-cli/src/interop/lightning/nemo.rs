@@ -11,6 +11,7 @@
 
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::{LastGroup, Layout, Plan, PlanInput};
 
@@ -18,7 +19,7 @@ use super::super::dialect::{FrameworkBatch, LastGroupRule, LossRule, plan_findin
 use super::super::megatron::{RAMP_REMOVED, linear_ramp};
 use super::super::reader::{Reader, owned};
 use super::super::stages::Staged;
-use super::super::{BatchSchedule, ImportOptions, codes};
+use super::super::{BatchSchedule, ImportOptions};
 use super::{ACC, Trainer, devices};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::NodeKind;
@@ -32,7 +33,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
                 let span = r.span(&["model"]);
                 r.push(
                     Diagnostic::error(
-                        codes::MISSING,
+                        Code::Missing,
                         owned(&["model", "micro_batch_size"]),
                         "model.global_batch_size is set but model.micro_batch_size is not; NeMo needs both",
                     )
@@ -48,7 +49,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     {
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 acc.path.clone(),
                 format!(
                     "NeMo would stop at start-up: \"Gradient accumulation is done within training_step. trainer.accumulate_grad_batches must equal 1\" ({ACC} is {})",
@@ -96,7 +97,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     {
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 g.path.clone(),
                 format!(
                     "NeMo would stop at start-up: Megatron's calculator asserts \"global batch size ({}) is not divisible by micro batch size ({m}) times data parallel size ({replicas})\"",
@@ -136,7 +137,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     Some(FrameworkBatch {
         loss: LossRule::MicrobatchMean(
             Diagnostic::error(
-                codes::PER_TOKEN,
+                Code::PerToken,
                 owned(&["model", "global_batch_size"]),
                 format!(
                     "NeMo's Megatron models average each microbatch over its own tokens and then the {} microbatches: with variable lengths that is a mean of means, not the per-token mean of the group",
@@ -186,7 +187,7 @@ fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<
     if !three {
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 owned(&path),
                 "NeMo would stop at start-up: Megatron's calculator asserts \"expected the following format: --rampup-batch-size <start batch size> <batch size incerement> <ramp-up samples>\" (a list of three numbers)",
             )
@@ -225,7 +226,7 @@ fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<
 /// `version`: current NeMo and Megatron-LM do not run this ramp-up.
 fn version(span: Range<usize>) -> Diagnostic {
     Diagnostic::error(
-        codes::VERSION,
+        Code::Version,
         owned(&["model", "rampup_batch_size"]),
         format!(
             "model.rampup_batch_size runs in some versions only: NeMo's GPT model (megatron_gpt_model.py, MegatronGPTModel.training_step) updates the ramp with `num_microbatch_calculator.update(…)`, a name it no longer defines since NeMo commit c277b9a698 (August 2024), so those versions stop with a NameError after the first step; and Megatron core since {} ignores rampup_batch_size; the ramp imported here is the one earlier versions run",
@@ -240,7 +241,7 @@ fn version(span: Range<usize>) -> Diagnostic {
 /// `ramp-restarts`: NeMo's own count of consumed samples and its stops.
 fn restarts(span: Range<usize>, start: u64) -> Diagnostic {
     Diagnostic::error(
-        codes::RAMP_RESTARTS,
+        Code::RampRestarts,
         owned(&["model", "rampup_batch_size"]),
         format!(
             "NeMo counts the samples it feeds the calculator itself, leaving out the first step after every start (megatron_base_model.py, compute_consumed_samples: prev_consumed_samples + if_first_step × current global batch), so its ramp runs one step of {start} samples later than the calculator's rule imported here; and it stops the run at the first step of every new global batch (trainer.should_stop, to validate and save a checkpoint), so the ramp runs as a series of resumed runs (NeMo's guide, rampup_batch_size.rst, has each stage started anew, possibly on more nodes), each again leaving its first step out of the count"

@@ -17,13 +17,14 @@
 
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::plan::{StageSpec, StagedPlan};
 use accum_core::units::group_digits;
 use accum_core::{Plan, Span, UnitKind};
 
+use super::super::AccumulationStep;
 use super::super::reader::{Reader, owned};
 use super::super::stages::{Form, Staged};
-use super::super::{AccumulationStep, codes};
 use super::{ACC, Trainer};
 use crate::diagnostic::Diagnostic;
 use crate::source::{Node, NodeKind};
@@ -79,7 +80,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
             let span = r.span(&acc_path);
             r.push(
                 Diagnostic::error(
-                    codes::ENGINE_ASSERT,
+                    Code::EngineAssert,
                     acc,
                     "Lightning would stop: \"You have set both `accumulate_grad_batches` and passed an instance of `GradientAccumulationScheduler` inside callbacks\" (a schedule in the Trainer and the callback)",
                 )
@@ -101,7 +102,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
         // `ready % trainer.accumulate_grad_batches`, which a dict cannot.
         r.push(
             Diagnostic::error(
-                codes::VERSION,
+                Code::Version,
                 path.clone(),
                 format!("a schedule in {ACC} is Lightning 1.x's form: Lightning 2.0 removed it and takes only an int there (LightningCLI refuses the mapping, and a Trainer given one fails at the first batch)"),
             )
@@ -118,7 +119,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
     {
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 acc.path.clone(),
                 format!(
                     "Lightning would stop at the start of training: \"You have set `accumulate_grad_batches` and are using the `GradientAccumulationScheduler` callback. Either remove `accumulate_grad_batches` from the Trainer or remove the callback.\" ({ACC} is {})",
@@ -176,7 +177,7 @@ fn scheduling(r: &mut Reader, path: &[String], node: &Node) -> Result<Vec<Accumu
     let refuse = |r: &mut Reader, message: &str, span: Range<usize>| {
         r.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 path.to_vec(),
                 format!("Lightning would stop: {message}"),
             )
@@ -260,7 +261,7 @@ pub(super) fn stages(
         let shown = shown(schedule);
         r.push(
             Diagnostic::error(
-                codes::MISSING,
+                Code::Missing,
                 schedule.path.clone(),
                 format!(
                     "{} changes the accumulation at epoch starts ({shown}), so where each stage ends is a number of epochs times the examples per epoch, which the file does not say",
@@ -317,7 +318,7 @@ pub(super) fn stages(
         let Some(until) = next.checked_mul(examples) else {
             r.push(
                 Diagnostic::error(
-                    codes::VALUE,
+                    Code::InteropValue,
                     schedule.path.clone(),
                     format!("epoch {next} × {examples} examples is beyond what accum counts"),
                 )
@@ -336,7 +337,7 @@ pub(super) fn stages(
     if !partial.is_empty() {
         r.push(
             Diagnostic::error(
-                codes::PARTIAL_GROUP,
+                Code::PartialGroup,
                 schedule.path.clone(),
                 format!(
                     "Lightning counts the batches of each epoch from zero and steps the optimizer on the epoch's last batch, dividing each loss by the factor whatever that step holds: {}; accum's stages cannot end inside an update, so the schedule is not planned",
@@ -359,7 +360,7 @@ pub(super) fn stages(
         Err(err) => {
             r.push(
                 Diagnostic::error(
-                    codes::VALUE,
+                    Code::InteropValue,
                     schedule.path.clone(),
                     format!("{}: {}", schedule.key, err.message()),
                 )

@@ -17,6 +17,7 @@ mod shell;
 
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::{LastGroup, Layout, PlanInput};
 
@@ -28,7 +29,7 @@ use self::shell::Field;
 use super::census;
 use super::dialect::{Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, plan_finding};
 use super::reader::python_number;
-use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, codes};
+use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions};
 use crate::diagnostic::{Diagnostic, Severity};
 
 /// The Megatron-LM dialect.
@@ -54,7 +55,7 @@ impl Dialect for Megatron {
             match args::from_script(text, &opts.env) {
                 Ok(Some(inv)) => inv,
                 Err(limit) => {
-                    let finding = Diagnostic::error(codes::LIMIT, Vec::new(), limit.message)
+                    let finding = Diagnostic::error(Code::Limit, Vec::new(), limit.message)
                         .help(limit.help)
                         .at(limit.span, "the reader stopped here");
                     return Ok(Reading {
@@ -64,7 +65,7 @@ impl Dialect for Megatron {
                 }
                 Ok(None) => {
                     let finding = Diagnostic::error(
-                        codes::MISSING,
+                        Code::Missing,
                         vec!["--micro-batch-size".into()],
                         "no command here passes --micro-batch-size or --global-batch-size, so there is no Megatron-LM run to read",
                     )
@@ -197,7 +198,7 @@ impl Args {
         };
         self.findings.push(
             Diagnostic::error(
-                codes::MISSING,
+                Code::Missing,
                 Args::path(name),
                 format!(
                     "{name} is `{}`, which depends on {what}: the script does not say its value",
@@ -210,9 +211,14 @@ impl Args {
     }
 
     fn bad(&mut self, name: &str, field: &Field, what: &str) {
+        self.refuse(Code::InteropValue, name, field, what);
+    }
+
+    /// A finding of `code` that option `name` is not `what`.
+    fn refuse(&mut self, code: Code, name: &str, field: &Field, what: &str) {
         self.findings.push(
             Diagnostic::error(
-                codes::VALUE,
+                code,
                 Args::path(name),
                 format!("{name} is given `{}`, not {what}", field.text),
             )
@@ -229,7 +235,7 @@ impl Args {
         }
         self.findings.push(
             Diagnostic::error(
-                codes::VALUE,
+                Code::InteropValue,
                 Args::path(name),
                 format!("{name} has no value"),
             )
@@ -252,13 +258,15 @@ impl Args {
             self.unknown(name, field);
             return Got::Bad;
         }
-        match python_number(&field.text).and_then(|n| match n {
-            super::reader::Number::Int(i) => u64::try_from(i).ok(),
+        let whole = python_number(&field.text).and_then(|n| match n {
+            super::reader::Number::Int(i) => Some(i),
             super::reader::Number::Float(_) => None,
-        }) {
+        });
+        match whole.and_then(|i| u64::try_from(i).ok()) {
             Some(v) if v >= min => Got::Value(v, field.span()),
             _ => {
-                self.bad(name, field, &format!("a whole number ≥ {min}"));
+                let code = super::census::refused_code(&[name], whole);
+                self.refuse(code, name, field, &format!("a whole number ≥ {min}"));
                 Got::Bad
             }
         }
@@ -331,7 +339,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch> {
         Got::Absent => {
             a.findings.push(
                 Diagnostic::error(
-                    codes::ENGINE_ASSERT,
+                    Code::EngineAssert,
                     Args::path("--micro-batch-size"),
                     "Megatron would stop at start-up: --micro-batch-size is required (validate_args asserts it is set)",
                 )
@@ -390,7 +398,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch> {
             .map_or(top.clone(), |x| x.span.clone());
         a.findings.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 Args::path("--expert-model-parallel-size"),
                 format!(
                     "Megatron would stop at start-up: \"world_size ({world}) is not divisible by expert_tensor_model_pipeline_parallel size ({expert})\" (expert tensor {etp} × expert {ep} × pipeline {pp})"
@@ -419,7 +427,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch> {
     if let (Some(_), Some((g, span))) = (&steps, &global) {
         a.findings.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 Args::path("--global-batch-size"),
                 format!("Megatron would stop at start-up: \"Cannot specify both --step-batch-size-schedule and --global-batch-size\" (--global-batch-size {g})"),
             )
@@ -447,7 +455,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch> {
             let rounded = g / step * step;
             a.findings.push(
                 Diagnostic::error(
-                    codes::ROUNDS,
+                    Code::Rounds,
                     Args::path("--global-batch-size"),
                     format!(
                         "with --decrease-batch-size-if-needed Megatron trains with global batch {rounded}, not {g}: {g} is not a multiple of micro {m} × D {replicas} = {step}"
@@ -465,7 +473,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch> {
         } else if steps.is_none() {
             a.findings.push(
                 Diagnostic::error(
-                    codes::ENGINE_ASSERT,
+                    Code::EngineAssert,
                     Args::path("--global-batch-size"),
                     format!(
                         "Megatron would stop at start-up: \"global batch size ({g}) is not divisible by micro batch size ({m}) times data parallel size ({replicas})\" (D = {world} / (tp {tp} × pp {pp} × cp {cp}))"
@@ -481,7 +489,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch> {
     {
         a.findings.push(
             Diagnostic::error(
-                codes::MODEL_PARALLEL,
+                Code::ModelParallelReplicas,
                 Args::path("--global-batch-size"),
                 format!(
                     "--global-batch-size {g} = micro {m} × all {world} devices, as if every device were a replica; Megatron uses D = {world} / (tp {tp} × pp {pp} × cp {cp}) = {replicas} and so runs A = {g} / ({m} × {replicas}) = {} microbatches per update",
@@ -545,7 +553,7 @@ fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch> {
     } else {
         LossRule::MicrobatchMean(
             Diagnostic::error(
-                codes::PER_TOKEN,
+                Code::PerToken,
                 Args::path("--calculate-per-token-loss"),
                 format!(
                     "without --calculate-per-token-loss Megatron averages each microbatch over its own tokens and then averages the {} microbatches and {replicas} replicas: with variable lengths that is a mean of means, not the per-token mean of the group",
@@ -603,7 +611,7 @@ fn ramp_refusal(
     if let Some(says) = ramp::init_refusal(values, global) {
         return Some(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 Args::path("--rampup-batch-size"),
                 format!("Megatron would stop at start-up: {says}"),
             )
@@ -627,7 +635,7 @@ fn ramp_refusal(
             .map_or(values[0], |x| x.0);
         return Some(
             Diagnostic::error(
-                codes::NOT_DIVISIBLE,
+                Code::GlobalBatch,
                 Args::path("--global-batch-size"),
                 format!(
                     "the run ends (--train-samples {t}) before the ramp-up reaches global batch {bad}, the first that is not a multiple of micro {m} × D {replicas} = {step}, so Megatron trains it, up to global batch {last}; but --global-batch-size {global} is not a multiple of {step}, and accum plans a ramp-up to it"
@@ -646,7 +654,7 @@ fn ramp_refusal(
     };
     Some(
         Diagnostic::error(
-            codes::ENGINE_ASSERT,
+            Code::EngineAssert,
             Args::path("--rampup-batch-size"),
             format!("Megatron would stop {when}: update() asserts {assert}"),
         )
@@ -675,7 +683,7 @@ fn ramp_cut_short(a: &mut Args, staged: &accum_core::plan::StagedPlan, global: u
     let last = stages[reached - 1].plan().effective_batch().get();
     a.findings.push(
         Diagnostic::error(
-            codes::SCHEDULE_SHIFT,
+            Code::StageShift,
             Args::path("--train-samples"),
             format!(
                 "the run ends (--train-samples {t}) in the ramp-up: the largest global batch it trains is {last}, in stage {reached} of {}; it never reaches --global-batch-size {global}",
@@ -707,7 +715,7 @@ fn duplicates(a: &mut Args) {
     for (d, kept) in dups {
         a.findings.push(
             Diagnostic::error(
-                codes::VALUE,
+                Code::InteropValue,
                 Args::path(&d.name),
                 format!(
                     "{} is given more than once with different values; argparse keeps the last one ({kept})",
@@ -767,7 +775,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
             let vars: Vec<String> = defaults.iter().map(|d| format!("`{d}`")).collect();
             a.findings.push(
                 Diagnostic::error(
-                    codes::WORLD_SIZE,
+                    Code::InteropWorldSize,
                     Args::path("--nproc-per-node"),
                     format!(
                         "the launcher here starts {l} processes only with the script's defaults for {}, which the job's environment sets; accum uses the world size given, {w}",
@@ -790,7 +798,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
         (Some(w), Ok(Some((l, span, _)))) if w != l => {
             a.findings.push(
                 Diagnostic::error(
-                    codes::WORLD_SIZE,
+                    Code::InteropWorldSize,
                     Args::path("--nproc-per-node"),
                     format!("the world size given is {w}, but the launcher here starts {l} processes (processes per node × nodes)"),
                 )
@@ -817,7 +825,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
                 .collect();
             a.findings.push(
                 Diagnostic::error(
-                    codes::MISSING,
+                    Code::Missing,
                     vec![],
                     format!(
                         "the world size depends on the launcher's `{}`, which the script does not set ({})",
@@ -837,7 +845,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
         (None, Ok(None)) => {
             a.findings.push(
                 Diagnostic::error(
-                    codes::MISSING,
+                    Code::Missing,
                     vec![],
                     "the world size is not in Megatron's arguments: it comes from the launcher",
                 )

@@ -7,12 +7,12 @@
 
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::plan::{LinearRamp, StageError, StagedPlan};
 use accum_core::{Plan, Span, UnitKind};
 
 use super::{Args, python_number};
 use crate::diagnostic::Diagnostic;
-use crate::interop::codes;
 use crate::interop::stages::{Form, Staged};
 
 /// The commit of Megatron-LM that replaced the ramp-up calculator by step
@@ -30,7 +30,7 @@ pub(super) fn rampup_values(a: &mut Args) -> Option<Option<([u64; 3], Range<usiz
     let name = "--rampup-batch-size";
     if arg.values.len() != 3 {
         a.findings.push(
-            Diagnostic::error(codes::ENGINE_ASSERT, Args::path(name), format!("argparse would stop: {name} takes 3 values (start, increment, samples), {} given", arg.values.len()))
+            Diagnostic::error(Code::EngineAssert, Args::path(name), format!("argparse would stop: {name} takes 3 values (start, increment, samples), {} given", arg.values.len()))
                 .help(format!("write {name} START INCREMENT SAMPLES"))
                 .at(arg.span.clone(), "3 values needed"),
         );
@@ -106,8 +106,8 @@ fn init_says(err: &StageError, values: [u64; 3], global: u64) -> String {
 /// A core stage error about a framework's key, as a finding.
 pub(crate) fn stage_finding(err: &StageError, key: &str, span: Range<usize>) -> Diagnostic {
     let code = match err {
-        StageError::TooMany { .. } | StageError::Plan { .. } => codes::VALUE,
-        _ => codes::ENGINE_ASSERT,
+        StageError::TooMany { .. } | StageError::Plan { .. } => Code::InteropValue,
+        _ => Code::EngineAssert,
     };
     Diagnostic::error(
         code,
@@ -157,7 +157,7 @@ pub(crate) fn linear_ramp(
                     stage_finding(&err, key, span)
                 }
                 _ => Diagnostic::error(
-                    codes::ENGINE_ASSERT,
+                    Code::EngineAssert,
                     path,
                     format!("{framework} {when}: {says}"),
                 )
@@ -199,7 +199,7 @@ pub(super) fn ignored(span: Range<usize>, with_steps: bool) -> Diagnostic {
             "with a current Megatron-LM, write the same stages as --step-batch-size-schedule (`accum export megatron` writes it from the imported config)".to_owned(),
         )
     };
-    Diagnostic::error(codes::VERSION, Args::path("--rampup-batch-size"), message)
+    Diagnostic::error(Code::Version, Args::path("--rampup-batch-size"), message)
         .warning()
         .help(help)
         .at(span, "depends on the Megatron-LM version")

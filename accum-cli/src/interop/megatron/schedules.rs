@@ -11,6 +11,7 @@
 
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::plan::StagedPlan;
 use accum_core::units::group_digits;
 use accum_core::{Plan, PlanError, Rounding, Span, UnitKind, Updates};
@@ -18,7 +19,7 @@ use accum_core::{Plan, PlanError, Rounding, Span, UnitKind, Updates};
 use super::{Args, python_number, ramp};
 use crate::diagnostic::Diagnostic;
 use crate::interop::stages::{Form, Staged, specs_of};
-use crate::interop::{BatchSchedule, BatchStep, codes};
+use crate::interop::{BatchSchedule, BatchStep};
 
 /// The largest threshold Megatron reads exactly: it parses
 /// `int(float(text) * multiplier)`, and a float holds every integer up to 2^53.
@@ -54,7 +55,7 @@ pub(super) fn step_schedule(a: &mut Args, seq_len: Option<u64>) -> Option<Option
     }
     let refuse = |a: &mut Args, message: String| {
         a.findings.push(
-            Diagnostic::error(codes::ENGINE_ASSERT, Args::path(name), format!("Megatron would stop at start-up: {message}"))
+            Diagnostic::error(Code::EngineAssert, Args::path(name), format!("Megatron would stop at start-up: {message}"))
                 .help("write the schedule as \"0:B0 THRESHOLD:B1 …\" with thresholds from 0, increasing, and batches above 0")
                 .at(field.span(), "schedule refused"),
         );
@@ -82,7 +83,7 @@ pub(super) fn step_schedule(a: &mut Args, seq_len: Option<u64>) -> Option<Option
     let Some(len) = seq_len else {
         a.findings.push(
             Diagnostic::error(
-                codes::MISSING,
+                Code::Missing,
                 Args::path(name),
                 "the schedule's thresholds are tokens, converted to samples with // seq_length, and the script does not give the sequence length (Megatron requires --seq-length or --encoder-seq-length)",
             )
@@ -192,7 +193,7 @@ pub(super) fn step_stages(a: &mut Args, plan: &Plan, schedule: &StepSchedule) ->
         else {
             a.findings.push(
                 Diagnostic::error(
-                    codes::VALUE,
+                    Code::InteropValue,
                     Args::path(name),
                     format!("the schedule's threshold {} samples is beyond what accum can count in tokens (seq_length {len})", group_digits(target)),
                 )
@@ -237,7 +238,7 @@ pub(super) fn step_stages(a: &mut Args, plan: &Plan, schedule: &StepSchedule) ->
     if let Some(&(bad, _)) = stages.iter().find(|(b, _)| b % step != 0) {
         a.findings.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 Args::path(name),
                 format!(
                     "Megatron would stop when the schedule reaches global batch {bad}: update() asserts \"current global batch size ({bad}) is not divisible by micro_batch_size ({}) * data_parallel_size ({})\"",
@@ -271,7 +272,7 @@ pub(super) fn step_stages(a: &mut Args, plan: &Plan, schedule: &StepSchedule) ->
     if !notes.is_empty() {
         a.findings.push(
             Diagnostic::error(
-                codes::ROUNDS,
+                Code::Rounds,
                 Args::path(name),
                 format!(
                     "Megatron changes the batch at the first iteration whose consumed samples reach a threshold, so the stages end at whole iterations: {}",
@@ -321,7 +322,7 @@ pub(super) fn resolve(
                     .map_or(steps.span.clone(), |x| x.span.clone());
                 a.findings.push(
                     Diagnostic::error(
-                        codes::ENGINE_ASSERT,
+                        Code::EngineAssert,
                         Args::path("--decrease-batch-size-if-needed"),
                         "Megatron would stop at start-up: \"Step batch size schedules do not support decrease_batch_size_if_needed\"",
                     )
@@ -347,7 +348,7 @@ pub(super) fn resolve(
             if decrease && [start, increment, written].iter().any(|v| v % step != 0) {
                 a.findings.push(
                     Diagnostic::error(
-                        codes::ROUNDS,
+                        Code::Rounds,
                         Args::path("--rampup-batch-size"),
                         format!(
                             "with --decrease-batch-size-if-needed Megatron skips the ramp's divisibility check and rounds each batch of the ramp down to a multiple of micro {m} × D {replicas} = {step}, so it trains other batches than the ramp's; accum plans ramps whose batches are multiples of {step}"

@@ -4,6 +4,7 @@
 
 use std::ops::Range;
 
+use accum_core::Code;
 use accum_core::config::partial::{PartialConfig, PartialLossScale};
 use accum_core::plan::StagedPlan;
 use accum_core::settings::{PrecisionMode, ScheduleKind};
@@ -14,8 +15,8 @@ use super::Args;
 use super::args::Arg;
 use super::schedules::{self, Rule};
 use crate::diagnostic::Diagnostic;
+use crate::interop::BatchSchedule;
 use crate::interop::stages::StepLength;
-use crate::interop::{BatchSchedule, codes};
 
 /// Lengths, logging, precision, clipping and the learning rate; the
 /// schedule-shift and iteration/sample findings.
@@ -75,7 +76,7 @@ pub(super) fn settings(
         };
         a.findings.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 Args::path(name),
                 format!("Megatron would stop at start-up: with {with} it expects {kind}-based options only, and {name} is the other kind (validate_args)"),
             )
@@ -101,7 +102,7 @@ pub(super) fn settings(
         };
         a.findings.push(
             Diagnostic::error(
-                codes::ENGINE_ASSERT,
+                Code::EngineAssert,
                 Args::path("--train-iters"),
                 format!("the Megatron-LM versions that run --rampup-batch-size stop at start-up: \"expected no batch-size rampup for iteration-based training\" (validate_args); later versions ignore the ramp-up{converted}"),
             )
@@ -130,7 +131,7 @@ pub(super) fn settings(
                     let diff = trained.abs_diff(*s);
                     a.findings.push(
                         Diagnostic::error(
-                            codes::ROUNDS,
+                            Code::Rounds,
                             Args::path("--train-samples"),
                             format!(
                                 "Megatron sets train_iters = {n} (update_train_iters {how}), so it trains {} samples, {} {} than --train-samples {s}",
@@ -165,7 +166,7 @@ pub(super) fn settings(
             None if schedule.is_none() && s % b != 0 => {
                 a.findings.push(
                     Diagnostic::error(
-                        codes::ROUNDS,
+                        Code::Rounds,
                         Args::path("--train-samples"),
                         format!(
                             "Megatron sets train_iters = train_samples // global_batch_size = {s} // {b} = {}, so the last {} samples are not trained",
@@ -206,7 +207,7 @@ pub(super) fn settings(
     if let Some(frac) = a.get("--lr-warmup-fraction").cloned() {
         a.findings.push(
             Diagnostic::error(
-                codes::NOT_CONVERTED,
+                Code::NotConverted,
                 Args::path("--lr-warmup-fraction"),
                 "--lr-warmup-fraction is a fraction of the decay length and is not carried into schedule.warmup",
             )
@@ -349,7 +350,7 @@ fn scheduler_samples(
     }
     let first = spans.first()?.clone();
     let mut finding = Diagnostic::error(
-        codes::SCHEDULE_SHIFT,
+        Code::StageShift,
         Args::path(names.first()?),
         format!(
             "Megatron's learning-rate scheduler counts samples, and with --train-iters and --step-batch-size-schedule an iteration of it is global_batch_size = micro × DP = {per} samples (get_optimizer_param_scheduler), whatever the stage's batch: {}{}",
