@@ -111,3 +111,10 @@ struct SpanReport {
     /// other units are those of the updates it ends in.
     rounded: bool,
 }
+
+impl CalcReport {
+    /// Whether the report has a scaling estimate.
+    pub(crate) fn has_scaling(&self) -> bool {
+        self.scaling.is_some()
+    }
+}

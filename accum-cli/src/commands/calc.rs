@@ -22,7 +22,7 @@ pub(crate) fn run(args: &CalcArgs) -> Result<Exit, CliError> {
                     "note: --params alone gives no estimate: the memory estimate also needs --activation-per-example SIZE (one example's activations, which grow with m while weights, gradients and optimizer state do not); the scaling estimate needs --device-throughput and --bandwidth"
                 );
             }
-            if let Some(note) = calc::scaling_note(args, report.scaling.is_some()) {
+            if let Some(note) = calc::scaling_note(args, report.has_scaling()) {
                 eprintln!("note: {note}");
             }
         }
