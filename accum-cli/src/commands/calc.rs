@@ -7,9 +7,10 @@ use std::fmt::Write as _;
 use accum_core::estimate::{
     ByteSize, MemoryEstimate, MemoryInputs, OptimizerKind, ScalingInputs, ScalingPoint,
 };
-use accum_core::plan::{StageError, StagedPlan};
-use accum_core::units::group_digits;
-use accum_core::{Layout, Plan, PlanError, PlanInput, Role, Rounding, Span, UnitKind, Updates};
+use accum_core::plan::{
+    Layout, Plan, PlanError, PlanInput, Role, Rounding, StageError, StagedPlan,
+};
+use accum_core::{Span, UnitKind, Updates, group_digits};
 use serde::Serialize;
 
 use crate::cli::{CalcArgs, Format, Optimizer, Precision};

@@ -9,7 +9,7 @@ use accum_core::{Span, UnitKind};
 use serde::Serialize;
 
 use crate::error::CliError;
-use accum_core::units::group_digits;
+use accum_core::group_digits;
 
 /// One length in every unit. Keys are stable.
 #[derive(Debug, Serialize)]

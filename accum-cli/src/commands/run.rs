@@ -16,15 +16,16 @@ use std::time::{Duration, Instant};
 
 use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
-use accum_core::dump::DumpWriter;
-use accum_core::engine::{Engine, Fault, Observer, ObserverError, RunOptions, UpdateView};
+use accum_core::engine::{
+    DumpWriter, Engine, Fault, Observer, ObserverError, RunOptions, UpdateView,
+};
 use accum_core::estimate::ByteSize;
+use accum_core::group_digits;
 use accum_core::plan::StagedPlan;
 use accum_core::report::{
     Counters, CurvePoint, RunReport, StageCounters, StatsError, StatsStream, UpdateStats,
 };
 use accum_core::settings::LogAxis;
-use accum_core::units::group_digits;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{Backend, Format, RunArgs};

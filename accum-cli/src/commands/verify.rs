@@ -4,10 +4,9 @@
 //! ramp-up, one update of each stage: the stage's first, against one batch
 //! of the stage's `B`.
 
-use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
-use accum_core::units::group_digits;
-use accum_core::verify::{StagedVerifyReport, Tolerance, VerifyReport, verify, verify_stages};
+use accum_core::verify::{self, StagedVerifyReport, Tolerance, VerifyReport};
+use accum_core::{AccumConfig, group_digits};
 
 use crate::cli::{Format, VerifyArgs};
 use crate::error::{CliError, Exit};
@@ -46,14 +45,14 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
         );
     }
     let passed = if stages.is_constant() {
-        let report = verify(&checked.plan, &config, tolerance).map_err(fail)?;
+        let report = verify::equivalence(&checked.plan, &config, tolerance).map_err(fail)?;
         match args.format {
             Format::Json => print_json(&report)?,
             Format::Text => print_text(&render(&checked.doc.name, &checked.plan, &report))?,
         }
         report.passed
     } else {
-        let report = verify_stages(&stages, &config, tolerance).map_err(fail)?;
+        let report = verify::stages(&stages, &config, tolerance).map_err(fail)?;
         match args.format {
             Format::Json => print_json(&report)?,
             Format::Text => print_text(&render_stages(&checked.doc.name, &report))?,
@@ -78,7 +77,7 @@ fn rule_of(check: &str) -> &'static str {
     }
 }
 
-fn render(name: &str, plan: &accum_core::Plan, report: &VerifyReport) -> String {
+fn render(name: &str, plan: &accum_core::plan::Plan, report: &VerifyReport) -> String {
     let mut out = format!(
         "pre-flight check of {name}: one update as {} vs one batch of {}\n",
         plan.batch_formula(),
@@ -193,7 +192,8 @@ mod tests {
         .expect("the tiny fixture");
         let config: TrainingConfig = toml::from_str(&text).expect("a valid config");
         let plan = accum_core::AccumConfig::plan(&config).expect("a plan");
-        let report = verify(&plan, &config.engine_config(), Tolerance::default()).expect("runs");
+        let report = verify::equivalence(&plan, &config.engine_config(), Tolerance::default())
+            .expect("runs");
         assert!(report.checks.len() >= 6, "{:?}", report.checks);
         for check in &report.checks {
             let code = rule_of(&check.name);

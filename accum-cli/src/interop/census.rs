@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use accum_core::Plan;
+use accum_core::plan::Plan;
 
 use super::{Framework, codes};
 use crate::diagnostic::Diagnostic;

@@ -14,7 +14,7 @@
 //! the data is cycled (`CycleIterator`), so no partial group ends a pass.
 
 use accum_core::config::partial::PartialConfig;
-use accum_core::{LastGroup, Layout};
+use accum_core::plan::{LastGroup, Layout};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{

@@ -7,9 +7,8 @@
 //! (`StagedPlan::consumed`, `to_updates`); with variable lengths, tokens are
 //! the examples consumed times the expected tokens per example.
 
-use accum_core::plan::StagedPlan;
-use accum_core::units::group_digits;
-use accum_core::{PlanError, Rounding, UnitKind};
+use accum_core::plan::{PlanError, Rounding, StagedPlan};
+use accum_core::{UnitKind, group_digits};
 use serde::Serialize;
 
 use super::stages::Position;

@@ -17,7 +17,7 @@ pub(crate) use editors::{enums_for_editors, solvable_factors_optional};
 pub(crate) use map::SchemaMap;
 pub(crate) use plan::finding_diagnostic;
 
-use accum_core::Role;
+use accum_core::plan::Role;
 
 use crate::diagnostic::Diagnostic;
 use crate::source::Document;

@@ -5,10 +5,10 @@
 //! `accum_core::check_values`, the one set of rules; its findings come back
 //! as data and are placed in the file here.
 
-use accum_core::plan::{Layout, LinearRamp, PlanInput, StageSpec};
+use accum_core::plan::{Layout, LinearRamp, PlanInput, Role, StageSpec};
 use accum_core::{
-    FieldPath, Finding, Given, RampRole, RampUp, RampValue, Role, RoleValue, Severity, Span,
-    SpanValue, check_values,
+    FieldPath, Finding, Given, RampRole, RampUp, RampValue, RoleValue, Severity, Span, SpanValue,
+    check_values,
 };
 use serde_json::Value;
 
