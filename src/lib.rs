@@ -77,10 +77,17 @@
 //! use accum::Updates;
 //! use accum::driver::{Driver, Outcome};
 //! use accum::plan::Plan;
+//! use accum::replica::InProcess;
+//! use accum::settings::Normalization;
 //!
+//! let lengths = vec![5_u64; 100]; // the supervised tokens of each example
 //! let plan = Plan::new(2, 4, 1)?; // 4 microbatches of 2 examples per update
-//! let mut driver = Driver::builder(plan, 100).seed(7).total(Updates::new(3)).build()?;
-//! while let Some(group) = driver.next_group()? {
+//! let reducer = InProcess::new(1); // one replica, in this process
+//! let mut driver = Driver::builder(plan, lengths.len()).seed(7).total(Updates::new(3)).build()?;
+//! while let Some(mut group) = driver.next_group()? {
+//!     // Before the first backward pass: what the group's loss is divided by.
+//!     let den = group.denominator(Normalization::PerToken, |id| lengths[id], &reducer)?;
+//!     assert_eq!(den.value, 40.0); // 8 examples of 5 tokens
 //!     for microbatch in group.microbatches() {
 //!         assert_eq!(microbatch.ids.len(), 2); // forward and backward here
 //!         // `microbatch.sync`: the gradient all-reduce follows this one.
