@@ -3,9 +3,9 @@
 //! binary `candle-accum` (`accum_cli::run::<CandleRun>()`) gives it accum's
 //! schema, validate, sheet, compare and calc commands.
 
-use accum::{AccumConfig, Span, Updates};
 use accum::plan::Plan;
 use accum::settings::LossScaleSettings;
+use accum::{AccumConfig, Span, Updates};
 use serde::Deserialize;
 
 use crate::{ModelConfig, RunConfig};

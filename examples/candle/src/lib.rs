@@ -21,13 +21,13 @@ pub mod config;
 use std::error::Error;
 use std::path::Path;
 
-use accum::{Span, Updates};
 use accum::driver::{Driver, Group, Outcome, Recorder, Step};
 use accum::engine::{LossScaler, Rng, Tensors};
 use accum::plan::{LastGroup, Plan, Rounding};
 use accum::replica::{InProcess, Reducer};
 use accum::schedule::Schedule;
 use accum::settings::{LogAxis, LossScaleSettings, Normalization, PrecisionMode, ScheduleKind};
+use accum::{Span, Updates};
 use candle_core::backprop::GradStore;
 use candle_core::{D, DType, Device, Tensor, Var};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};

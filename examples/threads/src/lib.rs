@@ -21,12 +21,12 @@
 
 use std::error::Error;
 
-use accum::{AccumConfig, Span, Updates};
 use accum::driver::{Driver, DriverNote, Outcome};
 use accum::plan::Plan;
 use accum::replica::{InProcess, Member, Reducer};
 use accum::schedule::Schedule;
 use accum::settings::{Normalization, ScheduleKind};
+use accum::{AccumConfig, Span, Updates};
 use serde::{Deserialize, Serialize};
 
 /// Errors of the example, sendable across the rank threads.
