@@ -57,9 +57,10 @@ pub mod verify;
 pub use accum_macros::AccumConfig;
 pub use code::{Code, UnknownCode};
 pub use derive::{
-    AccumConfig, CheckedPlan, ConstPlan, FieldInfo, Given, RampField, RampRole, RampUp, RampValue,
-    RoleField, RoleType, RoleValue, SCHEMA_VERSION, Source, SpanField, SpanUse, SpanValue,
-    StagesField, check_roles, check_spans, check_values, schema_for, staged_plan_of, step_findings,
+    AccumConfig, CheckedPlan, ConstPlan, FieldInfo, Given, NestedConfig, RampField, RampRole,
+    RampUp, RampValue, RoleField, RoleType, RoleValue, SCHEMA_VERSION, Source, SpanField, SpanUse,
+    SpanValue, StagesField, check_roles, check_spans, check_values, schema_for, staged_plan_of,
+    step_findings,
 };
 pub use finding::{FieldPath, Finding, Findings, Related, Severity};
 /// The tensor crate of the engine's [`Model`](engine::Model) trait
