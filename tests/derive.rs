@@ -5,9 +5,8 @@
 use std::num::NonZeroU32;
 
 use accum::config::TrainingConfig;
-use accum::{
-    AccumConfig, Code, ConstPlan, FieldPath, Plan, Role, RoleField, Span, UnitKind, Updates,
-};
+use accum::plan::{Plan, Role};
+use accum::{AccumConfig, Code, ConstPlan, FieldPath, RoleField, Span, UnitKind, Updates};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

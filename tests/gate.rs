@@ -470,7 +470,7 @@ fn step_like_integers_in_plain_sections_are_found_through_the_schema() {
     assert_eq!(config.validate(), Err(refused));
     // The schema alone gives the same findings, for a tool that has only it.
     let schema = accum::schema_for::<WithPlainSection>();
-    assert_eq!(accum::derive::step_findings(schema.as_value()).len(), 2);
+    assert_eq!(accum::step_findings(schema.as_value()).len(), 2);
     // A config without a JSON Schema has nothing to walk, and plans.
     #[derive(AccumConfig)]
     #[accum(micro_batch = 2, accumulation = 4, replicas = 1)]

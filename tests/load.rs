@@ -217,7 +217,7 @@ fn files_that_cannot_be_read_say_why() {
 /// sentence of their `Display`.
 #[test]
 fn public_errors_read_as_sentences_through_debug() {
-    let zero = accum::Plan::new(0, 8, 2).expect_err("m = 0");
+    let zero = accum::plan::Plan::new(0, 8, 2).expect_err("m = 0");
     assert_eq!(format!("{zero:?}"), zero.to_string());
     assert!(!format!("{zero:?}").contains("Zero {"), "{zero:?}");
     let findings = FineTune {

@@ -10,7 +10,8 @@
 use std::sync::LazyLock;
 
 use accum_core::config::TrainingConfig;
-use accum_core::{Plan, Rounding, Span, UnitKind};
+use accum_core::plan::{Plan, Rounding};
+use accum_core::{Span, UnitKind};
 
 use crate::interop::{Framework, ImportOptions};
 use crate::load::{Schema, check_document};

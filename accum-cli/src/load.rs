@@ -8,9 +8,8 @@ use std::io::IsTerminal;
 use std::marker::PhantomData;
 use std::path::Path;
 
-use accum_core::Code;
-use accum_core::plan::StagedPlan;
-use accum_core::{AccumConfig, CheckedPlan, Plan};
+use accum_core::plan::{Plan, StagedPlan};
+use accum_core::{AccumConfig, CheckedPlan, Code};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 

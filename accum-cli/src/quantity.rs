@@ -7,7 +7,7 @@
 /// count past 64 bits is refused with the forms that are read.
 pub(crate) fn parse_count(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();
-    if let Ok(count) = accum_core::span::parse_count(trimmed) {
+    if let Ok(count) = accum_core::parse_count(trimmed) {
         return Ok(count);
     }
     // Scientific notation, exactly: 1.3e9 is 1300000000, 1.5e0 is no count.

@@ -8,7 +8,8 @@
 
 use std::ops::Range;
 
-use accum_core::{Plan, PlanError, Rounding, Span, UnitKind};
+use accum_core::plan::{Plan, PlanError, Rounding};
+use accum_core::{Span, UnitKind};
 use serde::Serialize;
 
 use crate::diagnostic::dotted;
@@ -52,7 +53,7 @@ fn rewrite(
     plan: &Plan,
     target: &Plan,
 ) -> Result<Vec<(Range<usize>, String, Change)>, String> {
-    use accum_core::Role;
+    use accum_core::plan::Role;
     let mut edits = Vec::new();
     for (role, new_value, reason) in [
         (

@@ -4,12 +4,12 @@
 
 use accum_core::config::TrainingConfig;
 use accum_core::estimate::{ByteSize, MemoryInputs, OptimizerState};
+use accum_core::plan::{LastGroup, Plan};
 use accum_core::settings::{
     DataSection, LossSection, ModelSection, Normalization, OptimizerKind, OptimizerSection,
     PrecisionMode, PrecisionSection, ScheduleSection,
 };
-use accum_core::units::group_digits;
-use accum_core::{Examples, LastGroup, Plan};
+use accum_core::{Examples, group_digits};
 
 use crate::sheet::extras::{Extras, LrSchedule};
 use crate::sheet::{Row, Table, setting as number};

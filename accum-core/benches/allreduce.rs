@@ -15,9 +15,9 @@
 
 use std::time::{Duration, Instant};
 
+use accum_core::engine::Tensors;
 use accum_core::replica::mpi::Mpi;
 use accum_core::replica::{InProcess, Reducer};
-use accum_core::tensor::Tensors;
 use ndarray::{ArrayD, IxDyn};
 
 /// Gradient sizes in f32 elements: 1 KiB … 64 MiB.

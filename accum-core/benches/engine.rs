@@ -26,16 +26,16 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use accum_core::data::{Dataset, PackedMicrobatch};
-use accum_core::engine::{Engine, EngineConfig, Observer, RunOptions};
-use accum_core::model::{GradScale, Model, Team};
-use accum_core::optim::Optimizer;
+use accum_core::engine::kernels::{MatRef, accumulate, gemm, gemm_kernel, mat, mat_mut};
+use accum_core::engine::{
+    Dataset, Engine, GradScale, Model, Observer, Optimizer, PackedMicrobatch, RunOptions, Team,
+};
 use accum_core::plan::Plan;
 use accum_core::report::{Counters, UpdateStats};
+use accum_core::settings::EngineConfig;
 use accum_core::settings::{
     DataSection, ModelSection, Normalization, OptimizerSection, ScheduleSection,
 };
-use accum_core::tensor::{MatRef, accumulate, gemm, gemm_kernel, mat, mat_mut};
 use divan::Bencher;
 use divan::counter::{BytesCount, ItemsCount};
 use ndarray::ArrayView2;

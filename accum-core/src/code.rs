@@ -16,7 +16,7 @@
 //! let code: Code = "accum::plan::global-batch".parse()?;
 //! assert_eq!(code, Code::GlobalBatch);
 //! assert!(Code::ALL.iter().all(|c| c.as_str().starts_with("accum::")));
-//! # Ok::<(), accum_core::code::UnknownCode>(())
+//! # Ok::<(), accum_core::UnknownCode>(())
 //! ```
 
 use std::fmt;

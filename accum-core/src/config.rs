@@ -145,10 +145,10 @@ impl TrainingConfig {
         let mut result = AccumConfig::validate(self);
         if let Ok(warnings) = &mut result
             && let Ok(stages) = self.staged_plan()
-            && let Some(refusal) = crate::buffer_refusal(&stages, &self.engine_config())
+            && let Some(refusal) = crate::engine::buffer_refusal(&stages, &self.engine_config())
         {
             let (path, label) = match refusal {
-                crate::EngineError::GroupTooLarge { .. } => {
+                crate::engine::EngineError::GroupTooLarge { .. } => {
                     ("batch.accumulation", "too many microbatches to run")
                 }
                 _ => ("batch.micro_batch", "too large to run"),

@@ -11,11 +11,10 @@
 //! ([`PackedMicrobatch::padded`]).
 //!
 //! Which examples form a group and which replica gets them is the loop
-//! driver's walk ([`crate::driver`]); [`ShardCheck`] verifies that no
+//! driver's walk ([`crate::driver`]); its tests check that no
 //! example reaches two replicas in one epoch (`accum::run::data-parallel`: the same examples on every
 //! replica add no information).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
@@ -387,22 +386,25 @@ impl fmt::Display for OverlapError {
 
 impl std::error::Error for OverlapError {}
 
-/// Tracks which replica processed each example id within an epoch.
+/// Tracks which replica processed each example id within an epoch: the
+/// driver's tests check their walks with it.
+#[cfg(test)]
 #[derive(Clone, Debug, Default)]
-pub struct ShardCheck {
-    seen: HashMap<u64, usize>,
+pub(crate) struct ShardCheck {
+    seen: std::collections::HashMap<u64, usize>,
 }
 
+#[cfg(test)]
 impl ShardCheck {
     /// Starts a new epoch.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.seen.clear();
     }
 
     /// Records that `replica` processed `id`; an id on a second replica is
     /// an [`OverlapError`]. (The same replica seeing an id twice in one epoch
     /// is allowed here; the epoch order never does it.)
-    pub fn record(&mut self, id: u64, replica: usize) -> Result<(), OverlapError> {
+    pub(crate) fn record(&mut self, id: u64, replica: usize) -> Result<(), OverlapError> {
         match self.seen.insert(id, replica) {
             Some(first) if first != replica => Err(OverlapError {
                 id,

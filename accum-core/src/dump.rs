@@ -64,7 +64,7 @@ impl std::error::Error for DumpError {
 }
 
 /// An element type `.npy` files can hold here.
-pub trait NpyElement: Copy {
+pub(crate) trait NpyElement: Copy {
     /// The numpy `descr` string (`"<f4"`, `"<i8"`).
     const DESCR: &'static str;
     /// Appends the little-endian bytes of `self`.
@@ -90,7 +90,7 @@ impl NpyElement for i64 {
 ///
 /// # Panics
 /// When `data.len()` is not the product of `shape`.
-pub fn npy_bytes<T: NpyElement>(shape: &[usize], data: &[T]) -> Vec<u8> {
+pub(crate) fn npy_bytes<T: NpyElement>(shape: &[usize], data: &[T]) -> Vec<u8> {
     assert_eq!(
         shape.iter().product::<usize>(),
         data.len(),
@@ -131,7 +131,7 @@ pub fn npy_bytes<T: NpyElement>(shape: &[usize], data: &[T]) -> Vec<u8> {
 /// Writes `bytes` to `path` atomically: a temporary file beside it, then a
 /// rename ([`crate::fsio::write_atomic`]; not synced, for speed over
 /// hundreds of small files).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DumpError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DumpError> {
     crate::fsio::write_atomic(path, bytes, Durability::Buffered).map_err(|err| DumpError {
         path: err.path,
         source: err.source,

@@ -1,76 +1,118 @@
-//! The core of accum: typed units, plan arithmetic and the accumulation
-//! engine.
+//! The core of accum: typed units, plan arithmetic, the loop driver and the
+//! accumulation engine.
 //!
-//! - [`units`]: counts in examples, microbatches, updates and tokens (`accum::span`)
-//! - [`span`]: lengths written the way people write them (`"2M tokens"`)
-//! - [`plan`]: `B = m·A·D`, layouts, epochs, re-planning (`accum::plan::global-batch`, `accum::plan::partial-group`, `accum::run::memory`, `accum::calc::tokens`)
+//! At the root, the vocabulary every part shares: typed counts
+//! ([`Updates`], [`Microbatches`], [`Examples`], [`Tokens`], [`Count`]),
+//! lengths written the way people write them ([`Span`], `"2M tokens"`),
+//! problems as data ([`Finding`], [`Findings`], [`FieldPath`], [`Code`]: the
+//! stable codes users look up), and the runtime side of
+//! `#[derive(AccumConfig)]`: the [`AccumConfig`] trait, the plan rules
+//! ([`check_roles`], [`check_values`]) and annotated JSON Schemas
+//! ([`schema_for`]).
+//!
+//! The modules, one concern each:
+//! - [`plan`]: `B = m·A·D`, layouts, stages, epochs, re-planning (`accum::plan::global-batch`, `accum::plan::partial-group`, `accum::calc::tokens`)
+//! - [`config`]: the canonical `TrainingConfig`, derived with the crate's own macro
+//! - [`settings`]: the engine-facing config sections (loss, precision, optimizer, …) and [`settings::EngineConfig`]
+//! - [`schedule`]: learning-rate schedules stepped once per applied update (`accum::run::scheduler`)
 //! - [`norm`]: loss normalization by what was really evaluated (`accum::run::normalization`)
 //! - [`estimate`]: per-device memory (`accum::run::memory`) and data-parallel scaling (`accum::calc::scaling`)
-//! - [`config`]: the canonical `TrainingConfig`, derived with the crate's own macro
-//! - [`derive`](mod@derive): the runtime side of `#[derive(AccumConfig)]`: the plan
-//!   rules ([`check_roles`]) and annotated JSON Schemas
-//! - [`finding`], [`code`]: problems as data (code, field path, role, message, fix)
-//!   and the stable codes users look up
-//! - [`settings`]: the engine-facing config sections (loss, precision, optimizer, …)
-//! - [`tensor`], [`model`], [`optim`], [`schedule`], [`scaler`]: the pieces of a training step
-//! - [`data`]: synthetic Markov-chain data and packing
 //! - [`driver`]: the loop driver for a training loop of one's own in any framework:
 //!   groups, microbatches, sync flags, denominators, progress (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::group`, `accum::plan::partial-group`, `accum::run::loss-scale`, `accum::run::scheduler`, `accum::run::data-parallel`)
 //! - [`replica`]: the reduction across data-parallel replicas (`accum::run::data-parallel`, `accum::calc::scaling`)
-//! - [`engine`]: the group loop (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::group`, `accum::plan::partial-group`, `accum::run::loss-scale`, `accum::run::scheduler`, `accum::run::data-parallel`)
-//! - [`memory`], [`report`]: memory peaks (`accum::run::memory`) and the run report (`accum::sheet`)
+//! - [`engine`]: the group loop on CPU tensors, and what a model of one's own
+//!   implements ([`engine::Model`] over [`engine::Tensors`]), its data, optimizer,
+//!   loss scaler and `accum-dump/1` dumps (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::group`, `accum::run::loss-scale`, `accum::run::memory`)
+//! - [`report`]: the run report, its memory peaks and stats stream (`accum::sheet`)
 //! - [`verify`]: accumulated vs large-batch equivalence (`accum::verify::equivalence`, `accum::verify::preflight`)
-//! - [`dump`]: `accum-dump/1` directories with `.npy` tensors
-//! - [`fsio`]: atomic file writes (temporary file, then rename)
+//!
+//! `api/accum-core.txt` in the repository lists every public path.
 
-pub mod code;
+mod code;
 pub mod config;
-pub mod data;
-pub mod derive;
+mod data;
+mod derive;
 pub mod driver;
-pub mod dump;
+mod dump;
 pub mod engine;
 pub mod estimate;
-pub mod finding;
+mod finding;
+#[doc(hidden)]
 pub mod fsio;
-pub mod memory;
-pub mod model;
+mod memory;
+mod model;
 pub mod norm;
-pub mod optim;
+mod optim;
 pub mod plan;
 pub mod replica;
 pub mod report;
-pub mod scaler;
+mod scaler;
 pub mod schedule;
 pub mod settings;
-pub mod span;
-pub mod tensor;
-pub mod units;
+mod span;
+mod tensor;
+mod units;
 pub mod verify;
 
 pub use accum_macros::AccumConfig;
-pub use code::Code;
+pub use code::{Code, Family, UnknownCode};
 pub use derive::Origin;
 pub use derive::{
     AccumConfig, CheckedPlan, ConstPlan, FieldInfo, Given, NestedConfig, RampField, RampRole,
     RampUp, RampValue, RoleField, RoleType, RoleValue, SCHEMA_VERSION, SpanField, SpanUse,
     SpanValue, StagesField, check_roles, check_spans, check_values, schema_for, staged_plan_of,
+    step_findings,
 };
-pub use engine::{Engine, EngineError, Observer, RunOptions, buffer_refusal, run};
 pub use finding::{FieldPath, Finding, Findings, Related, Severity};
-/// The tensor crate of the engine's [`Model`](model::Model) trait
-/// ([`Tensors`](tensor::Tensors) hold `ndarray` arrays), re-exported so that
+/// The tensor crate of the engine's [`Model`](engine::Model) trait
+/// ([`Tensors`](engine::Tensors) hold `ndarray` arrays), re-exported so that
 /// a model can be written against the same version.
 pub use ndarray;
-pub use plan::{Edit, Fix, LastGroup, Layout, Plan, PlanError, PlanInput, Role, Rounding};
-pub use report::RunReport;
-pub use settings::EngineConfig;
-pub use span::{Span, SpanError};
+pub use span::{Span, SpanError, parse_count};
+/// Digits grouped by thousands (`1,234,567`), the way accum's messages
+/// print counts; shared with the CLI.
+#[doc(hidden)]
+pub use units::group_digits;
 pub use units::{
-    Count, Example, Examples, Microbatch, Microbatches, Token, Tokens, Unit, UnitKind, Update,
-    Updates,
+    Count, Example, Examples, Microbatch, Microbatches, Overflow, Token, Tokens, Unit, UnitKind,
+    Update, Updates,
 };
-pub use verify::{Tolerance, VerifyReport, verify};
+
+/// What the code generated by `#[derive(AccumConfig)]` names, and nothing
+/// else: not part of the API, and free to change with the derive (the way
+/// serde and thiserror keep theirs). Every path the derive emits goes
+/// through here, so the public modules can move without breaking derived
+/// code.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::derive::{
+        AccumConfig, ConstPlan, FieldInfo, NestedConfig, RampField, RampRole, RampValue, RoleType,
+        RoleValue, SchemaConfig, SpanField, SpanUse, SpanValue, StagesField, count_ramp,
+        count_role, has_role, join_path, no_step_findings, push_findings, step_findings_of,
+    };
+    pub use crate::finding::{FieldPath, Findings};
+    pub use crate::plan::{Layout, Plan, Role};
+    pub use crate::span::Span;
+    pub use crate::units::UnitKind;
+
+    /// The plan of a config whose `m`, `A` and `D` are constants, for its
+    /// `const PLAN`; the derive has checked the values at compile time.
+    ///
+    /// # Panics
+    /// When a factor is zero or a product overflows (at compile time).
+    pub const fn const_plan(m: u64, a: u64, d: u64, seq_len: Option<u64>) -> Plan {
+        Plan::from_parts(m, a, d, seq_len)
+    }
+
+    /// [`const_plan`] with the replicas of a constant device layout.
+    ///
+    /// # Panics
+    /// When a factor is zero, `world_size` is not divisible by `tp·pp·cp`,
+    /// or a product overflows (at compile time).
+    pub const fn const_layout_plan(m: u64, a: u64, layout: Layout, seq_len: Option<u64>) -> Plan {
+        Plan::from_layout_parts(m, a, layout, seq_len)
+    }
+}
 
 /// The engine guide (`docs/engine.md`), compiled so its example runs.
 #[cfg(doctest)]

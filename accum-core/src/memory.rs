@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 /// The warning of a run whose retained memory grows across groups
 /// (`accum::run::group`), in the engine's report and a recorder's alike.
-pub const GROWTH_WARNING: &str = "memory kept between microbatches grows across groups: \
+pub(crate) const GROWTH_WARNING: &str = "memory kept between microbatches grows across groups: \
      something holds on to them (release losses and activations after each backward pass)";
 
 /// Live bytes by kind, at one moment on one replica.
@@ -87,7 +87,7 @@ pub struct MemoryReport {
 
 /// Collects samples and keeps peaks.
 #[derive(Clone, Debug)]
-pub struct MemoryTracker {
+pub(crate) struct MemoryTracker {
     current: Vec<MemoryBreakdown>,
     peaks: Vec<ReplicaPeaks>,
     groups: u64,
@@ -95,7 +95,7 @@ pub struct MemoryTracker {
 
 impl MemoryTracker {
     /// A tracker for `replicas` replicas.
-    pub fn new(replicas: usize) -> MemoryTracker {
+    pub(crate) fn new(replicas: usize) -> MemoryTracker {
         MemoryTracker {
             current: vec![MemoryBreakdown::default(); replicas],
             peaks: vec![ReplicaPeaks::default(); replicas],
@@ -104,7 +104,7 @@ impl MemoryTracker {
     }
 
     /// Records a sample of `replica` in the current group.
-    pub fn sample(&mut self, replica: usize, sample: MemoryBreakdown) {
+    pub(crate) fn sample(&mut self, replica: usize, sample: MemoryBreakdown) {
         if let Some(current) = self.current.get_mut(replica)
             && sample.total() > current.total()
         {
@@ -113,7 +113,7 @@ impl MemoryTracker {
     }
 
     /// Closes the current group (after its update).
-    pub fn end_group(&mut self) {
+    pub(crate) fn end_group(&mut self) {
         for (peak, current) in self.peaks.iter_mut().zip(&mut self.current) {
             if self.groups == 0 {
                 peak.first_group = *current;
@@ -130,7 +130,7 @@ impl MemoryTracker {
     }
 
     /// The report so far.
-    pub fn report(&self) -> MemoryReport {
+    pub(crate) fn report(&self) -> MemoryReport {
         let all = || {
             self.peaks
                 .iter()

@@ -36,7 +36,8 @@ pub fn stats_stream_beside(report: &std::path::Path) -> std::path::PathBuf {
     report.with_file_name(format!("{stem}.stats.jsonl"))
 }
 
-use crate::memory::MemoryReport;
+// The memory peaks a report holds; their one public path is here.
+pub use crate::memory::{MemoryBreakdown, MemoryReport, ReplicaPeaks};
 use crate::plan::{LastGroup, Plan};
 use crate::settings::{LogAxis, Normalization, OptimizerKind, PrecisionMode};
 use crate::units::{Examples, Microbatches, Tokens, Updates};

@@ -15,7 +15,8 @@
 //! ```
 //! use accum_core::schedule::Schedule;
 //! use accum_core::settings::ScheduleKind;
-//! use accum_core::{Plan, Rounding, Span, Updates};
+//! use accum_core::{Span, Updates};
+//! use accum_core::plan::{Plan, Rounding};
 //!
 //! // A user's own fields: warmup in examples, length in tokens.
 //! let plan = Plan::new(4, 8, 2)?.with_seq_len(512)?; // B = 64, T = 32,768
@@ -56,7 +57,8 @@
 //! use accum_core::plan::{StageSpec, StagedPlan};
 //! use accum_core::schedule::Schedule;
 //! use accum_core::settings::ScheduleKind;
-//! use accum_core::{Plan, Rounding, Span, UnitKind, Updates};
+//! use accum_core::{Span, UnitKind, Updates};
+//! use accum_core::plan::{Plan, Rounding};
 //!
 //! // m 4 × D 2, L 1,000: 50 updates of 32 sequences, then 128 to the end.
 //! let base = Plan::new(4, 16, 2)?.with_seq_len(1000)?;

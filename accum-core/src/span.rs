@@ -577,7 +577,7 @@ impl schemars::JsonSchema for Span {
     }
 
     fn schema_id() -> Cow<'static, str> {
-        "accum_core::span::Span".into()
+        "accum_core::Span".into()
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {

@@ -351,7 +351,7 @@ pub fn gemm(dst: MatMut<'_>, add: bool, a: MatRef<'_>, b: MatRef<'_>) {
 /// Runs one small product on the calling thread, so that the thread's
 /// packing buffer ([`gemm`]) is allocated now rather than inside a later
 /// product: the engine's threads call it when their pool starts.
-pub fn warm_gemm() {
+pub(crate) fn warm_gemm() {
     // 32³ is past the sizes faer multiplies without packing (16³).
     const N: usize = 32;
     let a = [0.0f32; N * N];
@@ -399,7 +399,7 @@ pub fn accumulate(dst: &mut [f32], src: &[f32]) {
 /// reduction and Cephes' minimax polynomial. NaN stays NaN; results below
 /// `e^-87.3` are clamped there (about 1e-38).
 #[inline(always)]
-pub fn fast_exp(x: f32) -> f32 {
+pub(crate) fn fast_exp(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
@@ -426,20 +426,16 @@ pub fn fast_exp(x: f32) -> f32 {
 /// `tanh(x)` through [`fast_exp`]: `1 − 2/(e^{2|x|} + 1)` with the sign of
 /// `x`; absolute error below 3e-7.
 #[inline(always)]
-pub fn fast_tanh(x: f32) -> f32 {
+pub(crate) fn fast_tanh(x: f32) -> f32 {
     let a = x.abs().min(10.0);
     let e = fast_exp(2.0 * a);
     let t = 1.0 - 2.0 / (e + 1.0);
     if x.is_nan() { x } else { t.copysign(x) }
 }
 
-/// Lanes of the slice reductions: independent accumulators the compiler
-/// keeps in vector registers.
-const LANES: usize = 8;
-
 /// The largest element (−∞ for an empty slice; NaN elements are skipped).
 #[inline(always)]
-pub fn max_of(values: &[f32]) -> f32 {
+pub(crate) fn max_of(values: &[f32]) -> f32 {
     // The maximum does not depend on the order: as many lanes as a 512-bit
     // vector has.
     const LANES: usize = 16;
@@ -460,20 +456,6 @@ pub fn max_of(values: &[f32]) -> f32 {
         }
     }
     m
-}
-
-/// The sum of the elements, with [`LANES`] partial sums.
-#[inline(always)]
-pub fn sum_of(values: &[f32]) -> f32 {
-    let mut acc = [0.0f32; LANES];
-    let chunks = values.chunks_exact(LANES);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for i in 0..LANES {
-            acc[i] += c[i];
-        }
-    }
-    acc.iter().sum::<f32>() + rest.iter().sum::<f32>()
 }
 
 #[cfg(test)]
@@ -644,8 +626,6 @@ mod tests {
     fn lane_reductions() {
         let v: Vec<f32> = (0..37).map(|i| (i as f32 - 20.0).abs()).collect();
         assert_eq!(max_of(&v), 20.0);
-        assert_eq!(sum_of(&v), v.iter().sum::<f32>());
         assert_eq!(max_of(&[]), f32::NEG_INFINITY);
-        assert_eq!(sum_of(&[1.5]), 1.5);
     }
 }

@@ -8,18 +8,18 @@
 //! the plan knows how many examples make an update.
 //!
 //! ```
-//! use accum_core::units::{Examples, Updates};
+//! use accum_core::{Examples, Updates};
 //!
 //! let seen = Examples::new(32).checked_add(Examples::new(32))?;
 //! assert_eq!(seen.to_string(), "64 examples");
 //! assert_eq!(Updates::ONE.to_string(), "1 update");
-//! # Ok::<(), accum_core::units::Overflow>(())
+//! # Ok::<(), accum_core::Overflow>(())
 //! ```
 //!
 //! Mixing units does not compile:
 //!
 //! ```compile_fail
-//! use accum_core::units::{Microbatches, Updates};
+//! use accum_core::{Microbatches, Updates};
 //! let _ = Updates::new(1) + Microbatches::new(8);
 //! ```
 

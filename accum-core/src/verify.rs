@@ -16,7 +16,7 @@
 //! update). With SGD the proptest holds parameters to `1e-4` of the update.
 //!
 //! A plan with stages (batch ramp-up) is checked stage by stage
-//! ([`verify_stages`]): for each stage, its first update — on the examples
+//! ([`stages`]): for each stage, its first update — on the examples
 //! the staged run gives that update when every attempt is applied — as the
 //! stage's `A` microbatches × `D` replicas against one batch of the stage's
 //! `B`, from the initial parameters.
@@ -78,7 +78,7 @@ pub struct Check {
     pub detail: String,
 }
 
-/// The result of [`verify`].
+/// The result of [`equivalence`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VerifyReport {
     /// Whether every check passed.
@@ -127,7 +127,7 @@ fn max_abs_delta(after: &Tensors, before: &Tensors) -> f64 {
 }
 
 /// Runs the check for the built-in model and data of `config`.
-pub fn verify(
+pub fn equivalence(
     plan: &Plan,
     config: &EngineConfig,
     tolerance: Tolerance,
@@ -151,7 +151,7 @@ pub struct StageCheck {
     pub check: VerifyReport,
 }
 
-/// The result of [`verify_stages`].
+/// The result of [`stages`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StagedVerifyReport {
     /// Whether every stage checked passed.
@@ -188,8 +188,8 @@ fn checked_stages(count: usize, largest: usize) -> Vec<usize> {
 /// the staged plan gives it when every attempt is applied, computed as the
 /// stage's `A` microbatches × `D` replicas and as one batch of its `B`,
 /// from the initial parameters (`accum::verify::equivalence`, `accum::verify::preflight`). A constant plan gives one check,
-/// the same as [`verify`]'s.
-pub fn verify_stages(
+/// the same as [`equivalence`]'s.
+pub fn stages(
     stages: &StagedPlan,
     config: &EngineConfig,
     tolerance: Tolerance,

@@ -1,6 +1,7 @@
 // `accum::plan::global-batch`: roles may live in nested sections, optional sections and flattened
 // sections; paths in findings and roles follow the serialized names.
-use accum::{AccumConfig, Role};
+use accum::AccumConfig;
+use accum::plan::Role;
 
 #[derive(AccumConfig, serde::Deserialize)]
 #[accum(section)]

@@ -1,5 +1,5 @@
 // `accum::span`: counts in different units cannot be compared either.
-use accum::units::{Examples, Tokens};
+use accum::{Examples, Tokens};
 
 fn main() {
     let _ = Examples::new(32) == Tokens::new(32);

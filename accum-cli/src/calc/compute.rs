@@ -5,11 +5,11 @@
 use accum_core::estimate::{
     ByteSize, MemoryEstimate, MemoryInputs, OptimizerState, ScalingInputs, ScalingPoint,
 };
-use accum_core::plan::{StageError, StagedPlan};
-use accum_core::units::group_digits;
-use accum_core::{
-    Code, Layout, Plan, PlanError, PlanInput, Role, Rounding, Span, UnitKind, Updates,
+use accum_core::group_digits;
+use accum_core::plan::{
+    Layout, Plan, PlanError, PlanInput, Role, Rounding, StageError, StagedPlan,
 };
+use accum_core::{Code, Span, UnitKind, Updates};
 
 use super::{Amounts, CalcReport, Formulas, RunLength, SpanReport, StageReport};
 use crate::cli::{CalcArgs, Optimizer, Precision};

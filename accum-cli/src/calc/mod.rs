@@ -7,8 +7,9 @@
 //! document of `--format json`; [`render_text`] writes the same report for
 //! people. The command only parses and hands off.
 
+use accum_core::Span;
 use accum_core::estimate::{MemoryEstimate, ScalingPoint};
-use accum_core::{Layout, Role, Span};
+use accum_core::plan::{Layout, Role};
 use serde::Serialize;
 
 mod compute;

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use accum_core::units::group_digits;
+use accum_core::group_digits;
 
 use super::{Amounts, CalcReport, SpanReport, StageReport};
 

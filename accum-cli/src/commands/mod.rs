@@ -5,9 +5,9 @@
 //! (`accum_cli::run::<MyConfig>()`) behaves like `accum`; the others (run,
 //! verify, import, export, lint) work on accum's own `TrainingConfig`.
 
-use accum_core::Plan;
 use accum_core::config::TrainingConfig;
 use accum_core::estimate::MemoryInputs;
+use accum_core::plan::Plan;
 
 use crate::cli::{Cli, Command, CommonCommand};
 use crate::error::{CliError, Exit};

@@ -2,8 +2,8 @@
 //! ([`crate::replan`]), from `--max-micro-batch` or from a memory budget
 //! (`accum::run::memory`), and writes the edited text where the flags say.
 
-use accum_core::Plan;
 use accum_core::estimate::{ByteSize, MemoryInputs};
+use accum_core::plan::Plan;
 
 use crate::cli::{Format, ReplanArgs};
 use crate::commands::Hooks;

@@ -18,10 +18,9 @@ use std::time::Instant;
 
 use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
-use accum_core::dump::DumpWriter;
-use accum_core::engine::{Engine, Fault, RunOptions};
+use accum_core::engine::{DumpWriter, Engine, Fault, RunOptions};
+use accum_core::group_digits;
 use accum_core::report::{RunReport, StatsStream};
-use accum_core::units::group_digits;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{Backend, Format, RunArgs};

@@ -13,10 +13,10 @@ use crate::error::{CliError, Exit};
 use crate::load::{CliConfig, load_checked};
 
 /// Reads the run report at `path`.
-pub(crate) fn read_report(path: &Path) -> Result<accum_core::RunReport, CliError> {
+pub(crate) fn read_report(path: &Path) -> Result<accum_core::report::RunReport, CliError> {
     let text = crate::source::read_text(path, crate::source::MAX_REPORT_BYTES)
         .map_err(|err| CliError::usage(format!("cannot read the run report: {err}")))?;
-    let report: accum_core::RunReport = serde_json::from_str(&text).map_err(|err| {
+    let report: accum_core::report::RunReport = serde_json::from_str(&text).map_err(|err| {
         CliError::invalid(format!(
             "{}: not an accum run report: {err}",
             path.display()

@@ -5,9 +5,8 @@
 //! of the stage's `B`.
 
 use accum_core::config::TrainingConfig;
-use accum_core::units::group_digits;
-use accum_core::verify::{StagedVerifyReport, Tolerance, VerifyReport, verify, verify_stages};
-use accum_core::{AccumConfig, Code};
+use accum_core::verify::{self, StagedVerifyReport, Tolerance, VerifyReport};
+use accum_core::{AccumConfig, Code, group_digits};
 
 use crate::cli::{Format, VerifyArgs};
 use crate::error::{CliError, Exit};
@@ -46,14 +45,14 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
         );
     }
     let passed = if stages.is_constant() {
-        let report = verify(&checked.plan, &config, tolerance).map_err(fail)?;
+        let report = verify::equivalence(&checked.plan, &config, tolerance).map_err(fail)?;
         match args.format {
             Format::Json => print_json(&report)?,
             Format::Text => print_text(&render(&checked.doc.name, &checked.plan, &report))?,
         }
         report.passed
     } else {
-        let report = verify_stages(&stages, &config, tolerance).map_err(fail)?;
+        let report = verify::stages(&stages, &config, tolerance).map_err(fail)?;
         match args.format {
             Format::Json => print_json(&report)?,
             Format::Text => print_text(&render_stages(&checked.doc.name, &report))?,
@@ -63,7 +62,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
     Ok(if passed { Exit::Ok } else { Exit::Invalid })
 }
 
-fn render(name: &str, plan: &accum_core::Plan, report: &VerifyReport) -> String {
+fn render(name: &str, plan: &accum_core::plan::Plan, report: &VerifyReport) -> String {
     let mut out = format!(
         "pre-flight check of {name}: one update as {} vs one batch of {}\n",
         plan.batch_formula(),
@@ -172,7 +171,7 @@ fn render_checks(report: &VerifyReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use accum_core::code::Family;
+    use accum_core::Family;
 
     /// Each check of the core names the rule it tests, and a failed one
     /// points to that rule's entry.
@@ -185,8 +184,8 @@ mod tests {
         .expect("the tiny fixture");
         let config: TrainingConfig = toml::from_str(&text).expect("a valid config");
         let plan = accum_core::AccumConfig::plan(&config).expect("a plan");
-        let mut report =
-            verify(&plan, &config.engine_config(), Tolerance::default()).expect("runs");
+        let mut report = verify::equivalence(&plan, &config.engine_config(), Tolerance::default())
+            .expect("runs");
         let codes: Vec<Code> = report.checks.iter().map(|c| c.code).collect();
         assert_eq!(
             codes,

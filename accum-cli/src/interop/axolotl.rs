@@ -14,8 +14,9 @@
 use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
+use accum_core::plan::{LastGroup, Layout};
 use accum_core::settings::{OptimizerKind, PrecisionMode};
-use accum_core::{LastGroup, Layout, Span, UnitKind};
+use accum_core::{Span, UnitKind};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{

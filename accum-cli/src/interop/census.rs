@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use accum_core::Code;
-use accum_core::Plan;
+use accum_core::plan::Plan;
 
 use super::Framework;
 use crate::diagnostic::Diagnostic;

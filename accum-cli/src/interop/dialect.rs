@@ -9,8 +9,8 @@ use std::ops::Range;
 use accum_core::Code;
 use accum_core::config::RunSection;
 use accum_core::config::partial::{PartialBatch, PartialConfig};
+use accum_core::plan::{LastGroup, Layout, Plan, PlanError, PlanInput};
 use accum_core::settings::Normalization;
-use accum_core::{LastGroup, Layout, Plan, PlanError, PlanInput};
 
 use super::census;
 use super::reader::Reader;

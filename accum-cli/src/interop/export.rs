@@ -3,8 +3,8 @@
 //! and the notes about keys that are not written.
 
 use accum_core::config::partial::PartialConfig;
-use accum_core::plan::StagedPlan;
-use accum_core::{LastGroup, Layout, Plan, Rounding, Span, UnitKind};
+use accum_core::plan::{LastGroup, Layout, Plan, Rounding, StagedPlan};
+use accum_core::{Span, UnitKind};
 use serde_json::{Map, Value, json};
 
 use super::stages::{one_accumulation, staged_plan, stages_key};

@@ -15,7 +15,7 @@
 
 use accum_core::Code;
 use accum_core::config::partial::PartialConfig;
-use accum_core::{LastGroup, Layout};
+use accum_core::plan::{LastGroup, Layout};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{

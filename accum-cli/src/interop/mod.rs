@@ -439,7 +439,7 @@ pub struct Exported {
 #[non_exhaustive]
 pub enum ExportError {
     /// The batch section is not a valid plan.
-    Plan(accum_core::PlanError),
+    Plan(accum_core::plan::PlanError),
     /// The batch ramp-up (`[batch.ramp]` or `[[batch.stages]]`) is not valid.
     Stages(accum_core::plan::StageError),
     /// A span is not a whole number of the framework's unit.
@@ -453,7 +453,7 @@ pub enum ExportError {
         /// The span.
         span: accum_core::Span,
         /// The plan's explanation with the nearest valid values.
-        source: accum_core::PlanError,
+        source: accum_core::plan::PlanError,
     },
     /// The framework has no way to say what the config says about the batch
     /// or its loss.
@@ -471,7 +471,7 @@ pub enum ExportError {
         /// The framework.
         framework: Framework,
         /// The configured policy.
-        policy: accum_core::LastGroup,
+        policy: accum_core::plan::LastGroup,
         /// Examples in the data.
         examples: u64,
         /// Examples per update.
@@ -529,8 +529,8 @@ impl fmt::Display for ExportError {
 
 impl std::error::Error for ExportError {}
 
-impl From<accum_core::PlanError> for ExportError {
-    fn from(err: accum_core::PlanError) -> Self {
+impl From<accum_core::plan::PlanError> for ExportError {
+    fn from(err: accum_core::plan::PlanError) -> Self {
         ExportError::Plan(err)
     }
 }

@@ -12,9 +12,8 @@ use std::ops::Range;
 
 use accum_core::Code;
 use accum_core::config::partial::PartialConfig;
-use accum_core::plan::{LinearRamp, StageError, StageSpec, StagedPlan};
-use accum_core::units::group_digits;
-use accum_core::{Plan, Span, UnitKind, Updates};
+use accum_core::plan::{LinearRamp, Plan, StageError, StageSpec, StagedPlan};
+use accum_core::{Span, UnitKind, Updates, group_digits};
 
 use crate::diagnostic::Diagnostic;
 

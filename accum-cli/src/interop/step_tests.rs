@@ -107,7 +107,7 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
     let staged = staged(&imported);
     assert_eq!(
         staged
-            .to_updates(1_600_000, UnitKind::Example, accum_core::Rounding::Up)
+            .to_updates(1_600_000, UnitKind::Example, accum_core::plan::Rounding::Up)
             .map(Updates::get),
         Ok(74_581)
     );

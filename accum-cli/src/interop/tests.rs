@@ -7,7 +7,7 @@
 //! must give the same config.
 
 use accum_core::Code;
-use accum_core::code::Family;
+use accum_core::Family;
 use std::fs;
 use std::path::{Path, PathBuf};
 

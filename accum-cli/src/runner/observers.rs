@@ -5,9 +5,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use accum_core::engine::{Observer, ObserverError, UpdateView};
+use accum_core::group_digits;
 use accum_core::report::{Counters, CurvePoint, StatsError, StatsStream, UpdateStats};
 use accum_core::settings::LogAxis;
-use accum_core::units::group_digits;
 use indicatif::ProgressBar;
 
 use crate::error::CliError;

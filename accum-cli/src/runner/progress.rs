@@ -3,8 +3,8 @@
 //! the last update a person watches: loss, learning rate, gradient norm,
 //! throughput, and the loss scale where there is one (fp16).
 
+use accum_core::group_digits;
 use accum_core::report::{Counters, UpdateStats};
-use accum_core::units::group_digits;
 
 /// The bar's template: `[=====>    ] 1,234/3,000 updates (41%)  00:12 left  {msg}`.
 pub(crate) const TEMPLATE: &str =

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use accum_core::estimate::ByteSize;
+use accum_core::group_digits;
 use accum_core::plan::StagedPlan;
 use accum_core::report::{RunReport, StageCounters};
-use accum_core::units::group_digits;
 
 /// `"16 → 32 → 64 in 3 stages"`; the middle is elided past five stages.
 pub(crate) fn ramp_text(stages: &StagedPlan) -> String {

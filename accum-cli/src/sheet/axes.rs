@@ -10,9 +10,8 @@
 //! The tables and charts of the other modules take their [`Position`]s and
 //! their counts with a unit ([`count`]) from here.
 
-use accum_core::plan::StagedPlan;
-use accum_core::units::group_digits;
-use accum_core::{PlanError, Rounding, UnitKind};
+use accum_core::plan::{PlanError, Rounding, StagedPlan};
+use accum_core::{UnitKind, group_digits};
 use serde::Serialize;
 
 /// Whether token counts are exact (a fixed sequence length) or expected

@@ -6,13 +6,11 @@
 
 use std::path::Path;
 
-use accum_core::derive::{RampUp, SpanUse};
-use accum_core::plan::StagedPlan;
+use accum_core::Tokens;
+use accum_core::plan::{Plan, StagedPlan};
 use accum_core::report::RunReport;
 use accum_core::schedule::{Schedule, ScheduleError};
-use accum_core::units::Tokens;
-use accum_core::units::group_digits;
-use accum_core::{AccumConfig, FieldPath, Plan, Span, UnitKind};
+use accum_core::{AccumConfig, FieldPath, RampUp, Span, SpanUse, UnitKind, group_digits};
 
 use super::axes::{Axes, TokenCount, count};
 use super::extras::{Extras, LrSchedule};

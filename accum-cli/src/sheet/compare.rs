@@ -12,9 +12,9 @@
 
 use serde::Serialize;
 
+use accum_core::group_digits;
 use accum_core::report::RunReport;
 use accum_core::settings::LogAxis;
-use accum_core::units::group_digits;
 
 use super::chart::{Axis, Chart, Marks, Series, Style, Tone};
 use super::series::{LossLegend, RunSeries, loss_lines};

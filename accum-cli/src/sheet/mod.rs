@@ -224,7 +224,7 @@ pub(crate) fn escape_markdown(text: &str) -> String {
 
 /// Formats an integer with thousands separators.
 pub(crate) fn group(value: u64) -> String {
-    accum_core::units::group_digits(value)
+    accum_core::group_digits(value)
 }
 
 /// A setting as people write it: `1e-8` rather than `0.00000001`, and
@@ -296,7 +296,7 @@ pub(crate) fn without_rule_ids(text: &str) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use accum_core::LastGroup;
+    use accum_core::plan::LastGroup;
     use accum_core::report::{Counters, LossCurve, PlanSummary, REPORT_FORMAT, RunReport};
     use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
     use accum_core::{Examples, Tokens, Updates};
@@ -310,7 +310,8 @@ pub(crate) mod tests {
         let config: accum_core::config::TrainingConfig =
             toml::from_str(FP16).expect("the fixture parses");
         let plan = config.plan().expect("the fixture has a plan");
-        let report = accum_core::run(plan, &config.engine_config()).expect("the fixture runs");
+        let report =
+            accum_core::engine::run(plan, &config.engine_config()).expect("the fixture runs");
         let extras = crate::training::sheet_extras(&config, &plan);
         let sheet = build::build(
             &config,

@@ -6,8 +6,7 @@
 
 use accum_core::schedule::Schedule;
 use accum_core::settings::ScheduleKind;
-use accum_core::units::group_digits;
-use accum_core::{Span, UnitKind};
+use accum_core::{Span, UnitKind, group_digits};
 
 use super::axes::{Axes, TokenCount, count};
 use super::chart::{Axis, Chart, MAX_LINE_POINTS, Mark, Marks, Panel, Scale, Series, Style, Tone};
@@ -362,8 +361,7 @@ fn ramp_chart(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use accum_core::Plan;
-    use accum_core::plan::StagedPlan;
+    use accum_core::plan::{Plan, StagedPlan};
     use accum_core::settings::ScheduleSection;
 
     #[test]

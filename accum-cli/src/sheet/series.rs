@@ -9,11 +9,11 @@
 
 use std::path::Path;
 
+use accum_core::group_digits;
 use accum_core::report::{
     CurvePoint, Decimated, LossChange, RunReport, UpdateStats, logged_points, read_updates,
 };
 use accum_core::settings::LogAxis;
-use accum_core::units::group_digits;
 
 use super::chart::{Series, Style, Tone, interval_means};
 

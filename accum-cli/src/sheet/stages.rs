@@ -3,9 +3,8 @@
 //! update, where it starts and what it lasts, counted through the stages
 //! by [`Axes`]) and the compact `16 → 32 → 64` of the summary.
 
-use accum_core::Span;
 use accum_core::plan::{LinearRamp, StagedPlan};
-use accum_core::units::group_digits;
+use accum_core::{Span, group_digits};
 use serde::Serialize;
 
 use super::axes::{Axes, Position, TokenCount, count};

@@ -3,9 +3,8 @@
 //! epochs and the final loss — planned, or observed when a run report is
 //! given.
 
-use accum_core::UnitKind;
 use accum_core::report::RunReport;
-use accum_core::units::group_digits;
+use accum_core::{UnitKind, group_digits};
 
 use super::axes::Axes;
 use super::extras::Extras;

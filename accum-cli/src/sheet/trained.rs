@@ -3,10 +3,10 @@
 //! and skipped updates, examples, tokens) next to the updates, examples and
 //! tokens the stage lasts within the run.
 
-use accum_core::LastGroup;
+use accum_core::group_digits;
+use accum_core::plan::LastGroup;
 use accum_core::report::{RunReport, StageCounters};
 use accum_core::settings::LogAxis;
-use accum_core::units::group_digits;
 use serde::Serialize;
 
 use super::axes::{Axes, Position, TokenCount, count as count_of};
@@ -369,8 +369,8 @@ mod tests {
         let config: TrainingConfig =
             toml::from_str(crate::sheet::tests::RAMPUP).expect("the fixture parses");
         let staged = config.staged_plan().expect("the fixture has stages");
-        let report =
-            accum_core::run(staged.clone(), &config.engine_config()).expect("the fixture runs");
+        let report = accum_core::engine::run(staged.clone(), &config.engine_config())
+            .expect("the fixture runs");
         (Axes::new(staged, None), report)
     }
 
@@ -458,7 +458,7 @@ mod tests {
     fn one_stage_or_a_report_without_stage_counters_has_no_table() {
         let (_, report) = rampup();
         // The fixture's full batch, m 4 × A 8 × D 2, as one stage.
-        let plan = accum_core::Plan::new(4, 8, 2).expect("a plan");
+        let plan = accum_core::plan::Plan::new(4, 8, 2).expect("a plan");
         let axes = Axes::new(StagedPlan::constant(plan), None);
         let mut constant = report.clone();
         constant.stages.truncate(1);
@@ -478,7 +478,7 @@ mod tests {
     fn a_long_ramp_keeps_its_first_and_last_stages() {
         let (_, report) = rampup();
         let staged = StagedPlan::linear(
-            &accum_core::Plan::new(1, 400, 1).expect("a plan"),
+            &accum_core::plan::Plan::new(1, 400, 1).expect("a plan"),
             &LinearRamp {
                 start: 1,
                 increment: 1,

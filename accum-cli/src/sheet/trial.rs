@@ -2,10 +2,10 @@
 //! memory peaks, warnings, and the loss, gradient norm and loss scale
 //! against the axis the run logged against, with skipped updates marked.
 
-use accum_core::Plan;
+use accum_core::group_digits;
+use accum_core::plan::Plan;
 use accum_core::report::RunReport;
 use accum_core::settings::LogAxis;
-use accum_core::units::group_digits;
 
 use super::chart::{Axis, Chart, LogBase, Series, Style, Tone};
 use super::extras::Extras;

@@ -9,7 +9,7 @@
 //! `enumDescriptions` (VS Code's JSON and YAML language services) and
 //! `x-taplo.docs.enumValues` (taplo, Even Better TOML).
 
-use accum_core::Role;
+use accum_core::plan::Role;
 use serde_json::{Map, Value};
 
 /// How deep a schema is walked; schemars' schemas are a few levels deep.

@@ -4,7 +4,8 @@
 //! at a place of the document (types, allowed values, known keys), so that
 //! diagnostics can say it in words.
 
-use accum_core::{RampRole, Role, SpanUse, UnitKind};
+use accum_core::plan::Role;
+use accum_core::{RampRole, SpanUse, UnitKind};
 use serde_json::Value;
 
 /// How deep `$ref`s and nesting are followed: a schema that refers to

@@ -18,7 +18,7 @@ pub(crate) use map::SchemaMap;
 pub(crate) use plan::finding_diagnostic;
 
 use accum_core::Code;
-use accum_core::Role;
+use accum_core::plan::Role;
 
 use crate::diagnostic::Diagnostic;
 use crate::source::Document;

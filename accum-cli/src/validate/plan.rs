@@ -6,10 +6,10 @@
 //! as data and are placed in the file here.
 
 use accum_core::Code;
-use accum_core::plan::{Edit, Fix, Layout, LinearRamp, PlanInput, StageSpec};
+use accum_core::plan::{Edit, Fix, Layout, LinearRamp, PlanInput, Role, StageSpec};
 use accum_core::{
-    FieldPath, Finding, Given, RampRole, RampUp, RampValue, Role, RoleValue, Severity, Span,
-    SpanValue, check_values,
+    FieldPath, Finding, Given, RampRole, RampUp, RampValue, RoleValue, Severity, Span, SpanValue,
+    check_values,
 };
 use serde_json::Value;
 

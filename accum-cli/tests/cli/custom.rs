@@ -172,10 +172,11 @@ fn an_ignored_key_is_a_warning_with_a_suggestion() {
 /// no schedule accum knows of.
 #[test]
 fn a_user_binary_sheets_the_report_of_its_own_loop() {
+    use accum::Updates;
     use accum::driver::{Driver, Outcome, Recorder, Step};
+    use accum::plan::Plan;
     use accum::schedule::Schedule;
     use accum::settings::{Normalization, ScheduleKind};
-    use accum::{Plan, Updates};
 
     let dir = crate::scratch("custom-report");
     std::fs::copy(

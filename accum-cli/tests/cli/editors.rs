@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use accum_core::Code;
-use accum_core::code::Family;
+use accum_core::Family;
 use serde_json::Value;
 
 use crate::{fixtures, run_in, scratch, tool};

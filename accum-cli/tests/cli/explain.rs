@@ -477,8 +477,8 @@ fn every_code_is_emitted_by_some_input_and_documented() {
 /// conversions and re-planning, a driver's group protocol and a group's
 /// tokens.
 fn library(seen: &mut Emitted) {
-    use accum_core::Role;
     use accum_core::driver::{Driver, Outcome};
+    use accum_core::plan::Role;
 
     // A role in two places: the derive refuses it at compile time, and the
     // run-time check it shares with `validate` reports it.
@@ -501,7 +501,7 @@ fn library(seen: &mut Emitted) {
     for finding in &accum_core::check_roles(&values) {
         seen.add(finding.code.as_str(), &format!("check_roles: {finding}"));
     }
-    let plan = accum_core::Plan::new(1, 2, 1).expect("a plan");
+    let plan = accum_core::plan::Plan::new(1, 2, 1).expect("a plan");
     let mut driver = Driver::builder(plan, 6).build().expect("a driver");
     let group = driver.next_group().expect("a group").expect("one more");
     let err = driver
@@ -513,15 +513,15 @@ fn library(seen: &mut Emitted) {
     seen.add(err.code().as_str(), &format!("plan: {err}"));
     let three: accum_core::Span = "3 examples".parse().expect("a span");
     let err = plan
-        .span_to_updates(&three, accum_core::Rounding::Exact)
+        .span_to_updates(&three, accum_core::plan::Rounding::Exact)
         .expect_err("3 examples are not whole updates of 2");
     seen.add(err.code().as_str(), &format!("plan: {err}"));
     let tokens: accum_core::Span = "2k tokens".parse().expect("a span");
     let err = plan
-        .span_to_updates(&tokens, accum_core::Rounding::Up)
+        .span_to_updates(&tokens, accum_core::plan::Rounding::Up)
         .expect_err("tokens without a seq_len");
     seen.add(err.code().as_str(), &format!("plan: {err}"));
-    let plan = accum_core::Plan::new(4, 2, 1)
+    let plan = accum_core::plan::Plan::new(4, 2, 1)
         .and_then(|p| p.with_seq_len(16))
         .expect("a plan");
     let mut driver = Driver::builder(plan, 100).build().expect("a driver");

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use accum::units::group_digits;
+use accum::group_digits;
 use serde_json::Value;
 
 use crate::{fixtures, run_in, scratch};

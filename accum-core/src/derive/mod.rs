@@ -15,7 +15,8 @@
 //! runs the same rules through [`check_roles`].
 //!
 //! ```
-//! use accum_core::{AccumConfig, FieldInfo, FieldPath, Role, RoleValue};
+//! use accum_core::{AccumConfig, FieldInfo, FieldPath, RoleValue};
+//! use accum_core::plan::Role;
 //!
 //! // What the derive generates for a struct with three role fields.
 //! struct Train {
@@ -341,11 +342,12 @@ fn evaluate(
 /// constants, after checking them at compile time.
 ///
 /// ```
-/// # use accum_core::{ConstPlan, Plan};
-/// struct Fixed;
-/// impl ConstPlan for Fixed {
-///     const PLAN: Plan = Plan::from_parts(2, 8, 2, None);
-/// }
+/// use accum_core::{AccumConfig, ConstPlan};
+///
+/// #[derive(AccumConfig)]
+/// #[accum(crate = "accum_core", micro_batch = 2, accumulation = 8, replicas = 2)]
+/// struct Fixed {}
+///
 /// const B: u64 = <Fixed as ConstPlan>::PLAN.effective_batch().get();
 /// assert_eq!(B, 32);
 /// ```

@@ -8,7 +8,7 @@
 //! at run time, [`staged_plan_of`] reports it (`accum::stages::order`).
 //!
 //! ```
-//! use accum_core::derive::{RampValue, staged_plan_of};
+//! use accum_core::{RampValue, staged_plan_of};
 //! use accum_core::plan::{LinearRamp, Plan};
 //! use accum_core::FieldPath;
 //!

@@ -46,7 +46,8 @@
 //! use accum_core::driver::{Driver, Outcome};
 //! use accum_core::replica::InProcess;
 //! use accum_core::settings::Normalization;
-//! use accum_core::{LastGroup, Plan, Updates};
+//! use accum_core::Updates;
+//! use accum_core::plan::{LastGroup, Plan};
 //!
 //! let lengths = [5u64, 3, 8, 2, 7, 4, 6, 1, 9, 3]; // supervised tokens per example
 //! let plan = Plan::new(2, 2, 1)?; // m = 2, A = 2, D = 1: B = 4

@@ -20,7 +20,8 @@
 //! use accum_core::driver::{Driver, Outcome, Recorder, Step};
 //! use accum_core::replica::InProcess;
 //! use accum_core::settings::{LogAxis, Normalization};
-//! use accum_core::{Plan, Updates};
+//! use accum_core::Updates;
+//! use accum_core::plan::Plan;
 //!
 //! let lengths = [5u64, 3, 8, 2, 7, 4, 6, 1, 9, 3];
 //! let mut driver = Driver::builder(Plan::new(2, 2, 1)?, lengths.len())

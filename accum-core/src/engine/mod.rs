@@ -65,21 +65,16 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::data::Dataset;
 use crate::driver::{DriverError, Walk};
 use crate::memory::{MemoryBreakdown, MemoryTracker};
-use crate::model::{Model, TokenMlp};
-use crate::optim::Optimizer;
 use crate::plan::{Plan, PlanError, Rounding, StagedPlan};
 use crate::replica::{InProcess, Reducer};
 use crate::report::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, KEPT_UPDATES, LossCurve, PlanSummary,
     REPORT_FORMAT, RunReport, RunSummary, StageCounters, UpdateStats,
 };
-use crate::scaler::LossScaler;
 use crate::schedule::Schedule;
 use crate::span::Span;
-use crate::tensor::Tensors;
 use crate::units::{Examples, Tokens, UnitKind, Updates};
 
 mod backward;
@@ -90,7 +85,16 @@ mod reduce;
 mod remote;
 mod update;
 
-pub use crate::settings::{EngineConfig, MAX_DATA_POSITIONS, MAX_MODEL_PARAMS, SettingError};
+// The engine's config is `settings::EngineConfig`, its one public path.
+pub(crate) use crate::settings::EngineConfig;
+// What a model, its data and a run of one's own use: the pieces of a
+// training step, public here and only here.
+pub use crate::data::{DataError, Dataset, Example, OverlapError, PackedMicrobatch, Rng};
+pub use crate::dump::{DUMP_FORMAT, DumpError, DumpWriter};
+pub use crate::model::{GradScale, LossSums, MlpWorkspace, Model, Team, TokenMlp};
+pub use crate::optim::{AdamW, Optimizer, Sgd};
+pub use crate::scaler::{LossScaler, ScaleChange};
+pub use crate::tensor::Tensors;
 use backward::{ReplicaOutcome, ReplicaState};
 pub use error::EngineError;
 use group::Groups;
@@ -731,6 +735,17 @@ impl<M: Model> Engine<M> {
             retained: 0,
         }
     }
+}
+
+/// The kernels the built-in model runs, for models of one's own written
+/// against [`Tensors`]: flat views of a tensor, matrix views over flat
+/// `f32` buffers, the matrix product (and the name of the kernel it picked
+/// on this CPU), and the accumulate kernel of the reduction.
+pub mod kernels {
+    pub use crate::tensor::{
+        MatMut, MatRef, accumulate, flat, flat_mut, gemm, gemm_kernel, mat, mat_mut, mat_of,
+        mat_of_mut,
+    };
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::driver::survey;
 use crate::dump::DumpWriter;
 use crate::plan::{LastGroup, StageSpec};
 use crate::settings::{ScheduleKind, ScheduleSection};
-use crate::verify::{Tolerance, verify, verify_stages};
+use crate::verify::{self, Tolerance};
 
 /// A small, fast config over `examples` examples, in updates unless changed.
 fn small(examples: u64) -> EngineConfig {
@@ -326,7 +326,7 @@ fn verify_checks_the_first_update_of_every_stage() {
     // 50 examples: the third stage starts at 36, so its group of 8 is full,
     // and epochs end in partial groups.
     let config = small(50);
-    let report = verify_stages(&plan, &config, Tolerance::default()).unwrap();
+    let report = verify::stages(&plan, &config, Tolerance::default()).unwrap();
     assert!(report.passed, "{report:#?}");
     let rows: Vec<_> = report
         .stages
@@ -366,16 +366,16 @@ fn verify_checks_the_first_update_of_every_stage() {
         atol: 0.0,
         param_rtol: 0.0,
     };
-    let failed = verify_stages(&plan, &config, strict).unwrap();
+    let failed = verify::stages(&plan, &config, strict).unwrap();
     assert!(!failed.passed);
     assert!(failed.stages.iter().all(|s| !s.check.passed));
     // A constant plan gives the one check `verify` gives.
     let constant = Plan::new(2, 2, 2).unwrap();
-    let one = verify_stages(&StagedPlan::from(constant), &config, Tolerance::default()).unwrap();
+    let one = verify::stages(&StagedPlan::from(constant), &config, Tolerance::default()).unwrap();
     assert_eq!(one.stages.len(), 1);
     assert_eq!(
         one.stages[0].check,
-        verify(&constant, &config, Tolerance::default()).unwrap()
+        verify::equivalence(&constant, &config, Tolerance::default()).unwrap()
     );
 }
 

@@ -13,7 +13,7 @@ use crate::settings::{
     PrecisionMode, ScheduleKind, ScheduleSection,
 };
 use crate::units::{Microbatches, Tokens};
-use crate::verify::{Tolerance, compare, verify};
+use crate::verify::{self, Tolerance, compare};
 
 /// A small, fast config: V=16, H=8, F=16, lengths 2..=9, 4 updates.
 fn small(examples: u64) -> EngineConfig {
@@ -143,7 +143,7 @@ proptest! {
         if sgd {
             config.optimizer.kind = OptimizerKind::Sgd;
         }
-        let report = verify(&plan(m, a, d), &config, Tolerance::default()).unwrap();
+        let report = verify::equivalence(&plan(m, a, d), &config, Tolerance::default()).unwrap();
         prop_assert!(report.passed, "{:#?}", report);
         prop_assert!(report.max_rel_grad_diff < 1e-4, "{}", report.max_rel_grad_diff);
         if sgd {
@@ -915,7 +915,7 @@ fn r10_equivalence_holds_in_every_precision_mode() {
     ] {
         let mut config = small(24);
         config.precision.mode = mode;
-        let report = verify(&plan(2, 3, 2), &config, Tolerance::default()).unwrap();
+        let report = verify::equivalence(&plan(2, 3, 2), &config, Tolerance::default()).unwrap();
         assert!(report.passed, "{mode}: {report:#?}");
         assert_eq!(report.checks.len(), 7);
         assert!(
@@ -934,7 +934,7 @@ fn r10_verify_fails_when_the_runs_differ() {
         atol: 0.0,
         param_rtol: 0.0,
     };
-    let report = verify(&plan(2, 3, 2), &small(24), strict).unwrap();
+    let report = verify::equivalence(&plan(2, 3, 2), &small(24), strict).unwrap();
     assert!(!report.passed);
     assert!(report.max_abs_grad_diff > 0.0);
     let failed: Vec<&str> = report

@@ -36,7 +36,7 @@ pub struct TokenMlp {
 }
 
 /// Parameter names of [`TokenMlp`], in order.
-pub const TOKEN_MLP_PARAMS: [&str; 5] = ["embed", "w1", "b1", "w2", "b2"];
+pub(crate) const TOKEN_MLP_PARAMS: [&str; 5] = ["embed", "w1", "b1", "w2", "b2"];
 
 impl TokenMlp {
     /// The workspace bytes per position of a model of these dimensions,

@@ -25,7 +25,9 @@ use crate::tensor::Tensors;
 mod mlp;
 mod split;
 
-pub use mlp::{MlpWorkspace, TOKEN_MLP_PARAMS, TokenMlp};
+#[cfg(test)]
+pub(crate) use mlp::TOKEN_MLP_PARAMS;
+pub use mlp::{MlpWorkspace, TokenMlp};
 
 /// How one microbatch weights its token losses: the group's normalization
 /// and global denominator (`accum::run::normalization`) and the loss scale (`accum::run::loss-scale`).

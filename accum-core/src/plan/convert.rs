@@ -6,7 +6,8 @@
 //! the plan, so that the lower layer (`span`) does not depend on this one.
 //!
 //! ```
-//! use accum_core::{Plan, Rounding, Span, UnitKind, Updates};
+//! use accum_core::{Span, UnitKind, Updates};
+//! use accum_core::plan::{Plan, Rounding};
 //!
 //! let warmup: Span = "1.5k examples".parse()?;
 //! let plan = Plan::new(2, 8, 2)?; // 32 examples per update

@@ -109,7 +109,7 @@ impl Plan {
     /// # Panics
     /// When a factor is zero or `m·A·D(·L)` overflows `u64` (at compile time
     /// when used in a `const`).
-    pub const fn from_parts(
+    pub(crate) const fn from_parts(
         micro_batch: u64,
         accumulation: u64,
         replicas: u64,
@@ -150,7 +150,7 @@ impl Plan {
     /// # Panics
     /// When a factor is zero, `world_size` is not divisible by `tp·pp·cp`, or
     /// a product overflows `u64` (at compile time when used in a `const`).
-    pub const fn from_layout_parts(
+    pub(crate) const fn from_layout_parts(
         micro_batch: u64,
         accumulation: u64,
         layout: Layout,

@@ -19,7 +19,8 @@
 //!
 //! ```
 //! use accum_core::plan::{Plan, Rounding, StageSpec, StagedPlan};
-//! use accum_core::units::{UnitKind, Updates};
+//! use accum_core::UnitKind;
+//! use accum_core::Updates;
 //!
 //! // m = 4, D = 2, L = 1,000: B grows 32 → 64 → 128
 //! let base = Plan::new(4, 16, 2)?.with_seq_len(1000)?;

@@ -294,7 +294,7 @@ impl LoggedPoints<'_> {
 ///
 /// ```
 /// use accum_core::report::logged_points;
-/// # fn show(report: &accum_core::RunReport) -> Result<(), accum_core::report::StatsError> {
+/// # fn show(report: &accum_core::report::RunReport) -> Result<(), accum_core::report::StatsError> {
 /// let points = logged_points(report, std::path::Path::new("run.json"))?;
 /// let axis = points.axis();
 /// for point in points {

@@ -39,7 +39,7 @@ fn unmarked_section_checks(
             const __IS_CONFIG: bool = false;
         }
         impl<__T: ?::core::marker::Sized> __AccumNotAConfig for __AccumProbe<__T> {}
-        impl<__T: ?::core::marker::Sized + #krate::AccumConfig> __AccumProbe<__T> {
+        impl<__T: ?::core::marker::Sized + #krate::__private::AccumConfig> __AccumProbe<__T> {
             const __IS_CONFIG: bool = true;
         }
     };
@@ -79,10 +79,10 @@ pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> O
     let required = !cont.attrs.section;
     let ident = cont.ident;
     let span = ident.span();
-    let fields = quote_spanned!(span=> <#ident as #krate::AccumConfig>::FIELDS);
+    let fields = quote_spanned!(span=> <#ident as #krate::__private::AccumConfig>::FIELDS);
     let has = |role: Role| {
         let role_tokens = role_tokens(krate, role);
-        quote!(#krate::derive::has_role(__fields, #role_tokens))
+        quote!(#krate::__private::has_role(__fields, #role_tokens))
     };
     let mut checks = Vec::new();
     for role in [Role::MicroBatch, Role::Accumulation] {
@@ -117,7 +117,7 @@ pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> O
              a role is given once, remove the extra `#[accum({key})]`"
         ));
         checks.push(quote_spanned! {span=>
-            if #krate::derive::count_role(__fields, #role_tokens) > 1 {
+            if #krate::__private::count_role(__fields, #role_tokens) > 1 {
                 ::core::panic!(#message)
             }
         });
@@ -130,7 +130,7 @@ pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> O
              a run has one batch ramp-up, remove the extra `#[accum({key})]`"
         ));
         checks.push(quote_spanned! {span=>
-            if #krate::derive::count_ramp(__fields, #ramp_tokens) > 1 {
+            if #krate::__private::count_ramp(__fields, #ramp_tokens) > 1 {
                 ::core::panic!(#message)
             }
         });
@@ -139,7 +139,7 @@ pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> O
         #probe_items
         #(#probe_checks)*
         const _: () = {
-            let __fields: &[#krate::FieldInfo] = #fields;
+            let __fields: &[#krate::__private::FieldInfo] = #fields;
             #(#checks)*
         };
     })

@@ -53,20 +53,20 @@ pub(super) fn const_plan(krate: &TokenStream, cont: &Container<'_>) -> Option<To
             let world = const_u64(&world.value);
             let [tp, pp, cp] = degrees(cont);
             quote! {
-                #krate::Plan::from_layout_parts(#m, #a, #krate::Layout::new(#world, #tp, #pp, #cp), #seq)
+                #krate::__private::const_layout_plan(#m, #a, #krate::__private::Layout::new(#world, #tp, #pp, #cp), #seq)
             }
         }
         None => {
             let d = const_u64(&constant(cont, Role::Replicas)?.value);
-            quote!(#krate::Plan::from_parts(#m, #a, #d, #seq))
+            quote!(#krate::__private::const_plan(#m, #a, #d, #seq))
         }
     };
     let ident = cont.ident;
     let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
     Some(quote! {
         #[automatically_derived]
-        impl #impl_generics #krate::ConstPlan for #ident #ty_generics #where_clause {
-            const PLAN: #krate::Plan = #plan;
+        impl #impl_generics #krate::__private::ConstPlan for #ident #ty_generics #where_clause {
+            const PLAN: #krate::__private::Plan = #plan;
         }
     })
 }

@@ -3,8 +3,9 @@
 //! schema) lives once in `accum_core::derive`.
 //!
 //! Everything is `#[automatically_derived]`, inside `const _: () = { … }`,
-//! with absolute paths under the crate path (`::accum` unless
-//! `#[accum(crate = "…")]`) and `__`-prefixed locals.
+//! with absolute paths into the crate's hidden `__private` module (under
+//! `::accum` unless `#[accum(crate = "…")]`), never into its public
+//! modules, and `__`-prefixed locals.
 
 mod checks;
 mod constant;
@@ -52,18 +53,18 @@ pub(crate) fn fallback(input: &syn::DeriveInput, error: syn::Error) -> TokenStre
         #[doc(hidden)]
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics #krate::AccumConfig for #ident #ty_generics #where_clause {
-                const FIELDS: &'static [#krate::FieldInfo] = &[];
+            impl #impl_generics #krate::__private::AccumConfig for #ident #ty_generics #where_clause {
+                const FIELDS: &'static [#krate::__private::FieldInfo] = &[];
                 fn role_values(
                     &self,
-                    _: &#krate::FieldPath,
-                    _: &mut ::std::vec::Vec<#krate::RoleValue>,
+                    _: &#krate::__private::FieldPath,
+                    _: &mut ::std::vec::Vec<#krate::__private::RoleValue>,
                 ) {
                 }
             }
             #[automatically_derived]
-            impl #impl_generics #krate::ConstPlan for #ident #ty_generics #where_clause {
-                const PLAN: #krate::Plan = #krate::Plan::from_parts(1, 1, 1, ::core::option::Option::None);
+            impl #impl_generics #krate::__private::ConstPlan for #ident #ty_generics #where_clause {
+                const PLAN: #krate::__private::Plan = #krate::__private::const_plan(1, 1, 1, ::core::option::Option::None);
             }
         };
     }
@@ -75,7 +76,7 @@ fn crate_path(krate: Option<TokenStream>) -> TokenStream {
 
 fn role_tokens(krate: &TokenStream, role: Role) -> TokenStream {
     let variant = format_ident!("{}", role.variant());
-    quote!(#krate::Role::#variant)
+    quote!(#krate::__private::Role::#variant)
 }
 
 fn expand(cont: &Container<'_>) -> TokenStream {
@@ -86,13 +87,13 @@ fn expand(cont: &Container<'_>) -> TokenStream {
     let constant_infos = cont.attrs.constants.iter().map(|c| {
         let role = role_tokens(&krate, c.role);
         let value = const_u64(&c.value);
-        quote!(#krate::FieldInfo::constant(#role, #value))
+        quote!(#krate::__private::FieldInfo::constant(#role, #value))
     });
     let infos = constant_infos.chain(cont.fields.iter().filter_map(|f| field_info(&krate, f)));
     let constants = cont.attrs.constants.iter().map(|c| {
         let role = role_tokens(&krate, c.role);
         let value = const_u64(&c.value);
-        quote!(__out.push(#krate::RoleValue::constant(#role, __prefix, #value));)
+        quote!(__out.push(#krate::__private::RoleValue::constant(#role, __prefix, #value));)
     });
     let reads = cont.fields.iter().filter_map(|f| read_field(&krate, f));
     let span_values = spans::span_values(&krate, cont);
@@ -108,14 +109,14 @@ fn expand(cont: &Container<'_>) -> TokenStream {
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all, clippy::pedantic)]
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics #krate::AccumConfig for #ident #ty_generics #where_clause {
-                const FIELDS: &'static [#krate::FieldInfo] = &[#(#infos),*];
+            impl #impl_generics #krate::__private::AccumConfig for #ident #ty_generics #where_clause {
+                const FIELDS: &'static [#krate::__private::FieldInfo] = &[#(#infos),*];
                 #variable_length
 
                 fn role_values(
                     &self,
-                    __prefix: &#krate::FieldPath,
-                    __out: &mut ::std::vec::Vec<#krate::RoleValue>,
+                    __prefix: &#krate::__private::FieldPath,
+                    __out: &mut ::std::vec::Vec<#krate::__private::RoleValue>,
                 ) {
                     #(#constants)*
                     #(#reads)*
@@ -159,12 +160,12 @@ fn field_unit(field: &Field<'_>) -> Option<attr::Unit> {
 
 fn ramp_tokens(krate: &TokenStream, ramp: Ramp) -> TokenStream {
     let variant = format_ident!("{}", ramp.variant());
-    quote!(#krate::RampRole::#variant)
+    quote!(#krate::__private::RampRole::#variant)
 }
 
 fn span_use_tokens(krate: &TokenStream, span_use: SpanUse) -> TokenStream {
     let variant = format_ident!("{}", span_use.variant());
-    quote!(#krate::SpanUse::#variant)
+    quote!(#krate::__private::SpanUse::#variant)
 }
 
 fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
@@ -173,16 +174,16 @@ fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
     if valid::is_nested(field) {
         let ty = field.ty;
         return Some(quote_spanned! {ty.span()=>
-            #krate::FieldInfo::nested(#name, <#ty as #krate::NestedConfig>::FIELDS, #optional)
+            #krate::__private::FieldInfo::nested(#name, <#ty as #krate::__private::NestedConfig>::FIELDS, #optional)
         });
     }
     if let Some((role, _)) = &field.attrs.role {
         let role = role_tokens(krate, *role);
-        return Some(quote!(#krate::FieldInfo::role(#name, #role, #optional)));
+        return Some(quote!(#krate::__private::FieldInfo::role(#name, #role, #optional)));
     }
     if let Some((ramp, _)) = &field.attrs.ramp {
         let ramp = ramp_tokens(krate, *ramp);
-        return Some(quote!(#krate::FieldInfo::ramp(#name, #ramp, #optional)));
+        return Some(quote!(#krate::__private::FieldInfo::ramp(#name, #ramp, #optional)));
     }
     let span_use = field
         .attrs
@@ -192,15 +193,14 @@ fn field_info(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
     match (field_unit(field), span_use) {
         (Some(unit), span_use) => {
             let variant = format_ident!("{}", unit.variant());
-            let info =
-                quote!(#krate::FieldInfo::unit(#name, #krate::UnitKind::#variant, #optional));
+            let info = quote!(#krate::__private::FieldInfo::unit(#name, #krate::__private::UnitKind::#variant, #optional));
             Some(match span_use {
                 Some(span_use) => quote!(#info.with_span_use(#span_use)),
                 None => info,
             })
         }
         (None, Some(span_use)) => {
-            Some(quote!(#krate::FieldInfo::span(#name, #span_use, #optional)))
+            Some(quote!(#krate::__private::FieldInfo::span(#name, #span_use, #optional)))
         }
         (None, None) => None,
     }
@@ -216,9 +216,9 @@ fn nested_read(krate: &TokenStream, field: &Field<'_>, method: &str) -> TokenStr
     let ty = field.ty;
     let method = syn::Ident::new(method, ty.span());
     quote_spanned! {ty.span()=>
-        <#ty as #krate::NestedConfig>::#method(
+        <#ty as #krate::__private::NestedConfig>::#method(
             &self.#ident,
-            &#krate::derive::join_path(__prefix, #name),
+            &#krate::__private::join_path(__prefix, #name),
             __out,
         );
     }
@@ -235,11 +235,11 @@ fn read_field(krate: &TokenStream, field: &Field<'_>) -> Option<TokenStream> {
     let role = role_tokens(krate, *role);
     // Spanned at the type: a type that cannot hold a role is reported there.
     Some(quote_spanned! {ty.span()=>
-        __out.push(#krate::RoleValue::field(
+        __out.push(#krate::__private::RoleValue::field(
             #role,
             __prefix,
             #name,
-            <#ty as #krate::RoleType>::role_value(&self.#ident),
+            <#ty as #krate::__private::RoleType>::role_value(&self.#ident),
         ));
     })
 }

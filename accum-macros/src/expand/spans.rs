@@ -22,16 +22,16 @@ pub(super) fn ramp_values(krate: &TokenStream, cont: &Container<'_>) -> Option<T
         match field.attrs.ramp.as_ref()?.0 {
             Ramp::Stages => Some(quote_spanned! {ty.span()=>
                 if let ::core::option::Option::Some(__stages) =
-                    <#ty as #krate::StagesField>::stages_value(&self.#ident)
+                    <#ty as #krate::__private::StagesField>::stages_value(&self.#ident)
                 {
-                    __out.push(#krate::RampValue::stages(__prefix, #name, __stages));
+                    __out.push(#krate::__private::RampValue::stages(__prefix, #name, __stages));
                 }
             }),
             Ramp::Linear => Some(quote_spanned! {ty.span()=>
                 if let ::core::option::Option::Some(__ramp) =
-                    <#ty as #krate::RampField>::ramp_value(&self.#ident)
+                    <#ty as #krate::__private::RampField>::ramp_value(&self.#ident)
                 {
-                    __out.push(#krate::RampValue::linear(__prefix, #name, __ramp));
+                    __out.push(#krate::__private::RampValue::linear(__prefix, #name, __ramp));
                 }
             }),
         }
@@ -69,8 +69,8 @@ fn values_fn(
     Some(quote! {
         fn #name(
             &self,
-            __prefix: &#krate::FieldPath,
-            __out: &mut ::std::vec::Vec<#krate::#value>,
+            __prefix: &#krate::__private::FieldPath,
+            __out: &mut ::std::vec::Vec<#krate::__private::#value>,
         ) {
             #(#reads)*
         }
@@ -127,8 +127,8 @@ pub(super) fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<T
             Some((unit, _)) if is_count_integer(ty) => {
                 let variant = format_ident!("{}", unit.variant());
                 quote_spanned! {ty.span()=>
-                    <#ty as #krate::RoleType>::role_value(&self.#ident)
-                        .map(|__v| #krate::Span::new(__v, #krate::UnitKind::#variant))
+                    <#ty as #krate::__private::RoleType>::role_value(&self.#ident)
+                        .map(|__v| #krate::__private::Span::new(__v, #krate::__private::UnitKind::#variant))
                 }
             }
             Some(_) if field.attrs.span_use.is_none() => return None,
@@ -138,14 +138,14 @@ pub(super) fn span_values(krate: &TokenStream, cont: &Container<'_>) -> Option<T
             {
                 // Spanned at the type: a type that is not a length is reported there.
                 quote_spanned! {ty.span()=>
-                    <#ty as #krate::SpanField>::span_value(&self.#ident)
+                    <#ty as #krate::__private::SpanField>::span_value(&self.#ident)
                 }
             }
             _ => return None,
         };
         Some(quote! {
             if let ::core::option::Option::Some(__span) = #value {
-                __out.push(#krate::SpanValue::field(__prefix, #name, #span_use, __span));
+                __out.push(#krate::__private::SpanValue::field(__prefix, #name, #span_use, __span));
             }
         })
     })
@@ -165,7 +165,7 @@ pub(super) fn variable_length(krate: &TokenStream, cont: &Container<'_>) -> Opti
     }
     let own = cont.attrs.variable_length;
     Some(quote! {
-        const VARIABLE_LENGTH: bool = #own #(|| <#nested as #krate::NestedConfig>::VARIABLE_LENGTH)*;
+        const VARIABLE_LENGTH: bool = #own #(|| <#nested as #krate::__private::NestedConfig>::VARIABLE_LENGTH)*;
     })
 }
 
@@ -176,7 +176,7 @@ pub(super) fn own_findings(krate: &TokenStream, cont: &Container<'_>) -> Option<
     let own = cont.attrs.check.as_ref().map(|path| {
         // Spanned at the path: a function of another signature is reported there.
         quote_spanned! {path.span()=>
-            #krate::derive::push_findings(__prefix, #path(self), __out);
+            #krate::__private::push_findings(__prefix, #path(self), __out);
         }
     });
     let nested: Vec<TokenStream> = cont
@@ -192,8 +192,8 @@ pub(super) fn own_findings(krate: &TokenStream, cont: &Container<'_>) -> Option<
     Some(quote! {
         fn own_findings(
             &self,
-            __prefix: &#krate::FieldPath,
-            __out: &mut #krate::Findings,
+            __prefix: &#krate::__private::FieldPath,
+            __out: &mut #krate::__private::Findings,
         ) {
             #own
             #(#nested)*
@@ -217,11 +217,11 @@ fn schema_steps(krate: &TokenStream, cont: &Container<'_>) -> Option<TokenStream
     Some(quote! {
         struct __AccumSchemaProbe<__T>(::core::marker::PhantomData<__T>);
         trait __AccumNoSchema {
-            const __STEPS: fn(&mut #krate::Findings) = #krate::derive::no_step_findings;
+            const __STEPS: fn(&mut #krate::__private::Findings) = #krate::__private::no_step_findings;
         }
         impl<__T> __AccumNoSchema for __AccumSchemaProbe<__T> {}
-        impl<__T: #krate::derive::SchemaConfig> __AccumSchemaProbe<__T> {
-            const __STEPS: fn(&mut #krate::Findings) = #krate::derive::step_findings_of::<__T>;
+        impl<__T: #krate::__private::SchemaConfig> __AccumSchemaProbe<__T> {
+            const __STEPS: fn(&mut #krate::__private::Findings) = #krate::__private::step_findings_of::<__T>;
         }
         if __prefix.is_root() {
             (<__AccumSchemaProbe<#ident>>::__STEPS)(__out);

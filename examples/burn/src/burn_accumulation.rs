@@ -36,9 +36,9 @@
 //! them with burn's own `GradientsAccumulator`.
 
 use accum::driver::Driver;
+use accum::plan::{LastGroup, Plan};
 use accum::replica::InProcess;
 use accum::settings::Normalization;
-use accum::{LastGroup, Plan};
 use burn::optim::{GradientsAccumulator, GradientsParams};
 
 use crate::BoxError;

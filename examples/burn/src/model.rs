@@ -7,7 +7,7 @@
 //! the prompt, so one forward pass gives any normalization: the driver's
 //! `1 / tokens of the group`, or burn-style `1 / tokens of the microbatch`.
 
-use accum::data::Rng;
+use accum::engine::Rng;
 use burn::module::{Module, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::activation::log_softmax;

@@ -10,11 +10,11 @@
 use std::path::Path;
 
 use accum::driver::{Driver, Group, Outcome, Recorder, Step};
+use accum::engine::LossScaler;
+use accum::plan::{LastGroup, Plan, Rounding};
 use accum::replica::{InProcess, Member, Reducer};
-use accum::scaler::LossScaler;
 use accum::schedule::Schedule;
 use accum::settings::{LogAxis, Normalization, PrecisionMode, ScheduleKind};
-use accum::{LastGroup, Plan, Rounding};
 use burn::optim::{AdamWConfig, GradientsAccumulator, GradientsParams};
 use burn::tensor::Device;
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use accum::Plan;
+use accum::plan::Plan;
 use accum_burn_example::burn_accumulation::{Measured, measure};
 use accum_burn_example::{Corpus, ModelConfig, relative_difference};
 

@@ -130,7 +130,7 @@ fn a_replica_without_a_microbatch_in_a_partial_group_takes_part() {
         },
     );
     // The driver's own view of rank 1's second group: no microbatch.
-    let plan = accum::Plan::new(2, 4, 2).unwrap();
+    let plan = accum::plan::Plan::new(2, 4, 2).unwrap();
     let mut rank1 = accum::driver::Driver::builder(plan, 17)
         .seed(SEED)
         .rank(1)

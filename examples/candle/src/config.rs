@@ -3,8 +3,9 @@
 //! binary `candle-accum` (`accum_cli::run::<CandleRun>()`) gives it accum's
 //! schema, validate, sheet, compare and calc commands.
 
+use accum::plan::Plan;
 use accum::settings::LossScaleSettings;
-use accum::{AccumConfig, Plan, Span, Updates};
+use accum::{AccumConfig, Span, Updates};
 use serde::Deserialize;
 
 use crate::{ModelConfig, RunConfig};
@@ -41,7 +42,7 @@ pub struct CandleRun {
 impl CandleRun {
     /// The example's run config: this plan, schedule and model, with the
     /// loss scale of `main`.
-    pub fn run_config(&self) -> Result<RunConfig, accum::PlanError> {
+    pub fn run_config(&self) -> Result<RunConfig, accum::plan::PlanError> {
         let plan = Plan::new(
             u64::from(self.micro_batch),
             u64::from(self.accumulation),

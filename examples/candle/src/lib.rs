@@ -21,14 +21,13 @@ pub mod config;
 use std::error::Error;
 use std::path::Path;
 
-use accum::data::Rng;
 use accum::driver::{Driver, Group, Outcome, Recorder, Step};
+use accum::engine::{LossScaler, Rng, Tensors};
+use accum::plan::{LastGroup, Plan, Rounding};
 use accum::replica::{InProcess, Reducer};
-use accum::scaler::LossScaler;
 use accum::schedule::Schedule;
 use accum::settings::{LogAxis, LossScaleSettings, Normalization, PrecisionMode, ScheduleKind};
-use accum::tensor::Tensors;
-use accum::{LastGroup, Plan, Rounding, Span, Updates};
+use accum::{Span, Updates};
 use candle_core::backprop::GradStore;
 use candle_core::{D, DType, Device, Tensor, Var};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};

@@ -3,9 +3,10 @@
 //! with variable lengths, padding and unsupervised prompt positions, over
 //! replicas on threads; and the loss falls when it trains.
 
+use accum::Updates;
 use accum::driver::epoch_order;
+use accum::plan::Plan;
 use accum::settings::LossScaleSettings;
-use accum::{Plan, Updates};
 use accum_candle_example::{
     Corpus, ModelConfig, RunConfig, first_group_gradient, relative_difference, train,
 };

@@ -22,10 +22,11 @@
 use std::error::Error;
 
 use accum::driver::{Driver, DriverNote, Outcome};
+use accum::plan::Plan;
 use accum::replica::{InProcess, Member, Reducer};
 use accum::schedule::Schedule;
 use accum::settings::{Normalization, ScheduleKind};
-use accum::{AccumConfig, Plan, Span, Updates};
+use accum::{AccumConfig, Span, Updates};
 use serde::{Deserialize, Serialize};
 
 /// Errors of the example, sendable across the rank threads.

@@ -1,8 +1,9 @@
 //! The threaded loop against the large batch, against itself, and against
 //! its own lengths.
 
+use accum::Updates;
 use accum::driver::{Driver, DriverNote};
-use accum::{Plan, Updates};
+use accum::plan::Plan;
 
 use accum_threads_example::{Config, data, gradient, load, train};
 

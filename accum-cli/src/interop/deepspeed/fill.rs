@@ -187,7 +187,7 @@ pub(crate) fn fill(batch: Option<u64>, micro: Option<u64>, gas: Option<u64>, wor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use accum_core::PlanInput;
+    use accum_core::plan::PlanInput;
 
     /// Every combination of the three keys present or absent, against
     /// DeepSpeed's documented fill-in and assertion.

@@ -24,7 +24,7 @@ mod settings;
 use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
-use accum_core::{LastGroup, Plan, PlanInput};
+use accum_core::plan::{LastGroup, Plan, PlanInput};
 
 pub(crate) use export::{check_normalization, export};
 use fill::{FillFailure, GAS, MICRO, TRAIN_BATCH, fill};
@@ -478,7 +478,7 @@ pub(crate) fn read_config(
     });
     let plan = if parallel.is_some() {
         let with_layout =
-            accum_core::Plan::with_layout(plan.micro_batch(), plan.accumulation(), layout)
+            accum_core::plan::Plan::with_layout(plan.micro_batch(), plan.accumulation(), layout)
                 .and_then(|p| match plan.seq_len() {
                     Some(l) => p.with_seq_len(l),
                     None => Ok(p),

@@ -1,8 +1,8 @@
 //! Writing `TrainingArguments` JSON; the run is launched with
 //! `batch.replicas` processes.
 
-use accum_core::LastGroup;
 use accum_core::config::partial::PartialConfig;
+use accum_core::plan::LastGroup;
 use accum_core::settings::{Normalization, OptimizerKind, PrecisionMode};
 use serde_json::{Map, Value, json};
 

@@ -16,8 +16,9 @@ mod accelerate;
 mod export;
 
 use accum_core::Code;
+use accum_core::plan::LastGroup;
 use accum_core::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
-use accum_core::{LastGroup, Span, UnitKind};
+use accum_core::{Span, UnitKind};
 
 pub(crate) use export::export;
 

@@ -4,10 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use accum_core::UnitKind;
 use accum_core::config::partial::PartialConfig;
 use accum_core::settings::PrecisionMode;
-use accum_core::units::group_digits;
+use accum_core::{UnitKind, group_digits};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -175,7 +174,7 @@ pub(crate) fn export_nemo(c: &PartialConfig, out: &mut Out) -> Result<String, Ex
     let plan = out.plan;
     out.check_last_group(
         c,
-        &[accum_core::LastGroup::Drop],
+        &[accum_core::plan::LastGroup::Drop],
         "runs whole global batches only",
     )?;
     let layout = out.layout();

@@ -20,8 +20,9 @@ mod schedule;
 use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
+use accum_core::plan::LastGroup;
 use accum_core::settings::PrecisionMode;
-use accum_core::{LastGroup, Span, UnitKind};
+use accum_core::{Span, UnitKind};
 
 pub(crate) use export::{export, export_nemo};
 

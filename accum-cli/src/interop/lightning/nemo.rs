@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use accum_core::Code;
 use accum_core::config::ParallelSection;
-use accum_core::{LastGroup, Layout, Plan, PlanInput};
+use accum_core::plan::{LastGroup, Layout, Plan, PlanInput};
 
 use super::super::dialect::{FrameworkBatch, LastGroupRule, LossRule, plan_finding};
 use super::super::megatron::{RAMP_REMOVED, linear_ramp};

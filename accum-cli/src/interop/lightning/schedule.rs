@@ -17,10 +17,8 @@
 
 use std::ops::Range;
 
-use accum_core::Code;
-use accum_core::plan::{StageSpec, StagedPlan};
-use accum_core::units::group_digits;
-use accum_core::{Plan, Span, UnitKind};
+use accum_core::plan::{Plan, StageSpec, StagedPlan};
+use accum_core::{Code, Span, UnitKind, group_digits};
 
 use super::super::AccumulationStep;
 use super::super::reader::{Reader, owned};

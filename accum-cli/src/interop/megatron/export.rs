@@ -4,8 +4,7 @@
 use accum_core::config::partial::PartialConfig;
 use accum_core::plan::{LinearRamp, StagedPlan};
 use accum_core::settings::{Normalization, PrecisionMode, ScheduleKind};
-use accum_core::units::group_digits;
-use accum_core::{Span, UnitKind};
+use accum_core::{Span, UnitKind, group_digits};
 
 use super::ramp::RAMP_REMOVED;
 use super::schedules::{self, EXACT_FLOAT, Rule};
@@ -17,7 +16,7 @@ pub(crate) fn export(c: &PartialConfig, out: &mut Out) -> Result<String, ExportE
     let plan = out.plan;
     out.check_last_group(
         c,
-        &[accum_core::LastGroup::Drop],
+        &[accum_core::plan::LastGroup::Drop],
         "runs whole global batches only (the leftover examples are not used)",
     )?;
     let layout = out.layout();

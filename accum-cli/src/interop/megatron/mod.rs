@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use accum_core::Code;
 use accum_core::config::ParallelSection;
-use accum_core::{LastGroup, Layout, PlanInput};
+use accum_core::plan::{LastGroup, Layout, PlanInput};
 
 pub(crate) use export::export;
 pub(crate) use ramp::{RAMP_REMOVED, linear_ramp};

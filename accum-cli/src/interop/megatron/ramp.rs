@@ -7,9 +7,8 @@
 
 use std::ops::Range;
 
-use accum_core::Code;
-use accum_core::plan::{LinearRamp, StageError, StagedPlan};
-use accum_core::{Plan, Span, UnitKind};
+use accum_core::plan::{LinearRamp, Plan, StageError, StagedPlan};
+use accum_core::{Code, Span, UnitKind};
 
 use super::{Args, python_number};
 use crate::diagnostic::Diagnostic;

@@ -11,10 +11,8 @@
 
 use std::ops::Range;
 
-use accum_core::Code;
-use accum_core::plan::StagedPlan;
-use accum_core::units::group_digits;
-use accum_core::{Plan, PlanError, Rounding, Span, UnitKind, Updates};
+use accum_core::plan::{Plan, PlanError, Rounding, StagedPlan};
+use accum_core::{Code, Span, UnitKind, Updates, group_digits};
 
 use super::{Args, python_number, ramp};
 use crate::diagnostic::Diagnostic;

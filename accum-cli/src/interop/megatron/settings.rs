@@ -6,10 +6,9 @@ use std::ops::Range;
 
 use accum_core::Code;
 use accum_core::config::partial::{PartialConfig, PartialLossScale};
-use accum_core::plan::StagedPlan;
+use accum_core::plan::{Plan, Rounding, StagedPlan};
 use accum_core::settings::{PrecisionMode, ScheduleKind};
-use accum_core::units::group_digits;
-use accum_core::{Plan, Rounding, Span, UnitKind, Updates};
+use accum_core::{Span, UnitKind, Updates, group_digits};
 
 use super::Args;
 use super::args::Arg;
@@ -94,7 +93,7 @@ pub(super) fn settings(
                 .map(|e| {
                     format!(
                         " (--train-iters {n} trains {} samples through the ramp)",
-                        accum_core::units::group_digits(e.get())
+                        accum_core::group_digits(e.get())
                     )
                 })
                 .unwrap_or_default(),
@@ -150,7 +149,7 @@ pub(super) fn settings(
                                 match exact {
                                     Some(e) => format!(
                                         "an iteration is counted while the samples before it are at most --train-samples, so a run that ends in the ramp-up trains past it; the ramp-up's iterations end at {} samples, and --train-samples {} (or that plus whole global batches of {b}) is trained exactly",
-                                        accum_core::units::group_digits(e),
+                                        accum_core::group_digits(e),
                                         e
                                     ),
                                     None => format!("write --train-samples {trained} to state what is trained"),
