@@ -173,10 +173,11 @@ proptest! {
     /// the run's own unit that is longer than the run, never give a plan.
     #[test]
     fn known_mistakes_never_give_a_plan(config in fine_tune()) {
+        // A degree of 1 shares no model copy: only tp > 1 needs a world size.
         let tp_without_world = config
             .parallel
             .as_ref()
-            .is_some_and(|p| p.tensor_parallel.is_some() && p.world_size.is_none());
+            .is_some_and(|p| p.tensor_parallel.is_some_and(|t| t > 1) && p.world_size.is_none());
         let optim = &config.optim;
         let longer = |span: Option<Span>| match (span, optim.total) {
             (Some(span), Some(total)) => span.unit() == total.unit() && span.value() > total.value(),
