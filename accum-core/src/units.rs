@@ -350,18 +350,9 @@ impl<U: Unit> fmt::Display for Count<U> {
     }
 }
 
-/// Formats an integer with `,` between groups of three digits: `8,388,608`.
-pub fn group_digits(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// Formats an integer with `,` between groups of three digits: `8,388,608`
+/// (the plan rules' own, which the derive compiles too).
+pub use crate::plan::rules::group_digits;
 
 /// Same-unit addition. Panics on overflow like integer arithmetic in debug
 /// builds, in every profile; use [`Count::checked_add`] for values a user controls.
