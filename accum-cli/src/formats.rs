@@ -162,7 +162,7 @@ pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
         }
     }
     let driver = sarif::ToolComponent::builder()
-        .name(crate::cli::bin_name())
+        .name(crate::output::bin_name())
         .version(env!("CARGO_PKG_VERSION"))
         .rules(codes.iter().map(|&code| rule(code)).collect::<Vec<_>>())
         .build();
@@ -192,7 +192,7 @@ pub(crate) fn explain_hint(files: &[FileFindings<'_>]) -> String {
             codes.push(diagnostic.code);
         }
     }
-    let bin = crate::cli::bin_name();
+    let bin = crate::output::bin_name();
     match codes.as_slice() {
         [] => String::new(),
         [one] => format!("For more information about this finding, try `{bin} explain {one}`.\n"),

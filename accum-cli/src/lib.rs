@@ -45,7 +45,7 @@ pub use load::{CliConfig, ConfigError, Loaded, load_config, load_config_str};
 
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
-    cli::set_bin_name("accum");
+    output::set_bin_name("accum");
     let cli = match cli::parse_accum() {
         Ok(cli) => cli,
         Err(err) => {
@@ -96,7 +96,7 @@ pub fn run<T: CliConfig>() -> ExitCode {
                 .map(|s| s.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "accum".to_owned());
-    cli::set_bin_name(&bin);
+    output::set_bin_name(&bin);
     let build = move || cli::user_command(&bin);
     let parsed = build().try_get_matches().and_then(|matches| {
         <cli::CommonCommand as clap::FromArgMatches>::from_arg_matches(&matches)

@@ -209,7 +209,7 @@ pub(crate) fn load_checked<T: CliConfig>(
                 "{}: {errors} error{} (run `{} validate {}` for details)",
                 doc.name,
                 if errors == 1 { "" } else { "s" },
-                crate::cli::bin_name(),
+                crate::output::bin_name(),
                 path.display()
             )));
         }

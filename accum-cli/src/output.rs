@@ -1,6 +1,7 @@
 //! Writing command output: text for people, JSON with stable keys for tools.
 
 use std::io::{self, Write};
+use std::sync::OnceLock;
 
 use serde::Serialize;
 
@@ -61,6 +62,21 @@ pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(err) => Err(CliError::usage(format!("cannot write to stdout: {err}"))),
     }
+}
+
+/// The name of the running binary: `accum`, or a user's own binary built
+/// with `accum_cli::run::<MyConfig>()`. Messages that name a command
+/// (`accum schema lists every key`) use it.
+static BIN_NAME: OnceLock<String> = OnceLock::new();
+
+/// Sets the binary's name, once, before any command runs.
+pub(crate) fn set_bin_name(name: &str) {
+    let _ = BIN_NAME.set(name.to_owned());
+}
+
+/// The binary's name (`accum` until set).
+pub(crate) fn bin_name() -> &'static str {
+    BIN_NAME.get().map_or("accum", String::as_str)
 }
 
 #[cfg(test)]

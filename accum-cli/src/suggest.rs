@@ -193,7 +193,7 @@ pub(crate) fn unknown_key_help<'a>(
         }
         None => format!(
             "remove it or fix its spelling; `{} schema` lists every key",
-            crate::cli::bin_name()
+            crate::output::bin_name()
         ),
     }
 }

@@ -160,7 +160,7 @@ impl TypeError {
                 .at(span, "")
                 .help(format!(
                     "add `{field}` to {section}; `{} schema` describes it",
-                    crate::cli::bin_name()
+                    crate::output::bin_name()
                 ));
             }
             TypeErrorKind::DuplicateField { field } => (

@@ -53,7 +53,8 @@ macro_rules! codes {
             }
         }
 
-        /// A stable rule code. See the [module docs](self).
+        /// A stable rule code: the name users look up in docs/rules.md, that
+        /// findings and errors carry as data, and that tools match on.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
         pub enum Code {

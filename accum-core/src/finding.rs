@@ -22,7 +22,7 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 use crate::code::Code;
-use crate::plan::{Fix, PlanError, Role};
+use crate::plan::{Fix, PlanError, Role, StageError};
 
 /// Where a value sits in a configuration: the keys from the root, with
 /// array indices as decimal segments. The root is the empty path.
@@ -175,7 +175,7 @@ impl Severity {
     }
 }
 
-/// One problem of a config. See the [module docs](self).
+/// One problem of a config: its code, field path, role, message and fix.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Finding {
@@ -406,6 +406,52 @@ impl fmt::Display for Findings {
 impl std::error::Error for Findings {}
 
 crate::code::debug_as_display!(Findings);
+
+/// Where a stage error points, and the stage error as a finding: the
+/// plan's stages know nothing of findings, which are made from them here.
+impl StageError {
+    /// Where the value to change is, below `at`: the field that holds the
+    /// stages list (`batch.stages`) or the ramp (`batch.ramp`).
+    pub fn path(&self, at: &FieldPath) -> FieldPath {
+        let item = |stage: usize, field: &str| {
+            at.child(&(stage.saturating_sub(1)).to_string())
+                .child(field)
+        };
+        match *self {
+            StageError::BatchNotGiven { stage, .. } => at.child(&(stage - 1).to_string()),
+            StageError::ZeroBatch { stage } => at.child(&(stage - 1).to_string()),
+            StageError::NotMultiple { stage: 0, what, .. } | StageError::RampZero { what } => {
+                at.child(what)
+            }
+            StageError::NotMultiple { stage, what, .. } => item(stage, what),
+            StageError::MissingUntil { stage } => at.child(&(stage - 1).to_string()),
+            StageError::LastUntil { stage }
+            | StageError::NotOrdered { stage, .. }
+            | StageError::NotExact { stage, .. } => item(stage, "until"),
+            StageError::RampShrinks { .. }
+            | StageError::RampEmpty { .. }
+            | StageError::RampIncrement { .. } => at.child("start"),
+            StageError::RampZeroLength => at.child("over"),
+            StageError::TooMany { .. } | StageError::Empty | StageError::Plan { stage: 0, .. } => {
+                at.clone()
+            }
+            StageError::Plan { stage, .. } => at.child(&(stage - 1).to_string()),
+        }
+    }
+}
+
+impl Finding {
+    /// A stage error as a finding, below `at` (the field that holds the
+    /// stages list or the ramp).
+    pub fn from_stage_error(err: &StageError, at: &FieldPath) -> Finding {
+        let finding =
+            Finding::new(err.code(), err.path(at), err.message(), err.label()).with_fix(err.fix());
+        match err {
+            StageError::NotMultiple { stage: 1.., .. } => finding.with_role(Role::GlobalBatch),
+            _ => finding,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -28,7 +28,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::code::Code;
 use crate::units::{Count, Unit, UnitKind};
 
-/// A length in one of the four units. See the [module docs](self).
+/// A length in one of the four units, as people write it (`"2M tokens"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Span {
     value: u64,
@@ -449,7 +449,7 @@ impl<'de> Visitor<'de> for SpanVisitor {
     }
 }
 
-/// A typed count ([`Updates`], [`Tokens`](crate::units::Tokens), …) reads `100`, `"100 updates"` (any span spelling: `"2M tokens"`,
+/// A typed count ([`Updates`](crate::Updates), [`Tokens`](crate::units::Tokens), …) reads `100`, `"100 updates"` (any span spelling: `"2M tokens"`,
 /// `"1.5k examples"`) or the table `{ updates = 100 }`. A span in another
 /// unit is refused: converting it needs the plan.
 impl<'de, U: Unit> Deserialize<'de> for Count<U> {

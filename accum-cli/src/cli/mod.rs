@@ -8,8 +8,6 @@ mod accum;
 mod common;
 mod examples;
 
-use std::sync::OnceLock;
-
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 pub(crate) use accum::{Backend, ExportArgs, ImportArgs, InitArgs, LintArgs, RunArgs, VerifyArgs};
@@ -18,21 +16,6 @@ pub(crate) use common::{
     Precision, ReplanArgs, SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,
 };
 use examples::{Binary, examples};
-
-/// The name of the running binary: `accum`, or a user's own binary built
-/// with `accum_cli::run::<MyConfig>()`. Messages that name a command
-/// (`accum schema lists every key`) use it.
-static BIN_NAME: OnceLock<String> = OnceLock::new();
-
-/// Sets the binary's name, once, before any command runs.
-pub(crate) fn set_bin_name(name: &str) {
-    let _ = BIN_NAME.set(name.to_owned());
-}
-
-/// The binary's name (`accum` until set).
-pub(crate) fn bin_name() -> &'static str {
-    BIN_NAME.get().map_or("accum", String::as_str)
-}
 
 /// Gradient-accumulation plans that cannot be miscounted.
 ///

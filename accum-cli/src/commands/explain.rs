@@ -5,8 +5,9 @@
 
 use accum_core::Code;
 
-use crate::cli::{ExplainArgs, bin_name};
+use crate::cli::ExplainArgs;
 use crate::error::{CliError, Exit};
+use crate::output::bin_name;
 use crate::output::print_text;
 use crate::rules;
 

@@ -148,7 +148,7 @@ fn render_checks(report: &VerifyReport) -> String {
             out.push_str(&format!(
                 "       {:<28} `{} explain {}` says what it checks and how to fix it\n",
                 "",
-                crate::cli::bin_name(),
+                crate::output::bin_name(),
                 check.code
             ));
         }

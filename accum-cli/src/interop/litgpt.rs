@@ -23,7 +23,7 @@ use super::dialect::{
     read_arguments,
 };
 use super::export::{Out, yaml};
-use super::lightning::Trainer;
+use super::lightning::{LITGPT_GLOBAL as GLOBAL, LITGPT_MICRO as MICRO, Trainer};
 use super::reader::{Reader, owned};
 use super::{ExportError, Framework, ImportError, ImportOptions};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -31,20 +31,12 @@ use crate::diagnostic::{Diagnostic, Severity};
 /// The LitGPT dialect.
 pub(crate) struct LitGpt;
 
-const GLOBAL: [&str; 2] = ["train", "global_batch_size"];
-const MICRO: [&str; 2] = ["train", "micro_batch_size"];
-
 impl Dialect for LitGpt {
     const FRAMEWORK: Framework = Framework::LitGpt;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
         read_arguments(name, text, |r| read(r, opts))
     }
-}
-
-/// Whether a file is a LitGPT recipe: a `train:` section with its batch keys.
-pub(crate) fn is_recipe(r: &Reader) -> bool {
-    r.is_table(&["train"]) && (r.has(&GLOBAL) || r.has(&MICRO))
 }
 
 fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {

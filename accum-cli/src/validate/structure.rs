@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::map::{
     Expected, MAX_SCHEMA_DEPTH, allows, alternatives, describe, schemas_at, type_words, value_words,
 };
-use crate::cli::bin_name;
 use crate::diagnostic::{Diagnostic, dotted};
+use crate::output::bin_name;
 use crate::source::{Document, Node, NodeKind};
 use crate::suggest::{did_you_mean, domain_hint, or_list, section_name, unknown_key_help};
 

@@ -158,7 +158,7 @@ impl From<StatsError> for RecordError {
     }
 }
 
-/// Records a driven run into a [`RunReport`]; see the [module docs](self).
+/// Records a driven run into a [`RunReport`] (see `docs/sheets.md`).
 /// One recorder per run, on one rank (rank 0): the driver's counts are the
 /// whole group's on every rank.
 #[derive(Debug)]

@@ -159,7 +159,7 @@ pub enum EngineError {
         /// Its microbatch index within the group.
         microbatch: usize,
     },
-    /// A failure injected with [`Engine::inject_failure`] (a test hook).
+    /// A failure injected with [`Engine::inject_failure`](super::Engine::inject_failure) (a test hook).
     InjectedFailure {
         /// The attempt.
         attempt: u64,

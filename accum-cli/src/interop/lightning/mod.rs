@@ -108,6 +108,17 @@ impl Dialect for Lightning {
     }
 }
 
+/// The batch keys of LitGPT's recipes, which run on Lightning Fabric
+/// (`litgpt.rs` reads them; a Lightning reader refuses such a file).
+pub(crate) const LITGPT_GLOBAL: [&str; 2] = ["train", "global_batch_size"];
+/// See [`LITGPT_GLOBAL`].
+pub(crate) const LITGPT_MICRO: [&str; 2] = ["train", "micro_batch_size"];
+
+/// Whether a file is a LitGPT recipe: a `train:` section with its batch keys.
+fn is_litgpt_recipe(r: &Reader) -> bool {
+    r.is_table(&["train"]) && (r.has(&LITGPT_GLOBAL) || r.has(&LITGPT_MICRO))
+}
+
 fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let root = r.span(&[]);
     let t = trainer(r);
@@ -117,7 +128,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     }
 
     // LitGPT's recipes run on Lightning Fabric with their own batch keys.
-    if super::litgpt::is_recipe(r) {
+    if is_litgpt_recipe(r) {
         r.push(
             Diagnostic::error(
                 Code::Dialect,

@@ -6,7 +6,6 @@ use std::fmt;
 
 use super::MAX_STAGES;
 use crate::code::Code;
-use crate::finding::{FieldPath, Finding};
 use crate::plan::{Edit, Fix, PlanError, Role};
 use crate::span::Span;
 use crate::units::group_digits;
@@ -135,35 +134,6 @@ impl StageError {
             | StageError::RampIncrement { .. }
             | StageError::RampZeroLength => Code::Ramp,
             StageError::Plan { error, .. } => error.code(),
-        }
-    }
-
-    /// Where the value to change is, below `at`: the field that holds the
-    /// stages list (`batch.stages`) or the ramp (`batch.ramp`).
-    pub fn path(&self, at: &FieldPath) -> FieldPath {
-        let item = |stage: usize, field: &str| {
-            at.child(&(stage.saturating_sub(1)).to_string())
-                .child(field)
-        };
-        match *self {
-            StageError::BatchNotGiven { stage, .. } => at.child(&(stage - 1).to_string()),
-            StageError::ZeroBatch { stage } => at.child(&(stage - 1).to_string()),
-            StageError::NotMultiple { stage: 0, what, .. } | StageError::RampZero { what } => {
-                at.child(what)
-            }
-            StageError::NotMultiple { stage, what, .. } => item(stage, what),
-            StageError::MissingUntil { stage } => at.child(&(stage - 1).to_string()),
-            StageError::LastUntil { stage }
-            | StageError::NotOrdered { stage, .. }
-            | StageError::NotExact { stage, .. } => item(stage, "until"),
-            StageError::RampShrinks { .. }
-            | StageError::RampEmpty { .. }
-            | StageError::RampIncrement { .. } => at.child("start"),
-            StageError::RampZeroLength => at.child("over"),
-            StageError::TooMany { .. } | StageError::Empty | StageError::Plan { stage: 0, .. } => {
-                at.clone()
-            }
-            StageError::Plan { stage, .. } => at.child(&(stage - 1).to_string()),
         }
     }
 
@@ -407,19 +377,6 @@ impl std::error::Error for StageError {
         match self {
             StageError::Plan { error, .. } => Some(error),
             _ => None,
-        }
-    }
-}
-
-impl Finding {
-    /// A stage error as a finding, below `at` (the field that holds the
-    /// stages list or the ramp).
-    pub fn from_stage_error(err: &StageError, at: &FieldPath) -> Finding {
-        let finding =
-            Finding::new(err.code(), err.path(at), err.message(), err.label()).with_fix(err.fix());
-        match err {
-            StageError::NotMultiple { stage: 1.., .. } => finding.with_role(Role::GlobalBatch),
-            _ => finding,
         }
     }
 }

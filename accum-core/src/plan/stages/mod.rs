@@ -205,7 +205,7 @@ impl Stage {
 }
 
 /// A plan whose `A` (and so `B`) changes at stage boundaries, with `m`, `D`
-/// and `L` fixed. See the [module docs](self). A constant plan is a staged
+/// and `L` fixed (`docs/rampup.md`). A constant plan is a staged
 /// plan of one stage.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct StagedPlan {
