@@ -9,6 +9,7 @@ use std::process::ExitCode;
 mod calc;
 mod cli;
 mod commands;
+mod convert;
 mod diagnostic;
 mod error;
 mod formats;
