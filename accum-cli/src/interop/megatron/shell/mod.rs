@@ -85,7 +85,13 @@ impl Field {
         self.unknown.extend(f.unknown.iter().cloned());
         self.unknown_at
             .extend(f.unknown_at.iter().map(|p| p + shift));
-        self.defaults.extend(f.defaults.iter().cloned());
+        // Each name once: a variable doubled many times would otherwise
+        // carry a copy of its defaults per doubling into every piece.
+        for name in &f.defaults {
+            if !self.defaults.contains(name) {
+                self.defaults.push(name.clone());
+            }
+        }
     }
 
     /// Appends a blank that no source wrote (between the words `eval` joins).
@@ -160,15 +166,22 @@ impl Field {
     }
 
     /// A part of the field (`--key=value` split at `=`).
+    ///
+    /// `unknown_at` is in ascending order (stand-ins are only appended), so
+    /// the unknowns inside `a..b` are found by binary search: a word split
+    /// into many pieces costs each piece its own unknowns, not all of them
+    /// (a doubled variable full of stand-ins, split at every blank, was
+    /// quadratic).
     pub(crate) fn slice(&self, a: usize, b: usize) -> Field {
-        let keep: Vec<usize> = (0..self.unknown.len())
-            .filter(|&i| (a..b.max(a + 1)).contains(&self.unknown_at[i]))
-            .collect();
+        let end = b.max(a + 1);
+        let first = self.unknown_at.partition_point(|&p| p < a);
+        let last = self.unknown_at.partition_point(|&p| p < end);
+        let keep = first..last.max(first);
         Field {
             text: self.text.get(a..b).unwrap_or("").to_owned(),
             offs: self.offs.get(a..b).map(<[_]>::to_vec).unwrap_or_default(),
-            unknown: keep.iter().map(|&i| self.unknown[i].clone()).collect(),
-            unknown_at: keep.iter().map(|&i| self.unknown_at[i] - a).collect(),
+            unknown: self.unknown[keep.clone()].to_vec(),
+            unknown_at: self.unknown_at[keep].iter().map(|&p| p - a).collect(),
             word_span: self.word_span.clone(),
             defaults: self.defaults.clone(),
         }

@@ -294,3 +294,45 @@ fn case_patterns_with_many_stars_match_in_linear_time() {
     assert!(!glob("a*b?d", "axxbd"));
     assert!(glob("*", ""));
 }
+
+#[test]
+fn a_slice_keeps_exactly_the_unknowns_inside_it() {
+    // "a" ?X "bc" ?Y ?Z "d": stand-ins at 1, 5 and 7.
+    let mut f = Field::empty(0..0);
+    f.text.push('a');
+    f.offs.push(None);
+    f.mark("X".into(), "?X");
+    f.text.push_str("bc");
+    f.offs.extend([None, None]);
+    f.mark("Y".into(), "?Y");
+    f.mark("Z".into(), "?Z");
+    f.text.push('d');
+    f.offs.push(None);
+    let names = |s: &Field| (s.unknown.clone(), s.unknown_at.clone());
+    assert_eq!(names(&f.slice(0, 1)), (vec![], vec![]));
+    assert_eq!(names(&f.slice(1, 3)), (vec!["X".to_owned()], vec![0]));
+    assert_eq!(
+        names(&f.slice(3, 8)),
+        (vec!["Y".to_owned(), "Z".to_owned()], vec![2, 4])
+    );
+    assert_eq!(names(&f.slice(5, 5)), (vec!["Y".to_owned()], vec![0]));
+    assert_eq!(names(&f.slice(4, 4)), (vec![], vec![]));
+    assert_eq!(names(&f.slice(9, 12)), (vec![], vec![]));
+    // A field read from elsewhere has every stand-in at 0.
+    let at = Field::at("v".into(), 0..1, vec!["A".into(), "B".into()]);
+    assert_eq!(at.slice(0, 1).unknown, ["A", "B"]);
+    assert!(at.slice(1, 1).unknown.is_empty());
+}
+
+#[test]
+fn a_doubled_variable_keeps_each_default_once() {
+    let text =
+        "A=${X:-1}${Y:-2}\nA=$A$A\nA=$A$A\nA=$A$A\npython pretrain_gpt.py --micro-batch-size $A\n";
+    let s = run(text, &[]);
+    let word = s.commands[0]
+        .words
+        .iter()
+        .find(|w| w.text.starts_with("12"))
+        .expect("the expanded value");
+    assert_eq!(word.defaults, ["X", "Y"]);
+}
