@@ -163,24 +163,56 @@ pub struct StagedVerifyReport {
 }
 
 /// Stages a pre-flight check runs at most: each costs its `A` microbatches
-/// twice, and a linear ramp-up may have a stage per increment (a ramp of
-/// 99,999 stages would run for hours). Past it, the first and last stages,
-/// the one with the largest `A` and stages evenly between are checked.
+/// and one batch of its `B` examples, and a linear ramp-up may have a stage
+/// per increment (a ramp of 99,999 stages would run for hours). Past it,
+/// the stages checked are chosen within [`CHECKED_EXAMPLES_PER_LARGEST`]
+/// (see [`checked_stages`]).
 pub const MAX_CHECKED_STAGES: usize = 16;
 
-/// The stages checked of `count`, in order: all of them up to
-/// [`MAX_CHECKED_STAGES`], else the first, the last, `largest` and stages
-/// evenly between.
-fn checked_stages(count: usize, largest: usize) -> Vec<usize> {
+/// Past [`MAX_CHECKED_STAGES`], the examples of the stages checked total at
+/// most this many times the largest stage's `B`: the check costs about what
+/// checking the largest stage twice would, whatever the number of stages.
+pub const CHECKED_EXAMPLES_PER_LARGEST: u64 = 2;
+
+/// The stages checked, in order, given each stage's `B` and `A`: all of
+/// them up to [`MAX_CHECKED_STAGES`]; past it the first, the last, the one
+/// with the largest `B` and the one with the largest `A`, and the finest
+/// even spread of at most [`MAX_CHECKED_STAGES`] stages whose examples fit
+/// in [`CHECKED_EXAMPLES_PER_LARGEST`] times the largest `B` (the four alone
+/// when none does).
+fn checked_stages(batches: &[u64], accumulations: &[u64]) -> Vec<usize> {
+    let count = batches.len();
     if count <= MAX_CHECKED_STAGES {
         return (0..count).collect();
     }
-    let even = MAX_CHECKED_STAGES - 1;
-    let mut chosen: Vec<usize> = (0..even).map(|i| i * (count - 1) / (even - 1)).collect();
-    chosen.push(largest.min(count - 1));
-    chosen.sort_unstable();
-    chosen.dedup();
-    chosen
+    let argmax = |values: &[u64]| {
+        (0..values.len())
+            .max_by_key(|&i| (values[i], std::cmp::Reverse(i)))
+            .unwrap_or(0)
+    };
+    let largest = argmax(batches);
+    let required = [0, count - 1, largest, argmax(accumulations)];
+    let budget = batches[largest].saturating_mul(CHECKED_EXAMPLES_PER_LARGEST);
+    let spread = |even: usize| {
+        let mut chosen: Vec<usize> = (0..even)
+            .map(|i| i * (count - 1) / (even - 1).max(1))
+            .chain(required)
+            .collect();
+        chosen.sort_unstable();
+        chosen.dedup();
+        chosen
+    };
+    (2..=MAX_CHECKED_STAGES - 2)
+        .rev()
+        .map(spread)
+        .find(|chosen| {
+            chosen
+                .iter()
+                .map(|&i| batches[i])
+                .fold(0u64, u64::saturating_add)
+                <= budget
+        })
+        .unwrap_or_else(|| spread(2))
 }
 
 /// Runs the check once per stage of `stages`, for the built-in model and
@@ -211,10 +243,12 @@ pub fn stages(
         Ok(e)
     };
     let all = stages.stages();
-    let largest = (0..all.len())
-        .max_by_key(|&i| all[i].plan().accumulation())
-        .unwrap_or(0);
-    let chosen = checked_stages(all.len(), largest);
+    let batches: Vec<u64> = all
+        .iter()
+        .map(|s| s.plan().effective_batch().get())
+        .collect();
+    let accumulations: Vec<u64> = all.iter().map(|s| s.plan().accumulation()).collect();
+    let chosen = checked_stages(&batches, &accumulations);
     let mut checks = Vec::with_capacity(chosen.len());
     for index in chosen {
         let (stage, at) = (&all[index], starts[index]);
@@ -429,14 +463,54 @@ mod checked_stage_tests {
     use super::*;
 
     #[test]
-    fn a_long_ramp_checks_a_bounded_spread_of_its_stages() {
-        assert_eq!(checked_stages(3, 2), [0, 1, 2]);
-        assert_eq!(checked_stages(16, 5), (0..16).collect::<Vec<_>>());
-        let chosen = checked_stages(99_999, 4_321);
+    fn a_short_plan_checks_every_stage() {
+        assert_eq!(checked_stages(&[4, 8, 4], &[1, 2, 1]), [0, 1, 2]);
+        let equal = vec![64; MAX_CHECKED_STAGES];
+        assert_eq!(
+            checked_stages(&equal, &equal),
+            (0..MAX_CHECKED_STAGES).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn a_long_ramp_checks_an_even_spread_within_the_budget() {
+        // A linear ramp B = 1, 2, …, 99,999 (m = D = 1, so A = B).
+        let ramp: Vec<u64> = (1..=99_999).collect();
+        let chosen = checked_stages(&ramp, &ramp);
         assert!(chosen.len() <= MAX_CHECKED_STAGES, "{chosen:?}");
+        assert!(
+            chosen.len() >= 3,
+            "a spread, not the ends alone: {chosen:?}"
+        );
         assert_eq!(chosen.first(), Some(&0));
         assert_eq!(chosen.last(), Some(&99_998));
-        assert!(chosen.contains(&4_321));
         assert!(chosen.windows(2).all(|w| w[0] < w[1]));
+        let examples: u64 = chosen.iter().map(|&i| ramp[i]).sum();
+        assert!(
+            examples <= CHECKED_EXAMPLES_PER_LARGEST * 99_999,
+            "{examples} examples for {chosen:?}"
+        );
+    }
+
+    #[test]
+    fn the_largest_stages_are_checked_wherever_they_are() {
+        // Up, then down: the largest B and the largest A are in the middle
+        // and at different stages (m changes between them).
+        let mut batches: Vec<u64> = (1..=40).chain((1..40).rev()).collect();
+        let mut accumulations = batches.clone();
+        batches[37] = 400;
+        accumulations[50] = 500;
+        let chosen = checked_stages(&batches, &accumulations);
+        for stage in [0, 37, 50, batches.len() - 1] {
+            assert!(chosen.contains(&stage), "{stage} in {chosen:?}");
+        }
+        let examples: u64 = chosen.iter().map(|&i| batches[i]).sum();
+        assert!(examples <= CHECKED_EXAMPLES_PER_LARGEST * 400, "{chosen:?}");
+    }
+
+    #[test]
+    fn equal_stages_past_the_limit_check_the_required_ones_only() {
+        let equal = vec![64; 40];
+        assert_eq!(checked_stages(&equal, &equal), [0, 39]);
     }
 }

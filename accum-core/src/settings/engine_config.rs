@@ -144,7 +144,7 @@ impl EngineConfig {
         if !(o.lr.is_finite() && o.lr >= 0.0) {
             bad(
                 "optimizer.lr",
-                format!("{} must be a finite number ≥ 0", o.lr),
+                format!("{} must be a finite number ≥ 0", shown(o.lr)),
             );
         }
         for (i, beta) in o.betas.iter().enumerate() {
@@ -159,18 +159,21 @@ impl EngineConfig {
             }
         }
         if !(o.eps.is_finite() && o.eps > 0.0) {
-            bad("optimizer.eps", format!("{} must be > 0, e.g. 1e-8", o.eps));
+            bad(
+                "optimizer.eps",
+                format!("{} must be > 0, e.g. 1e-8", shown(o.eps)),
+            );
         }
         if !(o.weight_decay.is_finite() && o.weight_decay >= 0.0) {
             bad(
                 "optimizer.weight_decay",
-                format!("{} must be ≥ 0", o.weight_decay),
+                format!("{} must be ≥ 0", shown(o.weight_decay)),
             );
         }
         if !(o.momentum.is_finite() && (0.0..=1.0).contains(&o.momentum)) {
             bad(
                 "optimizer.momentum",
-                format!("{} must be in [0, 1]", o.momentum),
+                format!("{} must be in [0, 1]", shown(o.momentum)),
             );
         }
         if let Some(clip) = o.clip_norm
@@ -178,7 +181,7 @@ impl EngineConfig {
         {
             bad(
                 "optimizer.clip_norm",
-                format!("{clip} must be > 0; use 0 to disable clipping"),
+                format!("{} must be > 0; use 0 to disable clipping", shown(clip)),
             );
         }
         let s = &self.precision.loss_scale;
@@ -192,7 +195,7 @@ impl EngineConfig {
                 "precision.loss_scale.init",
                 format!(
                     "{} must be a positive f32 value from {:e} to {:e}, e.g. 65536",
-                    s.init,
+                    shown(s.init),
                     f32::MIN_POSITIVE,
                     f32::MAX
                 ),
@@ -201,13 +204,13 @@ impl EngineConfig {
         if !(s.growth_factor.is_finite() && s.growth_factor >= 1.0) {
             bad(
                 "precision.loss_scale.growth_factor",
-                format!("{} must be ≥ 1, e.g. 2", s.growth_factor),
+                format!("{} must be ≥ 1, e.g. 2", shown(s.growth_factor)),
             );
         }
         if !(s.backoff_factor > 0.0 && s.backoff_factor < 1.0) {
             bad(
                 "precision.loss_scale.backoff_factor",
-                format!("{} must be in (0, 1), e.g. 0.5", s.backoff_factor),
+                format!("{} must be in (0, 1), e.g. 0.5", shown(s.backoff_factor)),
             );
         }
         if s.growth_interval == 0 {
@@ -229,5 +232,30 @@ impl EngineConfig {
             );
         }
         errors
+    }
+}
+
+/// A setting's value as written in a config: `1e-45` rather than the 45
+/// decimals `{}` gives very small and very large numbers.
+fn shown(value: f64) -> String {
+    if value != 0.0 && value.is_finite() && !(1e-4..1e15).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn values_are_shown_as_a_config_would_write_them() {
+        assert_eq!(shown(1e-45), "1e-45");
+        assert_eq!(shown(-2.5e20), "-2.5e20");
+        assert_eq!(shown(0.5), "0.5");
+        assert_eq!(shown(-3.0), "-3");
+        assert_eq!(shown(0.0), "0");
+        assert_eq!(shown(f64::NAN), "NaN");
     }
 }
