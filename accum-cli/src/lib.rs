@@ -4,6 +4,7 @@
 //! Exit codes are part of the interface (docs/architecture.md): 0 ok, 1 the input is
 //! invalid (findings printed), 2 usage or I/O error.
 
+use crate::output::eprintln_safe;
 use std::process::ExitCode;
 
 mod calc;
@@ -60,7 +61,7 @@ pub fn main() -> ExitCode {
         Ok(exit) => exit.into(),
         Err(err) => {
             if !err.is_reported() {
-                eprintln!("error: {err}");
+                eprintln_safe!("error: {err}");
             }
             err.exit().into()
         }
@@ -112,7 +113,7 @@ pub fn run<T: CliConfig>() -> ExitCode {
     match commands::run_common::<T>(&parsed, &build, &commands::Hooks::derived()) {
         Ok(exit) => exit.into(),
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln_safe!("error: {err}");
             err.exit().into()
         }
     }

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::diagnostic::{self, Diagnostic};
 use crate::error::CliError;
+use crate::output::eprint_safe;
 use crate::source::{Document, LoadError, SourceFormat, SyntaxError};
 use crate::validate::{SchemaMap, validate};
 
@@ -179,7 +180,7 @@ pub(crate) fn load_checked<T: CliConfig>(
     let doc = match load(path)? {
         Ok(doc) => doc,
         Err(bad) => {
-            eprint!(
+            eprint_safe!(
                 "{}",
                 diagnostic::render_text(
                     &bad.name,
@@ -197,7 +198,7 @@ pub(crate) fn load_checked<T: CliConfig>(
     let (config, checked, warnings) = match check_file::<T>(&doc, check)? {
         Ok(valid) => valid,
         Err(findings) => {
-            eprint!(
+            eprint_safe!(
                 "{}",
                 diagnostic::render_text(&doc.name, &doc.text, &findings, color())
             );
@@ -215,7 +216,7 @@ pub(crate) fn load_checked<T: CliConfig>(
         }
     };
     if !warnings.is_empty() {
-        eprint!(
+        eprint_safe!(
             "{}",
             diagnostic::render_text(&doc.name, &doc.text, &warnings, color())
         );

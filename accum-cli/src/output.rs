@@ -64,6 +64,67 @@ pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
     }
 }
 
+/// Writes a message to stderr, through [`terminal_safe`] when stderr is a
+/// terminal: messages quote the input (keys, names, lines of a file), and a
+/// control character in it must not reach the terminal. A closed stderr is
+/// not an error, as for `eprint!`'s callers it could not be reported.
+pub(crate) fn eprint_text(text: &str) {
+    let mut err = io::stderr().lock();
+    let text = if io::IsTerminal::is_terminal(&err) {
+        terminal_safe(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    let _ = err.write_all(text.as_bytes());
+}
+
+/// `eprint!` through [`eprint_text`]: every message of the CLI is written
+/// with it or [`eprintln_safe!`].
+macro_rules! eprint_safe {
+    ($($arg:tt)*) => {
+        $crate::output::eprint_text(&format!($($arg)*))
+    };
+}
+
+/// `eprintln!` through [`eprint_text`].
+macro_rules! eprintln_safe {
+    ($($arg:tt)*) => {
+        $crate::output::eprint_text(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+pub(crate) use {eprint_safe, eprintln_safe};
+
+/// Most items [`listed`] shows before it elides.
+const LISTED: usize = 8;
+
+/// Items for a message, separated by commas: all of them up to eight, else
+/// the first six, `…`, the last and how many there are, so that a message
+/// about an input of 50,000 entries stays one line.
+pub(crate) fn listed<T: std::fmt::Display>(items: &[T]) -> String {
+    listed_by(items, ", ")
+}
+
+/// [`listed`], with another separator (`"; "` between items that hold
+/// commas).
+pub(crate) fn listed_by<T: std::fmt::Display>(items: &[T], separator: &str) -> String {
+    let all = |items: &[T]| {
+        items
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(separator)
+    };
+    match items {
+        [first @ .., last] if items.len() > LISTED => format!(
+            "{}{separator}…{separator}{last} ({} in all)",
+            all(&first[..LISTED - 2]),
+            accum_core::group_digits(items.len() as u64)
+        ),
+        _ => all(items),
+    }
+}
+
 /// The name of the running binary: `accum`, or a user's own binary built
 /// with `accum_cli::run::<MyConfig>()`. Messages that name a command
 /// (`accum schema lists every key`) use it.
@@ -82,6 +143,16 @@ pub(crate) fn bin_name() -> &'static str {
 #[cfg(test)]
 mod terminal_tests {
     use super::*;
+
+    #[test]
+    fn long_lists_keep_their_ends_and_say_their_length() {
+        assert_eq!(listed(&[1, 2, 3]), "1, 2, 3");
+        assert_eq!(listed::<u8>(&[]), "");
+        let eight: Vec<u32> = (1..=8).collect();
+        assert_eq!(listed(&eight), "1, 2, 3, 4, 5, 6, 7, 8");
+        let many: Vec<u32> = (0..50_000).collect();
+        assert_eq!(listed(&many), "0, 1, 2, 3, 4, 5, …, 49999 (50,000 in all)");
+    }
 
     #[test]
     fn control_characters_from_input_are_shown_not_run() {

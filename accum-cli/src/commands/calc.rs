@@ -5,6 +5,7 @@
 use crate::calc;
 use crate::cli::{CalcArgs, Format};
 use crate::error::{CliError, Exit};
+use crate::output::eprintln_safe;
 use crate::output::{print_json, print_text};
 
 /// Computes the report of `args` and prints it as JSON or text.
@@ -18,12 +19,12 @@ pub(crate) fn run(args: &CalcArgs) -> Result<Exit, CliError> {
                 && args.activation_per_example.is_none()
                 && args.device_throughput.is_none()
             {
-                eprintln!(
+                eprintln_safe!(
                     "note: --params alone gives no estimate: the memory estimate also needs --activation-per-example SIZE (one example's activations, which grow with m while weights, gradients and optimizer state do not); the scaling estimate needs --device-throughput and --bandwidth"
                 );
             }
             if let Some(note) = calc::scaling_note(args, report.has_scaling()) {
-                eprintln!("note: {note}");
+                eprintln_safe!("note: {note}");
             }
         }
     }

@@ -14,6 +14,7 @@ use crate::cli::InitArgs;
 use crate::error::{CliError, Exit};
 use crate::fsio::create_new;
 use crate::load::Schema;
+use crate::output::eprintln_safe;
 use crate::starter::{SCHEMA_FILE, starter_text};
 
 /// Writes the starter to `args.file` (`accum.toml` by default) and the
@@ -31,13 +32,13 @@ pub(crate) fn run(args: &InitArgs) -> Result<Exit, CliError> {
     };
     let text = starter_text(&path, &name)?;
     create_new(&path, text.as_bytes())?;
-    eprintln!("created {}", path.display());
+    eprintln_safe!("created {}", path.display());
     if !args.no_schema {
         let schema_path = path
             .parent()
             .map_or_else(|| PathBuf::from(SCHEMA_FILE), |dir| dir.join(SCHEMA_FILE));
         if schema_path.exists() {
-            eprintln!(
+            eprintln_safe!(
                 "kept {}; `accum schema -o {}` brings it up to date",
                 schema_path.display(),
                 schema_path.display()
@@ -48,12 +49,12 @@ pub(crate) fn run(args: &InitArgs) -> Result<Exit, CliError> {
                 .map_err(|err| CliError::usage(format!("cannot render the schema: {err}")))?;
             text.push('\n');
             create_new(&schema_path, text.as_bytes())?;
-            eprintln!(
+            eprintln_safe!(
                 "created {} (for editors; see docs/editors.md)",
                 schema_path.display()
             );
         }
     }
-    eprintln!("next: accum validate {}", path.display());
+    eprintln_safe!("next: accum validate {}", path.display());
     Ok(Exit::Ok)
 }

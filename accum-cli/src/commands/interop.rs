@@ -13,6 +13,7 @@ use crate::formats;
 use crate::fsio::write_atomic;
 use crate::interop::{self, FileReport};
 use crate::load::load_checked;
+use crate::output::{eprint_safe, eprintln_safe};
 use crate::output::{print_json, print_text};
 
 /// `accum import`: the config on stdout (or in `-o`), the findings on
@@ -34,13 +35,13 @@ pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
             "batch_schedule": read.imported.as_ref().and_then(|i| i.batch_schedule.as_ref()),
         }))?,
         DiagnosticFormat::Human => {
-            eprint!("{}", interop::render_reports(&read.files, stderr_color()));
+            eprint_safe!("{}", interop::render_reports(&read.files, stderr_color()));
             if let Some(note) = read.unread_note(&name) {
-                eprintln!("{note}");
+                eprintln_safe!("{note}");
             }
-            eprint!("{}", formats::explain_hint(&reports));
+            eprint_safe!("{}", formats::explain_hint(&reports));
         }
-        format => eprint!(
+        format => eprint_safe!(
             "{}",
             render_lines(format, &reports)?.expect("a line format")
         ),
@@ -53,7 +54,7 @@ pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
             // A file is written only when the import succeeds: a
             // failing command leaves the output as it was.
             Some(out) if errors == 0 => write_atomic(out, toml.as_bytes())?,
-            Some(out) => eprintln!(
+            Some(out) => eprintln_safe!(
                 "{name}: {} not written: fix the errors above",
                 out.display()
             ),
@@ -107,9 +108,9 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         DiagnosticFormat::Human => {
             let mut out = String::new();
             for (name, read) in &reads {
-                eprint!("{}", interop::render_reports(&read.files, stderr_color()));
+                eprint_safe!("{}", interop::render_reports(&read.files, stderr_color()));
                 if let Some(note) = read.unread_note(name) {
-                    eprintln!("{note}");
+                    eprintln_safe!("{note}");
                 }
                 let (errors, warnings) =
                     (read.count(Severity::Error), read.count(Severity::Warning));
@@ -123,7 +124,7 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
                     )
                 });
             }
-            eprint!("{}", formats::explain_hint(&reports));
+            eprint_safe!("{}", formats::explain_hint(&reports));
             print_text(&out)?;
         }
         format => print_text(&render_lines(format, &reports)?.expect("a line format"))?,
@@ -143,7 +144,7 @@ pub(crate) fn export(args: &ExportArgs) -> Result<Exit, CliError> {
         .map_err(|err| CliError::invalid(format!("{}: {err}", args.config.display())))?;
     let exported = interop::export(args.framework, &partial).map_err(CliError::invalid)?;
     for note in &exported.notes {
-        eprintln!("note: {note}");
+        eprintln_safe!("note: {note}");
     }
     match &args.output {
         Some(out) => write_atomic(out, exported.text.as_bytes())?,

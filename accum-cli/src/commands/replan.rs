@@ -11,6 +11,7 @@ use crate::error::{CliError, Exit};
 use crate::fsio::{backup, write_atomic, write_in_place};
 use crate::load::{CliConfig, Schema, load_checked};
 use crate::output::print_text;
+use crate::output::{eprint_safe, eprintln_safe};
 use crate::replan::{replan, summary_text};
 
 /// Re-plans `args.file` and writes the result, the summary on stderr.
@@ -54,7 +55,7 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
         (None, true) => {
             let bak = backup(&args.file)?;
             write_in_place(&args.file, result.text.as_bytes())?;
-            eprintln!("kept the previous file as {}", bak.display());
+            eprintln_safe!("kept the previous file as {}", bak.display());
         }
         (None, false) => print_text(&result.text)?,
     }
@@ -62,9 +63,9 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
         Format::Json => {
             let summary = serde_json::to_string_pretty(&result)
                 .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
-            eprintln!("{summary}");
+            eprintln_safe!("{summary}");
         }
-        Format::Text => eprint!("{}", summary_text(&result)),
+        Format::Text => eprint_safe!("{}", summary_text(&result)),
     }
     Ok(Exit::Ok)
 }
@@ -89,7 +90,7 @@ fn memory_limit(inputs: &MemoryInputs, budget: ByteSize, plan: &Plan) -> Result<
             fixed.weights, fixed.gradients, fixed.optimizer_state, fixed.total, budget
         ))),
         Some(max) => {
-            eprintln!(
+            eprintln_safe!(
                 "memory estimate: {} at m {} ({} fixed + {} activations per example); budget {} allows m ≤ {}",
                 now.total,
                 plan.micro_batch(),

@@ -26,6 +26,7 @@ use crate::cli::{Backend, Format, RunArgs};
 use crate::error::{CliError, Exit};
 use crate::fsio::write_atomic;
 use crate::load::load_checked;
+use crate::output::eprintln_safe;
 use crate::output::{print_json, print_text};
 use crate::runner::{
     self, Progress, Stream, attach_backend, plural, ramp_text, stop_flag, stream_path, summary,
@@ -46,7 +47,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     if let Some(threads) = args.threads {
         let cap = threads_cap(engine.local_ranks().len());
         if threads.get() > cap {
-            eprintln!(
+            eprintln_safe!(
                 "note: --threads {} is more than this machine runs at once for {} replica(s); using {cap} per replica",
                 threads.get(),
                 engine.local_ranks().len()
@@ -91,7 +92,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         } else {
             format!(" after a ramp-up {}", ramp_text(&stages))
         };
-        eprintln!(
+        eprintln_safe!(
             "running {}: {} ({} updates, {} per update{ramp}, loss {} normalized, {} precision)",
             checked.doc.name,
             plan.batch_formula(),

@@ -11,6 +11,7 @@ use crate::cli::{SheetArgs, SheetFormat};
 use crate::commands::Hooks;
 use crate::error::{CliError, Exit};
 use crate::load::{CliConfig, load_checked};
+use crate::output::eprintln_safe;
 
 /// Reads the run report at `path`.
 pub(crate) fn read_report(path: &Path) -> Result<accum_core::report::RunReport, CliError> {
@@ -53,7 +54,7 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
         let (updates, _) =
             crate::sheet::series::update_stats(report, Path::new(source), &mut problems);
         for problem in &problems {
-            eprintln!("warning[{}]: {problem}", Code::Sheet);
+            eprintln_safe!("warning[{}]: {problem}", Code::Sheet);
         }
         let text = crate::sheet::csv::render(&updates);
         return match &args.output {

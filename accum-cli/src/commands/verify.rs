@@ -11,6 +11,7 @@ use accum_core::{AccumConfig, Code, group_digits};
 use crate::cli::{Format, VerifyArgs};
 use crate::error::{CliError, Exit};
 use crate::load::load_checked;
+use crate::output::eprintln_safe;
 use crate::output::{print_json, print_text};
 
 pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
@@ -34,7 +35,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
         .map_err(|findings| CliError::invalid(format!("{}: {findings}", checked.doc.name)))?;
     let fail = |err| CliError::invalid(format!("{}: {err}", checked.doc.name));
     if warmup_off && args.format == Format::Text {
-        eprintln!(
+        eprintln_safe!(
             "note: the check runs {} at the peak learning rate (warmup {} would start at 0)",
             if stages.is_constant() {
                 "the first update"
@@ -87,7 +88,7 @@ fn render_stages(name: &str, report: &StagedVerifyReport) -> String {
         )
     } else {
         format!(
-            "pre-flight check of {name}: the first update of {} of its {} stages (the first, the last, the largest accumulation and stages evenly between; the other {} are not checked) vs one batch of the stage's size\n",
+            "pre-flight check of {name}: the first update of {} of its {} stages (the first, the last, the largest batch and accumulation, and stages evenly between, within twice the largest batch's examples; the other {} are not checked) vs one batch of the stage's size\n",
             report.stages.len(),
             group_digits(report.stage_count as u64),
             group_digits((report.stage_count - report.stages.len()) as u64)

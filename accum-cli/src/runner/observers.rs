@@ -11,6 +11,7 @@ use accum_core::settings::LogAxis;
 use indicatif::ProgressBar;
 
 use crate::error::CliError;
+use crate::output::eprintln_safe;
 use crate::output::print_text;
 
 /// The progress bar and, when the bar is off, the log lines on stdout.
@@ -54,7 +55,7 @@ impl Observer for Progress {
                 self.print_error = Some(err);
             }
         } else if self.bar.is_hidden() {
-            eprintln!("{line}");
+            eprintln_safe!("{line}");
         } else {
             self.bar.println(&line);
         }

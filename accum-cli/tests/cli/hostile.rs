@@ -15,6 +15,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
@@ -32,26 +33,71 @@ fn hostile() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/hostile")
 }
 
-/// Runs `accum args` in `dir` under the time and memory limits.
+/// GNU time, where installed: it measures a case's peak resident memory.
+/// Without it the cases still run and print their wall time only.
+const GNU_TIME: &str = "/usr/bin/time";
+
+/// Runs `accum args` in `dir` under the time and memory limits, and prints
+/// the case's wall time and, with GNU time, its peak resident memory
+/// (`cargo test --release -p accum-cli --test cli hostile untrusted --
+/// --nocapture --test-threads=1` lists every case; reported, not asserted).
 pub(crate) fn bounded(dir: &Path, args: &[&str]) -> Out {
-    let script = format!("ulimit -v {MEMORY_LIMIT_KIB} && exec \"$0\" \"$@\"");
+    static CASES: AtomicUsize = AtomicUsize::new(0);
+    let measure = Path::new(GNU_TIME).is_file().then(|| {
+        let n = CASES.fetch_add(1, Ordering::Relaxed);
+        std::env::temp_dir().join(format!("accum-cli-test-{}-peak-{n}", std::process::id()))
+    });
+    // `sh -c SCRIPT $0 $1…`: with GNU time, `$0` is the file it writes to
+    // (outside the case's folder, so the case's stderr stays the
+    // program's own) and `$@` the program with its arguments.
+    let mut command = Command::new("sh");
+    command.current_dir(dir).env("NO_COLOR", "1").arg("-c");
+    match &measure {
+        Some(file) => command
+            .arg(format!(
+                "ulimit -v {MEMORY_LIMIT_KIB} && exec {GNU_TIME} -f '%M' -o \"$0\" \"$@\""
+            ))
+            .arg(file)
+            .arg(env!("CARGO_BIN_EXE_accum")),
+        None => command
+            .arg(format!(
+                "ulimit -v {MEMORY_LIMIT_KIB} && exec \"$0\" \"$@\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_accum")),
+    };
     let started = Instant::now();
-    let out = Command::new("sh")
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_accum"))
+    let out = command
         .args(args)
         .timeout(TIME_LIMIT)
         .output()
         .expect("sh runs");
+    let elapsed = started.elapsed();
     assert!(
-        started.elapsed() < TIME_LIMIT,
+        elapsed < TIME_LIMIT,
         "{args:?}: still running after {TIME_LIMIT:?}"
     );
+    let code = out.status.code().unwrap_or(-1);
+    let peak = measure.and_then(|file| {
+        let kib = fs::read_to_string(&file)
+            .ok()?
+            .lines()
+            .last()?
+            .trim()
+            .parse::<u64>()
+            .ok();
+        let _ = fs::remove_file(&file);
+        kib
+    });
+    match peak {
+        Some(kib) => eprintln!(
+            "{args:?}: exit {code} in {:.3} s, peak {:.1} MiB",
+            elapsed.as_secs_f64(),
+            kib as f64 / 1024.0
+        ),
+        None => eprintln!("{args:?}: exit {code} in {:.3} s", elapsed.as_secs_f64()),
+    }
     Out {
-        code: out.status.code().unwrap_or(-1),
+        code,
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }

@@ -6,16 +6,15 @@
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::hostile::bounded;
 use crate::{Out, fixtures, scratch};
 
-/// Runs a bounded case, prints its time and checks its exit code and message.
+/// Runs a bounded case (which prints its time and memory) and checks its
+/// exit code and message.
 fn case(dir: &Path, args: &[&str], code: i32, needle: &str) -> Out {
-    let started = Instant::now();
     let out = bounded(dir, args);
-    eprintln!("{args:?}: exit {} in {:?}", out.code, started.elapsed());
     let all = format!("{}{}", out.stdout, out.stderr);
     assert_eq!(out.code, code, "{args:?}: {all}");
     assert!(all.contains(needle), "{args:?}: expected `{needle}`: {all}");
@@ -417,15 +416,10 @@ fn a_report_names_only_a_stream_file_beside_it() {
     ] {
         let hostile = report.replace("\"run.stats.jsonl\"", &format!("\"{stream}\""));
         fs::write(dir.join("r.json"), hostile).expect("report");
-        let started = Instant::now();
+        eprintln!("stats_stream {stream}:");
         let out = bounded(
             &dir,
             &["sheet", "t.toml", "--report", "r.json", "-o", "s.html"],
-        );
-        eprintln!(
-            "stats_stream {stream}: exit {} in {:?}",
-            out.code,
-            started.elapsed()
         );
         assert_eq!(out.code, 1, "{}", out.stderr);
         assert!(
@@ -572,5 +566,145 @@ fn lint_refuses_an_output_it_would_not_write_and_names_a_file_once() {
     for command in ["lint", "import"] {
         let out = case(&dir, &[command, "deepspeed", "cfg.json"], 2, "cfg.json");
         assert_eq!(out.stderr.matches("cfg.json").count(), 1, "{}", out.stderr);
+    }
+}
+
+/// Runs `accum args` in `dir` on a pseudo-terminal (util-linux `script`),
+/// so that stdout and stderr are a terminal, and returns what it showed.
+fn on_a_terminal(dir: &Path, args: &[&str]) -> String {
+    let quote = |arg: &str| format!("'{}'", arg.replace('\'', r"'\''"));
+    let command = std::iter::once(env!("CARGO_BIN_EXE_accum"))
+        .chain(args.iter().copied())
+        .map(quote)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new("script")
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("SHELL", "/bin/sh")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("util-linux `script` runs (.ci/run installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn control_characters_from_the_input_never_reach_a_terminal() {
+    let dir = scratch("untrusted-terminal");
+    // Decoded from JSON escapes: ESC c resets a terminal, BEL rings it, and
+    // ESC ] 0 ; … BEL sets its title.
+    fs::write(
+        dir.join("c.json"),
+        r#"{"run": {"name": "a\u001bcb", "notes": "\u0007\u001b]0;owned\u0007"},
+            "batch": {"micro_batch": 4, "accumulation": 2, "replicas": 2}}"#,
+    )
+    .expect("config");
+    fs::write(
+        dir.join("hf.json"),
+        r#"{"per_device_train_batch_size": 4, "gradient_accumulation_steps": 2,
+            "deepspeed": "\u001bc.json"}"#,
+    )
+    .expect("arguments");
+    let escape = "\u{1b}";
+    for (args, shown) in [
+        // A sheet on stdout quotes the run's name and notes.
+        (vec!["sheet", "c.json", "--format", "md"], r"a\u{1b}cb"),
+        // A message on stderr quotes a file name given on the command line…
+        (
+            vec!["validate", "a\u{1b}c.toml"],
+            r"a\u{1b}c.toml: no such file",
+        ),
+        // …and a located finding one named in the file.
+        (
+            vec!["import", "hf", "hf.json", "--world-size", "2"],
+            "the DeepSpeed file `\u{241b}c.json` is not found",
+        ),
+    ] {
+        let screen = on_a_terminal(&dir, &args);
+        assert!(screen.contains(shown), "{args:?}: {screen}");
+        assert!(
+            !screen.contains(escape) && !screen.contains('\u{7}'),
+            "{args:?}: a control character reached the terminal: {screen:?}"
+        );
+    }
+}
+
+#[test]
+fn a_value_the_engine_cannot_use_is_refused_by_validate_in_the_config_words() {
+    let dir = scratch("untrusted-words");
+    let tiny = fs::read_to_string(fixtures().join("fp16.toml")).expect("fp16");
+    let tiny = tiny.replace("init = 16777216", "init = 1e-45");
+    assert!(
+        tiny.contains("init = 1e-45"),
+        "the fixture sets a loss scale"
+    );
+    fs::write(dir.join("c.toml"), tiny).expect("config");
+    for command in ["validate", "run"] {
+        let out = case(
+            &dir,
+            &[command, "c.toml"],
+            1,
+            "`precision.loss_scale.init` 1e-45 must be a positive f32 value",
+        );
+        let all = format!("{}{}", out.stdout, out.stderr);
+        for internal in ["LossSums", "GradScale", "token_weight"] {
+            assert!(!all.contains(internal), "{command}: {all}");
+        }
+    }
+    // A device named as a file in the input is said to be one, not missing.
+    fs::write(
+        dir.join("hf.json"),
+        r#"{"per_device_train_batch_size": 4, "gradient_accumulation_steps": 2,
+            "deepspeed": "/dev/zero"}"#,
+    )
+    .expect("arguments");
+    let out = case(
+        &dir,
+        &["import", "hf", "hf.json", "--world-size", "2"],
+        0,
+        "the DeepSpeed file /dev/zero cannot be read: not a regular file",
+    );
+    assert!(!out.stderr.contains("not found"), "{}", out.stderr);
+}
+
+#[test]
+fn long_schedules_cost_what_their_largest_stage_costs_and_stay_a_few_lines() {
+    let dir = scratch("untrusted-schedules");
+    // A linear ramp of 19,999 stages, B = 1 … 20,000: verify checks an
+    // even spread within twice the largest stage's examples.
+    let ramp = "[batch]\nmicro_batch = 1\naccumulation = 20000\nreplicas = 1\n\n\
+        [batch.ramp]\nstart = 1\nincrement = 1\nover = \"400000000 examples\"\n\n\
+        [schedule]\nkind = \"constant\"\nwarmup = \"0 updates\"\ntotal = \"400000000 examples\"\n\n\
+        [data]\nexamples = 40000\nmin_len = 2\nmax_len = 3\nvocab = 16\nlast_group = \"drop\"\n\n\
+        [model]\nhidden = 16\nffn = 32\n";
+    fs::write(dir.join("ramp.toml"), ramp).expect("config");
+    let out = case(&dir, &["verify", "ramp.toml"], 0, "of its 20,000 stages");
+    let checked = out.stdout.matches(" vs one batch of ").count();
+    assert!(
+        (3..=16).contains(&checked),
+        "an even spread of the stages is checked: {}",
+        out.stdout
+    );
+    // A Lightning 1.x epoch schedule of 50,000 entries (640 KB): refused in
+    // one short message, with and without the examples per epoch.
+    let mut map = String::from("trainer:\n  devices: 2\n  accumulate_grad_batches:\n");
+    for epoch in 0..50_000 {
+        map.push_str(&format!("    {epoch}: {}\n", epoch % 7 + 1));
+    }
+    map.push_str("data:\n  batch_size: 4\n");
+    fs::write(dir.join("agb.yaml"), map).expect("yaml");
+    for extra in [&[][..], &["--examples", "1200"][..]] {
+        let args: Vec<&str> = ["import", "lightning", "agb.yaml", "-o", "agb.toml"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        let out = case(&dir, &args, 1, " in all)");
+        assert!(
+            out.stderr.len() < 8 * 1024,
+            "{args:?}: {} bytes of messages",
+            out.stderr.len()
+        );
+        assert!(!dir.join("agb.toml").exists(), "{args:?}: nothing written");
     }
 }

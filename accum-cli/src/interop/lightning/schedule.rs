@@ -339,7 +339,7 @@ pub(super) fn stages(
                 schedule.path.clone(),
                 format!(
                     "Lightning counts the batches of each epoch from zero and steps the optimizer on the epoch's last batch, dividing each loss by the factor whatever that step holds: {}; accum's stages cannot end inside an update, so the schedule is not planned",
-                    partial.join("; ")
+                    crate::output::listed_by(&partial, "; ")
                 ),
             )
             .help("use examples per epoch that are a multiple of each phase's B (drop the rest, or drop_last in the sampler)")
@@ -378,10 +378,10 @@ pub(super) fn stages(
 
 /// `epoch 0: 8, epoch 4: 4`.
 pub(super) fn shown(schedule: &EpochSchedule) -> String {
-    schedule
+    let steps: Vec<String> = schedule
         .steps
         .iter()
         .map(|s| format!("epoch {}: {}", s.from_epoch, s.accumulation))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect();
+    crate::output::listed(&steps)
 }

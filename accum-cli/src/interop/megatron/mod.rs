@@ -178,7 +178,7 @@ impl Args {
 
     /// A value that depends on something the script does not set.
     fn unknown(&mut self, name: &str, field: &Field) {
-        let what = field.unknown.join(", ");
+        let what = crate::output::listed(&field.unknown);
         let vars: Vec<&str> = field
             .unknown
             .iter()
@@ -779,7 +779,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
                     Args::path("--nproc-per-node"),
                     format!(
                         "the launcher here starts {l} processes only with the script's defaults for {}, which the job's environment sets; accum uses the world size given, {w}",
-                        vars.join(", ")
+                        crate::output::listed(&vars)
                     ),
                 )
                 .warning()
@@ -830,7 +830,7 @@ fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>) -> Option<
                     format!(
                         "the world size depends on the launcher's `{}`, which the script does not set ({})",
                         field.text,
-                        if field.unknown.is_empty() { "not a whole number".to_owned() } else { field.unknown.join(", ") }
+                        if field.unknown.is_empty() { "not a whole number".to_owned() } else { crate::output::listed(&field.unknown) }
                     ),
                 )
                 .help(if vars.is_empty() {
