@@ -17,6 +17,7 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::Arc;
 
 use ndarray::Array2;
 
@@ -139,10 +140,11 @@ pub struct Example {
     pub labels: Vec<i64>,
 }
 
-/// A data set of examples with stable ids.
+/// A data set of examples with stable ids. Cloning it shares the examples:
+/// the engines a check compares read one copy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dataset {
-    examples: Vec<Example>,
+    examples: Arc<[Example]>,
     vocab: usize,
 }
 
@@ -168,7 +170,7 @@ impl Dataset {
         }
         let weights = [0.55, 0.25, 0.12, 0.08];
         let mut rng = Rng::new(section.seed, 2);
-        let examples = (0..section.examples)
+        let examples: Arc<[Example]> = (0..section.examples)
             .map(|id| {
                 let len = (min_len + rng.below(max_len - min_len + 1)) as usize;
                 let mut seq = Vec::with_capacity(len + 1);
@@ -233,7 +235,10 @@ impl Dataset {
                 });
             }
         }
-        Ok(Dataset { examples, vocab })
+        Ok(Dataset {
+            examples: examples.into(),
+            vocab,
+        })
     }
 
     /// All examples, in id order.
