@@ -91,7 +91,21 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
         (None, None) => return Ok(None),
     };
     let refs: Vec<&str> = path.iter().map(String::as_str).collect();
-    let node = r.node(&refs).cloned().ok_or(())?;
+    let Some(node) = r.node(&refs).cloned() else {
+        // Only a callback's path can be missing: `scheduling` is a required
+        // argument of `GradientAccumulationScheduler.__init__` (no default).
+        let span = r.span(&refs);
+        r.push(
+            Diagnostic::error(
+                Code::EngineAssert,
+                path.clone(),
+                "Lightning would stop: the GradientAccumulationScheduler callback has no init_args.scheduling, which it requires",
+            )
+            .help("give the schedule as init_args.scheduling: {epoch: factor}, e.g. {0: 8, 4: 4}")
+            .at(span, "no scheduling"),
+        );
+        return Err(());
+    };
     if path == owned(&acc_path) {
         // CHANGELOG of 2.0.0: "Removed support for passing a scheduling
         // dictionary to `Trainer(accumulate_grad_batches=...)`" (#16729);
