@@ -106,14 +106,25 @@ fn finish(
     mut reading: Reading,
 ) -> Result<Imported, ImportError> {
     let Some(batch) = reading.batch else {
-        debug_assert!(
-            reading
-                .files
-                .iter()
-                .flat_map(|f| &f.findings)
-                .any(|f| f.severity == Severity::Error),
-            "a refused import says why"
-        );
+        let said = reading
+            .files
+            .iter()
+            .flat_map(|f| &f.findings)
+            .any(|f| f.severity == Severity::Error);
+        // An invariant the fuzz targets check; a release build still says
+        // what happened rather than "fix the errors above" with none above.
+        debug_assert!(said, "a refused import says why");
+        if !said && let Some(main) = reading.files.first_mut() {
+            main.findings.push(
+                Diagnostic::error(
+                    Code::Missing,
+                    vec![],
+                    "accum found no batch in this file and no reason why: a gap in accum's reader",
+                )
+                .help("give the batch with --micro-batch and --world-size, and report the file to accum's issue tracker")
+                .at(0..0, "no batch read"),
+            );
+        }
         return Err(ImportError::Invalid {
             files: reading.files,
         });

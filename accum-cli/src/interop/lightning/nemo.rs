@@ -199,9 +199,25 @@ fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<
     let mut values = [0u64; 3];
     for (i, value) in values.iter_mut().enumerate() {
         let i = i.to_string();
-        *value = r
-            .uint(&["model", "rampup_batch_size", i.as_str()], 0)?
-            .value;
+        let at = ["model", "rampup_batch_size", i.as_str()];
+        // `uint` refuses what is not a whole number, but passes over a null:
+        // Megatron core's `_build_num_microbatches_calculator`
+        // (num_microbatches_calculator.py) takes `int(rampup_batch_size[i])`,
+        // which fails on `None`.
+        if matches!(r.node(&at).map(|n| &n.kind), Some(NodeKind::Null)) {
+            let span = r.span(&at);
+            r.push(
+                Diagnostic::error(
+                    Code::EngineAssert,
+                    owned(&at),
+                    "NeMo would stop at start-up: Megatron's calculator takes int() of each value of model.rampup_batch_size, and this one is null",
+                )
+                .help("write model.rampup_batch_size: [START, INCREMENT, SAMPLES], or null for a constant batch")
+                .at(span, "a number needed"),
+            );
+            return None;
+        }
+        *value = r.uint(&at, 0)?.value;
     }
     let [start, increment, samples] = values;
     let schedule = BatchSchedule::Ramp {
