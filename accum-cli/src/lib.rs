@@ -45,17 +45,63 @@ mod validate;
 pub use diagnostic::{Diagnostic, Severity};
 pub use load::{CliConfig, ConfigError, Loaded, load_config, load_config_str};
 
+/// The standard library's words for a number that does not parse, and
+/// accum's: a value given on the command line is the user's input, and its
+/// message says what to write.
+const NUMBER_WORDS: [(&str, &str); 6] = [
+    (
+        "invalid digit found in string",
+        "not a whole number: write digits only, e.g. 8",
+    ),
+    (
+        "cannot parse integer from empty string",
+        "empty: give a whole number, e.g. 8",
+    ),
+    (
+        "number too large to fit in target type",
+        "too large for this option",
+    ),
+    (
+        "number too small to fit in target type",
+        "too small for this option",
+    ),
+    ("number would be zero for non-zero type", "must not be 0"),
+    (
+        "invalid float literal",
+        "not a number: write e.g. 0.5 or 1e-4",
+    ),
+];
+
+/// Prints a command-line error as clap does (help and version on stdout
+/// with exit 0, usage errors on stderr with exit 2), with accum's words for
+/// a number that does not parse.
+fn usage_error(err: &clap::Error) -> ExitCode {
+    let code = ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+    if err.kind() != clap::error::ErrorKind::ValueValidation {
+        let _ = err.print();
+        return code;
+    }
+    let rendered = err.render();
+    let colour = std::env::var_os("NO_COLOR").is_none()
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut text = if colour {
+        rendered.ansi().to_string()
+    } else {
+        rendered.to_string()
+    };
+    for (library, ours) in NUMBER_WORDS {
+        text = text.replace(library, ours);
+    }
+    output::eprint_text(&text);
+    code
+}
+
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
     output::set_bin_name("accum");
     let cli = match cli::parse_accum() {
         Ok(cli) => cli,
-        Err(err) => {
-            // clap prints help and version to stdout with exit 0, and usage
-            // errors to stderr with exit 2.
-            let _ = err.print();
-            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
-        }
+        Err(err) => return usage_error(&err),
     };
     match commands::execute(&cli) {
         Ok(exit) => exit.into(),
@@ -105,10 +151,7 @@ pub fn run<T: CliConfig>() -> ExitCode {
     });
     let parsed = match parsed {
         Ok(parsed) => parsed,
-        Err(err) => {
-            let _ = err.print();
-            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
-        }
+        Err(err) => return usage_error(&err),
     };
     match commands::run_common::<T>(&parsed, &build, &commands::Hooks::derived()) {
         Ok(exit) => exit.into(),

@@ -137,7 +137,7 @@ fn bad_input_exits_2_with_one_line_reason() {
         ),
         (
             &["calc", "-m", "18446744073709551616", "-a", "1"],
-            "number too large",
+            "too large for this option",
         ),
         (&["calc", "-m", "-1", "-a", "1"], "error:"),
         (

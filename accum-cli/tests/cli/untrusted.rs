@@ -708,3 +708,29 @@ fn long_schedules_cost_what_their_largest_stage_costs_and_stay_a_few_lines() {
         assert!(!dir.join("agb.toml").exists(), "{args:?}: nothing written");
     }
 }
+
+#[test]
+fn a_number_on_the_command_line_is_refused_in_accum_words() {
+    let dir = scratch("untrusted-numbers");
+    for (args, said) in [
+        (vec!["calc", "-m", "abc", "-a", "8"], "not a whole number"),
+        (vec!["calc", "-m", "1e3", "-a", "8"], "not a whole number"),
+        (
+            vec!["calc", "-m", "", "-a", "8"],
+            "empty: give a whole number",
+        ),
+        (
+            vec!["calc", "-m", "4", "-L", "99999999999999999999"],
+            "too large for this option",
+        ),
+        (
+            vec!["run", "t.toml", "--threads", "-"],
+            "not a whole number",
+        ),
+    ] {
+        let out = case(&dir, &args, 2, said);
+        for library in ["invalid digit", "target type", "empty string"] {
+            assert!(!out.stderr.contains(library), "{args:?}: {}", out.stderr);
+        }
+    }
+}
