@@ -66,7 +66,16 @@ impl fmt::Display for WriteError {
         let reason = match self.source.kind() {
             io::ErrorKind::NotFound => "no such file or directory".to_owned(),
             io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-            _ => self.source.to_string(),
+            // tempfile's errors end in `at path "<the temporary name>"`
+            // (its `PathError`, which gives no access to the error inside):
+            // the user named the target, not the temporary file.
+            _ => {
+                let text = self.source.to_string();
+                match text.rfind(" at path \"") {
+                    Some(end) => text[..end].to_owned(),
+                    None => text,
+                }
+            }
         };
         write!(f, "{}: cannot {what}: {reason}", self.path.display())
     }
