@@ -198,6 +198,15 @@ pub fn import(framework: Framework, data: &[u8]) {
                 }
             }
             Err(err) => {
+                if let crate::interop::ImportError::Invalid { files } = &err {
+                    assert!(
+                        files
+                            .iter()
+                            .flat_map(|f| &f.findings)
+                            .all(|f| f.message != crate::interop::READER_GAP),
+                        "a refused import says why"
+                    );
+                }
                 let _ = err.to_string();
                 let _ = err.render(false);
             }

@@ -98,6 +98,11 @@ pub(crate) fn run<D: Dialect>(
     finish(D::FRAMEWORK, name, opts, reading)
 }
 
+/// The finding of an import refused without one of its own: a gap in a
+/// reader, which the fuzz harness reports as a failure.
+pub(crate) const READER_GAP: &str =
+    "accum found no batch in this file and no reason why: a gap in accum's reader";
+
 /// The tail every import shares.
 fn finish(
     framework: Framework,
@@ -111,18 +116,14 @@ fn finish(
             .iter()
             .flat_map(|f| &f.findings)
             .any(|f| f.severity == Severity::Error);
-        // An invariant the fuzz targets check; a release build still says
-        // what happened rather than "fix the errors above" with none above.
-        debug_assert!(said, "a refused import says why");
+        // Every refusal is meant to come with its finding; where a reader
+        // misses one, the user still reads what happened rather than "fix
+        // the errors above" with none above. The fuzz targets fail on it.
         if !said && let Some(main) = reading.files.first_mut() {
             main.findings.push(
-                Diagnostic::error(
-                    Code::Missing,
-                    vec![],
-                    "accum found no batch in this file and no reason why: a gap in accum's reader",
-                )
-                .help("give the batch with --micro-batch and --world-size, and report the file to accum's issue tracker")
-                .at(0..0, "no batch read"),
+                Diagnostic::error(Code::Missing, vec![], READER_GAP)
+                    .help("give the batch with --micro-batch and --world-size, and report the file to accum's issue tracker")
+                    .at(0..0, "no batch read"),
             );
         }
         return Err(ImportError::Invalid {
@@ -333,4 +334,37 @@ pub(crate) fn option_degrees(opts: &ImportOptions) -> [u64; 3] {
         opts.pipeline.unwrap_or(1),
         opts.context.unwrap_or(1),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_without_a_finding_still_says_what_happened() {
+        let reading = Reading {
+            files: vec![FileReport {
+                name: "ds.json".into(),
+                text: "{}".into(),
+                findings: Vec::new(),
+                unread: Vec::new(),
+            }],
+            batch: None,
+        };
+        let Err(ImportError::Invalid { files }) = finish(
+            Framework::DeepSpeed,
+            "ds.json",
+            &ImportOptions::default(),
+            reading,
+        ) else {
+            panic!("a reading without a batch is refused");
+        };
+        let errors: Vec<&str> = files[0]
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(errors, [READER_GAP]);
+    }
 }

@@ -51,6 +51,11 @@ mod axolotl;
 mod census;
 mod deepspeed;
 mod dialect;
+#[cfg_attr(
+    not(feature = "harness"),
+    allow(unused_imports, reason = "the fuzz harness checks for it")
+)]
+pub(crate) use dialect::READER_GAP;
 mod export;
 mod files;
 mod huggingface;
