@@ -183,16 +183,26 @@ fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<
     }
     let key = "model.rampup_batch_size";
     let span = r.span(&path);
-    let three = matches!(&r.node(&path).map(|n| &n.kind), Some(NodeKind::Array(v)) if v.len() == 3);
-    if !three {
+    // Megatron's calculator stops NeMo at start-up.
+    let stop = |r: &mut Reader, at: &[&str], why: &str, label: &str| {
+        let span = r.span(at);
         r.push(
             Diagnostic::error(
                 Code::EngineAssert,
-                owned(&path),
-                "NeMo would stop at start-up: Megatron's calculator asserts \"expected the following format: --rampup-batch-size <start batch size> <batch size incerement> <ramp-up samples>\" (a list of three numbers)",
+                owned(at),
+                format!("NeMo would stop at start-up: Megatron's calculator {why}"),
             )
             .help("write model.rampup_batch_size: [START, INCREMENT, SAMPLES], or null for a constant batch")
-            .at(span, "3 values needed"),
+            .at(span, label),
+        );
+    };
+    let three = matches!(&r.node(&path).map(|n| &n.kind), Some(NodeKind::Array(v)) if v.len() == 3);
+    if !three {
+        stop(
+            r,
+            &path,
+            "asserts \"expected the following format: --rampup-batch-size <start batch size> <batch size incerement> <ramp-up samples>\" (a list of three numbers)",
+            "3 values needed",
         );
         return None;
     }
@@ -205,15 +215,11 @@ fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<
         // (num_microbatches_calculator.py) takes `int(rampup_batch_size[i])`,
         // which fails on `None`.
         if matches!(r.node(&at).map(|n| &n.kind), Some(NodeKind::Null)) {
-            let span = r.span(&at);
-            r.push(
-                Diagnostic::error(
-                    Code::EngineAssert,
-                    owned(&at),
-                    "NeMo would stop at start-up: Megatron's calculator takes int() of each value of model.rampup_batch_size, and this one is null",
-                )
-                .help("write model.rampup_batch_size: [START, INCREMENT, SAMPLES], or null for a constant batch")
-                .at(span, "a number needed"),
+            stop(
+                r,
+                &at,
+                "takes int() of each value of model.rampup_batch_size, and this one is null",
+                "a number needed",
             );
             return None;
         }
