@@ -82,9 +82,7 @@ fn usage_error(err: &clap::Error) -> ExitCode {
         return code;
     }
     let rendered = err.render();
-    let colour = std::env::var_os("NO_COLOR").is_none()
-        && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut text = if colour {
+    let mut text = if convert::stderr_color() {
         rendered.ansi().to_string()
     } else {
         rendered.to_string()

@@ -52,15 +52,21 @@ fn colour_sequence(text: &str) -> Option<&str> {
 
 pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
     let mut out = io::stdout().lock();
-    let text = if io::IsTerminal::is_terminal(&out) {
-        terminal_safe(text)
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    };
+    let text = for_terminal(text, io::IsTerminal::is_terminal(&out));
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(err) => Err(CliError::usage(format!("cannot write to stdout: {err}"))),
+    }
+}
+
+/// `text` through [`terminal_safe`] when it goes to a terminal, as it is
+/// otherwise (a pipe or a file gets the bytes unchanged).
+fn for_terminal(text: &str, terminal: bool) -> std::borrow::Cow<'_, str> {
+    if terminal {
+        terminal_safe(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
@@ -70,11 +76,7 @@ pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
 /// not an error, as for `eprint!`'s callers it could not be reported.
 pub(crate) fn eprint_text(text: &str) {
     let mut err = io::stderr().lock();
-    let text = if io::IsTerminal::is_terminal(&err) {
-        terminal_safe(text)
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    };
+    let text = for_terminal(text, io::IsTerminal::is_terminal(&err));
     let _ = err.write_all(text.as_bytes());
 }
 
