@@ -8,15 +8,91 @@
 //! exclusively under a random name, removed when dropped (an error, a
 //! panic), renamed by `persist`. What stays ours is what a command-line tool
 //! needs around it: writing through symbolic links, writing devices in place,
-//! the folder's `fsync` after the rename for [`Durability::Synced`], and
-//! errors that name the target and the step.
+//! the folder's `fsync` after the rename for [`Durability::Synced`], errors
+//! that name the target and the step, and a list of the temporary files
+//! alive, so that a process ending at once ([`abandon_temporaries`], a
+//! second Ctrl-C) removes them, which `std::process::exit` would not.
 
 use std::fmt;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tempfile::NamedTempFile;
+
+/// The temporary files of this process not yet renamed over their target
+/// or removed. Creating, renaming and removing one each hold the lock, so
+/// [`abandon_temporaries`] sees each file either alive or done.
+static ALIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn alive() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the lock was held left the list as it was between
+    // steps; it is still right.
+    ALIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn forget(alive: &mut Vec<PathBuf>, path: &Path) {
+    if let Some(at) = alive.iter().position(|p| p == path) {
+        alive.swap_remove(at);
+    }
+}
+
+/// A temporary file beside a target, from [`create_temporary`]: written
+/// like a file, renamed over the target by [`persist`], removed when
+/// dropped.
+#[derive(Debug)]
+pub struct Temporary {
+    /// `None` once renamed.
+    file: Option<NamedTempFile>,
+}
+
+impl Temporary {
+    fn file(&mut self) -> &mut NamedTempFile {
+        self.file
+            .as_mut()
+            .expect("a temporary file is written until it is renamed")
+    }
+}
+
+impl Write for Temporary {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file().write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file().write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file().flush()
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            let mut alive = alive();
+            forget(&mut alive, file.path());
+            drop(file);
+        }
+    }
+}
+
+/// Removes every temporary file of this process that is neither renamed
+/// nor removed yet, and holds back every creation, rename and removal of
+/// one while the returned guard lives: for a process about to end at once
+/// (`std::process::exit` runs no destructor, so each would stay beside its
+/// target). Each target keeps its previous bytes, or its new ones whole if
+/// its rename came first.
+#[must_use = "the guard holds back new temporary files until the process ends"]
+pub fn abandon_temporaries() -> impl Sized {
+    let mut alive = alive();
+    for path in alive.drain(..) {
+        let _ = fs::remove_file(path);
+    }
+    alive
+}
 
 /// Whether an atomic write waits for the data to reach the disk before the
 /// rename.
@@ -122,11 +198,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> Result
 /// A new temporary file beside `path` (`.<name>.<random>.tmp`, created
 /// exclusively, so concurrent writers never share one), to be renamed over
 /// `path` by [`persist`]; dropped, it is removed.
-pub fn create_temporary(path: &Path) -> Result<NamedTempFile, WriteError> {
+pub fn create_temporary(path: &Path) -> Result<Temporary, WriteError> {
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    tempfile::Builder::new()
+    let mut alive = alive();
+    let file = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
         .tempfile_in(folder_of(path))
@@ -134,26 +211,35 @@ pub fn create_temporary(path: &Path) -> Result<NamedTempFile, WriteError> {
             path: path.to_owned(),
             step: WriteStep::CreateTemporary,
             source,
-        })
+        })?;
+    alive.push(file.path().to_owned());
+    Ok(Temporary { file: Some(file) })
 }
 
 /// Renames a complete temporary file from [`create_temporary`] over `path`,
 /// after an `fsync` of its bytes and followed by one of the folder for
 /// [`Durability::Synced`]. On failure the temporary file is removed and the
 /// target is unchanged.
-pub fn persist(tmp: NamedTempFile, path: &Path, durability: Durability) -> Result<(), WriteError> {
+pub fn persist(mut tmp: Temporary, path: &Path, durability: Durability) -> Result<(), WriteError> {
     let fail = |step, source| WriteError {
         path: path.to_owned(),
         step,
         source,
     };
     match durability {
-        Durability::Synced => tmp.as_file().sync_all(),
+        Durability::Synced => tmp.file().as_file().sync_all(),
         Durability::Buffered => Ok(()),
     }
     .map_err(|err| fail(WriteStep::Write, err))?;
-    tmp.persist(path)
-        .map_err(|err| fail(WriteStep::Replace, err.error))?;
+    {
+        let mut alive = alive();
+        let file = tmp.file.take().expect("a temporary file is renamed once");
+        let at = file.path().to_owned();
+        let renamed = file.persist(path);
+        // Renamed, or removed with the error's file when it drops.
+        forget(&mut alive, &at);
+        renamed.map_err(|err| fail(WriteStep::Replace, err.error))?;
+    }
     if durability == Durability::Synced {
         sync_folder(&folder_of(path)).map_err(|err| fail(WriteStep::Replace, err))?;
     }

@@ -16,8 +16,9 @@ const INTERRUPTED: i32 = 130;
 /// The stop flag set by Ctrl-C; installed once per process. Like cargo: the
 /// first Ctrl-C is acknowledged and stops the run within a microbatch (the
 /// report is still written); a second ends the process at once, before any
-/// new output replaces the previous one (every output is written to a
-/// temporary file and renamed, so nothing is left half written).
+/// new output replaces the previous one. Every output is written to a
+/// temporary file and renamed, so nothing is left half written, and the
+/// temporary files alive are removed before the exit.
 pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     FLAG.get_or_init(|| {
@@ -27,6 +28,8 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
         // report, so a failure to install is worth a warning, not an abort.
         if let Err(err) = ctrlc::set_handler(move || {
             if handler_flag.swap(true, Ordering::SeqCst) {
+                // Held until the exit: no output is renamed or begun after.
+                let _held = accum_core::fsio::abandon_temporaries();
                 eprintln!("\ninterrupted again: stopping now; the previous outputs are kept");
                 std::process::exit(INTERRUPTED);
             }

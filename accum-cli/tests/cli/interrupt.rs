@@ -27,12 +27,11 @@ fn start(dir: &Path, config: &str) -> Child {
         .expect("starts")
 }
 
+/// SIGINT, as Ctrl-C sends it, within microseconds of the call.
 fn interrupt(child: &Child) {
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    let pid = i32::try_from(child.id()).expect("a process id");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGINT)
+        .expect("the run is signalled");
 }
 
 fn report(dir: &Path) -> serde_json::Value {
@@ -124,4 +123,45 @@ fn a_second_ctrl_c_ends_at_once_and_leaves_no_partial_file() {
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(names.is_empty(), "{names:?}");
+}
+
+/// The `.tmp` files in `dir`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("list")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.ends_with(".tmp").then_some(name)
+        })
+        .collect()
+}
+
+#[test]
+fn a_second_ctrl_c_while_the_report_is_written_leaves_no_temporary_file() {
+    let dir = scratch("interrupt-while-writing");
+    std::fs::write(dir.join("slow.toml"), SLOW).expect("config");
+    std::fs::write(dir.join("run.json"), "{\"previous\": true}\n").expect("previous");
+    let mut child = start(&dir, "slow.toml");
+    std::thread::sleep(Duration::from_millis(2500));
+    interrupt(&child);
+    // The second Ctrl-C as soon as the report's temporary file shows, or
+    // not at all if the write was done before it could be seen.
+    let mut aimed = false;
+    while child.try_wait().expect("status").is_none() {
+        if !temporaries(&dir).is_empty() {
+            interrupt(&child);
+            aimed = true;
+            break;
+        }
+    }
+    let out = child.wait_with_output().expect("finishes");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let report = report(&dir);
+    assert!(
+        report["previous"] == true || report["stopped_early"] == true,
+        "{report}"
+    );
+    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    eprintln!("second Ctrl-C during the report's write: {aimed}");
 }

@@ -23,7 +23,6 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use tempfile::NamedTempFile;
 
 use super::{CurvePoint, RunReport, UpdateStats};
 use crate::settings::LogAxis;
@@ -119,7 +118,7 @@ pub struct StatsStream {
     /// The temporary file written until [`StatsStream::finish`], removed
     /// when the stream is dropped unfinished (the run failed): the previous
     /// stream stays as it was.
-    out: Option<BufWriter<NamedTempFile>>,
+    out: Option<BufWriter<crate::fsio::Temporary>>,
 }
 
 impl StatsStream {
