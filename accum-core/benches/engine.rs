@@ -14,7 +14,8 @@
 //! The PyTorch reference (`benches/pytorch_tokenmlp.py`, same model, data
 //! lengths and plans) writes a JSON file; give its path in
 //! `ACCUM_PYTORCH_JSON` and the summary prints its time per update and the
-//! ratio beside each plan. `ACCUM_BENCH_UPDATES` sets the timed updates per
+//! ratio beside each plan, and its sgemm (`torch.mm` on one thread, the BLAS
+//! its wheel links) as a column of the sgemm table. `ACCUM_BENCH_UPDATES` sets the timed updates per
 //! plan (default 6, after 2 warm-up updates).
 //!
 //! Allocations are counted by a global allocator (stats_alloc), all of them:
@@ -300,26 +301,80 @@ fn op(m: MatRef<'_>, transpose: bool) -> MatRef<'_> {
     if transpose { m.transpose() } else { m }
 }
 
+/// PyTorch's sgemm on the same products, from the reference script's JSON
+/// (`"sgemm"`): the BLAS it links, the rows of its own median m=32
+/// microbatch, and GFLOP/s with the shape of each product by name.
+struct TorchSgemm {
+    blas: String,
+    rows: u64,
+    products: Vec<(String, [u64; 3], f64)>,
+}
+
+impl TorchSgemm {
+    fn read(torch: &serde_json::Value) -> Option<TorchSgemm> {
+        let sgemm = &torch["sgemm"];
+        let products = sgemm["products"]
+            .as_array()?
+            .iter()
+            .filter_map(|p| {
+                let dim = |d: &str| p[d].as_u64();
+                Some((
+                    p["what"].as_str()?.to_owned(),
+                    [dim("m")?, dim("k")?, dim("n")?],
+                    p["gflops"].as_f64()?,
+                ))
+            })
+            .collect();
+        Some(TorchSgemm {
+            blas: sgemm["blas"].as_str().unwrap_or("unknown").to_owned(),
+            rows: sgemm["rows"].as_u64()?,
+            products,
+        })
+    }
+
+    fn gflops(&self, what: &str) -> Option<f64> {
+        self.products
+            .iter()
+            .find_map(|(w, _, g)| (w == what).then_some(*g))
+    }
+
+    /// Seconds of the six products of its microbatch, in sequence.
+    fn six_seconds(&self) -> f64 {
+        self.products
+            .iter()
+            .filter(|(w, _, _)| w != "512³")
+            .map(|(_, [m, k, n], g)| 2.0 * (m * k * n) as f64 / (g * 1e9))
+            .sum()
+    }
+}
+
 /// Prints the side-by-side sgemm table on the benchmark's product shapes
-/// for `rows` packed positions, and returns the best 512³ figure.
-fn gemm_table(rows: usize, peak: &Peak) -> f64 {
+/// for `rows` packed positions (with PyTorch's column when its reference
+/// JSON has one), and returns the best 512³ figure of the two Rust GEMMs.
+fn gemm_table(rows: usize, peak: &Peak, torch: Option<&TorchSgemm>) -> f64 {
     println!(
         "\nsgemm on one thread, GFLOP/s (fastest of 40; % of the FMA peak), the six products of a microbatch of {rows} positions (m32_a8):"
     );
+    let torch_head = torch.map_or_else(String::new, |t| {
+        format!("  {:>16}", format!("PyTorch ({})", t.blas))
+    });
     println!(
-        "  {:<20} {:>16}  {:>16}  {:>16}",
+        "  {:<20} {:>16}  {:>16}  {:>16}{torch_head}",
         "product",
         "m × k × n",
         format!("matrixmultiply {}", matrixmultiply_kernel()),
         "faer (engine)"
     );
+    let pct = |g: f64| format!("{g:.1} ({:.0}%)", 100.0 * g / peak.gflops);
     let mut best = 0.0f64;
     let mut total = [0.0f64; 3];
     for p in products(rows) {
         let (mm, faer) = time_product(&p, 40);
-        let pct = |g: f64| format!("{g:.1} ({:.0}%)", 100.0 * g / peak.gflops);
+        let torch_cell = torch
+            .and_then(|t| t.gflops(p.what))
+            .map_or_else(String::new, |g| format!("  {:>16}", pct(g)));
         println!(
-            "  {:<20} {:>16}  {:>16}  {:>16}",
+            "  {:<20} {:>16}  {:>16}  {:>16}{torch_cell}",
             p.what,
             format!("{}×{}×{}", p.m, p.k, p.n),
             pct(mm),
@@ -335,13 +390,22 @@ fn gemm_table(rows: usize, peak: &Peak) -> f64 {
         }
     }
     let ms = |t: f64| format!("{:.3} ms", t * 1e-6);
+    let torch_total = torch.map_or_else(String::new, |t| {
+        format!("  {:>16}", format!("{:.3} ms", t.six_seconds() * 1e3))
+    });
     println!(
-        "  {:<20} {:>16}  {:>16}  {:>16}",
+        "  {:<20} {:>16}  {:>16}  {:>16}{torch_total}",
         "the six, in sequence",
         format!("{:.2} GFLOP", total[0] / 1e9),
         ms(total[1]),
         ms(total[2])
     );
+    if let Some(t) = torch {
+        println!(
+            "  PyTorch's column: torch.mm on its own data's median m=32 microbatch, {} positions",
+            t.rows
+        );
+    }
     println!("engine products: {}", gemm_kernel());
     best
 }
@@ -621,7 +685,8 @@ fn summary() {
         ns.sort_unstable();
         ns[ns.len() / 2]
     };
-    let sgemm = gemm_table(rows, &peak);
+    let torch_sgemm = torch.as_ref().and_then(TorchSgemm::read);
+    let sgemm = gemm_table(rows, &peak, torch_sgemm.as_ref());
     println!(
         "sgemm peak: {sgemm:.1} GFLOP/s, the fastest 512³ above ({:.0}% of the FMA peak)\n",
         100.0 * sgemm / peak.gflops

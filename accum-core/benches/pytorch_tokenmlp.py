@@ -10,6 +10,10 @@ clipping to norm 1.0, one optimizer step per group of A microbatches of m
 examples. Like the engine, each microbatch is packed: its positions are
 concatenated, so padding costs nothing here either.
 
+Also times PyTorch's sgemm on one thread (torch.mm, whatever BLAS the
+wheel links) on the six products of a microbatch of m=32, in the shapes
+the engine runs them (the benchmark's sgemm table), and 512x512x512.
+
 Prints a table and writes JSON (default pytorch_tokenmlp.json) that the
 Rust benchmark reads when ACCUM_PYTORCH_JSON names it:
 
@@ -23,6 +27,7 @@ Neither CI nor the tests need torch.
 import argparse
 import json
 import platform
+import re
 import statistics
 import time
 
@@ -104,6 +109,49 @@ def measure(m, a, threads, updates, warmup):
     }
 
 
+def blas():
+    """The BLAS the wheel was built with (`BLAS_INFO` of torch's build)."""
+    found = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
+    return found.group(1) if found else "unknown"
+
+
+def sgemm(reps=40):
+    """GFLOP/s of torch.mm on one thread, fastest of `reps`, on the six
+    products of the median m=32 microbatch of this script's data (the
+    benchmark's sgemm table: the embedding's three through the V=256
+    token rows, the others through the microbatch's positions), and 512^3.
+    `a_t`/`b_t`: the operand is stored transposed; `add`: C += A.B."""
+    torch.set_num_threads(1)
+    rows = sorted(len(t) for t, _ in microbatches(make_data(1), 32))
+    rows = rows[len(rows) // 2]
+    shapes = [
+        ("embed·w1", V, H, FFN, False, False, False),
+        ("h·w2", rows, FFN, V, False, False, True),
+        ("dW2 += hᵀ·dlogits", FFN, rows, V, True, False, True),
+        ("dlogits·w2ᵀ", rows, V, FFN, False, True, False),
+        ("dW1 += embedᵀ·S", H, V, FFN, True, False, True),
+        ("dEmbed += S·w1ᵀ", V, FFN, H, False, True, True),
+        ("512³", 512, 512, 512, False, False, False),
+    ]
+    out = []
+    for what, m, k, n, a_t, b_t, add in shapes:
+        a = torch.rand(k, m).t() if a_t else torch.rand(m, k)
+        b = torch.rand(n, k).t() if b_t else torch.rand(k, n)
+        c = torch.zeros(m, n)
+        best = float("inf")
+        for _ in range(reps):
+            start = time.perf_counter()
+            if add:
+                c.addmm_(a, b)
+            else:
+                torch.mm(a, b, out=c)
+            best = min(best, time.perf_counter() - start)
+        out.append(
+            {"what": what, "m": m, "k": k, "n": n, "gflops": 2 * m * k * n / best / 1e9}
+        )
+    return {"blas": blas(), "rows": rows, "products": out}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="pytorch_tokenmlp.json")
@@ -122,8 +170,17 @@ def main():
                 f"m{m}_a{a}_d1{'':<{12 - len(f'm{m}_a{a}_d1')}} {threads:>3} "
                 f"{r['ms_per_update']:>10.1f} {r['tokens_per_s']:>11.0f}"
             )
+    products = sgemm()
+    print(f"sgemm on one thread ({products['blas']}), GFLOP/s, fastest of 40:")
+    for p in products["products"]:
+        shape = f"{p['m']}×{p['k']}×{p['n']}"
+        print(f"  {p['what']:<20} {shape:>16} {p['gflops']:>8.1f}")
     with open(args.out, "w") as f:
-        json.dump({"torch": torch.__version__, "results": results}, f, indent=2)
+        json.dump(
+            {"torch": torch.__version__, "results": results, "sgemm": products},
+            f,
+            indent=2,
+        )
     print(f"wrote {args.out}")
 
 
