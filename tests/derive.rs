@@ -60,7 +60,7 @@ grad_accum = 8
 "#;
 
 #[test]
-fn r3_user_struct_plans_from_toml() {
+fn user_struct_plans_from_toml() {
     let t = train(GOOD_TRAIN);
     let plan = t.plan().expect("valid plan");
     // `accum::plan::global-batch`: m=2, A=8, D=2 → B=32; L=128 → T=4096.
@@ -76,7 +76,7 @@ fn r3_user_struct_plans_from_toml() {
 }
 
 #[test]
-fn r3_mismatch_is_reported_at_the_global_batch_field() {
+fn mismatch_is_reported_at_the_global_batch_field() {
     let t = train(&GOOD_TRAIN.replace("global_batch = 32", "global_batch = 30"));
     let findings = t.validate().unwrap_err();
     assert_eq!(findings.paths(), vec!["global_batch"]);
@@ -170,7 +170,7 @@ pipeline = 2
 "#;
 
 #[test]
-fn r3_training_config_with_a_layout() {
+fn training_config_with_a_layout() {
     // `accum::plan::global-batch`: 256 devices / (tp 2 × pp 2) = 64 replicas; m=8, A=4 → B=2048, T=8,388,608.
     let c = config(GOOD_CONFIG);
     assert_eq!(c.validate(), Ok(accum::Findings::default()));
@@ -182,7 +182,7 @@ fn r3_training_config_with_a_layout() {
 }
 
 #[test]
-fn r3_training_config_with_replicas_only() {
+fn training_config_with_replicas_only() {
     let c =
         config("[run]\nname = \"dp\"\n[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\n");
     assert_eq!(c.plan().map(|p| p.effective_batch().get()), Ok(32));
@@ -203,7 +203,7 @@ fn neither_replicas_nor_world_size_names_both_fields() {
 }
 
 #[test]
-fn r3_layout_not_divisible_is_reported_at_world_size() {
+fn layout_not_divisible_is_reported_at_world_size() {
     let c = config(&GOOD_CONFIG.replace("world_size = 256", "world_size = 254"));
     let findings = c.validate().unwrap_err();
     assert_eq!(findings.paths(), vec!["parallel.world_size"]);
@@ -316,7 +316,7 @@ struct FixedLayout {}
 const FIXED_BATCH: u64 = <Fixed as ConstPlan>::PLAN.effective_batch().get();
 
 #[test]
-fn r3_constant_plans_in_const_context() {
+fn constant_plans_in_const_context() {
     assert_eq!(FIXED_BATCH, 32);
     assert_eq!(<Fixed as ConstPlan>::PLAN.seq_len(), Some(512));
     let fixed = Fixed {

@@ -488,7 +488,7 @@ mod tests {
     }
 
     #[test]
-    fn r9_shard_check_names_the_example_on_two_replicas() {
+    fn shard_check_names_the_example_on_two_replicas() {
         let mut check = ShardCheck::default();
         check.record(0, 0).unwrap();
         check.record(1, 0).unwrap();

@@ -361,7 +361,7 @@ mod tests {
     }
 
     #[test]
-    fn r16_memory_estimate_and_accumulation_independence() {
+    fn memory_estimate_and_accumulation_independence() {
         let inputs = MemoryInputs {
             params: 1_000,
             weight_bytes: 2,
@@ -442,7 +442,7 @@ mod tests {
     }
 
     #[test]
-    fn r17_one_reduction_per_update() {
+    fn one_reduction_per_update() {
         let plan = Plan::new(8, 4, 1).expect("valid");
         let inputs = ScalingInputs {
             device_examples_per_sec: 32.0,

@@ -160,7 +160,7 @@ mod tests {
     }
 
     #[test]
-    fn r11_first_group_includes_the_first_update() {
+    fn first_group_includes_the_first_update() {
         let mut t = MemoryTracker::new(1);
         t.sample(0, b(0, 0));
         t.sample(0, b(200, 0)); // after the first update
@@ -174,7 +174,7 @@ mod tests {
     }
 
     #[test]
-    fn r14_growth_across_groups_is_flagged() {
+    fn growth_across_groups_is_flagged() {
         let mut t = MemoryTracker::new(2);
         for group in 0..3u64 {
             t.sample(0, b(200, 0));

@@ -61,7 +61,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn r4_weighted_mean_is_three_and_a_half() {
+    fn weighted_mean_is_three_and_a_half() {
         let parts = [
             Part::from_mean(2.0, Tokens::new(512)),
             Part::from_mean(4.0, Tokens::new(1_536)),

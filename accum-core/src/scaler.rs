@@ -196,7 +196,7 @@ mod tests {
     }
 
     #[test]
-    fn r7_backoff_and_growth() {
+    fn backoff_and_growth() {
         let mut s = LossScaler::new(PrecisionMode::Fp16, &settings(1024.0, 3));
         assert_eq!(s.scale(), 1024.0);
         assert_eq!(s.update(false), ScaleChange::BackedOff);

@@ -870,7 +870,7 @@ mod tests {
     }
 
     #[test]
-    fn r8_steps_advance_per_update() {
+    fn steps_advance_per_update() {
         let mut s = Schedule::new(ScheduleKind::Linear, 1.0, Updates::new(2), Updates::new(4));
         assert_eq!(s.lr(), 0.0);
         s.step();

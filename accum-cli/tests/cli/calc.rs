@@ -45,7 +45,7 @@ fn seed_example_long_flags_json_keys() {
 }
 
 #[test]
-fn r3_two_by_eight_by_two() {
+fn two_by_eight_by_two() {
     let json: serde_json::Value = serde_json::from_str(&stdout_of(&[
         "calc", "-m", "2", "-a", "8", "-d", "2", "--format", "json",
     ]))

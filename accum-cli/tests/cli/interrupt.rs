@@ -108,21 +108,21 @@ fn a_second_ctrl_c_ends_at_once_and_leaves_no_partial_file() {
     std::thread::sleep(Duration::from_millis(2500));
     interrupt(&child);
     interrupt(&child);
+    ended_at_once(&dir, child);
+}
+
+/// A run ended by a second Ctrl-C: exit 130, the previous report or the
+/// new one whole (never half of one), and no temporary file left.
+fn ended_at_once(dir: &Path, child: Child) {
     let out = child.wait_with_output().expect("finishes");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
-    // The previous report, or the new one whole: never half of one.
-    let report = report(&dir);
+    let report = report(dir);
     assert!(
         report["previous"] == true || report["stopped_early"] == true,
         "{report}"
     );
-    let names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("list")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect();
-    assert!(names.is_empty(), "{names:?}");
+    assert!(temporaries(dir).is_empty(), "{:?}", temporaries(dir));
 }
 
 /// The `.tmp` files in `dir`.
@@ -154,14 +154,6 @@ fn a_second_ctrl_c_while_the_report_is_written_leaves_no_temporary_file() {
             break;
         }
     }
-    let out = child.wait_with_output().expect("finishes");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    let report = report(&dir);
-    assert!(
-        report["previous"] == true || report["stopped_early"] == true,
-        "{report}"
-    );
-    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    ended_at_once(&dir, child);
     eprintln!("second Ctrl-C during the report's write: {aimed}");
 }

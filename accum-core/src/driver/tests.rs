@@ -79,7 +79,7 @@ fn epoch_orders_are_seeded_permutations_that_differ() {
 }
 
 #[test]
-fn r9_groups_go_round_robin_over_replicas() {
+fn groups_go_round_robin_over_replicas() {
     let plan = Plan::new(2, 3, 2).unwrap(); // B = 12
     let order = epoch_order(50, 42, 0);
     let groups: Vec<GroupAssignment> = order
@@ -303,7 +303,7 @@ fn every_fires_exactly_at_the_thresholds() {
 }
 
 #[test]
-fn r8_the_schedule_advances_only_on_applied_updates() {
+fn the_schedule_advances_only_on_applied_updates() {
     let plan = Plan::new(2, 1, 1).unwrap();
     let schedule = Schedule::new(ScheduleKind::Linear, 1.0, Updates::new(2), Updates::new(6));
     let mut d = Driver::builder(plan, 10)

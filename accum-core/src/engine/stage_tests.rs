@@ -288,7 +288,7 @@ fn measured_token_spans_resolve_through_the_stages() {
 /// run what would be partial, and stops at a group a skipped attempt moved
 /// across the end of an epoch.
 #[test]
-fn r6_error_refuses_partial_stage_groups() {
+fn error_refuses_partial_stage_groups() {
     let mut config = small(24);
     config.data.last_group = LastGroup::Error;
     // m = 1, D = 1: A = 6 for 2 updates, then 12.

@@ -157,7 +157,7 @@ proptest! {
 /// → the group's per-token loss is 3.5; the mean of the two microbatch
 /// means is 3 (a different objective).
 #[test]
-fn r4_weighted_mean_is_not_the_mean_of_means() {
+fn weighted_mean_is_not_the_mean_of_means() {
     let mut model = TokenMlp::new(3, 2, 2, 0);
     for name in ["embed", "w1", "b1", "w2"] {
         model.params_mut().get_mut(name).unwrap().fill(0.0);
@@ -222,7 +222,7 @@ fn r4_weighted_mean_is_not_the_mean_of_means() {
 }
 
 #[test]
-fn r4_per_token_differs_from_per_example_with_unequal_lengths() {
+fn per_token_differs_from_per_example_with_unequal_lengths() {
     let mut config = small(16);
     config.data.min_len = 1;
     config.data.max_len = 12;
@@ -238,7 +238,7 @@ fn r4_per_token_differs_from_per_example_with_unequal_lengths() {
 // the symptom table of docs/rules.md: each mistake, injected, is detected or prevented.
 
 #[test]
-fn r14_double_division_is_detected() {
+fn double_division_is_detected() {
     let err = run_with(
         &plan(2, 4, 1),
         &small(16),
@@ -287,7 +287,7 @@ fn r14_double_division_is_detected() {
 }
 
 #[test]
-fn r14_zeroing_per_microbatch_is_detected() {
+fn zeroing_per_microbatch_is_detected() {
     let err = run_with(
         &plan(2, 4, 2),
         &small(16),
@@ -315,7 +315,7 @@ fn r14_zeroing_per_microbatch_is_detected() {
 }
 
 #[test]
-fn r14_scheduler_per_microbatch_is_detected() {
+fn scheduler_per_microbatch_is_detected() {
     let err = run_with(
         &plan(2, 4, 1),
         &small(16),
@@ -339,7 +339,7 @@ fn r14_scheduler_per_microbatch_is_detected() {
 }
 
 #[test]
-fn r14_retained_activations_show_as_a_growing_peak() {
+fn retained_activations_show_as_a_growing_peak() {
     let mut config = small(16);
     config.schedule.total = Some("4 updates".parse().unwrap());
     let clean = run_with(&plan(2, 2, 2), &config, Mistakes::default()).unwrap();
@@ -368,7 +368,7 @@ fn r14_retained_activations_show_as_a_growing_peak() {
 }
 
 #[test]
-fn r9_same_examples_on_every_replica_are_rejected() {
+fn same_examples_on_every_replica_are_rejected() {
     let err = run_with(
         &plan(2, 2, 2),
         &small(16),
@@ -384,7 +384,7 @@ fn r9_same_examples_on_every_replica_are_rejected() {
 // `accum::run::loss-scale`: loss scaling and non-finite attempts.
 
 #[test]
-fn r7_fp16_overflow_skips_backs_off_and_keeps_params() {
+fn fp16_overflow_skips_backs_off_and_keeps_params() {
     let mut config = small(16);
     config.precision.mode = PrecisionMode::Fp16;
     config.precision.loss_scale.init = 2f64.powi(40); // scaled gradients far above 65504
@@ -416,7 +416,7 @@ fn r7_fp16_overflow_skips_backs_off_and_keeps_params() {
 }
 
 #[test]
-fn r7_injected_fault_is_skipped_in_every_precision() {
+fn injected_fault_is_skipped_in_every_precision() {
     for mode in [
         PrecisionMode::Fp32,
         PrecisionMode::Bf16,
@@ -463,7 +463,7 @@ fn r7_injected_fault_is_skipped_in_every_precision() {
 // `accum::plan::partial-group`: the last partial group.
 
 #[test]
-fn r6_partial_group_is_processed_with_its_real_denominator() {
+fn partial_group_is_processed_with_its_real_denominator() {
     let mut config = small(10); // B = 8: one full group and 2 examples
     config.schedule.total = Some("2 updates".parse().unwrap());
     let mut engine = Engine::new(plan(2, 2, 2), &config).unwrap();
@@ -486,7 +486,7 @@ fn r6_partial_group_is_processed_with_its_real_denominator() {
 }
 
 #[test]
-fn r6_partial_group_dropped_with_ids_or_refused() {
+fn partial_group_dropped_with_ids_or_refused() {
     let mut config = small(10);
     config.data.last_group = LastGroup::Drop;
     config.schedule.total = Some("3 updates".parse().unwrap());
@@ -671,7 +671,7 @@ fn token_spans_resolve_through_the_measured_data() {
 }
 
 #[test]
-fn r11_activation_memory_falls_with_the_micro_batch() {
+fn activation_memory_falls_with_the_micro_batch() {
     let peak = |m: u64, a: u64| {
         let report = run(plan(m, a, 1), &small(16)).unwrap();
         (
@@ -863,7 +863,7 @@ fn plans_too_large_for_memory_are_refused_before_allocating() {
 }
 
 #[test]
-fn r7_clipping_bounds_the_applied_gradient() {
+fn clipping_bounds_the_applied_gradient() {
     let mut config = small(16);
     config.optimizer = OptimizerSection {
         kind: OptimizerKind::Sgd,
@@ -887,7 +887,7 @@ fn r7_clipping_bounds_the_applied_gradient() {
 }
 
 #[test]
-fn r8_learning_rate_follows_applied_updates() {
+fn learning_rate_follows_applied_updates() {
     let mut config = small(32);
     config.optimizer.lr = 0.1;
     config.schedule = ScheduleSection {
@@ -907,7 +907,7 @@ fn r8_learning_rate_follows_applied_updates() {
 }
 
 #[test]
-fn r10_equivalence_holds_in_every_precision_mode() {
+fn equivalence_holds_in_every_precision_mode() {
     for mode in [
         PrecisionMode::Fp32,
         PrecisionMode::Bf16,
@@ -927,7 +927,7 @@ fn r10_equivalence_holds_in_every_precision_mode() {
 }
 
 #[test]
-fn r10_verify_fails_when_the_runs_differ() {
+fn verify_fails_when_the_runs_differ() {
     // Not bit-exact: a zero tolerance fails on the summation order alone.
     let strict = Tolerance {
         rtol: 0.0,

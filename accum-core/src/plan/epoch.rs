@@ -113,7 +113,7 @@ mod tests {
     use crate::plan::testing::plan;
 
     #[test]
-    fn r6_epoch_partial_group() {
+    fn epoch_partial_group() {
         let p = plan(2, 8, 2); // B = 32
         let e = p
             .epoch(Examples::new(100), LastGroup::Process)

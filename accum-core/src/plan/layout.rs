@@ -59,7 +59,7 @@ mod tests {
     use crate::plan::Plan;
 
     #[test]
-    fn r3_model_parallel_devices_are_not_replicas() {
+    fn model_parallel_devices_are_not_replicas() {
         assert_eq!(Layout::new(64, 2, 2, 1).replicas(), Ok(16));
         assert_eq!(Layout::new(64, 8, 1, 2).replicas(), Ok(4));
         assert_eq!(Layout::data_parallel(8).replicas(), Ok(8));
@@ -69,7 +69,7 @@ mod tests {
     }
 
     #[test]
-    fn r3_layout_not_divisible_names_the_fix() {
+    fn layout_not_divisible_names_the_fix() {
         let err = Layout::new(64, 3, 2, 1).replicas().unwrap_err();
         assert_eq!(
             err.to_string(),

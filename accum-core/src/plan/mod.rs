@@ -370,7 +370,7 @@ mod tests {
     use testing::plan;
 
     #[test]
-    fn r3_two_by_eight_by_two() {
+    fn two_by_eight_by_two() {
         // `accum::plan::global-batch`: m=2, A=8, D=2 → B=32, 16 examples per replica per group.
         let p = plan(2, 8, 2);
         assert_eq!(p.effective_batch(), Examples::new(32));
@@ -388,7 +388,7 @@ mod tests {
     }
 
     #[test]
-    fn r3_calculator_example_and_doubling_accumulation() {
+    fn calculator_example_and_doubling_accumulation() {
         // `accum::plan::global-batch`/`accum::calc::tokens`: m=8, D=64, A=4, L=4096 → B=2048, T=8,388,608; A=8 → B=4096.
         let p = plan(8, 4, 64).with_seq_len(4096).expect("fits");
         assert_eq!(p.effective_batch().get(), 2048);

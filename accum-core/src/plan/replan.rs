@@ -91,7 +91,7 @@ mod tests {
     use crate::plan::testing::plan;
 
     #[test]
-    fn r11_replan_keeps_the_batch_and_lists_alternatives() {
+    fn replan_keeps_the_batch_and_lists_alternatives() {
         let p = plan(32, 1, 2);
         let r = p.replan(10).expect("possible");
         assert_eq!((r.plan.micro_batch(), r.plan.accumulation()), (8, 4));
