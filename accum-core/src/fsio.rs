@@ -60,10 +60,6 @@ impl Write for Temporary {
         self.file().write(buf)
     }
 
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.file().write_all(buf)
-    }
-
     fn flush(&mut self) -> io::Result<()> {
         self.file().flush()
     }

@@ -11,16 +11,7 @@ use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{fixtures, run_in, scratch};
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .expect("list")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use crate::{fixtures, names, run_in, scratch};
 
 /// The tiny config, made to run for hours.
 fn long_config(dir: &Path) {

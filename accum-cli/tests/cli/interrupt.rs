@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{fixtures, scratch};
+use crate::{fixtures, names, scratch};
 
 /// A group of 32 slow microbatches (a wide model on long examples): a stop
 /// at the group's end would wait for all of them.
@@ -127,13 +127,9 @@ fn ended_at_once(dir: &Path, child: Child) {
 
 /// The `.tmp` files in `dir`.
 fn temporaries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .expect("list")
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().to_string_lossy().into_owned();
-            name.ends_with(".tmp").then_some(name)
-        })
-        .collect()
+    let mut names = names(dir);
+    names.retain(|n| n.ends_with(".tmp"));
+    names
 }
 
 #[test]

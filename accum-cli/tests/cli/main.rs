@@ -56,6 +56,16 @@ pub(crate) struct Out {
     pub(crate) stderr: String,
 }
 
+/// The names in `dir`, sorted.
+pub(crate) fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Runs `accum` with `args` in `dir`.
 pub(crate) fn run_in(dir: &Path, args: &[&str]) -> Out {
     let out = accum()
