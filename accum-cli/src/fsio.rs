@@ -1,27 +1,101 @@
-//! Files the CLI writes are written atomically: to a temporary file in the
-//! target's directory, synced, then renamed over the target
-//! ([`accum_core::fsio`]). An interrupted or failing command leaves the
-//! previous file intact and no partial file.
+//! The command-line side of accum's one writer ([`accum_core::fsio`]):
+//! every file a command writes goes through here. Core's rules hold for
+//! each file (atomic, no link followed at a name accum made, modes from the
+//! umask or kept); this adds the command's own: an output path names a
+//! file, and no output, companions included, is one of the files the
+//! command read ([`crate::source::input_at`], by device and inode). A
+//! command that writes several files adds them all to [`Outputs`], which
+//! renames them only once each is checked and written.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use accum_core::fsio::Durability;
+use accum_core::fsio::{Batch, Derived, Durability, Naming, Replaces, Temporary};
 
 use crate::error::CliError;
 
-/// Writes `bytes` to `path` atomically and durably
-/// ([`accum_core::fsio::write_atomic`]).
+/// The backup `replan --in-place` keeps: a name accum made, and never over
+/// an existing file, since a backup is a copy of the user's file and accum
+/// cannot tell its own from one the user keeps there.
+pub(crate) const BACKUP: Naming = Naming::Derived(Derived {
+    what: "the backup of the file changed in place",
+    replaces: Replaces::Nothing,
+});
+
+/// Writes `bytes` to `path`, a name the user gave, atomically and durably.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    output_path(path)?;
-    not_an_input(path)?;
-    accum_core::fsio::write_atomic(path, bytes, Durability::Synced).map_err(CliError::usage)
+    let mut outputs = Outputs::new();
+    outputs.add(path, bytes, Naming::Given)?;
+    outputs.commit().map(drop)
+}
+
+/// The files of one command, written all or none: each is checked and
+/// written to a temporary file as it is added, and [`Outputs::commit`]
+/// renames them in the order added (companions before the file that links
+/// them). Dropped before its commit, nothing is written.
+#[derive(Debug, Default)]
+pub(crate) struct Outputs {
+    batch: Batch,
+    paths: Vec<PathBuf>,
+}
+
+impl Outputs {
+    pub(crate) fn new() -> Outputs {
+        Outputs::default()
+    }
+
+    /// Adds `path`, checked by the rules of `naming` and against the
+    /// command's inputs.
+    pub(crate) fn add(
+        &mut self,
+        path: &Path,
+        bytes: &[u8],
+        naming: Naming,
+    ) -> Result<(), CliError> {
+        if let Naming::Given = naming {
+            output_path(path)?;
+        }
+        not_an_input(path)?;
+        self.batch
+            .add(path, bytes, naming)
+            .map_err(CliError::usage)?;
+        self.paths.push(path.to_owned());
+        Ok(())
+    }
+
+    /// Adds `path` over a file this command read, for the in-place mode
+    /// that asks for it (`replan --in-place`).
+    pub(crate) fn add_in_place(&mut self, path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+        output_path(path)?;
+        self.batch
+            .add(path, bytes, Naming::Given)
+            .map_err(CliError::usage)?;
+        self.paths.push(path.to_owned());
+        Ok(())
+    }
+
+    /// Adds a temporary file written as the command went (a stats stream),
+    /// checked against the command's inputs.
+    pub(crate) fn push(&mut self, tmp: Temporary) -> Result<(), CliError> {
+        not_an_input(tmp.path())?;
+        self.paths.push(tmp.path().to_owned());
+        self.batch.push(tmp);
+        Ok(())
+    }
+
+    /// Renames every file over its target; the paths written, in order.
+    pub(crate) fn commit(self) -> Result<Vec<PathBuf>, CliError> {
+        self.batch
+            .commit(Durability::Synced)
+            .map_err(CliError::usage)?;
+        Ok(self.paths)
+    }
 }
 
 /// Output = input is refused: the input would be replaced by what was
 /// made from it, with exit 0 and no warning.
-fn not_an_input(path: &Path) -> Result<(), CliError> {
+pub(crate) fn not_an_input(path: &Path) -> Result<(), CliError> {
     match crate::source::input_at(path) {
         None => Ok(()),
         Some(input) => Err(CliError::usage(format!(
@@ -39,13 +113,6 @@ fn not_an_input(path: &Path) -> Result<(), CliError> {
 
 /// How to ask for an in-place change, where a command has one.
 const IN_PLACE_HINT: &str = " (`accum replan --in-place` rewrites a config and keeps a .bak)";
-
-/// [`write_atomic`] over a file this command read, for the in-place mode
-/// that asks for it (`replan --in-place`).
-pub(crate) fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    output_path(path)?;
-    accum_core::fsio::write_atomic(path, bytes, Durability::Synced).map_err(CliError::usage)
-}
 
 /// An output path names a file: not a directory, and not a name that ends
 /// in `/` (a folder to be), which the rename would refuse only after other
@@ -68,66 +135,38 @@ fn output_path(path: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Checks that [`write_atomic`] could write `path` now
+/// Checks that `path` could be written now by the rules of `naming`
 /// ([`accum_core::fsio::check_writable`]), before a long command's work.
-pub(crate) fn check_writable(path: &Path) -> Result<(), CliError> {
-    output_path(path)?;
-    not_an_input(path)?;
-    accum_core::fsio::check_writable(path).map_err(CliError::usage)
-}
-
-/// Writes a new file at `path`, atomically, and never over an existing
-/// one: the bytes go to a temporary file beside it, which is then linked to
-/// `path` (a link fails when `path` exists, even if it appeared meanwhile).
-pub(crate) fn create_new(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let exists = || {
-        CliError::usage(format!(
-            "{}: already exists; not overwritten",
-            path.display()
-        ))
-    };
-    if path.exists() {
-        return Err(exists());
+pub(crate) fn check_writable(path: &Path, naming: Naming) -> Result<(), CliError> {
+    if let Naming::Given = naming {
+        output_path(path)?;
     }
-    // The folder first, so that a failure names the file asked for, not
-    // the staged one beside it.
-    check_writable(path)?;
-    let mut staged = path.as_os_str().to_owned();
-    staged.push(format!(".{}.new", std::process::id()));
-    let staged = PathBuf::from(staged);
-    write_atomic(&staged, bytes)?;
-    let linked = fs::hard_link(&staged, path);
-    let result = match linked {
-        Ok(()) => Ok(()),
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Err(exists()),
-        // A file system without hard links: check again, then rename.
-        Err(_) if !path.exists() => fs::rename(&staged, path).map_err(|err| {
-            CliError::usage(format!(
-                "{}: cannot write: {}",
-                path.display(),
-                describe(&err)
-            ))
-        }),
-        Err(_) => Err(exists()),
-    };
-    let _ = fs::remove_file(&staged);
-    result
+    not_an_input(path)?;
+    accum_core::fsio::check_writable(path, naming).map_err(CliError::usage)
 }
 
-/// Copies `path` to `path.bak` (atomically) before an in-place change.
-pub(crate) fn backup(path: &Path) -> Result<PathBuf, CliError> {
+/// Writes a new file at `path`, atomically, and never over anything at
+/// that name, a link included ([`accum_core::fsio::write_new`]).
+pub(crate) fn create_new(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    accum_core::fsio::write_new(path, bytes, Durability::Synced).map_err(CliError::usage)
+}
+
+/// `FILE.bak`, where `replan --in-place` keeps the previous `FILE`.
+pub(crate) fn backup_path(path: &Path) -> PathBuf {
     let mut backup = path.as_os_str().to_owned();
     backup.push(".bak");
-    let backup = PathBuf::from(backup);
-    let bytes = fs::read(path).map_err(|err| {
+    PathBuf::from(backup)
+}
+
+/// Reads the file an in-place change replaces, for its backup.
+pub(crate) fn read_for_backup(path: &Path) -> Result<Vec<u8>, CliError> {
+    fs::read(path).map_err(|err| {
         CliError::usage(format!(
             "{}: cannot read: {}",
             path.display(),
             describe(&err)
         ))
-    })?;
-    write_atomic(&backup, &bytes)?;
-    Ok(backup)
+    })
 }
 
 fn describe(err: &io::Error) -> String {
@@ -196,13 +235,24 @@ mod tests {
     }
 
     #[test]
-    fn backup_keeps_the_old_bytes() {
+    fn a_backup_never_replaces_a_file() {
         let dir = scratch("backup");
         let target = dir.join("train.toml");
         fs::write(&target, "a = 1\n").expect("write");
-        let bak = backup(&target).expect("backup");
+        let bak = backup_path(&target);
         assert_eq!(bak, dir.join("train.toml.bak"));
-        assert_eq!(fs::read_to_string(bak).expect("read"), "a = 1\n");
+        let mut outputs = Outputs::new();
+        outputs.add(&bak, b"a = 1\n", BACKUP).expect("a new backup");
+        outputs.add_in_place(&target, b"a = 2\n").expect("in place");
+        outputs.commit().expect("written");
+        assert_eq!(fs::read_to_string(&bak).expect("read"), "a = 1\n");
+        let mut outputs = Outputs::new();
+        let err = outputs.add(&bak, b"a = 2\n", BACKUP).expect_err("exists");
+        assert!(
+            err.to_string().contains("is a file accum did not write"),
+            "{err}"
+        );
+        assert_eq!(fs::read_to_string(&bak).expect("read"), "a = 1\n");
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use crate::data::PackedMicrobatch;
 use crate::engine::{Engine, GroupView, Observer, ObserverError, UpdateView};
-use crate::fsio::Durability;
+use crate::fsio::{Derived, Durability, Naming, Replaces};
 use crate::model::Model;
 use crate::report::UpdateStats;
 use crate::tensor::{Tensors, flat};
@@ -128,14 +128,24 @@ pub(crate) fn npy_bytes<T: NpyElement>(shape: &[usize], data: &[T]) -> Vec<u8> {
     out
 }
 
+/// A dump's files are named by accum inside a folder the dump took whole
+/// ([`take_dir`]): any regular file there is this run's, and a link, a
+/// folder or a device there (put there while the run went on) is refused.
+const DUMP_FILE: Naming = Naming::Derived(Derived {
+    what: "a file of the dump",
+    replaces: Replaces::Any,
+});
+
 /// Writes `bytes` to `path` atomically: a temporary file beside it, then a
 /// rename ([`crate::fsio::write_atomic`]; not synced, for speed over
 /// hundreds of small files).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DumpError> {
-    crate::fsio::write_atomic(path, bytes, Durability::Buffered).map_err(|err| DumpError {
-        path: err.path,
-        source: err.source,
-        refused: None,
+    crate::fsio::write_atomic(path, bytes, Durability::Buffered, DUMP_FILE).map_err(|err| {
+        DumpError {
+            refused: err.refused.as_ref().map(ToString::to_string),
+            path: err.path,
+            source: err.source,
+        }
     })
 }
 
@@ -192,12 +202,16 @@ fn take_dir(dir: &Path) -> Result<fs::File, DumpError> {
         )));
     }
     let lock_path = dir.join(LOCK_FILE);
-    let lock = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| io_fail(&lock_path, e))?;
+    // A lock accum made is a regular file; a link, a folder or a FIFO at
+    // its name is not one to open.
+    if fs::symlink_metadata(&lock_path).is_ok_and(|meta| !meta.is_file()) {
+        return Err(refuse(format!(
+            "holds `{LOCK_FILE}`, which is not a lock file accum made (a link, a folder or a FIFO); remove it, then run again"
+        )));
+    }
+    // A link at the lock's name (left by take_dir's check above only if it
+    // appeared since) is not followed: the lock is never a file elsewhere.
+    let lock = crate::fsio::open_no_follow(&lock_path).map_err(|e| io_fail(&lock_path, e))?;
     match lock.try_lock() {
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => {

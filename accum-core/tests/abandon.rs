@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use accum_core::fsio::{self, Durability, WriteStep};
+use accum_core::fsio::{self, Durability, Naming, WriteStep};
 
 fn scratch() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("accum-core-abandon-{}", std::process::id()));
@@ -42,13 +42,13 @@ fn abandoned_writes_leave_the_previous_files_and_no_temporary() {
     let done = dir.join("sheet.html");
     fs::write(&report, "previous").expect("file system");
 
-    let mut half = fsio::create_temporary(&report).expect("file system");
+    let mut half = fsio::create_temporary(&report, Naming::Given).expect("file system");
     half.write_all(b"{\"half\": ").expect("file system");
-    let mut begun = fsio::create_temporary(&stream).expect("file system");
+    let mut begun = fsio::create_temporary(&stream, Naming::Given).expect("file system");
     begun.write_all(b"{}\n").expect("file system");
-    let mut whole = fsio::create_temporary(&done).expect("file system");
+    let mut whole = fsio::create_temporary(&done, Naming::Given).expect("file system");
     whole.write_all(b"<html>").expect("file system");
-    fsio::persist(whole, &done, Durability::Buffered).expect("file system");
+    fsio::persist(whole, Durability::Buffered).expect("file system");
     assert_eq!(names(&dir).len(), 4, "{:?}", names(&dir));
 
     let held = fsio::abandon_temporaries();
@@ -63,7 +63,7 @@ fn abandoned_writes_leave_the_previous_files_and_no_temporary() {
     let (sent, created) = mpsc::channel();
     let target = dir.join("late.json");
     let late = std::thread::spawn(move || {
-        let tmp = fsio::create_temporary(&target);
+        let tmp = fsio::create_temporary(&target, Naming::Given);
         sent.send(()).expect("the test waits");
         tmp.map(drop)
     });
@@ -74,8 +74,7 @@ fn abandoned_writes_leave_the_previous_files_and_no_temporary() {
         .expect("a temporary file once released");
 
     // An abandoned write fails at its rename and changes nothing.
-    let err =
-        fsio::persist(half, &report, Durability::Synced).expect_err("an abandoned write fails");
+    let err = fsio::persist(half, Durability::Synced).expect_err("an abandoned write fails");
     assert_eq!(err.step, WriteStep::Replace, "{err}");
     drop(begun);
     assert_eq!(names(&dir), ["run.json", "sheet.html"]);

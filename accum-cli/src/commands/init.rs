@@ -31,29 +31,48 @@ pub(crate) fn run(args: &InitArgs) -> Result<Exit, CliError> {
             .map_or_else(|| "run".to_owned(), |s| s.to_string_lossy().into_owned()),
     };
     let text = starter_text(&path, &name)?;
+    let schema_path = path
+        .parent()
+        .map_or_else(|| PathBuf::from(SCHEMA_FILE), |dir| dir.join(SCHEMA_FILE));
+    // The schema's name is one accum made beside the config: anything there
+    // but a file (a dangling link, a folder, a FIFO) refuses the command
+    // before the config is written, so that it writes both or neither.
+    if !args.no_schema && std::fs::symlink_metadata(&schema_path).is_ok() && !schema_path.is_file()
+    {
+        return Err(CliError::usage(format!(
+            "{}: is not a file, where accum writes the schema beside the config: move it away or give --no-schema",
+            schema_path.display()
+        )));
+    }
+    let schema_text = if args.no_schema || schema_path.exists() {
+        None
+    } else {
+        let schema = Schema::<TrainingConfig>::builtin();
+        let mut text = serde_json::to_string_pretty(&schema.value)
+            .map_err(|err| CliError::usage(format!("cannot render the schema: {err}")))?;
+        text.push('\n');
+        Some(text)
+    };
     create_new(&path, text.as_bytes())?;
+    if let Some(schema_text) = &schema_text
+        && let Err(err) = create_new(&schema_path, schema_text.as_bytes())
+    {
+        // Both or neither: the config is the file just created.
+        let _ = std::fs::remove_file(&path);
+        return Err(err);
+    }
     eprintln_safe!("created {}", path.display());
-    if !args.no_schema {
-        let schema_path = path
-            .parent()
-            .map_or_else(|| PathBuf::from(SCHEMA_FILE), |dir| dir.join(SCHEMA_FILE));
-        if schema_path.exists() {
-            eprintln_safe!(
-                "kept {}; `accum schema -o {}` brings it up to date",
-                schema_path.display(),
-                schema_path.display()
-            );
-        } else {
-            let schema = Schema::<TrainingConfig>::builtin();
-            let mut text = serde_json::to_string_pretty(&schema.value)
-                .map_err(|err| CliError::usage(format!("cannot render the schema: {err}")))?;
-            text.push('\n');
-            create_new(&schema_path, text.as_bytes())?;
-            eprintln_safe!(
-                "created {} (for editors; see docs/editors.md)",
-                schema_path.display()
-            );
-        }
+    match schema_text {
+        Some(_) => eprintln_safe!(
+            "created {} (for editors; see docs/editors.md)",
+            schema_path.display()
+        ),
+        None if !args.no_schema => eprintln_safe!(
+            "kept {}; `accum schema -o {}` brings it up to date",
+            schema_path.display(),
+            schema_path.display()
+        ),
+        None => {}
     }
     eprintln_safe!("next: accum validate {}", path.display());
     Ok(Exit::Ok)

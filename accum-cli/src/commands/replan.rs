@@ -8,7 +8,7 @@ use accum_core::plan::Plan;
 use crate::cli::{Format, ReplanArgs};
 use crate::commands::Hooks;
 use crate::error::{CliError, Exit};
-use crate::fsio::{backup, write_atomic, write_in_place};
+use crate::fsio::{BACKUP, Outputs, backup_path, read_for_backup, write_atomic};
 use crate::load::{CliConfig, Schema, load_checked};
 use crate::output::print_text;
 use crate::output::{eprint_safe, eprintln_safe};
@@ -53,8 +53,12 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
     match (&args.output, args.in_place) {
         (Some(out), _) => write_atomic(out, result.text.as_bytes())?,
         (None, true) => {
-            let bak = backup(&args.file)?;
-            write_in_place(&args.file, result.text.as_bytes())?;
+            // The backup and the new file: both or neither.
+            let bak = backup_path(&args.file);
+            let mut outputs = Outputs::new();
+            outputs.add(&bak, &read_for_backup(&args.file)?, BACKUP)?;
+            outputs.add_in_place(&args.file, result.text.as_bytes())?;
+            outputs.commit()?;
             eprintln_safe!("kept the previous file as {}", bak.display());
         }
         (None, false) => print_text(&result.text)?,

@@ -24,7 +24,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{Backend, Format, RunArgs};
 use crate::error::{CliError, Exit};
-use crate::fsio::write_atomic;
+use crate::fsio::{Outputs, not_an_input};
 use crate::load::load_checked;
 use crate::output::eprintln_safe;
 use crate::output::{print_json, print_text};
@@ -32,6 +32,7 @@ use crate::runner::{
     self, Progress, Stream, attach_backend, plural, ramp_text, stop_flag, stream_path, summary,
     threads_cap,
 };
+use accum_core::fsio::Naming;
 
 pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     let checked = load_checked::<TrainingConfig>(&args.file, TrainingConfig::check)?;
@@ -72,7 +73,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     };
     // Fail before the work, not after it, when the report cannot be written.
     if lead && let Some(path) = &args.report {
-        crate::fsio::check_writable(path)?;
+        crate::fsio::check_writable(path, Naming::Given)?;
     }
     let total = engine.total_updates().get();
     let quiet = args.quiet || !lead;
@@ -123,11 +124,17 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         None => None,
     };
     let mut stream = match args.report.as_ref().filter(|_| lead && args.stream_stats) {
-        Some(path) => Some(Stream {
-            out: StatsStream::create(&stream_path(path))
-                .map_err(|err| exit_sync.fail_alone(CliError::usage(format!("{who}{err}"))))?,
-            failed: None,
-        }),
+        Some(path) => {
+            // A name accum made beside the report: checked, like the
+            // report, before the run.
+            let path = stream_path(path);
+            not_an_input(&path).map_err(|err| exit_sync.fail_alone(err))?;
+            Some(Stream {
+                out: StatsStream::create(&path)
+                    .map_err(|err| exit_sync.fail_alone(CliError::usage(format!("{who}{err}"))))?,
+                failed: None,
+            })
+        }
         None => None,
     };
     let result = {
@@ -159,17 +166,22 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         return Err(err);
     }
     let mut report = report;
+    // The stream and the report: both or neither.
+    let mut outputs = Outputs::new();
     if let Some(stream) = stream {
         let name = stream_path(args.report.as_deref().unwrap_or(Path::new("run.json")));
-        stream
-            .out
-            .finish()
-            .map_err(|err| CliError::usage(err.to_string()))?;
+        outputs.push(
+            stream
+                .out
+                .into_temporary()
+                .map_err(|err| CliError::usage(err.to_string()))?,
+        )?;
         report.stats_stream = name.file_name().map(|n| n.to_string_lossy().into_owned());
     }
     if let Some(path) = &args.report {
-        write_report(path, &report)?;
+        outputs.add(path, report_text(&report)?.as_bytes(), Naming::Given)?;
     }
+    outputs.commit()?;
     match args.format {
         Format::Json => print_json(&report)?,
         Format::Text => {
@@ -189,9 +201,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     })
 }
 
-fn write_report(path: &Path, report: &RunReport) -> Result<(), CliError> {
+fn report_text(report: &RunReport) -> Result<String, CliError> {
     let mut text = serde_json::to_string_pretty(report)
         .map_err(|err| CliError::usage(format!("cannot render the report: {err}")))?;
     text.push('\n');
-    write_atomic(path, text.as_bytes())
+    Ok(text)
 }

@@ -27,13 +27,18 @@ pub(crate) fn read_report(path: &Path) -> Result<accum_core::report::RunReport, 
     // refused (outside the report's folder, a device, a FIFO, too large)
     // refuses the report. A stream that is only missing leaves the
     // report's own updates, and the sheet says so.
-    if let Err(err) = accum_core::report::stream_file(&report, path)
-        && matches!(err.kind, accum_core::report::StatsErrorKind::Refused(_))
-    {
-        return Err(CliError::invalid(format!(
-            "{}: the report's stats_stream is not read: {err}; give a report whose stream is a file beside it",
-            path.display()
-        )));
+    match accum_core::report::stream_file(&report, path) {
+        // The stream is read with the report: an input of the command like
+        // the report itself, so that no output replaces it.
+        Ok(Some(stream)) => crate::source::note_input(&stream),
+        Ok(None) => {}
+        Err(err) if matches!(err.kind, accum_core::report::StatsErrorKind::Refused(_)) => {
+            return Err(CliError::invalid(format!(
+                "{}: the report's stats_stream is not read: {err}; give a report whose stream is a file beside it",
+                path.display()
+            )));
+        }
+        Err(_) => {}
     }
     Ok(report)
 }

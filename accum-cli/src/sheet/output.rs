@@ -1,7 +1,10 @@
 //! Writing a built sheet: the format from `--format` or the output's
 //! extension; Markdown gets its plots as SVG files beside it
 //! (`sheet.md` → `sheet.schedule.svg`, `sheet.loss.svg`, …), written
-//! before the Markdown that links them. Every file is written atomically.
+//! before the Markdown that links them. The files are written all or none
+//! ([`crate::fsio::Outputs`]); the plots are names accum made, so a link, a
+//! folder or a file that is not one of accum's plots at such a name refuses
+//! the sheet.
 
 use std::path::{Path, PathBuf};
 
@@ -10,8 +13,9 @@ use super::compare::{self, Comparison};
 use super::{Sheet, html, markdown, plot};
 use crate::cli::SheetFormat;
 use crate::error::CliError;
-use crate::fsio::{check_writable, write_atomic};
+use crate::fsio::{Outputs, check_writable};
 use crate::output::print_text;
+use accum_core::fsio::{Derived, Naming, Replaces};
 
 /// The format of `output`'s extension, Markdown by default.
 pub(crate) fn format_for(output: Option<&Path>) -> SheetFormat {
@@ -20,6 +24,34 @@ pub(crate) fn format_for(output: Option<&Path>) -> SheetFormat {
         Some("json") => SheetFormat::Json,
         _ => SheetFormat::Md,
     }
+}
+
+/// The mark in every plot file beside a Markdown sheet, by which accum
+/// knows the file as its own and replaces it when the sheet is written
+/// again.
+const PLOT_MARK: &str = "<!-- a plot of an accum sheet, written again with the sheet -->";
+
+/// A plot beside a Markdown sheet: a name accum made.
+const PLOT_FILE: Naming = Naming::Derived(Derived {
+    what: "a plot beside the Markdown sheet",
+    replaces: Replaces::Recognised(is_plot),
+});
+
+/// Whether `head`, the start of a file, is a plot accum wrote.
+fn is_plot(head: &[u8]) -> bool {
+    head.starts_with(b"<svg")
+        && head
+            .windows(PLOT_MARK.len())
+            .any(|w| w == PLOT_MARK.as_bytes())
+}
+
+/// The plot file of `chart`: its SVG with [`PLOT_MARK`] after the opening
+/// tag.
+fn plot_file(chart: &Chart) -> String {
+    let mut svg = plot::render(chart);
+    let at = svg.find('>').map_or(svg.len(), |end| end + 1);
+    svg.insert_str(at, &format!("\n{PLOT_MARK}"));
+    svg
 }
 
 /// Where a chart of the Markdown sheet `output` is written.
@@ -84,7 +116,7 @@ pub(crate) fn write(
     format: Option<SheetFormat>,
     output: Option<&Path>,
 ) -> Result<(), CliError> {
-    let mut written = Vec::new();
+    let mut outputs = Outputs::new();
     let text = match format.unwrap_or_else(|| format_for(output)) {
         SheetFormat::Json => doc.json()?,
         SheetFormat::Html => doc.html(),
@@ -96,13 +128,15 @@ pub(crate) fn write(
         SheetFormat::Md => match output {
             Some(out) => {
                 // The sheet's own path is checked first, so that a wrong
-                // path is reported as such; the plots are written before
+                // path is reported as such; the plots are renamed before
                 // the Markdown that links them.
-                check_writable(out)?;
+                check_writable(out, Naming::Given)?;
                 for chart in doc.charts() {
-                    let path = chart_path(out, chart);
-                    write_atomic(&path, plot::render(chart).as_bytes())?;
-                    written.push(path);
+                    outputs.add(
+                        &chart_path(out, chart),
+                        plot_file(chart).as_bytes(),
+                        PLOT_FILE,
+                    )?;
                 }
                 doc.markdown(&|chart| {
                     chart_path(out, chart)
@@ -115,8 +149,10 @@ pub(crate) fn write(
     };
     match output {
         Some(out) => {
-            write_atomic(out, text.as_bytes())?;
-            written.insert(0, out.to_path_buf());
+            outputs.add(out, text.as_bytes(), Naming::Given)?;
+            let mut written = outputs.commit()?;
+            // The sheet first, then what is beside it.
+            written.rotate_right(1);
             print_written(&written)
         }
         None => print_text(&text),
@@ -155,5 +191,11 @@ mod tests {
             chart_path(Path::new("out/run 1.md"), loss),
             Path::new("out/run 1.loss.svg")
         );
+        let file = plot_file(loss);
+        assert!(
+            file.starts_with("<svg ") && is_plot(file.as_bytes()),
+            "{file}"
+        );
+        assert!(!is_plot(plot::render(loss).as_bytes()));
     }
 }

@@ -341,6 +341,18 @@ pub(crate) fn input_at(path: &Path) -> Option<PathBuf> {
         .map(|(_, p)| p.clone())
 }
 
+/// Counts `path` among this command's inputs: a file read other than by
+/// [`read_text`], such as the stats stream a report names, which a sheet
+/// reads while it renders.
+pub(crate) fn note_input(path: &Path) {
+    if let Some(id) = fs::metadata(path).ok().as_ref().and_then(file_id) {
+        INPUTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((id, path.to_owned()));
+    }
+}
+
 /// Reads a text file of at most `limit` bytes: a regular file (never a
 /// device or a pipe), checked from its size before reading.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, LoadError> {

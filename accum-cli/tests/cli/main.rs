@@ -24,6 +24,7 @@ mod transcripts;
 mod untrusted;
 mod validate;
 mod wording;
+mod writes;
 
 use std::path::{Path, PathBuf};
 

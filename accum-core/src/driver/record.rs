@@ -46,7 +46,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::{Driver, DriverError, Group, Outcome, Progress};
-use crate::fsio::{Durability, WriteError, write_atomic};
+use crate::fsio::{Batch, Durability, Naming, WriteError};
 use crate::memory::{MemoryBreakdown, MemoryTracker};
 use crate::report::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, KEPT_UPDATES, LossCurve, PlanSummary,
@@ -430,20 +430,24 @@ impl Recorder {
     }
 
     /// Finishes the stats stream, if any, and writes the report to `path`
-    /// atomically (pretty JSON), naming the stream in it. The stream must
-    /// have been opened beside the same `path`.
+    /// atomically (pretty JSON), naming the stream in it: both or neither.
+    /// The stream must have been opened beside the same `path`.
     pub fn write(self, driver: &Driver, path: &Path) -> Result<RunReport, RecordError> {
         let mut report = self.report(driver);
+        let mut batch = Batch::new();
         if let Some(stream) = self.stream {
             let stream_path: PathBuf = stream.path().to_path_buf();
-            stream.finish()?;
+            batch.push(stream.into_temporary()?);
             report.stats_stream = stream_path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());
         }
         let mut text = report.to_json();
         text.push('\n');
-        write_atomic(path, text.as_bytes(), Durability::Synced).map_err(RecordError::Write)?;
+        batch
+            .add(path, text.as_bytes(), Naming::Given)
+            .and_then(|()| batch.commit(Durability::Synced))
+            .map_err(RecordError::Write)?;
         Ok(report)
     }
 }

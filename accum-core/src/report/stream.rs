@@ -108,6 +108,25 @@ pub enum StatsLine {
     },
 }
 
+/// The stream is a name accum makes beside the report: never followed
+/// through a link, and it replaces only a previous stream (a file whose
+/// first line is a stats line, or an empty one).
+pub(crate) const STREAM_NAME: crate::fsio::Naming =
+    crate::fsio::Naming::Derived(crate::fsio::Derived {
+        what: "the stats stream beside the report",
+        replaces: crate::fsio::Replaces::Recognised(is_stream),
+    });
+
+/// Whether `head`, the start of a file, is the start of a stats stream.
+fn is_stream(head: &[u8]) -> bool {
+    let line = match head.iter().position(|&b| b == b'\n') {
+        Some(end) => &head[..end],
+        None if (head.len() as u64) < crate::fsio::RECOGNISED_BYTES => head,
+        None => return false,
+    };
+    head.is_empty() || serde_json::from_slice::<StatsLine>(line).is_ok()
+}
+
 /// Writes a stats stream (buffered; nothing is kept in memory but the
 /// buffer) to a temporary file beside its path, renamed over it when the
 /// stream is finished, like the report: a run that is killed or fails keeps
@@ -123,13 +142,14 @@ pub struct StatsStream {
 
 impl StatsStream {
     /// Starts the stream for `path`; the file at `path` is replaced by
-    /// [`StatsStream::finish`] only.
+    /// [`StatsStream::finish`] only. The name is one accum made beside a
+    /// report: a link, a folder, a FIFO or a device there is refused, and so
+    /// is a file that is not a previous stats stream.
     pub fn create(path: &Path) -> Result<StatsStream, StatsError> {
-        let target = crate::fsio::resolve_links(path).map_err(|e| StatsError::io(path, e))?;
-        let tmp =
-            crate::fsio::create_temporary(&target).map_err(|e| StatsError::io(path, e.source))?;
+        let tmp = crate::fsio::create_temporary(path, STREAM_NAME)
+            .map_err(|e| StatsError::write(path, e))?;
         Ok(StatsStream {
-            path: target,
+            path: path.to_owned(),
             out: Some(BufWriter::with_capacity(64 * 1024, tmp)),
         })
     }
@@ -166,13 +186,20 @@ impl StatsStream {
 
     /// Flushes the buffer, syncs the file and renames it over the path
     /// (then syncs the folder).
-    pub fn finish(mut self) -> Result<(), StatsError> {
+    pub fn finish(self) -> Result<(), StatsError> {
+        let path = self.path.clone();
+        let tmp = self.into_temporary()?;
+        crate::fsio::persist(tmp, crate::fsio::Durability::Synced)
+            .map_err(|e| StatsError::write(&path, e))
+    }
+
+    /// The finished stream's temporary file, flushed, for a
+    /// [`crate::fsio::Batch`] that renames it with the report.
+    #[doc(hidden)]
+    pub fn into_temporary(mut self) -> Result<crate::fsio::Temporary, StatsError> {
         let out = self.out.take().expect("a stream is finished once");
-        let tmp = out
-            .into_inner()
-            .map_err(|e| StatsError::io(&self.path, e.into_error()))?;
-        crate::fsio::persist(tmp, &self.path, crate::fsio::Durability::Synced)
-            .map_err(|e| StatsError::io(&self.path, e.source))
+        out.into_inner()
+            .map_err(|e| StatsError::io(&self.path, e.into_error()))
     }
 }
 
@@ -200,9 +227,20 @@ pub enum StatsErrorKind {
     /// The report names a stream accum will not read: outside the report's
     /// folder, not a regular file, or larger than any stream.
     Refused(String),
+    /// The stream's file could not be created or replaced, or its name is
+    /// refused (a link, a folder, a file that is not a stream).
+    Write(crate::fsio::WriteError),
 }
 
 impl StatsError {
+    fn write(path: &Path, e: crate::fsio::WriteError) -> StatsError {
+        StatsError {
+            path: path.to_path_buf(),
+            line: None,
+            kind: StatsErrorKind::Write(e),
+        }
+    }
+
     fn io(path: &Path, e: io::Error) -> StatsError {
         StatsError {
             path: path.to_path_buf(),
@@ -214,6 +252,10 @@ impl StatsError {
 
 impl fmt::Display for StatsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let StatsErrorKind::Write(e) = &self.kind {
+            // It names the file already.
+            return write!(f, "{e}");
+        }
         write!(f, "{}", self.path.display())?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
@@ -235,6 +277,7 @@ impl fmt::Display for StatsError {
                 f,
                 ": {why}; a report names its stream by a file name beside it, as `accum run` writes it"
             ),
+            StatsErrorKind::Write(e) => write!(f, "{e}"),
         }
     }
 }
@@ -244,6 +287,7 @@ impl std::error::Error for StatsError {
         match &self.kind {
             StatsErrorKind::Io(e) => Some(e),
             StatsErrorKind::Parse(e) => Some(e),
+            StatsErrorKind::Write(e) => Some(e),
             StatsErrorKind::LineTooLong | StatsErrorKind::Refused(_) => None,
         }
     }
