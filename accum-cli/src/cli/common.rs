@@ -175,7 +175,7 @@ pub(crate) struct ReplanArgs {
     #[arg(short, long, value_name = "FILE", conflicts_with = "in_place")]
     pub(crate) output: Option<std::path::PathBuf>,
 
-    /// Replace FILE, keeping the old one as FILE.bak.
+    /// Replace FILE, keeping the old one as FILE.bak (which must not exist yet).
     #[arg(long)]
     pub(crate) in_place: bool,
 
