@@ -181,6 +181,10 @@ pub(crate) fn capped<'a>(
     std::borrow::Cow::Owned(out)
 }
 
+/// The longest source a snippet shows: past it (a line of megabytes), a
+/// finding gives its place without the snippet.
+const MAX_SNIPPET_BYTES: usize = 64 * 1024;
+
 /// Renders diagnostics for people: per diagnostic a header, the snippet
 /// with every labelled span, and the help, each said once; at most
 /// [`SHOWN_PER_CODE`] of each code ([`capped`]).
@@ -213,6 +217,20 @@ pub(crate) fn render_text(
                 let spans =
                     std::iter::once(span).chain(diagnostic.secondary.iter().map(|(s, _)| s));
                 let (window, first_line) = lines.window(spans.map(|s| clamp(text, s)));
+                if window.len() > MAX_SNIPPET_BYTES {
+                    // A line of megabytes (a minified file): the place
+                    // alone, as the renderer would read the whole line for
+                    // each finding, to show a few columns of it.
+                    let (line, col) = diagnostic.start(&lines);
+                    let origin = Origin::path(name).line(line).char_column(col);
+                    let mut group = title.element(origin);
+                    if let Some(help) = &diagnostic.help {
+                        group = group.element(Level::HELP.message(help.as_str()));
+                    }
+                    out.push_str(&renderer.render(&[group]));
+                    out.push_str("\n\n");
+                    continue;
+                }
                 let shift = |s: &Range<usize>| {
                     let s = clamp(text, s);
                     s.start - window.start..s.end - window.start
@@ -395,6 +413,19 @@ mod tests {
             (2, 15, 16)
         );
         assert_eq!(json[0].path, "batch.micro_batch");
+    }
+
+    #[test]
+    fn a_finding_on_a_line_of_megabytes_gives_its_place_without_the_line() {
+        let text = format!("{{\"a\": 1, {}\"bad\": 2}}", " ".repeat(MAX_SNIPPET_BYTES));
+        let at = text.find("\"bad\"").expect("bad");
+        let d = Diagnostic::error(Code::UnknownKey, vec!["bad".into()], "unknown key `bad`")
+            .at(at..at + 5, "")
+            .help("remove it");
+        let out = render_text("x.json", &text, &[d], false);
+        assert!(out.len() < 300, "{out}");
+        assert!(out.contains(&format!("x.json:1:{}", at + 1)), "{out}");
+        assert!(out.contains("help: remove it"), "{out}");
     }
 
     #[test]
