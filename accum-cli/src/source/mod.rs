@@ -30,6 +30,32 @@ pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
 /// The deepest nesting of tables and arrays accum accepts.
 pub const MAX_DEPTH: usize = 64;
 
+/// The most values (tables, arrays and scalars) a JSON or TOML document
+/// may hold; YAML's parser stops at 200,000, counting aliases. A config
+/// holds hundreds: this bounds what the checks after parsing (the JSON
+/// instance, the schema, the typed check) keep in memory, a few hundred
+/// bytes a value, where 4 MB of `[[[…]]]` made 1.8 million.
+pub const MAX_VALUES: usize = 1_000_000;
+
+/// The span of the value past [`MAX_VALUES`], in document order, if the
+/// tree has more.
+fn past_max_values(root: &Node) -> Option<Range<usize>> {
+    let mut stack = vec![root];
+    let mut count = 0usize;
+    while let Some(node) = stack.pop() {
+        count += 1;
+        if count > MAX_VALUES {
+            return Some(node.span.clone());
+        }
+        match &node.kind {
+            NodeKind::Table(entries) => stack.extend(entries.iter().rev().map(|e| &e.value)),
+            NodeKind::Array(items) => stack.extend(items.iter().rev()),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The syntax of a configuration file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SourceFormat {
@@ -557,6 +583,17 @@ impl Document {
                             root.kind.type_name()
                         ),
                         span: Some(root.span.clone()),
+                        name,
+                        text,
+                        format,
+                    });
+                }
+                if let Some(at) = past_max_values(&root) {
+                    return Err(SyntaxError {
+                        message: format!(
+                            "the document has more than {MAX_VALUES} values; shorten the file"
+                        ),
+                        span: Some(at),
                         name,
                         text,
                         format,

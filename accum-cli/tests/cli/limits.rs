@@ -94,15 +94,29 @@ fn many_keys_items_and_findings_are_checked_in_linear_time() {
     let keys: String = (0..50_000).map(|i| format!("k{i} = 1\n")).collect();
     fs::write(dir.join("late.toml"), format!("{keys}k25000 = 2\n")).expect("toml");
     case(&dir, &["validate", "late.toml"], 1, "duplicate key");
-    // A million items in one array (300,000 in the slower TOML and YAML
+    // 900,000 items in one array (300,000 in the slower TOML and YAML
     // parsers of the debug build): one finding for the key, or YAML's
-    // value limit.
-    let items = vec!["1"; 1_000_000].join(",");
+    // value limit; past a million values, JSON's and TOML's.
+    let items = vec!["1"; 900_000].join(",");
     fs::write(dir.join("items.json"), format!("{{\"x\": [{items}]}}")).expect("json");
     let items = vec!["1"; 300_000].join(",");
     fs::write(dir.join("items.toml"), format!("x = [{items}]\n{BATCH}")).expect("toml");
     fs::write(dir.join("items.yaml"), format!("x: [{items}]\n")).expect("yaml");
     case(&dir, &["validate", "items.json"], 1, "unknown key `x`");
+    let nested = vec![format!("{}1{}", "[".repeat(60), "]".repeat(60)); 17_000].join(",");
+    fs::write(dir.join("nested.json"), format!("{{\"x\": [{nested}]}}")).expect("json");
+    let out = case(
+        &dir,
+        &["validate", "nested.json"],
+        1,
+        "the document has more than 1000000 values; shorten the file",
+    );
+    // The 1,000,001st value, in document order: item 16,393, 25 deep.
+    assert!(
+        out.stdout.contains("nested.json:1:1999979"),
+        "{}",
+        out.stdout
+    );
     case(&dir, &["validate", "items.toml"], 1, "unknown key `x`");
     case(
         &dir,
