@@ -6,9 +6,11 @@
 //! DeepSpeed reads its config) and `yaml` (serde-saphyr).
 //!
 //! Loading is bounded: files over [`MAX_FILE_BYTES`] are refused before they
-//! are read, nesting deeper than [`MAX_DEPTH`] is refused, YAML aliases are
-//! limited by the parser's budget, and duplicate keys are errors in every
-//! format.
+//! are read, nesting deeper than [`MAX_DEPTH`] is refused, a JSON or TOML
+//! document holds at most [`MAX_VALUES`] values, YAML aliases are limited
+//! by the parser's budget, and duplicate keys are errors in every format.
+//! A lookup by key in a large table goes through an index ([`Document`]),
+//! so that a finding per key stays linear in the keys.
 
 use std::fmt;
 use std::fs;
