@@ -120,8 +120,74 @@ fn clamp(text: &str, span: &Range<usize>) -> Range<usize> {
     start..end
 }
 
+/// Most findings of one code the human rendering shows for a file; past
+/// it, one finding says how many more there are. A file of 300,000
+/// unknown keys is 300,000 snippets that nobody reads, and the time to
+/// render them.
+pub(crate) const SHOWN_PER_CODE: usize = 50;
+
+/// Most findings of one code the formats for tools (short, JSON, GitHub,
+/// SARIF) list for a file; past it, one finding says how many more there
+/// are. Their size then stays bounded whatever the input (300,000 results
+/// took 1.9 GB as SARIF).
+pub(crate) const LISTED_PER_CODE: usize = 1000;
+
+/// The findings to render: of each code the first `per_code` in the file,
+/// and for a code with more, one finding after them that counts the others
+/// (with the severity of the first one left out, and no place). The counts
+/// of errors and warnings are taken from all the findings, not from these.
+pub(crate) fn capped<'a>(
+    name: &str,
+    diagnostics: &'a [Diagnostic],
+    per_code: usize,
+) -> std::borrow::Cow<'a, [Diagnostic]> {
+    let mut seen: std::collections::BTreeMap<Code, (usize, Option<Severity>)> =
+        std::collections::BTreeMap::new();
+    for d in diagnostics {
+        let (count, first_left_out) = seen.entry(d.code).or_default();
+        *count += 1;
+        if *count > per_code {
+            first_left_out.get_or_insert(d.severity);
+        }
+    }
+    if seen.values().all(|(count, _)| *count <= per_code) {
+        return std::borrow::Cow::Borrowed(diagnostics);
+    }
+    let mut kept: std::collections::BTreeMap<Code, usize> = std::collections::BTreeMap::new();
+    let mut out: Vec<Diagnostic> = diagnostics
+        .iter()
+        .filter(|d| {
+            let count = kept.entry(d.code).or_default();
+            *count += 1;
+            *count <= per_code
+        })
+        .cloned()
+        .collect();
+    for (code, (count, severity)) in seen {
+        if let Some(severity) = severity {
+            let mut more = Diagnostic::error(
+                code,
+                Vec::new(),
+                format!(
+                    "… and {} more `{code}` findings in {name}, not listed (each code lists its first {})",
+                    accum_core::group_digits((count - per_code) as u64),
+                    accum_core::group_digits(per_code as u64)
+                ),
+            );
+            more.severity = severity;
+            out.push(more);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The longest source a snippet shows: past it (a line of megabytes), a
+/// finding gives its place without the snippet.
+const MAX_SNIPPET_BYTES: usize = 64 * 1024;
+
 /// Renders diagnostics for people: per diagnostic a header, the snippet
-/// with every labelled span, and the help, each said once.
+/// with every labelled span, and the help, each said once; at most
+/// [`SHOWN_PER_CODE`] of each code ([`capped`]).
 pub(crate) fn render_text(
     name: &str,
     text: &str,
@@ -135,7 +201,7 @@ pub(crate) fn render_text(
     };
     let mut out = String::new();
     let lines = LineIndex::new(text);
-    for diagnostic in diagnostics {
+    for diagnostic in capped(name, diagnostics, SHOWN_PER_CODE).iter() {
         let level = match diagnostic.severity {
             Severity::Error => Level::ERROR,
             Severity::Warning => Level::WARNING,
@@ -151,6 +217,20 @@ pub(crate) fn render_text(
                 let spans =
                     std::iter::once(span).chain(diagnostic.secondary.iter().map(|(s, _)| s));
                 let (window, first_line) = lines.window(spans.map(|s| clamp(text, s)));
+                if window.len() > MAX_SNIPPET_BYTES {
+                    // A line of megabytes (a minified file): the place
+                    // alone, as the renderer would read the whole line for
+                    // each finding, to show a few columns of it.
+                    let (line, col) = diagnostic.start(&lines);
+                    let origin = Origin::path(name).line(line).char_column(col);
+                    let mut group = title.element(origin);
+                    if let Some(help) = &diagnostic.help {
+                        group = group.element(Level::HELP.message(help.as_str()));
+                    }
+                    out.push_str(&renderer.render(&[group]));
+                    out.push_str("\n\n");
+                    continue;
+                }
                 let shift = |s: &Range<usize>| {
                     let s = clamp(text, s);
                     s.start - window.start..s.end - window.start
@@ -190,7 +270,7 @@ pub(crate) fn render_text(
 pub(crate) fn render_short(name: &str, text: &str, diagnostics: &[Diagnostic]) -> String {
     let mut out = String::new();
     let lines = LineIndex::new(text);
-    for diagnostic in diagnostics {
+    for diagnostic in capped(name, diagnostics, LISTED_PER_CODE).iter() {
         let (line, col) = diagnostic.start(&lines);
         out.push_str(&format!(
             "{name}:{line}:{col}: {}[{}]: {}\n",
@@ -256,7 +336,7 @@ pub(crate) fn to_json(
     diagnostics: &[Diagnostic],
 ) -> Vec<DiagnosticJson> {
     let lines = LineIndex::new(text);
-    diagnostics
+    capped(doc_name, diagnostics, LISTED_PER_CODE)
         .iter()
         .map(|d| {
             let span = d.primary.as_ref().map_or(0..0, |(s, _)| s.clone());
@@ -333,6 +413,19 @@ mod tests {
             (2, 15, 16)
         );
         assert_eq!(json[0].path, "batch.micro_batch");
+    }
+
+    #[test]
+    fn a_finding_on_a_line_of_megabytes_gives_its_place_without_the_line() {
+        let text = format!("{{\"a\": 1, {}\"bad\": 2}}", " ".repeat(MAX_SNIPPET_BYTES));
+        let at = text.find("\"bad\"").expect("bad");
+        let d = Diagnostic::error(Code::UnknownKey, vec!["bad".into()], "unknown key `bad`")
+            .at(at..at + 5, "")
+            .help("remove it");
+        let out = render_text("x.json", &text, &[d], false);
+        assert!(out.len() < 300, "{out}");
+        assert!(out.contains(&format!("x.json:1:{}", at + 1)), "{out}");
+        assert!(out.contains("help: remove it"), "{out}");
     }
 
     #[test]

@@ -9,8 +9,8 @@
 use accum_core::Code;
 use serde_sarif::sarif;
 
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::source::line_col;
+use crate::diagnostic::{Diagnostic, LISTED_PER_CODE, Severity, capped};
+use crate::source::LineIndex;
 
 /// The diagnostics of one file, with the name they are shown under and the
 /// text their spans point into.
@@ -26,9 +26,9 @@ pub(crate) struct FileFindings<'a> {
 
 /// The 1-based start and end (line, column) of a diagnostic's primary span,
 /// columns in characters; `(1, 1)` for both without a span.
-fn region(text: &str, diagnostic: &Diagnostic) -> ((usize, usize), (usize, usize)) {
+fn region(lines: &LineIndex<'_>, diagnostic: &Diagnostic) -> ((usize, usize), (usize, usize)) {
     let span = diagnostic.primary.as_ref().map_or(0..0, |(s, _)| s.clone());
-    (line_col(text, span.start), line_col(text, span.end))
+    (lines.line_col(span.start), lines.line_col(span.end))
 }
 
 /// The message with its fix, for formats that have one text per finding.
@@ -60,12 +60,14 @@ fn escape_property(text: &str) -> String {
 pub(crate) fn render_github(files: &[FileFindings<'_>]) -> String {
     let mut out = String::new();
     for file in files {
-        for diagnostic in file.diagnostics {
+        let lines = LineIndex::new(file.text);
+        let listed = capped(file.name, file.diagnostics, LISTED_PER_CODE);
+        for diagnostic in listed.iter() {
             let command = match diagnostic.severity {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
-            let ((line, col), (end_line, end_col)) = region(file.text, diagnostic);
+            let ((line, col), (end_line, end_col)) = region(&lines, diagnostic);
             out.push_str(&format!(
                 "::{command} file={},line={line},col={col},endLine={end_line},endColumn={end_col},title={}::{}\n",
                 escape_property(file.name),
@@ -118,8 +120,10 @@ pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
     codes.dedup();
     let mut results = Vec::new();
     for file in files {
-        for diagnostic in file.diagnostics {
-            let ((line, col), (end_line, end_col)) = region(file.text, diagnostic);
+        let lines = LineIndex::new(file.text);
+        let listed = capped(file.name, file.diagnostics, LISTED_PER_CODE);
+        for diagnostic in listed.iter() {
+            let ((line, col), (end_line, end_col)) = region(&lines, diagnostic);
             let level = match diagnostic.severity {
                 Severity::Error => sarif::ResultLevel::Error,
                 Severity::Warning => sarif::ResultLevel::Warning,

@@ -11,16 +11,27 @@ pub(crate) fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    nearest(word, candidates.into_iter().map(|c| (c, fold(c))))
+}
+
+/// [`did_you_mean`] over candidates given with their folded spelling.
+fn nearest<'a, F: AsRef<str>>(
+    word: &str,
+    candidates: impl IntoIterator<Item = (&'a str, F)>,
+) -> Option<&'a str> {
     let folded = fold(word);
     let mut best: Option<(f64, &'a str)> = None;
-    for candidate in candidates {
+    for (candidate, candidate_folded) in candidates {
         if candidate == word {
             continue;
         }
-        let score = if fold(candidate) == folded {
+        let candidate_folded = candidate_folded.as_ref();
+        let score = if candidate_folded == folded {
             2.0
+        } else if !may_be_alike(&folded, candidate_folded) {
+            continue;
         } else {
-            strsim::jaro_winkler(&folded, &fold(candidate))
+            strsim::jaro_winkler(&folded, candidate_folded)
         };
         if score >= THRESHOLD && best.is_none_or(|(b, _)| score > b) {
             best = Some((score, candidate));
@@ -29,8 +40,40 @@ pub(crate) fn did_you_mean<'a>(
     best.map(|(_, candidate)| candidate)
 }
 
-fn fold(word: &str) -> String {
-    word.to_lowercase().replace('-', "_")
+/// Whether two ASCII words share enough letters to reach [`THRESHOLD`]:
+/// a bound checked in one pass, without the similarity's allocation, so
+/// that thousands of unknown keys each compared with a section's keys stay
+/// cheap. Jaro–Winkler is at most `0.4 + 0.6·j` (a prefix of four, scale
+/// 0.1), so reaching 0.8 needs Jaro `j ≥ 2/3`; and `j ≤ (m/|a| + m/|b| +
+/// 1)/3`, with `m` the matching characters, at most the letters the words
+/// share. Words with other characters are always compared.
+fn may_be_alike(a: &str, b: &str) -> bool {
+    if !a.is_ascii() || !b.is_ascii() {
+        return true;
+    }
+    let mut counts = [0u32; 128];
+    for byte in a.bytes() {
+        counts[usize::from(byte)] += 1;
+    }
+    let mut shared = 0usize;
+    for byte in b.bytes() {
+        let count = &mut counts[usize::from(byte)];
+        if *count > 0 {
+            *count -= 1;
+            shared += 1;
+        }
+    }
+    let (la, lb) = (a.len(), b.len());
+    shared * (la + lb) >= la * lb
+}
+
+/// The word in lower case with `-` as `_`; borrowed when it already is.
+fn fold(word: &str) -> std::borrow::Cow<'_, str> {
+    if word.bytes().any(|b| b.is_ascii_uppercase() || b == b'-') || !word.is_ascii() {
+        std::borrow::Cow::Owned(word.to_lowercase().replace('-', "_"))
+    } else {
+        std::borrow::Cow::Borrowed(word)
+    }
 }
 
 /// Values people write for a choice that no spelling of it is near, from
@@ -135,7 +178,7 @@ const DOMAIN: &[(&[&str], &[&str], &str)] = &[
 pub(crate) fn domain_hint(found: &str, allowed: &[String]) -> Option<String> {
     let folded = fold(found);
     DOMAIN.iter().find_map(|(written, meant, why)| {
-        if !written.contains(&folded.as_str()) {
+        if !written.contains(&folded.as_ref()) {
             return None;
         }
         let meant: Vec<String> = meant
@@ -178,23 +221,66 @@ pub(crate) fn section_name(path: &[String]) -> String {
 
 /// The help for an unknown `key` in `section`: the known key it most likely
 /// means, else the known keys when they are few.
+///
+/// A file may hold thousands of unknown keys in one section: what depends
+/// only on the section (its keys folded for the comparison, the list of
+/// them) is made once and kept for the next key of the same section.
 pub(crate) fn unknown_key_help<'a>(
     key: &str,
     known: impl IntoIterator<Item = &'a str>,
     section: &str,
 ) -> String {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<SectionKeys>> = const { std::cell::RefCell::new(None) };
+    }
     let known: Vec<&str> = known.into_iter().collect();
-    match did_you_mean(key, known.iter().copied()) {
-        Some(near) => format!("did you mean `{near}`?"),
-        None if !known.is_empty() && known.len() <= MAX_LISTED_KEYS => {
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        let keys = match last.take() {
+            Some(keys) if keys.section == section && keys.known.iter().eq(known.iter()) => keys,
+            _ => SectionKeys::new(&known, section),
+        };
+        let help = keys.help(key);
+        *last = Some(keys);
+        help
+    })
+}
+
+/// The known keys of a section, ready for [`unknown_key_help`].
+struct SectionKeys {
+    section: String,
+    known: Vec<String>,
+    folded: Vec<String>,
+    /// The help when no key is near.
+    otherwise: String,
+}
+
+impl SectionKeys {
+    fn new(known: &[&str], section: &str) -> SectionKeys {
+        let otherwise = if !known.is_empty() && known.len() <= MAX_LISTED_KEYS {
             let mut keys: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
             keys.sort();
             format!("{section} takes {}", or_list(&keys))
+        } else {
+            format!(
+                "remove it or fix its spelling; `{} schema` lists every key",
+                crate::output::bin_name()
+            )
+        };
+        SectionKeys {
+            section: section.to_owned(),
+            known: known.iter().map(|k| (*k).to_owned()).collect(),
+            folded: known.iter().map(|k| fold(k).into_owned()).collect(),
+            otherwise,
         }
-        None => format!(
-            "remove it or fix its spelling; `{} schema` lists every key",
-            crate::output::bin_name()
-        ),
+    }
+
+    fn help(&self, key: &str) -> String {
+        let candidates = self.known.iter().map(String::as_str).zip(&self.folded);
+        match nearest(key, candidates) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => self.otherwise.clone(),
+        }
     }
 }
 
@@ -222,6 +308,43 @@ mod tests {
         assert_eq!(did_you_mean("acumulation", keys), Some("accumulation"));
         assert_eq!(did_you_mean("lr", keys), None);
         assert_eq!(did_you_mean("replicas", keys), None);
+    }
+
+    #[test]
+    fn the_shared_letters_bound_never_hides_a_suggestion() {
+        // Every pair the bound skips is below the threshold.
+        let words = [
+            "micro_batch",
+            "micro_bach",
+            "accumulation",
+            "acumulation",
+            "replicas",
+            "replica",
+            "global_batch",
+            "glob",
+            "lr",
+            "seed",
+            "u123456",
+            "per_token",
+            "per_tokens",
+            "ab",
+            "ba",
+            "a",
+            "abcd",
+            "dcba",
+            "steps",
+            "updates",
+            "x_y_z",
+            "zyx",
+        ];
+        for a in words {
+            for b in words {
+                if !may_be_alike(a, b) {
+                    assert!(strsim::jaro_winkler(a, b) < THRESHOLD, "{a} {b}");
+                }
+            }
+        }
+        assert!(!may_be_alike("u123456", "accumulation"));
     }
 
     #[test]

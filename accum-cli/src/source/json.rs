@@ -14,7 +14,7 @@ use jsonc_parser::common::Ranged;
 use jsonc_parser::errors::ParseErrorKind;
 use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
 
-use super::{Entry, MAX_DEPTH, Node, NodeKind, ParseResult};
+use super::{Entry, MAX_DEPTH, MAX_VALUES, Node, NodeKind, ParseResult};
 
 /// The syntax accepted: JSON, comments, trailing commas and hjson's
 /// relaxations; not JSON5's hexadecimal, `+1`, `.5` or `NaN`, which no
@@ -38,11 +38,22 @@ fn options() -> ParseOptions {
 pub(super) fn parse(text: &str) -> ParseResult {
     // The parser recurses once per level and stops at 512 levels; refusing
     // deeper text first keeps its stack use small on any thread.
-    if let Some(at) = too_deep(text) {
-        return Err((
-            format!("nesting deeper than {MAX_DEPTH} levels"),
-            Some(at..at + 1),
-        ));
+    // Tables and arrays, the heaviest values in the parser's tree, are
+    // counted against the document's values before it is built.
+    match too_deep(text) {
+        Some((at, Overrun::Deep)) => {
+            return Err((
+                format!("nesting deeper than {MAX_DEPTH} levels"),
+                Some(at..at + 1),
+            ));
+        }
+        Some((at, Overrun::Many)) => {
+            return Err((
+                format!("the document has more than {MAX_VALUES} values; shorten the file"),
+                Some(at..at + 1),
+            ));
+        }
+        None => {}
     }
     let parsed = parse_to_ast(text, &CollectOptions::default(), &options()).map_err(|err| {
         let range = err.range();
@@ -72,11 +83,21 @@ fn message(kind: &ParseErrorKind) -> String {
     }
 }
 
+/// What the scan before parsing found past a limit.
+enum Overrun {
+    /// Nesting deeper than [`MAX_DEPTH`].
+    Deep,
+    /// More tables and arrays than [`MAX_VALUES`].
+    Many,
+}
+
 /// The byte offset where brackets outside strings and comments nest deeper
-/// than [`MAX_DEPTH`] (+1 for the root), if they do.
-fn too_deep(text: &str) -> Option<usize> {
+/// than [`MAX_DEPTH`] (+1 for the root), or open more than [`MAX_VALUES`]
+/// tables and arrays, if they do.
+fn too_deep(text: &str) -> Option<(usize, Overrun)> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
+    let mut opened = 0usize;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -101,8 +122,12 @@ fn too_deep(text: &str) -> Option<usize> {
             }
             b'{' | b'[' => {
                 depth += 1;
+                opened += 1;
                 if depth > MAX_DEPTH + 1 {
-                    return Some(i);
+                    return Some((i, Overrun::Deep));
+                }
+                if opened > MAX_VALUES {
+                    return Some((i, Overrun::Many));
                 }
             }
             b'}' | b']' => depth = depth.saturating_sub(1),

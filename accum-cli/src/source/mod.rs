@@ -6,9 +6,11 @@
 //! DeepSpeed reads its config) and `yaml` (serde-saphyr).
 //!
 //! Loading is bounded: files over [`MAX_FILE_BYTES`] are refused before they
-//! are read, nesting deeper than [`MAX_DEPTH`] is refused, YAML aliases are
-//! limited by the parser's budget, and duplicate keys are errors in every
-//! format.
+//! are read, nesting deeper than [`MAX_DEPTH`] is refused, a JSON or TOML
+//! document holds at most [`MAX_VALUES`] values, YAML aliases are limited
+//! by the parser's budget, and duplicate keys are errors in every format.
+//! A lookup by key in a large table goes through an index ([`Document`]),
+//! so that a finding per key stays linear in the keys.
 
 use std::fmt;
 use std::fs;
@@ -29,6 +31,32 @@ pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The deepest nesting of tables and arrays accum accepts.
 pub const MAX_DEPTH: usize = 64;
+
+/// The most values (tables, arrays and scalars) a JSON or TOML document
+/// may hold; YAML's parser stops at 200,000, counting aliases. A config
+/// holds hundreds: this bounds what the checks after parsing (the JSON
+/// instance, the schema, the typed check) keep in memory, a few hundred
+/// bytes a value, where 4 MB of `[[[…]]]` made 1.8 million.
+pub const MAX_VALUES: usize = 1_000_000;
+
+/// The span of the value past [`MAX_VALUES`], in document order, if the
+/// tree has more.
+fn past_max_values(root: &Node) -> Option<Range<usize>> {
+    let mut stack = vec![root];
+    let mut count = 0usize;
+    while let Some(node) = stack.pop() {
+        count += 1;
+        if count > MAX_VALUES {
+            return Some(node.span.clone());
+        }
+        match &node.kind {
+            NodeKind::Table(entries) => stack.extend(entries.iter().rev().map(|e| &e.value)),
+            NodeKind::Array(items) => stack.extend(items.iter().rev()),
+            _ => {}
+        }
+    }
+    None
+}
 
 /// The syntax of a configuration file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +154,7 @@ pub struct Entry {
 }
 
 /// A parsed configuration file.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Document {
     /// The name shown in diagnostics (the path as given).
     pub name: String,
@@ -136,6 +164,99 @@ pub struct Document {
     pub format: SourceFormat,
     /// The root table.
     pub root: Node,
+    /// The keys of the large tables, built at the first lookup.
+    keys: KeyIndex,
+}
+
+impl Clone for Document {
+    fn clone(&self) -> Document {
+        // The index is of this tree's tables, by address: a copy builds its own.
+        Document {
+            name: self.name.clone(),
+            text: self.text.clone(),
+            format: self.format,
+            root: self.root.clone(),
+            keys: KeyIndex::default(),
+        }
+    }
+}
+
+/// Tables with more entries than this are indexed; smaller ones are
+/// searched in order, which is as fast for them.
+const INDEXED_TABLE: usize = 16;
+
+/// Where each key of the document's large tables is, so that a lookup per
+/// finding (an unknown key's place, its span) costs O(1) and not the
+/// table's length: 300,000 unknown keys looked up one by one in their
+/// table were quadratic (minutes).
+///
+/// The index maps (the table's entries' address, the key's hash) to the
+/// entry's position, and a lookup checks the key at that position: a hash
+/// collision, or a table the index does not know (a tree changed since it
+/// was built), is searched in order, so the index can be wrong only about
+/// speed.
+#[derive(Debug, Default)]
+struct KeyIndex(std::sync::OnceLock<Keys>);
+
+/// The positions of the keys, and the tables indexed (address, length).
+#[derive(Debug, Default)]
+struct Keys {
+    at: std::collections::HashMap<(usize, u64), usize>,
+    tables: std::collections::HashSet<(usize, usize)>,
+}
+
+impl KeyIndex {
+    fn entry<'a>(&self, root: &Node, entries: &'a [Entry], key: &str) -> Option<&'a Entry> {
+        let in_order = || entries.iter().find(|e| e.key == key);
+        if entries.len() <= INDEXED_TABLE {
+            return in_order();
+        }
+        let keys = self.0.get_or_init(|| Keys::of(root));
+        let table = entries.as_ptr() as usize;
+        if !keys.tables.contains(&(table, entries.len())) {
+            return in_order();
+        }
+        match keys.at.get(&(table, key_hash(key))) {
+            None => None,
+            Some(&i) => match entries.get(i) {
+                Some(e) if e.key == key => Some(e),
+                _ => in_order(),
+            },
+        }
+    }
+}
+
+impl Keys {
+    /// The index of every table of more than [`INDEXED_TABLE`] entries, in
+    /// one walk of the tree (with a stack of its own: no recursion on the
+    /// input).
+    fn of(root: &Node) -> Keys {
+        let mut keys = Keys::default();
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            match &node.kind {
+                NodeKind::Table(entries) => {
+                    if entries.len() > INDEXED_TABLE {
+                        let table = entries.as_ptr() as usize;
+                        keys.tables.insert((table, entries.len()));
+                        for (i, e) in entries.iter().enumerate() {
+                            // The first of equal keys, as the search in order finds it.
+                            keys.at.entry((table, key_hash(&e.key))).or_insert(i);
+                        }
+                    }
+                    stack.extend(entries.iter().map(|e| &e.value));
+                }
+                NodeKind::Array(items) => stack.extend(items),
+                _ => {}
+            }
+        }
+        keys
+    }
+}
+
+fn key_hash(key: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(key)
 }
 
 /// Why a file could not be loaded.
@@ -240,9 +361,17 @@ impl std::error::Error for LoadError {}
 pub(crate) struct LineIndex<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// For each block of [`LineIndex::BLOCK`] bytes, a character boundary
+    /// at or before its start and the characters before it, so that a
+    /// column costs at most one block's count, however long its line: a
+    /// finding each on a 4 MB single line counted the line from its start
+    /// each time (quadratic).
+    blocks: Vec<(usize, usize)>,
 }
 
 impl<'a> LineIndex<'a> {
+    const BLOCK: usize = 1024;
+
     /// Indexes `text` in one pass.
     pub(crate) fn new(text: &'a str) -> LineIndex<'a> {
         let starts = std::iter::once(0)
@@ -253,7 +382,28 @@ impl<'a> LineIndex<'a> {
                     .map(|(i, _)| i + 1),
             )
             .collect();
-        LineIndex { text, starts }
+        let mut blocks = Vec::with_capacity(text.len() / Self::BLOCK + 1);
+        let (mut at, mut chars) = (0, 0);
+        for block in 0..=text.len() / Self::BLOCK {
+            let mut start = block * Self::BLOCK;
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            chars += text[at..start].chars().count();
+            at = start;
+            blocks.push((at, chars));
+        }
+        LineIndex {
+            text,
+            starts,
+            blocks,
+        }
+    }
+
+    /// Characters before a byte offset (on a character boundary).
+    fn chars_before(&self, offset: usize) -> usize {
+        let (at, chars) = self.blocks[offset / Self::BLOCK];
+        chars + self.text[at..offset].chars().count()
     }
 
     /// 1-based line and column (in characters) of a byte offset, as [`line_col`].
@@ -264,7 +414,10 @@ impl<'a> LineIndex<'a> {
         }
         let line = self.starts.partition_point(|&s| s <= offset);
         let line_start = self.starts[line - 1];
-        (line, self.text[line_start..offset].chars().count() + 1)
+        (
+            line,
+            self.chars_before(offset) - self.chars_before(line_start) + 1,
+        )
     }
 
     /// The whole lines that hold `spans` (byte ranges on character
@@ -449,11 +602,23 @@ impl Document {
                         format,
                     });
                 }
+                if let Some(at) = past_max_values(&root) {
+                    return Err(SyntaxError {
+                        message: format!(
+                            "the document has more than {MAX_VALUES} values; shorten the file"
+                        ),
+                        span: Some(at),
+                        name,
+                        text,
+                        format,
+                    });
+                }
                 Ok(Document {
                     name,
                     text,
                     format,
                     root,
+                    keys: KeyIndex::default(),
                 })
             }
             Err((message, span)) => Err(SyntaxError {
@@ -477,7 +642,7 @@ impl Document {
     pub fn node(&self, path: &[String]) -> Option<&Node> {
         let mut node = &self.root;
         for segment in path {
-            node = child(node, segment)?;
+            node = self.child_entry(node, segment)?.1;
         }
         Some(node)
     }
@@ -488,7 +653,7 @@ impl Document {
         let mut node = &self.root;
         let mut best = self.root_header_span();
         for segment in path {
-            match child_entry(node, segment) {
+            match self.child_entry(node, segment) {
                 Some((key_span, value)) => {
                     best = match key_span {
                         Some(key_span) if matches!(value.kind, NodeKind::Table(_)) => key_span,
@@ -506,7 +671,8 @@ impl Document {
     pub fn key_span(&self, path: &[String]) -> Option<Range<usize>> {
         let (last, parent) = path.split_last()?;
         let parent = self.node(parent)?;
-        child_entry(parent, last).and_then(|(key_span, _)| key_span)
+        self.child_entry(parent, last)
+            .and_then(|(key_span, _)| key_span)
     }
 
     fn root_header_span(&self) -> Range<usize> {
@@ -515,24 +681,26 @@ impl Document {
         let start = self.text.len() - self.text.trim_start().len();
         start..start
     }
-}
 
-fn child<'a>(node: &'a Node, segment: &str) -> Option<&'a Node> {
-    child_entry(node, segment).map(|(_, value)| value)
-}
-
-fn child_entry<'a>(node: &'a Node, segment: &str) -> Option<(Option<Range<usize>>, &'a Node)> {
-    match &node.kind {
-        NodeKind::Table(entries) => entries
-            .iter()
-            .find(|e| e.key == segment)
-            .map(|e| (Some(e.key_span.clone()), &e.value)),
-        NodeKind::Array(items) => segment
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| items.get(i))
-            .map(|v| (None, v)),
-        _ => None,
+    /// The entry `segment` of a table (its key's span and its value), or
+    /// the item `segment` of an array.
+    fn child_entry<'a>(
+        &self,
+        node: &'a Node,
+        segment: &str,
+    ) -> Option<(Option<Range<usize>>, &'a Node)> {
+        match &node.kind {
+            NodeKind::Table(entries) => self
+                .keys
+                .entry(&self.root, entries, segment)
+                .map(|e| (Some(e.key_span.clone()), &e.value)),
+            NodeKind::Array(items) => segment
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| items.get(i))
+                .map(|v| (None, v)),
+            _ => None,
+        }
     }
 }
 
@@ -757,6 +925,12 @@ mod tests {
         let index = LineIndex::new(text);
         for offset in 0..text.len() + 3 {
             assert_eq!(index.line_col(offset), line_col(text, offset), "{offset}");
+        }
+        // Lines longer than a block, with characters across its edges.
+        let long = format!("a\n{}\n{}é", "é".repeat(3000), "xé€".repeat(700));
+        let index = LineIndex::new(&long);
+        for offset in (0..long.len() + 2).step_by(7) {
+            assert_eq!(index.line_col(offset), line_col(&long, offset), "{offset}");
         }
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
         assert_eq!(line_col("é = 1", 2), (1, 2));

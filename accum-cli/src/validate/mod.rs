@@ -191,14 +191,17 @@ pub(crate) fn validate(
 
     let mut floats = structure::IntegralFloats::default();
     structure::floats_for_integers(&doc.root, schema, schema, &mut Vec::new(), &mut floats, 0);
-    for diagnostic in floats.diagnostics {
-        if !findings
-            .iter()
-            .any(|f| diagnostic.path.starts_with(&f.path))
-        {
-            findings.push(diagnostic);
-        }
-    }
+    // A float inside a value already found wrong is said by that finding:
+    // each prefix of its path is looked up in a set (the path's length,
+    // not the findings' count).
+    let found: std::collections::HashSet<&[String]> =
+        findings.iter().map(|f| f.path.as_slice()).collect();
+    let fresh: Vec<Diagnostic> = floats
+        .diagnostics
+        .into_iter()
+        .filter(|d| !(0..=d.path.len()).any(|n| found.contains(&d.path[..n])))
+        .collect();
+    findings.extend(fresh);
 
     // A factor still left out after solving is the plan rules' to explain
     // (missing, or a global batch that does not divide), before any typing.

@@ -42,6 +42,11 @@ const GNU_TIME: &str = "/usr/bin/time";
 /// (`cargo test --release -p accum-cli --test cli hostile untrusted --
 /// --nocapture --test-threads=1` lists every case; reported, not asserted).
 pub(crate) fn bounded(dir: &Path, args: &[&str]) -> Out {
+    bounded_within(dir, args, MEMORY_LIMIT_KIB)
+}
+
+/// [`bounded`] under another address-space limit, in KiB.
+pub(crate) fn bounded_within(dir: &Path, args: &[&str], memory_limit_kib: u64) -> Out {
     static CASES: AtomicUsize = AtomicUsize::new(0);
     let measure = Path::new(GNU_TIME).is_file().then(|| {
         let n = CASES.fetch_add(1, Ordering::Relaxed);
@@ -55,13 +60,13 @@ pub(crate) fn bounded(dir: &Path, args: &[&str]) -> Out {
     match &measure {
         Some(file) => command
             .arg(format!(
-                "ulimit -v {MEMORY_LIMIT_KIB} && exec {GNU_TIME} -f '%M' -o \"$0\" \"$@\""
+                "ulimit -v {memory_limit_kib} && exec {GNU_TIME} -f '%M' -o \"$0\" \"$@\""
             ))
             .arg(file)
             .arg(env!("CARGO_BIN_EXE_accum")),
         None => command
             .arg(format!(
-                "ulimit -v {MEMORY_LIMIT_KIB} && exec \"$0\" \"$@\""
+                "ulimit -v {memory_limit_kib} && exec \"$0\" \"$@\""
             ))
             .arg(env!("CARGO_BIN_EXE_accum")),
     };

@@ -12,6 +12,7 @@ mod explain;
 mod formats;
 mod hostile;
 mod interrupt;
+mod limits;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod precommit;

@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod read;
 mod stream;
 
 pub use stream::{
@@ -486,8 +487,11 @@ pub struct DroppedGroup {
     pub ids: Vec<u64>,
 }
 
-/// Everything a run observed.
+/// Everything a run observed. A report is read capped per field (a text
+/// at 4,096 bytes, a list at a bound of its own, `read.rs`), with a note
+/// in `warnings` of what was cut.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "read::ReadReport")]
 pub struct RunReport {
     /// Always [`REPORT_FORMAT`].
     pub format: String,

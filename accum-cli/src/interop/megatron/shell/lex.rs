@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use super::limits::{Limit, MAX_NESTING};
+use super::limits::{Limit, MAX_NESTING, MAX_TOKENS};
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Part {
@@ -73,6 +73,12 @@ impl<'a> Lexer<'a> {
     pub(super) fn tokens(&mut self) -> Vec<Tok> {
         let mut out = Vec::new();
         while let Some(c) = self.peek() {
+            if out.len() >= MAX_TOKENS {
+                // The reader's memory grows with the tokens: stop here.
+                let at = self.pos..self.pos;
+                self.limit.get_or_insert_with(|| Limit::tokens(at));
+                break;
+            }
             match c {
                 '\n' => {
                     self.bump();

@@ -15,6 +15,20 @@ pub(crate) const MAX_NESTING: usize = 64;
 /// reaches this in about twenty lines.
 pub(crate) const MAX_EXPANDED_BYTES: usize = 1 << 20;
 
+/// Words and separators a script may have (each `bash -c` string counted
+/// on its own): a launch script has a few thousand. Each costs the reader
+/// a few hundred bytes, so this bounds its memory whatever the script: a
+/// 4 MB script of two million one-letter words took 2.3 GB before.
+pub(crate) const MAX_TOKENS: usize = 200_000;
+
+/// The expansion budget of a script of `len` bytes: [`MAX_EXPANDED_BYTES`],
+/// or twice the script's size when that is more, so that a long script
+/// whose words are written out is read whole and only a value that is
+/// copied over and over reaches it.
+pub(crate) fn expansion_budget(len: usize) -> usize {
+    MAX_EXPANDED_BYTES.max(len.saturating_mul(2))
+}
+
 /// The first limit a script reached, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Limit {
@@ -37,12 +51,22 @@ impl Limit {
         }
     }
 
-    pub(crate) fn expansion(span: Range<usize>) -> Limit {
+    pub(crate) fn expansion(budget: usize, span: Range<usize>) -> Limit {
         Limit {
             message: format!(
-                "the script's expansions grow past {MAX_EXPANDED_BYTES} bytes (a variable that repeats itself, like `A=$A$A`); the reader stops here"
+                "the script's expansions grow past {budget} bytes (at least {MAX_EXPANDED_BYTES}, and twice the script's size); the reader stops here"
             ),
-            help: "a value that repeats itself grows without end; write the options out, or give the script that runs pretrain_*.py",
+            help: "a value copied into itself (`A=$A$A`) or used over and over grows past what the script writes out; write the options out, or give the script that runs pretrain_*.py",
+            span,
+        }
+    }
+
+    pub(crate) fn tokens(span: Range<usize>) -> Limit {
+        Limit {
+            message: format!(
+                "the script has more than {MAX_TOKENS} words and separators; the reader stops here"
+            ),
+            help: "a launch script has a few thousand words; give the script that runs pretrain_*.py",
             span,
         }
     }

@@ -219,8 +219,11 @@ pub(crate) struct Script {
     /// The first limit the script reached; the reader stops there, and what
     /// it read so far is not a run to trust.
     pub(crate) limit: Option<Limit>,
-    /// Bytes expanded so far, against [`limits::MAX_EXPANDED_BYTES`].
+    /// Bytes expanded so far, against `budget`.
     expanded: usize,
+    /// Bytes all expansions may produce ([`limits::expansion_budget`] of
+    /// the script's size).
+    budget: usize,
     /// The variables whose text `$(( … ))` is evaluating, outermost first.
     arith_stack: Vec<String>,
     /// How deep `$(( … ))` evaluation is, across variables' texts.
@@ -268,6 +271,7 @@ pub(crate) fn run(text: &str, env: &[(String, String)]) -> Script {
         nested: 0,
         limit,
         expanded: 0,
+        budget: limits::expansion_budget(text.len()),
         arith_stack: Vec::new(),
         arith_depth: 0,
         at: 0..0,
@@ -350,8 +354,8 @@ impl Script {
             return false;
         }
         self.expanded = self.expanded.saturating_add(bytes);
-        if self.expanded > limits::MAX_EXPANDED_BYTES {
-            self.limit = Some(Limit::expansion(self.at.clone()));
+        if self.expanded > self.budget {
+            self.limit = Some(Limit::expansion(self.budget, self.at.clone()));
             return false;
         }
         true
@@ -687,6 +691,7 @@ impl Script {
             nested: self.nested + 1,
             limit: None,
             expanded: self.expanded,
+            budget: self.budget,
             arith_stack: Vec::new(),
             arith_depth: 0,
             at: span.clone(),

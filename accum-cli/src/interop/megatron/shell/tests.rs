@@ -285,6 +285,29 @@ fn expansions_that_double_reach_the_budget() {
 }
 
 #[test]
+fn a_script_of_many_words_stops_at_the_token_budget() {
+    // Words, separators, arithmetic: each token counts, wherever it is.
+    let words = format!("echo {}\n", "a ".repeat(limits::MAX_TOKENS + 1));
+    let (m, line) = limit(&words);
+    assert!(m.contains("more than 200000 words and separators"), "{m}");
+    assert_eq!(line, 1);
+    let arith = "Y=$((X+1))\n".repeat(limits::MAX_TOKENS / 2 + 1);
+    let (m, line) = limit(&arith);
+    assert!(m.contains("words and separators"), "{m}");
+    assert_eq!(line, limits::MAX_TOKENS / 2 + 1);
+    // Below the budget, a long script whose words are written out is read
+    // whole: its expansions are its own size, within twice its size.
+    let long = format!(
+        "{}python pretrain_gpt.py --micro-batch-size 2\n",
+        format!("echo {}\n", "word_".repeat(40)).repeat(10_000)
+    );
+    assert!(long.len() > limits::MAX_EXPANDED_BYTES);
+    let s = run(&long, &[]);
+    assert_eq!(s.limit, None);
+    assert_eq!(s.commands.len(), 10_001);
+}
+
+#[test]
 fn case_patterns_with_many_stars_match_in_linear_time() {
     let pattern = format!("{}b", "*a".repeat(400));
     let text = "a".repeat(1_000);
