@@ -190,8 +190,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
 }
 
 fn write_report(path: &Path, report: &RunReport) -> Result<(), CliError> {
-    let mut text = serde_json::to_string_pretty(report)
-        .map_err(|err| CliError::usage(format!("cannot render the report: {err}")))?;
+    let mut text = crate::escape::json(
+        serde_json::to_string_pretty(report)
+            .map_err(|err| CliError::usage(format!("cannot render the report: {err}")))?,
+    );
     text.push('\n');
     write_atomic(path, text.as_bytes())
 }
