@@ -114,6 +114,8 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
                 }
                 let (errors, warnings) =
                     (read.count(Severity::Error), read.count(Severity::Warning));
+                // One line per file, whatever its name holds.
+                let name = crate::escape::line(name);
                 out.push_str(&if errors + warnings == 0 {
                     format!("{name}: ok ({})\n", import.framework.display_name())
                 } else {

@@ -1,7 +1,8 @@
 //! The hostile strings every output channel is tested with, in one place:
 //! the escapers' unit tests (`crate::escape`) and the end-to-end tests of
 //! the binary (`tests/cli/channels.rs`) read this same list, so a string
-//! added here is tried on every channel and every command.
+//! added here is tried on every channel and every command. The readers
+//! below read a channel's output back as its consumer would.
 
 /// Every hostile string: markup of each channel, formula prefixes,
 /// workflow commands, terminal escape sequences, controls, bidirectional
@@ -113,9 +114,80 @@ pub(crate) fn hostile_strings() -> Vec<String> {
     .map(|s| (*s).to_owned())
     .collect();
     // Very long strings.
-    all.push("x".repeat(100_000));
+    all.push("x".repeat(20_000));
     all.push("`".repeat(1_000));
     all.push("\u{1b}[31m".repeat(1_000));
     all.push(format!("{}\n::error::late", "a".repeat(10_000)));
     all
+}
+
+/// The content of the code span that opens `text`, as CommonMark reads
+/// it, and what follows the span; `None` when no span opens or closes.
+pub(crate) fn read_code_span(text: &str) -> Option<(String, &str)> {
+    let open = text.len() - text.trim_start_matches('`').len();
+    if open == 0 {
+        return None;
+    }
+    let body = &text[open..];
+    // The first run of exactly `open` backticks closes the span.
+    let mut at = 0;
+    while at < body.len() {
+        let from = at + body[at..].find('`')?;
+        let run = body[from..].len() - body[from..].trim_start_matches('`').len();
+        if run == open {
+            let content = &body[..from];
+            let content = if content.len() >= 2
+                && content.starts_with(' ')
+                && content.ends_with(' ')
+                && !content.bytes().all(|b| b == b' ')
+            {
+                &content[1..content.len() - 1]
+            } else {
+                content
+            };
+            return Some((content.to_owned(), &body[from + run..]));
+        }
+        at = from + run;
+    }
+    None
+}
+
+/// The fields of one CSV record (RFC 4180); `None` when it is not one.
+pub(crate) fn read_csv_record(text: &str) -> Option<Vec<String>> {
+    let mut fields = Vec::new();
+    let mut rest = text;
+    loop {
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let mut field = String::new();
+            let mut chars = quoted.char_indices();
+            let end = loop {
+                let (i, c) = chars.next()?;
+                if c == '"' {
+                    if quoted[i + 1..].starts_with('"') {
+                        field.push('"');
+                        chars.next();
+                    } else {
+                        break i + 1;
+                    }
+                } else {
+                    field.push(c);
+                }
+            };
+            fields.push(field);
+            rest = &quoted[end..];
+        } else {
+            let end = rest.find(',').unwrap_or(rest.len());
+            let field = &rest[..end];
+            if field.contains(['"', '\n', '\r']) {
+                return None;
+            }
+            fields.push(field.to_owned());
+            rest = &rest[end..];
+        }
+        match rest.strip_prefix(',') {
+            Some(more) => rest = more,
+            None if rest.is_empty() => return Some(fields),
+            None => return None,
+        }
+    }
 }

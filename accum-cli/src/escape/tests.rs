@@ -2,7 +2,7 @@
 //! ([`super::hostile`]), each checked against its channel's invariant by
 //! reading the output back as the channel's reader would.
 
-use super::hostile::hostile_strings;
+use super::hostile::{hostile_strings, read_code_span, read_csv_record};
 use super::*;
 
 /// The text a reader should see: hidden characters shown as `\u{…}`,
@@ -198,37 +198,6 @@ fn markdown_text_opens_no_markup_and_reads_back_as_the_text() {
     assert_eq!(markdown("see https://x"), "see https\\://x");
 }
 
-/// The content of the code span that opens `text`, as CommonMark reads
-/// it, and what follows the span; `None` when no span opens or closes.
-fn read_code_span(text: &str) -> Option<(String, &str)> {
-    let open = text.len() - text.trim_start_matches('`').len();
-    if open == 0 {
-        return None;
-    }
-    let body = &text[open..];
-    // The first run of exactly `open` backticks closes the span.
-    let mut at = 0;
-    while at < body.len() {
-        let from = at + body[at..].find('`')?;
-        let run = body[from..].len() - body[from..].trim_start_matches('`').len();
-        if run == open {
-            let content = &body[..from];
-            let content = if content.len() >= 2
-                && content.starts_with(' ')
-                && content.ends_with(' ')
-                && !content.bytes().all(|b| b == b' ')
-            {
-                &content[1..content.len() - 1]
-            } else {
-                content
-            };
-            return Some((content.to_owned(), &body[from + run..]));
-        }
-        at = from + run;
-    }
-    None
-}
-
 #[test]
 fn a_code_span_holds_the_whole_text_whatever_its_backticks() {
     for s in hostile_strings() {
@@ -243,46 +212,6 @@ fn a_code_span_holds_the_whole_text_whatever_its_backticks() {
     assert_eq!(markdown_code("a`b"), "``a`b``");
     assert_eq!(markdown_code("`x"), "`` `x ``");
     assert_eq!(markdown_code("plain"), "`plain`");
-}
-
-/// The fields of one CSV record (RFC 4180); `None` when it is not one.
-fn read_csv_record(text: &str) -> Option<Vec<String>> {
-    let mut fields = Vec::new();
-    let mut rest = text;
-    loop {
-        if let Some(quoted) = rest.strip_prefix('"') {
-            let mut field = String::new();
-            let mut chars = quoted.char_indices();
-            let end = loop {
-                let (i, c) = chars.next()?;
-                if c == '"' {
-                    if quoted[i + 1..].starts_with('"') {
-                        field.push('"');
-                        chars.next();
-                    } else {
-                        break i + 1;
-                    }
-                } else {
-                    field.push(c);
-                }
-            };
-            fields.push(field);
-            rest = &quoted[end..];
-        } else {
-            let end = rest.find(',').unwrap_or(rest.len());
-            let field = &rest[..end];
-            if field.contains(['"', '\n', '\r']) {
-                return None;
-            }
-            fields.push(field.to_owned());
-            rest = &rest[end..];
-        }
-        match rest.strip_prefix(',') {
-            Some(more) => rest = more,
-            None if rest.is_empty() => return Some(fields),
-            None => return None,
-        }
-    }
 }
 
 #[test]

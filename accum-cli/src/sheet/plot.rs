@@ -576,6 +576,53 @@ mod tests {
         }
     }
 
+    /// Whether `svg` is markup of plotters' own tags and references only:
+    /// every `<` opens one of its elements, every `&` one of the five
+    /// references, and no hidden character is left but its line breaks.
+    fn only_own_markup(svg: &str) -> bool {
+        let tags = [
+            "<svg", "</svg", "<text", "</text", "<rect", "<line", "<polyline", "<circle",
+            "<path", "<polygon", "<g", "</g", "<?xml",
+        ];
+        let references = ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"];
+        svg.match_indices('<')
+            .all(|(i, _)| tags.iter().any(|t| svg[i..].starts_with(t)))
+            && svg
+                .match_indices('&')
+                .all(|(i, _)| references.iter().any(|r| svg[i..].starts_with(r)))
+            && !svg.chars().any(|c| crate::escape::is_hidden(c) && c != '\n')
+            && svg.matches("<text").count() == svg.matches("</text>").count()
+    }
+
+    #[test]
+    fn hostile_names_stay_text_of_the_drawing() {
+        use crate::sheet::chart::{Mark, Marks};
+        for s in crate::escape::hostile::hostile_strings() {
+            let mut drawn = chart(
+                vec![Series::new(
+                    s.clone(),
+                    Style::Line,
+                    Tone::Primary,
+                    (1..=3).map(|i| (f64::from(i), f64::from(i))),
+                )],
+                Axis::linear(&s),
+            );
+            drawn.title.clone_from(&s);
+            drawn.x = Axis::count(&s);
+            drawn.marks = Some(Marks {
+                name: s.clone(),
+                at: vec![Mark {
+                    x: 2.0,
+                    label: s.clone(),
+                }],
+            });
+            let svg = render(&drawn);
+            assert!(only_own_markup(&svg), "{s:?}: {svg}");
+            let failed = message(&s, &s, 640).expect("draws");
+            assert!(only_own_markup(&failed), "{s:?}: {failed}");
+        }
+    }
+
     #[test]
     fn compared_runs_stay_apart_in_grey() {
         // Rec. 709 luma of each run's colour: printed in grey, any two runs
