@@ -196,7 +196,10 @@ pub(crate) fn load_checked<T: CliConfig>(
         Ok(valid) => valid,
         Err(findings) => {
             eprint_styled(&diagnostic::render_text(
-                &doc.name, &doc.text, &findings, color(),
+                &doc.name,
+                &doc.text,
+                &findings,
+                color(),
             ));
             let errors = findings
                 .iter()
@@ -213,7 +216,10 @@ pub(crate) fn load_checked<T: CliConfig>(
     };
     if !warnings.is_empty() {
         eprint_styled(&diagnostic::render_text(
-            &doc.name, &doc.text, &warnings, color(),
+            &doc.name,
+            &doc.text,
+            &warnings,
+            color(),
         ));
     }
     let plan = *checked.plan();

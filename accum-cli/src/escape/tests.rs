@@ -24,7 +24,9 @@ fn expected(text: &str, keep: &[char], newline: Option<&str>) -> String {
 
 #[test]
 fn hidden_characters_are_the_controls_bidi_marks_and_separators() {
-    for c in ['\0', '\u{1b}', '\u{7f}', '\u{85}', '\u{9b}', '\u{202e}', '\u{2066}'] {
+    for c in [
+        '\0', '\u{1b}', '\u{7f}', '\u{85}', '\u{9b}', '\u{202e}', '\u{2066}',
+    ] {
         assert!(is_hidden(c), "{c:?}");
     }
     for c in ['\u{2028}', '\u{2029}', '\u{200f}', '\u{61c}', '\u{feff}'] {
@@ -206,7 +208,11 @@ fn a_code_span_holds_the_whole_text_whatever_its_backticks() {
         let (content, after) = read_code_span(&out).unwrap_or_else(|| panic!("{s:?} → {out:?}"));
         assert_eq!(after, "", "the span ends the text: {s:?} → {out:?}");
         let want = expected(&s, &[], Some(" "));
-        let want = if want.is_empty() { " ".to_owned() } else { want };
+        let want = if want.is_empty() {
+            " ".to_owned()
+        } else {
+            want
+        };
         assert_eq!(content, want, "{s:?} → {out:?}");
     }
     assert_eq!(markdown_code("a`b"), "``a`b``");
@@ -258,11 +264,22 @@ fn a_workflow_command_stays_one_command_with_its_properties() {
     for s in hostile_strings() {
         let data = github_data(&s);
         assert!(!data.chars().any(is_hidden), "{s:?} → {data:?}");
-        assert_eq!(read_github(&data), expected(&s, &['\r', '\n'], None), "{s:?}");
+        assert_eq!(
+            read_github(&data),
+            expected(&s, &['\r', '\n'], None),
+            "{s:?}"
+        );
         let property = github_property(&s);
-        assert!(!property.contains([':', ',', '\r', '\n']), "{s:?} → {property:?}");
+        assert!(
+            !property.contains([':', ',', '\r', '\n']),
+            "{s:?} → {property:?}"
+        );
         assert!(!property.chars().any(is_hidden), "{s:?} → {property:?}");
-        assert_eq!(read_github(&property), expected(&s, &['\r', '\n'], None), "{s:?}");
+        assert_eq!(
+            read_github(&property),
+            expected(&s, &['\r', '\n'], None),
+            "{s:?}"
+        );
     }
 }
 
@@ -292,5 +309,8 @@ fn a_url_path_is_one_reference() {
             "{s:?} → {out:?}"
         );
     }
-    assert_eq!(url_path("my configs/a (1).svg"), "my%20configs/a%20%281%29.svg");
+    assert_eq!(
+        url_path("my configs/a (1).svg"),
+        "my%20configs/a%20%281%29.svg"
+    );
 }

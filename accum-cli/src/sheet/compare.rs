@@ -428,11 +428,7 @@ pub(crate) fn markdown(c: &Comparison, link: &dyn Fn(&Chart) -> Option<String>) 
         c.sources
             .iter()
             .zip(&c.table.columns)
-            .map(|(s, name)| format!(
-                "- {}: {}",
-                escape::markdown(name),
-                escape::markdown_code(s)
-            ))
+            .map(|(s, name)| format!("- {}: {}", escape::markdown(name), escape::markdown_code(s)))
             .collect::<Vec<_>>()
             .join("\n"),
         table_markdown(&c.table)

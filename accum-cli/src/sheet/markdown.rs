@@ -15,9 +15,17 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
     if let Some(notes) = &sheet.notes {
         let _ = writeln!(out, "> {}\n", escape::markdown(notes));
     }
-    let _ = write!(out, "Configuration: {}", escape::markdown_code(&sheet.config));
+    let _ = write!(
+        out,
+        "Configuration: {}",
+        escape::markdown_code(&sheet.config)
+    );
     if let Some(trial) = &sheet.trial {
-        let _ = write!(out, " · run report: {}", escape::markdown_code(&trial.source));
+        let _ = write!(
+            out,
+            " · run report: {}",
+            escape::markdown_code(&trial.source)
+        );
     }
     out.push_str("\n\n");
 

@@ -581,8 +581,19 @@ mod tests {
     /// references, and no hidden character is left but its line breaks.
     fn only_own_markup(svg: &str) -> bool {
         let tags = [
-            "<svg", "</svg", "<text", "</text", "<rect", "<line", "<polyline", "<circle",
-            "<path", "<polygon", "<g", "</g", "<?xml",
+            "<svg",
+            "</svg",
+            "<text",
+            "</text",
+            "<rect",
+            "<line",
+            "<polyline",
+            "<circle",
+            "<path",
+            "<polygon",
+            "<g",
+            "</g",
+            "<?xml",
         ];
         let references = ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"];
         svg.match_indices('<')
@@ -590,7 +601,9 @@ mod tests {
             && svg
                 .match_indices('&')
                 .all(|(i, _)| references.iter().any(|r| svg[i..].starts_with(r)))
-            && !svg.chars().any(|c| crate::escape::is_hidden(c) && c != '\n')
+            && !svg
+                .chars()
+                .any(|c| crate::escape::is_hidden(c) && c != '\n')
             && svg.matches("<text").count() == svg.matches("</text>").count()
     }
 

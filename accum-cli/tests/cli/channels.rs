@@ -290,7 +290,10 @@ fn sheets_keep_their_markup_whatever_the_names() {
     fs::write(dir.join("base.toml"), config("plain", "plain notes")).expect("write");
     let run = clean(
         "run plain",
-        run_in(&dir, &["run", "base.toml", "--report", "base.json", "--quiet"]),
+        run_in(
+            &dir,
+            &["run", "base.toml", "--report", "base.json", "--quiet"],
+        ),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (plain_md, plain_svgs, plain_html) = sheet_outputs(&dir, "base.toml", Some("base.json"));
@@ -302,8 +305,11 @@ fn sheets_keep_their_markup_whatever_the_names() {
         let name = &names[i % names.len()];
         let notes = &texts[i % texts.len()];
         let config_path = path_arg(name, "toml");
-        fs::write(dir.join(&config_path), config(&texts[(i + 1) % texts.len()], notes))
-            .expect("write");
+        fs::write(
+            dir.join(&config_path),
+            config(&texts[(i + 1) % texts.len()], notes),
+        )
+        .expect("write");
         let report = path_arg(name, "json");
         fs::copy(dir.join("base.json"), dir.join(&report)).expect("copy");
         let (md, svgs, html) = sheet_outputs(&dir, &config_path, Some(&report));
@@ -327,7 +333,11 @@ fn sheets_keep_their_markup_whatever_the_names() {
 #[test]
 fn csv_fields_are_records_without_formulas() {
     let dir = scratch("channels-csv");
-    fs::write(dir.join("base.toml"), config("=cmd|' /C calc'!A0", "@SUM(1,2)")).expect("write");
+    fs::write(
+        dir.join("base.toml"),
+        config("=cmd|' /C calc'!A0", "@SUM(1,2)"),
+    )
+    .expect("write");
     let report = path_arg("=1+1,\"x\"", "json");
     let run = clean(
         "run",
@@ -336,7 +346,10 @@ fn csv_fields_are_records_without_formulas() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let csv = clean(
         "sheet csv",
-        run_in(&dir, &["sheet", "base.toml", "--report", &report, "--format", "csv"]),
+        run_in(
+            &dir,
+            &["sheet", "base.toml", "--report", &report, "--format", "csv"],
+        ),
     );
     assert_eq!(csv.code, 0, "{}", csv.stderr);
     let mut lines = csv.stdout.lines();
@@ -361,7 +374,10 @@ fn compare_names_every_report_in_one_span_and_adds_no_markup() {
     fs::write(dir.join("base.toml"), config("plain", "plain")).expect("write");
     let run = clean(
         "run plain",
-        run_in(&dir, &["run", "base.toml", "--report", "base.json", "--quiet"]),
+        run_in(
+            &dir,
+            &["run", "base.toml", "--report", "base.json", "--quiet"],
+        ),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let names = file_names();
@@ -451,5 +467,9 @@ fn lint_explain_and_run_write_no_hidden_character() {
         run_in(&dir, &["run", config_path, "--report", "r.json"]),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains("running ./\\u{1b}c\\u{202e}.toml:"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("running ./\\u{1b}c\\u{202e}.toml:"),
+        "{}",
+        out.stderr
+    );
 }

@@ -182,11 +182,14 @@ pub(crate) fn markdown(text: &str) -> String {
                 out.push(c);
             }
             ':' if rest.starts_with("//") => out.push_str("\\:"),
-            '.' if text.as_bytes()[..i].ends_with(b"www") || text.as_bytes()[..i].ends_with(b"WWW") => {
+            '.' if text.as_bytes()[..i].ends_with(b"www")
+                || text.as_bytes()[..i].ends_with(b"WWW") =>
+            {
                 out.push_str("\\.");
             }
-            '.' | ')' if number.is_some_and(|n| (1..=9).contains(&n))
-                && (rest.is_empty() || rest.starts_with(' ')) =>
+            '.' | ')'
+                if number.is_some_and(|n| (1..=9).contains(&n))
+                    && (rest.is_empty() || rest.starts_with(' ')) =>
             {
                 out.push('\\');
                 out.push(c);
@@ -227,11 +230,7 @@ pub(crate) fn markdown_code(text: &str) -> String {
     if body.is_empty() {
         return "` `".to_owned();
     }
-    let longest = body
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let all_spaces = body.bytes().all(|b| b == b' ');
     let pad = body.starts_with('`')
@@ -273,10 +272,8 @@ pub(crate) fn csv_field(text: &str) -> Cow<'_, str> {
         first,
         Some('=' | '+' | '-' | '@' | '\t' | '\r' | '＝' | '＋' | '－' | '＠')
     ) && !is_plain_number(&shown);
-    let quote = formula
-        || shown.contains([',', '"'])
-        || shown.starts_with(' ')
-        || shown.ends_with(' ');
+    let quote =
+        formula || shown.contains([',', '"']) || shown.starts_with(' ') || shown.ends_with(' ');
     if !quote {
         return shown;
     }
@@ -333,9 +330,7 @@ pub(crate) fn github_data(text: &str) -> String {
 /// `,`, which end a property (the toolkit's `escapeProperty`, the same
 /// file).
 pub(crate) fn github_property(text: &str) -> String {
-    github_data(text)
-        .replace(':', "%3A")
-        .replace(',', "%2C")
+    github_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// JSON text made by serde_json, with every hidden character that serde
