@@ -156,7 +156,7 @@ pub(crate) fn svg(text: &str) -> Cow<'_, str> {
 ///   strikethrough, mentions and e-mail autolinks), before `:` in `scheme://` and before the `.` of `www.`,
 ///   which GitHub links bare;
 /// - a backslash before a first character that would open a block (`#`,
-///   `+`, `-`, `=`, a list's `1.`);
+///   a list's `-`, `+` or `1.`, a `---` or `===` line);
 /// - line breaks as spaces, other hidden characters shown.
 pub(crate) fn markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
@@ -177,7 +177,8 @@ pub(crate) fn markdown(text: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            '#' | '+' | '-' | '=' if leading => {
+            '#' if leading => out.push_str("\\#"),
+            '+' | '-' | '=' if leading && opens_block(c, rest) => {
                 out.push('\\');
                 out.push(c);
             }
@@ -207,6 +208,14 @@ pub(crate) fn markdown(text: &str) -> String {
         leading = leading && blank;
     }
     out
+}
+
+/// Whether `c` at a line's start, before `rest`, opens a block: a list
+/// item (`-` or `+` then a space or nothing), a thematic break (`---`) or a
+/// heading's underline (`===`).
+fn opens_block(c: char, rest: &str) -> bool {
+    let list = c != '=' && (rest.is_empty() || rest.starts_with([' ', '\t', '\n', '\r']));
+    list || rest.chars().all(|x| x == c || x == ' ')
 }
 
 /// `text` as one Markdown code span, as CommonMark reads code spans: fenced

@@ -164,7 +164,8 @@ fn read_markdown(text: &str) -> Option<String> {
                 _ => out.push('\\'),
             },
             '`' | '*' | '_' | '[' | ']' | '|' | '~' | '@' => return None,
-            '#' | '+' | '-' | '=' if first => return None,
+            '#' if first => return None,
+            '+' | '-' | '=' if first && opens_block(c, rest) => return None,
             ':' if rest.starts_with("//") => return None,
             '.' if out.to_ascii_lowercase().ends_with("www") => return None,
             '&' => {
@@ -197,6 +198,9 @@ fn markdown_text_opens_no_markup_and_reads_back_as_the_text() {
     assert_eq!(markdown("a|b\n<i>*x*"), "a\\|b &lt;i&gt;\\*x\\*");
     assert_eq!(markdown("1. x"), "1\\. x");
     assert_eq!(markdown("1.5 and 16 = 4 × 4"), "1.5 and 16 = 4 × 4");
+    assert_eq!(markdown("-100 and = 4"), "-100 and = 4");
+    assert_eq!(markdown("- item"), "\\- item");
+    assert_eq!(markdown("==="), "\\===");
     assert_eq!(markdown("see https://x"), "see https\\://x");
 }
 
