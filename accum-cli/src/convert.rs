@@ -133,7 +133,7 @@ pub(crate) fn render_lines(
         DiagnosticFormat::Sarif => {
             let sarif = serde_json::to_string_pretty(&formats::to_sarif(reports))
                 .map_err(|err| CliError::usage(format!("cannot render SARIF: {err}")))?;
-            Some(format!("{sarif}\n"))
+            Some(format!("{}\n", crate::escape::json(sarif)))
         }
         DiagnosticFormat::Human | DiagnosticFormat::Json => None,
     })

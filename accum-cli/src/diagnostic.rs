@@ -7,6 +7,7 @@
 //!   (`warning[code]`), for editors, grep and problem matchers;
 //! - JSON: stable keys, for tools.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use accum_core::Code;
@@ -14,6 +15,7 @@ pub use accum_core::Severity;
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde::Serialize;
 
+use crate::escape;
 use crate::source::LineIndex;
 
 /// One diagnostic: what is wrong, where, and how to fix it. `accum explain
@@ -188,6 +190,14 @@ const MAX_SNIPPET_BYTES: usize = 64 * 1024;
 /// Renders diagnostics for people: per diagnostic a header, the snippet
 /// with every labelled span, and the help, each said once; at most
 /// [`SHOWN_PER_CODE`] of each code ([`capped`]).
+///
+/// The text is safe to print as it is, coloured or not: the file name,
+/// messages, labels and help go through the escapers before the renderer
+/// adds its colours (names and labels as one line, [`escape::line`];
+/// messages and help through [`escape::terminal`]), the renderer shows the
+/// source's controls as `␛`-like pictures, and what is left hidden (C1
+/// controls, separators) is shown by [`escape::styled_terminal`] or
+/// [`escape::terminal`] over the whole text.
 pub(crate) fn render_text(
     name: &str,
     text: &str,
@@ -201,16 +211,25 @@ pub(crate) fn render_text(
     };
     let mut out = String::new();
     let lines = LineIndex::new(text);
+    let name = escape::line(name);
+    let name = name.as_ref();
     for diagnostic in capped(name, diagnostics, SHOWN_PER_CODE).iter() {
+        let message = escape::terminal(&diagnostic.message);
+        let labels: Vec<Cow<'_, str>> = diagnostic
+            .primary
+            .iter()
+            .chain(&diagnostic.secondary)
+            .map(|(_, label)| escape::line(label))
+            .collect();
         let level = match diagnostic.severity {
             Severity::Error => Level::ERROR,
             Severity::Warning => Level::WARNING,
         };
         let title = level
-            .primary_title(diagnostic.message.as_str())
+            .primary_title(message.as_ref())
             .id(diagnostic.code.as_str());
         let mut group = match &diagnostic.primary {
-            Some((span, label)) => {
+            Some((span, _)) => {
                 // Only the lines the spans are on go to the renderer, which
                 // reads all of its source: the whole file for each finding is
                 // quadratic in a file of thousands of findings.
@@ -241,49 +260,59 @@ pub(crate) fn render_text(
                     .annotation(
                         AnnotationKind::Primary
                             .span(shift(span))
-                            .label(Some(label.as_str()).filter(|l| !l.is_empty())),
+                            .label(Some(labels[0].as_ref()).filter(|l| !l.is_empty())),
                     );
-                for (span, label) in &diagnostic.secondary {
+                for ((span, _), label) in diagnostic.secondary.iter().zip(&labels[1..]) {
                     snippet = snippet.annotation(
                         AnnotationKind::Context
                             .span(shift(span))
-                            .label(label.as_str()),
+                            .label(label.as_ref()),
                     );
                 }
                 title.element(snippet)
             }
             None => title.element(Origin::path(name)),
         };
-        if let Some(help) = &diagnostic.help {
-            group = group.element(Level::HELP.message(help.as_str()));
+        let help = diagnostic.help.as_deref().map(escape::terminal);
+        if let Some(help) = &help {
+            group = group.element(Level::HELP.message(help.as_ref()));
         }
         let report: [Group<'_>; 1] = [group];
         out.push_str(&renderer.render(&report));
         out.push_str("\n\n");
     }
-    out
+    let safe = if color {
+        escape::styled_terminal(&out)
+    } else {
+        escape::terminal(&out)
+    };
+    safe.into_owned()
 }
 
 /// Renders one line per diagnostic: `file:line:col: error[code]: message`,
 /// or `warning[code]`, as rustc's `--error-format short` prints them, so
-/// that a problem matcher tells errors from warnings.
+/// that a problem matcher tells errors from warnings. One physical line
+/// each, whatever the name and message hold ([`escape::line`]): a key with
+/// a line break cannot start a line of its own.
 pub(crate) fn render_short(name: &str, text: &str, diagnostics: &[Diagnostic]) -> String {
     let mut out = String::new();
     let lines = LineIndex::new(text);
     for diagnostic in capped(name, diagnostics, LISTED_PER_CODE).iter() {
         let (line, col) = diagnostic.start(&lines);
         out.push_str(&format!(
-            "{name}:{line}:{col}: {}[{}]: {}\n",
+            "{}:{line}:{col}: {}[{}]: {}\n",
+            escape::line(name),
             diagnostic.severity.as_str(),
             diagnostic.code,
-            diagnostic.message
+            escape::line(&diagnostic.message)
         ));
     }
     out
 }
 
-/// `file: N errors, M warnings`, or `file: ok`.
+/// `file: N errors, M warnings`, or `file: ok`, on one line.
 pub(crate) fn summary(name: &str, diagnostics: &[Diagnostic]) -> String {
+    let name = escape::line(name);
     let errors = count(diagnostics, Severity::Error);
     let warnings = count(diagnostics, Severity::Warning);
     if errors == 0 && warnings == 0 {

@@ -10,6 +10,7 @@ use accum_core::Code;
 use serde_sarif::sarif;
 
 use crate::diagnostic::{Diagnostic, LISTED_PER_CODE, Severity, capped};
+use crate::escape;
 use crate::source::LineIndex;
 
 /// The diagnostics of one file, with the name they are shown under and the
@@ -39,24 +40,12 @@ fn message_with_help(diagnostic: &Diagnostic) -> String {
     }
 }
 
-/// A workflow command's message: `%`, CR and LF escaped, as the runner
-/// unescapes them (actions/toolkit, packages/core/src/command.ts,
-/// `escapeData`).
-fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// A workflow command's property value: also `:` and `,`, which separate
-/// the properties (command.ts, `escapeProperty`).
-fn escape_property(text: &str) -> String {
-    escape_data(text).replace(':', "%3A").replace(',', "%2C")
-}
-
 /// One GitHub Actions workflow command per diagnostic:
 /// `::error file=F,line=L,col=C,endLine=…,endColumn=…,title=CODE::MESSAGE`
-/// (`::warning` for warnings), the fix on the message's second line.
+/// (`::warning` for warnings), the fix on the message's second line. The
+/// name, code and message go through the workflow command's escapers
+/// ([`escape::github_property`], [`escape::github_data`]): one command
+/// per diagnostic, whatever they hold.
 pub(crate) fn render_github(files: &[FileFindings<'_>]) -> String {
     let mut out = String::new();
     for file in files {
@@ -70,25 +59,10 @@ pub(crate) fn render_github(files: &[FileFindings<'_>]) -> String {
             let ((line, col), (end_line, end_col)) = region(&lines, diagnostic);
             out.push_str(&format!(
                 "::{command} file={},line={line},col={col},endLine={end_line},endColumn={end_col},title={}::{}\n",
-                escape_property(file.name),
-                escape_property(diagnostic.code.as_str()),
-                escape_data(&message_with_help(diagnostic)),
+                escape::github_property(file.name),
+                escape::github_property(diagnostic.code.as_str()),
+                escape::github_data(&message_with_help(diagnostic)),
             ));
-        }
-    }
-    out
-}
-
-/// A relative path as a SARIF `uri` (a URI reference): `/` separators, and
-/// every byte outside RFC 3986's unreserved characters and `/`
-/// percent-encoded, so that `my configs/a.toml` stays one reference.
-fn uri_reference(name: &str) -> String {
-    let mut out = String::new();
-    for byte in name.replace('\\', "/").bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
         }
     }
     out
@@ -139,7 +113,7 @@ pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
                     sarif::PhysicalLocation::builder()
                         .artifact_location(
                             sarif::ArtifactLocation::builder()
-                                .uri(uri_reference(file.name))
+                                .uri(escape::url_path(file.name))
                                 .build(),
                         )
                         .region(region)

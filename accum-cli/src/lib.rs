@@ -13,6 +13,7 @@ mod commands;
 mod convert;
 mod diagnostic;
 mod error;
+mod escape;
 mod formats;
 mod fsio;
 #[cfg(feature = "harness")]
@@ -90,7 +91,7 @@ fn usage_error(err: &clap::Error) -> ExitCode {
     for (library, ours) in NUMBER_WORDS {
         text = text.replace(library, ours);
     }
-    output::eprint_text(&text);
+    output::eprint_styled(&text);
     code
 }
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::diagnostic::{self, Diagnostic};
 use crate::error::CliError;
-use crate::output::eprint_safe;
+use crate::output::eprint_styled;
 use crate::source::{Document, LoadError, SourceFormat, SyntaxError};
 use crate::validate::{SchemaMap, validate};
 
@@ -180,15 +180,12 @@ pub(crate) fn load_checked<T: CliConfig>(
     let doc = match load(path)? {
         Ok(doc) => doc,
         Err(bad) => {
-            eprint_safe!(
-                "{}",
-                diagnostic::render_text(
-                    &bad.name,
-                    &bad.text,
-                    std::slice::from_ref(&bad.finding),
-                    color()
-                )
-            );
+            eprint_styled(&diagnostic::render_text(
+                &bad.name,
+                &bad.text,
+                std::slice::from_ref(&bad.finding),
+                color(),
+            ));
             return Err(CliError::invalid(format!(
                 "{}: not a valid configuration",
                 path.display()
@@ -198,10 +195,12 @@ pub(crate) fn load_checked<T: CliConfig>(
     let (config, checked, warnings) = match check_file::<T>(&doc, check)? {
         Ok(valid) => valid,
         Err(findings) => {
-            eprint_safe!(
-                "{}",
-                diagnostic::render_text(&doc.name, &doc.text, &findings, color())
-            );
+            eprint_styled(&diagnostic::render_text(
+                &doc.name,
+                &doc.text,
+                &findings,
+                color(),
+            ));
             let errors = findings
                 .iter()
                 .filter(|f| f.severity == diagnostic::Severity::Error)
@@ -216,10 +215,12 @@ pub(crate) fn load_checked<T: CliConfig>(
         }
     };
     if !warnings.is_empty() {
-        eprint_safe!(
-            "{}",
-            diagnostic::render_text(&doc.name, &doc.text, &warnings, color())
-        );
+        eprint_styled(&diagnostic::render_text(
+            &doc.name,
+            &doc.text,
+            &warnings,
+            color(),
+        ));
     }
     let plan = *checked.plan();
     Ok(Checked { doc, config, plan })

@@ -6,53 +6,34 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 use crate::error::CliError;
+use crate::escape;
 
-/// Writes `value` as pretty JSON followed by a newline.
+/// Writes `value` as pretty JSON followed by a newline, through the JSON
+/// channel's escaper ([`escape::json`]).
 pub(crate) fn print_json<T: Serialize>(value: &T) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
-    print_text(&format!("{text}\n"))
+    print_text(&(escape::json(text) + "\n"))
 }
 
-/// Writes text to stdout; a closed pipe (`accum calc | head`) is not an error.
-/// Text for a terminal: control characters (a name of `"\u001bc"` from a
-/// config resets the terminal) are shown as `\u{1b}`, except line breaks,
-/// tabs and the colour sequences (`ESC [ … m`) the output itself uses.
-pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        if c == '\u{1b}'
-            && let Some(sgr) = colour_sequence(rest)
-        {
-            out.push_str(sgr);
-            rest = &rest[sgr.len()..];
-            continue;
-        }
-        if unsafe_char(c) {
-            out.push_str(&c.escape_unicode().to_string());
-        } else {
-            out.push(c);
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// `ESC [ digits;… m` at the start of `text`: a colour, nothing else.
-fn colour_sequence(text: &str) -> Option<&str> {
-    let body = text.strip_prefix("\u{1b}[")?;
-    let end = body.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
-    (body[end..].starts_with('m')).then(|| &text[..2 + end + 1])
-}
-
+/// Writes text to stdout through [`escape::terminal`], to a terminal or
+/// not: no escape sequence or other hidden character from an input reaches
+/// stdout (a name of `"\u001bc"` from a config would reset a terminal, and
+/// a log viewer or `less -R` reads a pipe's bytes as a terminal does). A
+/// closed pipe (`accum calc | head`) is not an error.
 pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
+    write_stdout(&escape::terminal(text))
+}
+
+/// [`print_text`] for text that accum coloured itself from escaped input
+/// (`crate::diagnostic::render_text`): its colour sequences stay
+/// ([`escape::styled_terminal`]).
+pub(crate) fn print_styled(text: &str) -> Result<(), CliError> {
+    write_stdout(&escape::styled_terminal(text))
+}
+
+fn write_stdout(text: &str) -> Result<(), CliError> {
     let mut out = io::stdout().lock();
-    let text = for_terminal(text, io::IsTerminal::is_terminal(&out));
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
@@ -60,23 +41,22 @@ pub(crate) fn print_text(text: &str) -> Result<(), CliError> {
     }
 }
 
-/// `text` through [`terminal_safe`] when it goes to a terminal, as it is
-/// otherwise (a pipe or a file gets the bytes unchanged).
-fn for_terminal(text: &str, terminal: bool) -> std::borrow::Cow<'_, str> {
-    if terminal {
-        terminal_safe(text)
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
+/// Writes a message to stderr through [`escape::terminal`]: messages quote
+/// the input (keys, names, lines of a file), and no hidden character in it
+/// may reach stderr. A closed stderr is not an error, as for `eprint!`'s
+/// callers it could not be reported.
+pub(crate) fn eprint_text(text: &str) {
+    write_stderr(&escape::terminal(text));
 }
 
-/// Writes a message to stderr, through [`terminal_safe`] when stderr is a
-/// terminal: messages quote the input (keys, names, lines of a file), and a
-/// control character in it must not reach the terminal. A closed stderr is
-/// not an error, as for `eprint!`'s callers it could not be reported.
-pub(crate) fn eprint_text(text: &str) {
+/// [`eprint_text`] for text that accum coloured itself from escaped input:
+/// its colour sequences stay ([`escape::styled_terminal`]).
+pub(crate) fn eprint_styled(text: &str) {
+    write_stderr(&escape::styled_terminal(text));
+}
+
+fn write_stderr(text: &str) {
     let mut err = io::stderr().lock();
-    let text = for_terminal(text, io::IsTerminal::is_terminal(&err));
     let _ = err.write_all(text.as_bytes());
 }
 
@@ -154,17 +134,5 @@ mod terminal_tests {
         assert_eq!(listed(&eight), "1, 2, 3, 4, 5, 6, 7, 8");
         let many: Vec<u32> = (0..50_000).collect();
         assert_eq!(listed(&many), "0, 1, 2, 3, 4, 5, …, 49999 (50,000 in all)");
-    }
-
-    #[test]
-    fn control_characters_from_input_are_shown_not_run() {
-        assert_eq!(terminal_safe("run \u{1b}c reset\n"), "run \\u{1b}c reset\n");
-        assert_eq!(terminal_safe("a\u{7}b\u{9b}c\td"), "a\\u{7}b\\u{9b}c\td");
-        // The output's own colours stay.
-        assert_eq!(
-            terminal_safe("\u{1b}[1;31merror\u{1b}[0m"),
-            "\u{1b}[1;31merror\u{1b}[0m"
-        );
-        assert_eq!(terminal_safe("plain"), "plain");
     }
 }

@@ -35,7 +35,7 @@ pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
             "batch_schedule": read.imported.as_ref().and_then(|i| i.batch_schedule.as_ref()),
         }))?,
         DiagnosticFormat::Human => {
-            eprint_safe!("{}", interop::render_reports(&read.files, stderr_color()));
+            crate::output::eprint_styled(&interop::render_reports(&read.files, stderr_color()));
             if let Some(note) = read.unread_note(&name) {
                 eprintln_safe!("{note}");
             }
@@ -108,12 +108,14 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         DiagnosticFormat::Human => {
             let mut out = String::new();
             for (name, read) in &reads {
-                eprint_safe!("{}", interop::render_reports(&read.files, stderr_color()));
+                crate::output::eprint_styled(&interop::render_reports(&read.files, stderr_color()));
                 if let Some(note) = read.unread_note(name) {
                     eprintln_safe!("{note}");
                 }
                 let (errors, warnings) =
                     (read.count(Severity::Error), read.count(Severity::Warning));
+                // One line per file, whatever its name holds.
+                let name = crate::escape::line(name);
                 out.push_str(&if errors + warnings == 0 {
                     format!("{name}: ok ({})\n", import.framework.display_name())
                 } else {

@@ -67,7 +67,7 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
         Format::Json => {
             let summary = serde_json::to_string_pretty(&result)
                 .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
-            eprintln_safe!("{summary}");
+            eprintln_safe!("{}", crate::escape::json(summary));
         }
         Format::Text => eprint_safe!("{}", summary_text(&result)),
     }

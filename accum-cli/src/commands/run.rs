@@ -202,8 +202,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
 }
 
 fn report_text(report: &RunReport) -> Result<String, CliError> {
-    let mut text = serde_json::to_string_pretty(report)
-        .map_err(|err| CliError::usage(format!("cannot render the report: {err}")))?;
+    let mut text = crate::escape::json(
+        serde_json::to_string_pretty(report)
+            .map_err(|err| CliError::usage(format!("cannot render the report: {err}")))?,
+    );
     text.push('\n');
     Ok(text)
 }

@@ -10,7 +10,7 @@ use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::error::{CliError, Exit};
 use crate::formats::{self, FileFindings};
 use crate::load::{Checker, CliConfig, Schema, check_document, color, load};
-use crate::output::{print_json, print_text};
+use crate::output::{print_json, print_styled, print_text};
 use crate::validate::SchemaMap;
 
 #[derive(Serialize)]
@@ -100,7 +100,7 @@ fn print(format: DiagnosticFormat, files: &[FileFindings<'_>]) -> Result<(), Cli
                 text.push_str(&diagnostic::summary(file.name, file.diagnostics));
             }
             text.push_str(&formats::explain_hint(files));
-            print_text(&text)
+            print_styled(&text)
         }
         DiagnosticFormat::Short => print_text(
             &files

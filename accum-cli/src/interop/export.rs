@@ -272,8 +272,10 @@ pub(crate) fn json_float(value: f64) -> String {
 
 /// A JSON object as pretty text with a final newline.
 pub(crate) fn pretty(value: &serde_json::Value) -> String {
-    let mut text = serde_json::to_string_pretty(value)
-        .expect("a JSON value of strings, numbers and objects always serializes");
+    let mut text = crate::escape::json(
+        serde_json::to_string_pretty(value)
+            .expect("a JSON value of strings, numbers and objects always serializes"),
+    );
     text.push('\n');
     text
 }

@@ -68,7 +68,7 @@ impl ExitSync {
         #[cfg(feature = "mpi")]
         if let Some(mpi) = &self.mpi {
             use std::io::Write;
-            let line = format!("error: {err}\n");
+            let line = crate::escape::terminal(&format!("error: {err}\n")).into_owned();
             let _ = std::io::stderr().lock().write_all(line.as_bytes());
             mpi.barrier_at_exit();
             return CliError::reported(err.exit());

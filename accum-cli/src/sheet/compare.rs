@@ -20,6 +20,7 @@ use super::chart::{Axis, Chart, Marks, Series, Style, Tone};
 use super::series::{LossLegend, RunSeries, loss_lines};
 use super::stages::steps;
 use super::trained::stage_marks;
+use crate::escape;
 
 /// The format tag of the JSON comparison.
 pub(crate) const COMPARE_FORMAT: &str = "accum-compare/1";
@@ -389,7 +390,7 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
 
 /// The plan table in Markdown, differing rows marked.
 pub(crate) fn table_markdown(table: &PlanTable) -> String {
-    use super::escape_markdown as e;
+    use crate::escape::markdown as e;
     let mut out = format!(
         "| | {} |\n|---|{}\n",
         table
@@ -416,6 +417,9 @@ pub(crate) fn table_markdown(table: &PlanTable) -> String {
 }
 
 /// The comparison in Markdown; `link` names each plot's SVG file, if any.
+/// Every name, file name, note and caption goes through the Markdown
+/// escapers: a report's file name is one code span whatever backticks it
+/// holds ([`escape::markdown_code`]).
 pub(crate) fn markdown(c: &Comparison, link: &dyn Fn(&Chart) -> Option<String>) -> String {
     let mut out = format!(
         "# Comparison of {} runs against {}\n\n{}\n\n## Plans\n\nRows marked ≠ differ between the runs.\n\n{}",
@@ -424,31 +428,32 @@ pub(crate) fn markdown(c: &Comparison, link: &dyn Fn(&Chart) -> Option<String>) 
         c.sources
             .iter()
             .zip(&c.table.columns)
-            .map(|(s, name)| format!("- {}: `{}`", super::escape_markdown(name), s))
+            .map(|(s, name)| format!("- {}: {}", escape::markdown(name), escape::markdown_code(s)))
             .collect::<Vec<_>>()
             .join("\n"),
         table_markdown(&c.table)
     );
     for note in &c.notes {
-        out.push_str(&format!("\n> {}\n", super::escape_markdown(note)));
+        out.push_str(&format!("\n> {}\n", escape::markdown(note)));
     }
     for chart in &c.charts {
-        out.push_str(&format!("\n## {}\n\n", chart.title));
+        let title = escape::markdown(&chart.title);
+        out.push_str(&format!("\n## {title}\n\n"));
         match link(chart) {
-            Some(file) => out.push_str(&format!("![{}]({file})\n\n", chart.title)),
+            Some(file) => out.push_str(&format!("![{title}]({})\n\n", escape::url_path(&file))),
             None => out.push_str(&format!(
-                "(plot `{}`: write with -o to get its SVG)\n\n",
-                chart.id
+                "(plot {}: write with -o to get its SVG)\n\n",
+                escape::markdown_code(&chart.id)
             )),
         }
-        out.push_str(&format!("{}\n", chart.caption));
+        out.push_str(&format!("{}\n", escape::markdown(&chart.caption)));
     }
     out
 }
 
 /// The comparison as one self-contained HTML page.
 pub(crate) fn html(c: &Comparison) -> String {
-    use super::escape_html as e;
+    use crate::escape::html as e;
     let title = format!(
         "Comparison of {} against {}",
         c.table.columns.join(", "),

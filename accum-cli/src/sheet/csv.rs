@@ -8,15 +8,27 @@
 //! compared against). A value that is not finite (the loss or gradient
 //! norm of a skipped attempt) is an empty field.
 
-use std::fmt::Write as _;
-
 use accum_core::report::UpdateStats;
 
 use super::series::attempts;
+use crate::escape;
 
 /// The header row.
 pub(crate) const HEADER: &str = "attempt,epoch,stage,applied,updates,examples,tokens,microbatches,partial,\
 examples_seen,tokens_seen,loss,denominator,lr,grad_norm,clipped,loss_scale";
+
+/// Appends one row: every field through the CSV channel's escaper
+/// ([`escape::csv_field`]), so that no field, whatever a report holds,
+/// ends the row early or reads as a formula.
+fn row(out: &mut String, fields: &[&dyn std::fmt::Display]) {
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&escape::csv_field(&field.to_string()));
+    }
+    out.push('\n');
+}
 
 /// The CSV of `updates` (in attempt order).
 pub(crate) fn render(updates: &[UpdateStats]) -> String {
@@ -32,26 +44,27 @@ pub(crate) fn render(updates: &[UpdateStats]) -> String {
         }
     };
     for (u, at) in updates.iter().zip(&positions) {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            u.attempt,
-            u.epoch,
-            u.stage,
-            u.applied,
-            u.updates.get(),
-            u.examples.get(),
-            u.tokens.get(),
-            u.microbatches.get(),
-            u.partial,
-            at.examples,
-            at.tokens,
-            number(u.loss),
-            number(u.denominator),
-            number(u.lr),
-            number(u.grad_norm),
-            u.clipped,
-            number(u.loss_scale),
+        row(
+            &mut out,
+            &[
+                &u.attempt,
+                &u.epoch,
+                &u.stage,
+                &u.applied,
+                &u.updates.get(),
+                &u.examples.get(),
+                &u.tokens.get(),
+                &u.microbatches.get(),
+                &u.partial,
+                &at.examples,
+                &at.tokens,
+                &number(u.loss),
+                &number(u.denominator),
+                &number(u.lr),
+                &number(u.grad_norm),
+                &u.clipped,
+                &number(u.loss_scale),
+            ],
         );
     }
     out

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{escape_html, escape_markdown};
+use crate::escape;
 
 /// A column of a [`Grid`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,10 +75,10 @@ pub(crate) struct Grid {
 impl Grid {
     /// The grid in Markdown: a heading, the lead, the table and its notes.
     pub(crate) fn markdown(&self, out: &mut String) {
-        let _ = writeln!(out, "### {}\n", escape_markdown(&self.title));
-        let _ = writeln!(out, "{}\n", escape_markdown(&self.lead));
+        let _ = writeln!(out, "### {}\n", escape::markdown(&self.title));
+        let _ = writeln!(out, "{}\n", escape::markdown(&self.lead));
         let row = |cells: &[String]| {
-            let cells: Vec<String> = cells.iter().map(|c| escape_markdown(c)).collect();
+            let cells: Vec<String> = cells.iter().map(|c| escape::markdown(c)).collect();
             format!("| {} |\n", cells.join(" | "))
         };
         let titles: Vec<String> = self.columns.iter().map(|c| c.full.clone()).collect();
@@ -105,7 +105,7 @@ impl Grid {
         }
         out.push('\n');
         for note in &self.notes {
-            let _ = writeln!(out, "{}\n", escape_markdown(note));
+            let _ = writeln!(out, "{}\n", escape::markdown(note));
         }
     }
 
@@ -115,9 +115,9 @@ impl Grid {
         let _ = writeln!(
             out,
             "<div class=\"panel stages\" id=\"{}\">\n<h3>{}</h3>\n<p class=\"lead\">{}</p>\n<div class=\"scroll\"><table>\n<thead><tr>",
-            escape_html(self.id),
-            escape_html(&self.title),
-            escape_html(&self.lead)
+            escape::html(self.id),
+            escape::html(&self.title),
+            escape::html(&self.lead)
         );
         let class = |numeric: bool| if numeric { " class=\"num\"" } else { "" };
         let grouped = self.columns.iter().any(|c| c.group.is_some());
@@ -133,7 +133,7 @@ impl Grid {
                     let _ = write!(
                         out,
                         "<th scope=\"colgroup\" colspan=\"{span}\" class=\"group\">{}</th>",
-                        escape_html(group)
+                        escape::html(group)
                     );
                     at += span;
                 }
@@ -142,7 +142,7 @@ impl Grid {
                         out,
                         "<th scope=\"col\"{rowspan}{}>{}</th>",
                         class(column.numeric),
-                        escape_html(&column.title)
+                        escape::html(&column.title)
                     );
                     at += 1;
                 }
@@ -155,7 +155,7 @@ impl Grid {
                     out,
                     "<th scope=\"col\"{}>{}</th>",
                     class(column.numeric),
-                    escape_html(&column.title)
+                    escape::html(&column.title)
                 );
             }
         }
@@ -167,7 +167,7 @@ impl Grid {
                         out,
                         "<tr class=\"gap\"><td colspan=\"{}\">… {} …</td></tr>",
                         self.columns.len(),
-                        escape_html(text)
+                        escape::html(text)
                     );
                 }
                 GridRow::Cells { cells, muted } => {
@@ -181,7 +181,7 @@ impl Grid {
                             out,
                             "<td{}>{}</td>",
                             class(column.numeric),
-                            escape_html(cell)
+                            escape::html(cell)
                         );
                     }
                     out.push_str("</tr>\n");
@@ -190,7 +190,7 @@ impl Grid {
         }
         out.push_str("</tbody>\n</table></div>\n");
         for note in &self.notes {
-            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape_html(note));
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape::html(note));
         }
         out.push_str("</div>\n");
     }

@@ -6,7 +6,8 @@
 use std::fmt::Write as _;
 
 use super::chart::Chart;
-use super::{Sheet, Table, escape_html, plot};
+use super::{Sheet, Table, plot};
+use crate::escape;
 
 pub(crate) const STYLE: &str = "\
 :root{--ink:#111827;--soft:#374151;--muted:#6b7280;--line:#e5e7eb;--bg:#f5f6f8;--accent:#2563eb;--alert:#b91c1c}\
@@ -64,22 +65,22 @@ pub(crate) fn render(sheet: &Sheet) -> String {
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
          <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n<header>\n\
          <p class=\"kicker\">Run sheet</p>\n<h1>{}</h1>\n",
-        escape_html(&title),
-        escape_html(&sheet.name)
+        escape::html(&title),
+        escape::html(&sheet.name)
     );
     if let Some(notes) = &sheet.notes {
-        let _ = writeln!(out, "<p class=\"notes\">{}</p>", escape_html(notes));
+        let _ = writeln!(out, "<p class=\"notes\">{}</p>", escape::html(notes));
     }
     let _ = write!(
         out,
         "<p class=\"meta\">Configuration <code>{}</code>",
-        escape_html(&sheet.config)
+        escape::html(&sheet.config)
     );
     if let Some(trial) = &sheet.trial {
         let _ = write!(
             out,
             " · run report <code>{}</code>",
-            escape_html(&trial.source)
+            escape::html(&trial.source)
         );
     }
     out.push_str("</p>\n</header>\n");
@@ -90,9 +91,9 @@ pub(crate) fn render(sheet: &Sheet) -> String {
             out,
             "<div class=\"card{}\"><div class=\"label\">{}</div><div class=\"value\">{}</div><div class=\"detail\">{}</div></div>",
             if card.alert { " alert" } else { "" },
-            escape_html(&card.label),
-            escape_html(&card.value),
-            escape_html(&card.detail)
+            escape::html(&card.label),
+            escape::html(&card.value),
+            escape::html(&card.detail)
         );
     }
     out.push_str("</section>\n");
@@ -143,12 +144,12 @@ pub(crate) fn render(sheet: &Sheet) -> String {
             let _ = writeln!(
                 out,
                 "<h2>Trial <small>observed in <code>{}</code></small></h2>",
-                escape_html(&trial.source)
+                escape::html(&trial.source)
             );
             if !trial.warnings.is_empty() {
                 out.push_str("<div class=\"warnings\" role=\"note\"><h3>Warnings</h3>\n<ul>\n");
                 for warning in &trial.warnings {
-                    let _ = writeln!(out, "<li>{}</li>", escape_html(warning));
+                    let _ = writeln!(out, "<li>{}</li>", escape::html(warning));
                 }
                 out.push_str("</ul></div>\n");
             }
@@ -182,7 +183,7 @@ pub(crate) fn render(sheet: &Sheet) -> String {
     out.push_str("</section>\n<section id=\"accepted\">\n<h2>Accepted results</h2>\n");
     match &sheet.accepted {
         Some(text) => {
-            let _ = writeln!(out, "<p>{}</p>", escape_html(text));
+            let _ = writeln!(out, "<p>{}</p>", escape::html(text));
         }
         None => out.push_str(
             "<p class=\"empty\">None yet: a trial is not an accepted result until someone reviews it.</p>\n",
@@ -191,7 +192,7 @@ pub(crate) fn render(sheet: &Sheet) -> String {
     let _ = write!(
         out,
         "</section>\n<footer>{}</footer>\n</main>\n</body>\n</html>\n",
-        escape_html(sheet.format)
+        escape::html(sheet.format)
     );
     out
 }
@@ -200,9 +201,9 @@ pub(crate) fn figure(out: &mut String, chart: &Chart) {
     let _ = writeln!(
         out,
         "<figure class=\"panel\" id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>",
-        escape_html(&chart.id),
+        escape::html(&chart.id),
         plot::render(chart),
-        escape_html(&chart.caption)
+        escape::html(&chart.caption)
     );
 }
 
@@ -227,10 +228,10 @@ fn wide_figure(out: &mut String, chart: &Chart) {
     let _ = writeln!(
         out,
         "<figure class=\"panel featured\" id=\"{}\">\n<div class=\"wide\">{}</div>\n<div class=\"narrow\">{}</div>\n<figcaption>{}</figcaption>\n</figure>",
-        escape_html(&chart.id),
+        escape::html(&chart.id),
         plot::render_wide(chart),
         plot::render(chart),
-        escape_html(&chart.caption)
+        escape::html(&chart.caption)
     );
 }
 
@@ -238,21 +239,21 @@ fn panel(out: &mut String, table: &Table) {
     let _ = writeln!(
         out,
         "<div class=\"panel\">\n<h3>{}</h3>\n<table>",
-        escape_html(&table.title)
+        escape::html(&table.title)
     );
     for row in &table.rows {
         let _ = writeln!(
             out,
             "<tr><th scope=\"row\">{}</th><td class=\"{}\">{}</td><td class=\"n\">{}</td></tr>",
-            escape_html(&row.label),
+            escape::html(&row.label),
             // Short values stay on one line; long ones wrap like text.
             if row.value.chars().count() <= 24 {
                 "v"
             } else {
                 "v long"
             },
-            escape_html(&row.value),
-            escape_html(&row.note)
+            escape::html(&row.value),
+            escape::html(&row.note)
         );
     }
     out.push_str("</table>\n</div>\n");

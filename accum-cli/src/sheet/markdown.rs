@@ -4,19 +4,28 @@
 use std::fmt::Write as _;
 
 use super::chart::Chart;
-use super::{Sheet, Table, escape_markdown};
+use super::{Sheet, Table};
+use crate::escape;
 
 /// Renders the sheet. `link` gives the relative path of a chart's SVG
 /// written beside the Markdown file; without it, plots are only named.
 pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# Run sheet: {}\n", escape_markdown(&sheet.name));
+    let _ = writeln!(out, "# Run sheet: {}\n", escape::markdown(&sheet.name));
     if let Some(notes) = &sheet.notes {
-        let _ = writeln!(out, "> {}\n", escape_markdown(notes));
+        let _ = writeln!(out, "> {}\n", escape::markdown(notes));
     }
-    let _ = write!(out, "Configuration: {}", code(&sheet.config));
+    let _ = write!(
+        out,
+        "Configuration: {}",
+        escape::markdown_code(&sheet.config)
+    );
     if let Some(trial) = &sheet.trial {
-        let _ = write!(out, " · run report: {}", code(&trial.source));
+        let _ = write!(
+            out,
+            " · run report: {}",
+            escape::markdown_code(&trial.source)
+        );
     }
     out.push_str("\n\n");
 
@@ -25,16 +34,16 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
     let row = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
     out.push_str(&row(cards
         .iter()
-        .map(|c| escape_markdown(&c.label))
+        .map(|c| escape::markdown(&c.label))
         .collect()));
     out.push_str(&row(cards.iter().map(|_| "---".to_owned()).collect()));
     out.push_str(&row(cards
         .iter()
-        .map(|c| format!("**{}**", escape_markdown(&c.value)))
+        .map(|c| format!("**{}**", escape::markdown(&c.value)))
         .collect()));
     out.push_str(&row(cards
         .iter()
-        .map(|c| escape_markdown(&c.detail))
+        .map(|c| escape::markdown(&c.detail))
         .collect()));
     out.push('\n');
 
@@ -61,7 +70,7 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
             if !trial.warnings.is_empty() {
                 let _ = writeln!(out, "### Warnings\n");
                 for warning in &trial.warnings {
-                    let _ = writeln!(out, "- {}", escape_markdown(warning));
+                    let _ = writeln!(out, "- {}", escape::markdown(warning));
                 }
                 out.push('\n');
             }
@@ -87,7 +96,7 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
     let _ = writeln!(out, "## Accepted results\n");
     match &sheet.accepted {
         Some(text) => {
-            let _ = writeln!(out, "{}", escape_markdown(text));
+            let _ = writeln!(out, "{}", escape::markdown(text));
         }
         None => {
             let _ = writeln!(
@@ -99,37 +108,30 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
     out
 }
 
-/// Inline code that cannot be closed early by the text.
-fn code(text: &str) -> String {
-    format!("`{}`", text.replace('`', "'"))
-}
-
 fn figure(out: &mut String, chart: &Chart, link: &dyn Fn(&Chart) -> Option<String>) {
-    let _ = writeln!(out, "### {}\n", escape_markdown(&chart.title));
+    let _ = writeln!(out, "### {}\n", escape::markdown(&chart.title));
     if let Some(path) = link(chart) {
         let _ = writeln!(
             out,
             "![{}]({})\n",
-            escape_markdown(&chart.title),
-            path.replace(' ', "%20")
-                .replace('(', "%28")
-                .replace(')', "%29")
+            escape::markdown(&chart.title),
+            escape::url_path(&path)
         );
     }
-    let _ = writeln!(out, "{}\n", escape_markdown(&chart.caption));
+    let _ = writeln!(out, "{}\n", escape::markdown(&chart.caption));
 }
 
 fn table_md(out: &mut String, table: &Table) {
-    let _ = writeln!(out, "### {}\n", escape_markdown(&table.title));
+    let _ = writeln!(out, "### {}\n", escape::markdown(&table.title));
     let _ = writeln!(out, "| | value | note |");
     let _ = writeln!(out, "|---|---|---|");
     for row in &table.rows {
         let _ = writeln!(
             out,
             "| {} | {} | {} |",
-            escape_markdown(&row.label),
-            escape_markdown(&row.value),
-            escape_markdown(&row.note)
+            escape::markdown(&row.label),
+            escape::markdown(&row.value),
+            escape::markdown(&row.note)
         );
     }
     out.push('\n');

@@ -186,42 +186,6 @@ impl Sheet {
     }
 }
 
-/// Escapes text for HTML element content and attribute values.
-pub(crate) fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// Escapes text for a Markdown table cell: pipes, newlines and HTML.
-pub(crate) fn escape_markdown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '|' => out.push_str("\\|"),
-            '\n' | '\r' => out.push(' '),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '*' | '_' | '`' | '[' | ']' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 /// Formats an integer with thousands separators.
 pub(crate) fn group(value: u64) -> String {
     accum_core::group_digits(value)
@@ -394,15 +358,6 @@ pub(crate) mod tests {
             stopped_early: false,
             warnings: vec![],
         }
-    }
-
-    #[test]
-    fn escapes() {
-        assert_eq!(
-            escape_html("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
-        assert_eq!(escape_markdown("a|b\n<i>*x*"), "a\\|b &lt;i&gt;\\*x\\*");
     }
 
     #[test]

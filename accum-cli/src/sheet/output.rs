@@ -103,8 +103,10 @@ impl Document for Comparison {
 }
 
 fn to_json(value: &impl serde::Serialize) -> Result<String, CliError> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
+    let mut text = crate::escape::json(
+        serde_json::to_string_pretty(value)
+            .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?,
+    );
     text.push('\n');
     Ok(text)
 }

@@ -4,8 +4,9 @@
 //! below the axis.
 //!
 //! Text is SVG text, sized in pixels of a 640-wide drawing, so it stays
-//! legible when a page scales the drawing to its column. plotters escapes
-//! every string it writes.
+//! legible when a page scales the drawing to its column. Every string goes
+//! through [`escape::svg`] (hidden characters shown) and plotters writes
+//! markup characters as references.
 
 use std::ops::Range;
 
@@ -16,6 +17,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::chart::{Axis, Chart, Scale, Series, Style, Tone};
 use super::ticks::{Mapping, Ticks, label, linear_ticks, step_of, ticks_for};
+use crate::escape;
 
 /// Size of a drawing in a column, in pixels.
 const NORMAL: (u32, u32) = (640, 300);
@@ -114,6 +116,13 @@ fn text(size: f64, color: &RGBColor) -> TextStyle<'static> {
     font(size).color(color)
 }
 
+/// Text from a chart (titles, names, labels) as plotters draws it: through
+/// the SVG channel's escaper, [`escape::svg`]. Every `Text` of a drawing
+/// takes its string from here or from a number.
+fn drawn(text: &str) -> String {
+    escape::svg(text).into_owned()
+}
+
 /// A frame with the title and one line of text in it.
 fn message(title: &str, line: &str, width: u32) -> Result<String, Failure> {
     let mut svg = String::new();
@@ -121,13 +130,13 @@ fn message(title: &str, line: &str, width: u32) -> Result<String, Failure> {
         let root = SVGBackend::with_string(&mut svg, (width, 120)).into_drawing_area();
         root.fill(&WHITE)?;
         root.draw(&Text::new(
-            title.to_owned(),
+            drawn(title),
             (12, 12),
             text(14.0, &INK).pos(Pos::new(HPos::Left, VPos::Top)),
         ))?;
         root.draw(&Rectangle::new([(12, 36), (width as i32 - 12, 108)], FRAME))?;
         root.draw(&Text::new(
-            line.to_owned(),
+            drawn(line),
             (width as i32 / 2, 72),
             text(13.0, &LABEL).pos(Pos::new(HPos::Center, VPos::Center)),
         ))?;
@@ -278,7 +287,7 @@ fn draw(chart: &Chart, size: (u32, u32)) -> Result<String, Failure> {
                 FRAME,
             ))?;
             root.draw(&Text::new(
-                panel.y.label.clone(),
+                drawn(&panel.y.label),
                 (14, (py.start + py.end) / 2),
                 text(13.0, &INK)
                     .transform(FontTransform::Rotate270)
@@ -308,7 +317,7 @@ fn draw(chart: &Chart, size: (u32, u32)) -> Result<String, Failure> {
                         let left = c - w as i32 / 2;
                         if left >= free_from && c + (w as i32) / 2 <= px.end + 16 {
                             root.draw(&Text::new(
-                                mark.label.clone(),
+                                drawn(&mark.label),
                                 (c, py.start - 4),
                                 style.pos(Pos::new(HPos::Center, VPos::Bottom)),
                             ))?;
@@ -323,13 +332,13 @@ fn draw(chart: &Chart, size: (u32, u32)) -> Result<String, Failure> {
                 // every scale's title left of its row.
                 if chart.x_scales.is_empty() {
                     root.draw(&Text::new(
-                        chart.x.label.clone(),
+                        drawn(&chart.x.label),
                         ((px.start + px.end) / 2, py.end + 28),
                         text(13.0, &INK).pos(Pos::new(HPos::Center, VPos::Top)),
                     ))?;
                 } else {
                     root.draw(&Text::new(
-                        chart.x.label.clone(),
+                        drawn(&chart.x.label),
                         (px.start - 8, py.end + 8),
                         text(12.0, &INK).pos(Pos::new(HPos::Right, VPos::Top)),
                     ))?;
@@ -427,7 +436,7 @@ fn draw_scale(
         GRID,
     ))?;
     root.draw(&Text::new(
-        scale.label.clone(),
+        drawn(&scale.label),
         (px.start - 8, top + 4),
         text(12.0, &INK).pos(Pos::new(HPos::Right, VPos::Top)),
     ))?;
@@ -467,7 +476,7 @@ fn draw_scale(
 fn heading(root: &Area<'_>, chart: &Chart, width: u32) -> Result<u32, Failure> {
     let title_style = font(15.0).style(FontStyle::Bold).color(&INK);
     root.draw(&Text::new(
-        chart.title.clone(),
+        drawn(&chart.title),
         (12, ROW / 2 + 4),
         title_style.pos(Pos::new(HPos::Left, VPos::Center)),
     ))?;
@@ -502,7 +511,7 @@ fn heading(root: &Area<'_>, chart: &Chart, width: u32) -> Result<u32, Failure> {
     for ((name, style_of, tone, color), w) in entries.iter().zip(&widths).rev() {
         let label_x = end - w;
         root.draw(&Text::new(
-            (*name).to_owned(),
+            drawn(name),
             (label_x, baseline),
             style.pos(Pos::new(HPos::Left, VPos::Center)),
         ))?;
@@ -564,6 +573,66 @@ mod tests {
             series,
             above: vec![],
             marks: None,
+        }
+    }
+
+    /// Whether `svg` is markup of plotters' own tags and references only:
+    /// every `<` opens one of its elements, every `&` one of the five
+    /// references, and no hidden character is left but its line breaks.
+    fn only_own_markup(svg: &str) -> bool {
+        let tags = [
+            "<svg",
+            "</svg",
+            "<text",
+            "</text",
+            "<rect",
+            "<line",
+            "<polyline",
+            "<circle",
+            "<path",
+            "<polygon",
+            "<g",
+            "</g",
+            "<?xml",
+        ];
+        let references = ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"];
+        svg.match_indices('<')
+            .all(|(i, _)| tags.iter().any(|t| svg[i..].starts_with(t)))
+            && svg
+                .match_indices('&')
+                .all(|(i, _)| references.iter().any(|r| svg[i..].starts_with(r)))
+            && !svg
+                .chars()
+                .any(|c| crate::escape::is_hidden(c) && c != '\n')
+            && svg.matches("<text").count() == svg.matches("</text>").count()
+    }
+
+    #[test]
+    fn hostile_names_stay_text_of_the_drawing() {
+        use crate::sheet::chart::{Mark, Marks};
+        for s in crate::escape::hostile::hostile_strings() {
+            let mut drawn = chart(
+                vec![Series::new(
+                    s.clone(),
+                    Style::Line,
+                    Tone::Primary,
+                    (1..=3).map(|i| (f64::from(i), f64::from(i))),
+                )],
+                Axis::linear(&s),
+            );
+            drawn.title.clone_from(&s);
+            drawn.x = Axis::count(&s);
+            drawn.marks = Some(Marks {
+                name: s.clone(),
+                at: vec![Mark {
+                    x: 2.0,
+                    label: s.clone(),
+                }],
+            });
+            let svg = render(&drawn);
+            assert!(only_own_markup(&svg), "{s:?}: {svg}");
+            let failed = message(&s, &s, 640).expect("draws");
+            assert!(only_own_markup(&failed), "{s:?}: {failed}");
         }
     }
 

@@ -3,6 +3,7 @@
 mod atomic;
 mod backend;
 mod calc;
+mod channels;
 mod compare;
 mod custom;
 mod docs;
@@ -11,6 +12,10 @@ mod engines;
 mod explain;
 mod formats;
 mod hostile;
+/// The hostile strings every output channel is tested with, shared with
+/// the escapers' unit tests.
+#[path = "../../src/escape/hostile.rs"]
+mod hostile_strings;
 mod interrupt;
 mod limits;
 #[cfg(feature = "mpi")]

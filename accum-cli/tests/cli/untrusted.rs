@@ -618,7 +618,7 @@ fn control_characters_from_the_input_never_reach_a_terminal() {
         // …and a located finding one named in the file.
         (
             vec!["import", "hf", "hf.json", "--world-size", "2"],
-            "the DeepSpeed file `\u{241b}c.json` is not found",
+            r"the DeepSpeed file `\u{1b}c.json` is not found",
         ),
     ] {
         let screen = on_a_terminal(&dir, &args);
