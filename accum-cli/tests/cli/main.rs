@@ -14,6 +14,7 @@ mod hostile;
 mod interrupt;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod named_paths;
 mod precommit;
 mod replan;
 mod run;
