@@ -193,9 +193,21 @@ fn files_named_inside_a_recipe_are_read_only_inside_its_repository() {
             ],
         );
         let human = bounded(&c.repo, &["lint", "hf", &file, "--num-processes", "2"]);
+        let json = bounded(
+            &c.repo,
+            &[
+                "lint",
+                "hf",
+                &file,
+                "--num-processes",
+                "2",
+                "--format",
+                "json",
+            ],
+        );
         let all = format!(
-            "{}{}{}{}",
-            short.stdout, short.stderr, human.stdout, human.stderr
+            "{}{}{}{}{}{}",
+            short.stdout, short.stderr, human.stdout, human.stderr, json.stdout, json.stderr
         );
         // A file not read is a warning: the batch is the recipe's.
         assert_eq!(short.code, 0, "{name}: {all}");
@@ -212,6 +224,18 @@ fn files_named_inside_a_recipe_are_read_only_inside_its_repository() {
                 assert!(
                     short.stdout.contains(needle),
                     "{name}: expected `{needle}`: {all}"
+                );
+                let findings: serde_json::Value =
+                    serde_json::from_str(&json.stdout).expect("lint's JSON");
+                let file_finding = findings["findings"]
+                    .as_array()
+                    .and_then(|all| all.iter().find(|f| f["code"] == "accum::interop::file"))
+                    .unwrap_or_else(|| panic!("{name}: no finding in JSON: {all}"));
+                assert_eq!(file_finding["line"], 4, "{name}: {file_finding}");
+                assert_eq!(
+                    file_finding["file"],
+                    file.as_str(),
+                    "{name}: {file_finding}"
                 );
                 if needle.contains("outside") {
                     assert!(human.stderr.contains("--allow-path DIR"), "{name}: {all}");
