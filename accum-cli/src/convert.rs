@@ -31,6 +31,7 @@ pub(crate) fn options(args: &ImportArgs) -> ImportOptions {
         deepspeed_config: args.deepspeed_config.clone(),
         accelerate_config: args.accelerate_config.clone(),
         search_dirs: Vec::new(),
+        allow_paths: args.allow_path.clone(),
     }
 }
 

@@ -74,6 +74,14 @@ pub(crate) struct ImportArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) accelerate_config: Option<std::path::PathBuf>,
 
+    /// Also read files that an input names (a recipe's `deepspeed:`, an Accelerate config's
+    /// `deepspeed_config_file`) inside DIR. Without it they are read only inside the input's
+    /// repository (the nearest folder above it with .git, else its folder), so that a file from
+    /// a pull request cannot make accum read /etc/passwd or a secret beside the checkout. Repeat
+    /// for several.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) allow_path: Vec<std::path::PathBuf>,
+
     /// Write the accum config to this file (atomically, only when there is no error); import only.
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,

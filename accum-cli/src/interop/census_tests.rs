@@ -136,6 +136,7 @@ proptest! {
         changed.insert_str(*at, insert);
         let mut opts = opts;
         opts.search_dirs.push(path.parent().expect("a folder").to_owned());
+        opts.allow_paths.extend(crate::source::named::repository_root(path));
         let after = verdict(&import(*framework, &name, &changed, &opts));
         prop_assert!(
             !(after.1 && after.0 == before.0),

@@ -348,6 +348,7 @@ mod tests {
                 text: "{}".into(),
                 findings: Vec::new(),
                 unread: Vec::new(),
+                named_inside: false,
             }],
             batch: None,
         };

@@ -236,8 +236,14 @@ pub struct ImportOptions {
     pub accelerate_config: Option<PathBuf>,
     /// Where files named inside the file (`deepspeed: ds_z3.json`) are looked
     /// for, in order. [`import_file`] adds the working directory, the file's
-    /// directory and its ancestors.
+    /// directory and its ancestors up to its repository root.
     pub search_dirs: Vec<PathBuf>,
+    /// The folders files named inside the file may be read from: a name
+    /// that leads anywhere else (`../../x`, `/etc/passwd`, a link out) is
+    /// not read, and a finding says so (`--allow-path`). [`import_file`]
+    /// adds the file's repository root: the nearest folder above it with
+    /// `.git`, else its own folder.
+    pub allow_paths: Vec<PathBuf>,
 }
 
 /// A batch that changes during the run, as the framework states it. The
@@ -298,6 +304,9 @@ pub struct FileReport {
     /// Keys of the batch vocabulary the reader left unread; they become
     /// `unread` findings once the batch is known.
     pub(crate) unread: Vec<census::Unread>,
+    /// Named inside another input, not by the user: its findings quote only
+    /// the line of their key (`source::named::one_line`).
+    pub(crate) named_inside: bool,
 }
 
 /// The result of [`import`]: what the file says, the batch, and every finding.
@@ -352,7 +361,14 @@ pub(crate) fn render_reports(files: &[FileReport], color: bool) -> String {
     files
         .iter()
         .filter(|f| !f.findings.is_empty())
-        .map(|f| crate::diagnostic::render_text(&f.name, &f.text, &f.findings, color))
+        .map(|f| {
+            if f.named_inside {
+                let findings = crate::source::named::one_line(&f.text, &f.findings);
+                crate::diagnostic::render_text(&f.name, &f.text, &findings, color)
+            } else {
+                crate::diagnostic::render_text(&f.name, &f.text, &f.findings, color)
+            }
+        })
         .collect()
 }
 
@@ -541,8 +557,9 @@ impl From<accum_core::plan::PlanError> for ExportError {
 }
 
 /// Reads a framework's file `text` (named `name` in findings). Files it names
-/// (a DeepSpeed config in a Trainer recipe) and the files in `opts` are read
-/// from `opts.search_dirs`.
+/// (a DeepSpeed config in a Trainer recipe) are looked for in
+/// `opts.search_dirs` and read only inside `opts.allow_paths`; the files in
+/// `opts` are read as given.
 pub fn import(
     framework: Framework,
     name: &str,
@@ -563,7 +580,8 @@ pub fn import(
 
 /// Reads a framework's file from disk (at most the configuration-file limit)
 /// and imports it; files it names are looked for in `opts.search_dirs`, then
-/// the working directory, the file's directory and its ancestors.
+/// the working directory, the file's directory and its ancestors, and read
+/// only inside its repository root and `opts.allow_paths`.
 pub fn import_file(
     framework: Framework,
     path: &Path,
@@ -575,7 +593,12 @@ pub fn import_file(
         reason,
     })?;
     let mut opts = opts.clone();
-    opts.search_dirs.extend(files::search_dirs(path));
+    // The file was read, so it resolves.
+    if let Some(root) = crate::source::named::repository_root(path) {
+        opts.search_dirs
+            .extend(crate::source::named::search_dirs(path, &root));
+        opts.allow_paths.push(root);
+    }
     import(framework, &name, &text, &opts)
 }
 

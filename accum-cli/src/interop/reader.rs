@@ -100,6 +100,7 @@ impl Reader {
             text: self.doc.text,
             findings: self.findings,
             unread,
+            named_inside: false,
         }
     }
 

@@ -19,6 +19,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 mod json;
+pub(crate) mod named;
 mod toml;
 mod yaml;
 
@@ -456,13 +457,6 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// Reads a whole file of at most `limit` bytes as UTF-8 text.
-///
-/// Refused before reading: a path that does not exist or cannot be opened,
-/// a directory, anything but a regular file (a FIFO would block the read
-/// forever, a device could be endless), and a file whose size is over the
-/// limit. The read itself stops one byte past the limit, in case the file
-/// grows after the size check.
 /// The files this command has read, by device and inode, so that an
 /// output that is one of them is refused (`sheet c.toml -o c.toml` replaced
 /// the config). Kept for the process: one command runs per process.
@@ -506,23 +500,71 @@ pub(crate) fn note_input(path: &Path) {
     }
 }
 
-/// Reads a text file of at most `limit` bytes: a regular file (never a
-/// device or a pipe), checked from its size before reading.
+/// Reads a whole file of at most `limit` bytes as UTF-8 text.
+///
+/// Refused before reading: a path that does not exist or cannot be opened,
+/// a directory, anything but a regular file (a FIFO would block the read
+/// forever, a device could be endless), and a file whose size is over the
+/// limit. The read itself stops one byte past the limit, in case the file
+/// grows after the size check.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, LoadError> {
     let io = |reason: String| LoadError::Io {
         path: path.to_owned(),
         reason,
     };
+    // A device or a pipe is refused before it is opened (opening one can
+    // block, or act); the opened handle is checked again in `read_opened`,
+    // so a file swapped in between is refused too, without blocking.
     let meta = fs::metadata(path).map_err(|err| io(describe_io(&err)))?;
+    regular(&meta).map_err(io)?;
+    let file = open_nonblocking(path, false).map_err(|err| io(describe_io(&err)))?;
+    read_opened(file, path, limit)
+}
+
+/// Opens a file for reading without blocking on a FIFO or a device
+/// (`O_NONBLOCK`, which a regular file ignores), and without following a
+/// link at its last component when `no_follow`.
+pub(crate) fn open_nonblocking(path: &Path, no_follow: bool) -> std::io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let follow = if no_follow { libc::O_NOFOLLOW } else { 0 };
+        options.custom_flags(libc::O_NONBLOCK | follow);
+    }
+    #[cfg(not(unix))]
+    let _ = no_follow;
+    options.open(path)
+}
+
+/// A regular file, or why not, with the fix.
+fn regular(meta: &fs::Metadata) -> Result<(), String> {
     if meta.is_dir() {
-        return Err(io("is a directory; give a file".into()));
+        return Err("is a directory; give a file".into());
     }
     if !meta.is_file() {
-        return Err(io(
+        return Err(
             "not a regular file (a pipe, socket or device); save the content to a file and give its path"
                 .into(),
-        ));
+        );
     }
+    Ok(())
+}
+
+/// Reads an opened file of at most `limit` bytes as UTF-8 text, shown as
+/// `path`: its type and size come from the handle itself (no separate look
+/// at the path that another file could take in between), and the read
+/// stops one byte past the limit, for a file that grows after the size
+/// check and for files that report no size (procfs). The file is
+/// remembered as an input of the command ([`input_at`]).
+pub(crate) fn read_opened(file: fs::File, path: &Path, limit: u64) -> Result<String, LoadError> {
+    let io = |reason: String| LoadError::Io {
+        path: path.to_owned(),
+        reason,
+    };
+    let meta = file.metadata().map_err(|err| io(describe_io(&err)))?;
+    regular(&meta).map_err(io)?;
     if meta.len() > limit {
         return Err(LoadError::TooLarge {
             path: path.to_owned(),
@@ -530,8 +572,7 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, LoadError> {
             limit,
         });
     }
-    let file = fs::File::open(path).map_err(|err| io(describe_io(&err)))?;
-    if let Some(id) = file.metadata().ok().as_ref().and_then(file_id) {
+    if let Some(id) = file_id(&meta) {
         INPUTS
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -740,6 +781,12 @@ fn describe_io(err: &std::io::Error) -> String {
         std::io::ErrorKind::IsADirectory => "is a directory; give a file".into(),
         std::io::ErrorKind::NotADirectory => {
             "a parent in the path is not a directory; check the path".into()
+        }
+        // Opened without blocking, a stream with nothing to read yet
+        // (procfs's `kmsg`) says so instead of holding the command.
+        std::io::ErrorKind::WouldBlock => {
+            "nothing can be read without waiting (a stream, not a file); save the content to a file and give its path"
+                .into()
         }
         _ => err.to_string(),
     }

@@ -20,6 +20,7 @@ mod interrupt;
 mod limits;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod named_paths;
 mod precommit;
 mod replan;
 mod run;

@@ -18,8 +18,10 @@ pub(crate) struct Launch {
     pub(crate) processes: Option<u64>,
     /// `deepspeed_config.gradient_accumulation_steps`, when a number.
     gas: Option<(u64, std::ops::Range<usize>)>,
-    /// `deepspeed_config.deepspeed_config_file`.
-    pub(crate) deepspeed_file: Option<String>,
+    /// `deepspeed_config.deepspeed_config_file`, with the span of its value.
+    pub(crate) deepspeed_file: Option<(String, std::ops::Range<usize>)>,
+    /// Where the config is: files it names are looked for from there.
+    pub(crate) path: std::path::PathBuf,
     /// The file and its findings.
     pub(crate) report: FileReport,
 }
@@ -33,6 +35,7 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
             name: name.clone(),
             text: String::new(),
             unread: Vec::new(),
+            named_inside: false,
             findings: vec![
                 Diagnostic::error(
                     Code::File,
@@ -50,6 +53,7 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
                 name,
                 text: text.clone(),
                 unread: Vec::new(),
+                named_inside: false,
                 findings: vec![
                     Diagnostic::error(Code::File, vec![], err.to_string())
                         .help("fix the Accelerate config")
@@ -74,12 +78,13 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
     };
     let deepspeed_file = r
         .str(&["deepspeed_config", "deepspeed_config_file"])
-        .map(|s| s.value)
-        .filter(|s| !s.is_empty() && s != "none");
+        .filter(|s| !s.value.is_empty() && s.value != "none")
+        .map(|s| (s.value, s.span));
     Ok(Launch {
         processes,
         gas,
         deepspeed_file,
+        path: path.to_owned(),
         report: r.into_report(),
     })
 }

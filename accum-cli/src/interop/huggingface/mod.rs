@@ -31,7 +31,8 @@ use super::dialect::{
 use super::reader::{Reader, owned};
 use super::{FileReport, Framework, ImportError, ImportOptions, files};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::source::NodeKind;
+use crate::source::named::{self, Lookup, Refusal};
+use crate::source::{MAX_FILE_BYTES, NodeKind};
 
 pub(crate) const MICRO: &str = "per_device_train_batch_size";
 pub(crate) const GAS: &str = "gradient_accumulation_steps";
@@ -90,7 +91,7 @@ impl Dialect for HuggingFace {
         };
 
         // Processes: the options, or the Accelerate config.
-        let launch = match &opts.accelerate_config {
+        let mut launch = match &opts.accelerate_config {
             Some(path) => match accelerate::read(path) {
                 Ok(launch) => Some(launch),
                 Err(report) => {
@@ -182,7 +183,7 @@ impl Dialect for HuggingFace {
             accelerate::check_gas(&mut r, l, a);
         }
         // The DeepSpeed file: the option, `deepspeed:`, or the Accelerate config's.
-        if let Some(ds) = deepspeed_file(&mut r, opts, launch.as_ref()) {
+        if let Some((ds, named_inside)) = deepspeed_file(&mut r, opts, launch.as_mut()) {
             let mut dr = ds;
             dr.strings_are_numbers = false;
             if let Some(c) = deepspeed::read_config(&mut dr, world, opts, Some(&fill)) {
@@ -195,7 +196,9 @@ impl Dialect for HuggingFace {
                     settings.optimizer = c.settings.optimizer;
                 }
             }
-            extra.push(dr.into_report());
+            let mut report = dr.into_report();
+            report.named_inside = named_inside;
+            extra.push(report);
         }
         if let Some(l) = launch {
             extra.push(l.report);
@@ -282,15 +285,85 @@ fn count(r: &mut Reader, key: &str, default: u64) -> Option<u64> {
     r.uint(&[key], 1).map(|v| v.value)
 }
 
-/// The DeepSpeed file the run uses, parsed; a finding when it is named but
-/// cannot be read.
-fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>) -> Option<Reader> {
-    let (named, span) = if let Some(path) = &opts.deepspeed_config {
-        (path.display().to_string(), r.span(&[]))
-    } else if let Some(s) = r.str(&["deepspeed"]) {
-        (s.value, s.span)
-    } else if let Some(path) = launch.and_then(|l| l.deepspeed_file.clone()) {
-        (path, r.span(&[]))
+/// The DeepSpeed file the run uses, parsed, and whether a file named it
+/// (its findings then quote only their line); a finding when it is named
+/// but not read. The Trainer takes `deepspeed` as a path or a dict: an
+/// empty string turns DeepSpeed off (`TrainingArguments.__post_init__` in
+/// transformers' `src/transformers/training_args.py` tests `if
+/// self.deepspeed:`, then hands it to `HfTrainerDeepSpeedConfig`), and a
+/// path is opened relative to the working directory (accelerate's
+/// `src/accelerate/utils/deepspeed.py`, `HfDeepSpeedConfig.__init__`:
+/// `os.path.exists`, then `io.open`).
+fn deepspeed_file(
+    r: &mut Reader,
+    opts: &ImportOptions,
+    launch: Option<&mut Launch>,
+) -> Option<(Reader, bool)> {
+    let recipe = r.str(&["deepspeed"]).filter(|s| !s.value.is_empty());
+    let (shown, text, span, named_inside) = if let Some(path) = &opts.deepspeed_config {
+        // Named on the command line: read as given.
+        let shown = path.display().to_string();
+        let span = r.span(&[]);
+        match files::read(path) {
+            Ok(text) => (shown, text, span, false),
+            Err(reason) => {
+                r.push(
+                    Diagnostic::error(
+                        Code::File,
+                        owned(&["deepspeed"]),
+                        format!("the DeepSpeed file {shown} cannot be read: {reason}"),
+                    )
+                    .warning()
+                    .help("give a readable file with --deepspeed-config FILE")
+                    .at(span, "file not read"),
+                );
+                return None;
+            }
+        }
+    } else if let Some(named) = recipe {
+        let lookup = Lookup::new(opts.search_dirs.clone(), &opts.allow_paths);
+        match lookup.read(&named.value, MAX_FILE_BYTES) {
+            Ok(found) => (
+                found.shown.display().to_string(),
+                found.text,
+                named.span,
+                true,
+            ),
+            Err(refusal) => {
+                r.push(not_read(
+                    &refusal,
+                    &named.value,
+                    "the recipe",
+                    owned(&["deepspeed"]),
+                    named.span,
+                ));
+                return None;
+            }
+        }
+    } else if let Some(launch) = launch
+        && let Some((named, span)) = launch.deepspeed_file.clone()
+    {
+        // Named by the Accelerate config: looked for from there too, and
+        // read within its repository.
+        let mut dirs = opts.search_dirs.clone();
+        let mut allowed = opts.allow_paths.clone();
+        if let Some(root) = named::repository_root(&launch.path) {
+            dirs.extend(named::search_dirs(&launch.path, &root));
+            allowed.push(root);
+        }
+        match Lookup::new(dirs, &allowed).read(&named, MAX_FILE_BYTES) {
+            Ok(found) => (found.shown.display().to_string(), found.text, span, true),
+            Err(refusal) => {
+                launch.report.findings.push(not_read(
+                    &refusal,
+                    &named,
+                    "the Accelerate config",
+                    owned(&["deepspeed_config", "deepspeed_config_file"]),
+                    span,
+                ));
+                return None;
+            }
+        }
     } else {
         if matches!(
             r.node(&["deepspeed"]).map(|n| &n.kind),
@@ -310,44 +383,8 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
         }
         return None;
     };
-    let path = match files::find(&named, &opts.search_dirs) {
-        Ok(path) => path,
-        Err(tried) => {
-            r.push(
-                Diagnostic::error(
-                    Code::File,
-                    owned(&["deepspeed"]),
-                    format!(
-                        "the DeepSpeed file `{named}` is not found (looked in {}), so its values are not checked against the Trainer's",
-                        tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-                    ),
-                )
-                .warning()
-                .help("give it with --deepspeed-config FILE")
-                .at(span, "file not found"),
-            );
-            return None;
-        }
-    };
-    let shown = path.display().to_string();
-    let text = match files::read(&path) {
-        Ok(text) => text,
-        Err(reason) => {
-            r.push(
-                Diagnostic::error(
-                    Code::File,
-                    owned(&["deepspeed"]),
-                    format!("the DeepSpeed file {shown} cannot be read: {reason}"),
-                )
-                .warning()
-                .help("give a readable file with --deepspeed-config FILE")
-                .at(span, "file not read"),
-            );
-            return None;
-        }
-    };
     match Reader::parse(&shown, &text, false) {
-        Ok(ds) => Some(ds),
+        Ok(ds) => Some((ds, named_inside)),
         Err(err) => {
             r.push(
                 Diagnostic::error(
@@ -361,6 +398,58 @@ fn deepspeed_file(r: &mut Reader, opts: &ImportOptions, launch: Option<&Launch>)
             None
         }
     }
+}
+
+/// The finding for a DeepSpeed file named inside `input` (`the recipe`)
+/// that is not read: why and the fix, and nothing read from the file.
+fn not_read(
+    refusal: &Refusal,
+    named: &str,
+    input: &str,
+    path: Vec<String>,
+    span: std::ops::Range<usize>,
+) -> Diagnostic {
+    const UNCHECKED: &str = "so its values are not checked against the Trainer's";
+    let (message, help, label) = match refusal {
+        Refusal::ControlCharacter(c) => (
+            format!(
+                "the DeepSpeed file named in {input} holds a control character (U+{c:04X}) in its name; it is not read, {UNCHECKED}"
+            ),
+            "write the file's name without control characters, or give the file with --deepspeed-config FILE".to_owned(),
+            "control character in the name",
+        ),
+        Refusal::Outside { .. } => (
+            format!(
+                "the DeepSpeed file `{named}` is outside the repository of {input} and is not read, {UNCHECKED}"
+            ),
+            "a file named inside an input is read only within the input's repository (the nearest folder above it with .git, else its folder), so that a file from elsewhere cannot make accum read /etc/passwd or a secret beside the checkout: allow the folder with --allow-path DIR, or give the file with --deepspeed-config FILE".to_owned(),
+            "outside the repository",
+        ),
+        Refusal::NotFound { tried } => (
+            format!(
+                "the DeepSpeed file `{named}` is not found (looked in {}), {UNCHECKED}",
+                tried
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "give it with --deepspeed-config FILE".to_owned(),
+            "file not found",
+        ),
+        Refusal::Unreadable { shown, reason } => (
+            format!(
+                "the DeepSpeed file {} cannot be read: {reason}",
+                shown.display()
+            ),
+            "give a readable file with --deepspeed-config FILE".to_owned(),
+            "file not read",
+        ),
+    };
+    Diagnostic::error(Code::File, path, message)
+        .warning()
+        .help(help)
+        .at(span, label)
 }
 
 /// Lengths, logging, precision, clipping and the optimizer, as the Trainer

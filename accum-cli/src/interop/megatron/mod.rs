@@ -147,6 +147,7 @@ fn report(
         text: text.to_owned(),
         findings,
         unread,
+        named_inside: false,
     }
 }
 
