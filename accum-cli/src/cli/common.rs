@@ -316,19 +316,43 @@ pub(crate) struct CalcArgs {
 }
 
 /// Parses a span written on a command line: `128k-examples`, `4B_tokens`, or
-/// with a (quoted) space.
-fn parse_span(text: &str) -> Result<Span, String> {
-    text.replace(['-', '_'], " ")
-        .parse::<Span>()
-        .map_err(|err| {
-            let fix = match &err {
-                accum_core::SpanError::UnknownUnit { number, word } => {
-                    crate::suggest::unit_did_you_mean(number, word).unwrap_or_else(|| err.fix())
-                }
-                _ => err.fix(),
-            };
-            format!("{}; {fix}", err.message())
-        })
+/// with a (quoted) space. The one reader of every length option (`--span`,
+/// `--total`, a stage's end, a ramp's length): the number is read before
+/// the `-` that joins it to its unit, so that `-5-updates` is refused as
+/// negative instead of read as 5, and `0x5-updates` as no number; a length
+/// of 0 is refused, since none of these options means anything at 0.
+pub(crate) fn parse_span(text: &str) -> Result<Span, String> {
+    let trimmed = text.trim();
+    if let Some(rest) = trimmed.strip_prefix('-') {
+        return Err(format!(
+            "`{text}` is negative; a length counts from 0: write it without the sign, e.g. {}",
+            rest.trim_start()
+        ));
+    }
+    let parsed = match trimmed.find(|c: char| c == '-' || c.is_whitespace()) {
+        Some(at) => {
+            let (number, unit) = (&trimmed[..at], trimmed[at + 1..].trim());
+            accum_core::parse_count(number)
+                .and_then(|_| format!("{number} {}", unit.replace(['-', '_'], " ")).parse::<Span>())
+        }
+        None => trimmed.replace('_', " ").parse::<Span>(),
+    };
+    let span = parsed.map_err(|err| {
+        let fix = match &err {
+            accum_core::SpanError::UnknownUnit { number, word } => {
+                crate::suggest::unit_did_you_mean(number, word).unwrap_or_else(|| err.fix())
+            }
+            _ => err.fix(),
+        };
+        format!("{}; {fix}", err.message())
+    })?;
+    if span.value() == 0 {
+        return Err(format!(
+            "`{text}` is a length of 0; give a length above 0, e.g. 1-{}",
+            span.unit().plural()
+        ));
+    }
+    Ok(span)
 }
 
 /// Parses `--stage B:UNTIL`.
