@@ -21,7 +21,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 
 /// Output = input is refused: the input would be replaced by what was
 /// made from it, with exit 0 and no warning.
-fn not_an_input(path: &Path) -> Result<(), CliError> {
+pub(crate) fn not_an_input(path: &Path) -> Result<(), CliError> {
     match crate::source::input_at(path) {
         None => Ok(()),
         Some(input) => Err(CliError::usage(format!(
@@ -50,7 +50,7 @@ pub(crate) fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), CliError> 
 /// An output path names a file: not a directory, and not a name that ends
 /// in `/` (a folder to be), which the rename would refuse only after other
 /// outputs were written beside it.
-fn output_path(path: &Path) -> Result<(), CliError> {
+pub(crate) fn output_path(path: &Path) -> Result<(), CliError> {
     if path.is_dir() {
         return Err(CliError::usage(format!(
             "{}: is a directory; give a file name",

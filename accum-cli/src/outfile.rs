@@ -83,7 +83,8 @@ fn extension_list(formats: &[FileFormat]) -> String {
     }
 }
 
-/// The format `command` writes `path` in: the one its extension names,
+/// The format `command` writes `path` in (`writes` holds its formats, the
+/// default first): the one its extension names,
 /// among the formats the command `writes`, agreeing with `explicit`
 /// (`--format`) when both are given; else a usage error that lists the
 /// extensions the command writes.
@@ -93,6 +94,16 @@ pub(crate) fn output_format(
     explicit: Option<FileFormat>,
     command: &str,
 ) -> Result<FileFormat, CliError> {
+    // An output that is an input is refused as such first: that is the
+    // mistake, whatever its name says.
+    crate::fsio::not_an_input(path)?;
+    // So is a folder, or a name that ends in `/`.
+    crate::fsio::output_path(path)?;
+    // A device or a pipe (`/dev/null`, `/dev/stdout`) is written to in the
+    // format asked for, else the command's first: its name says none.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Ok(explicit.unwrap_or(writes[0]));
+    }
     let shown = path.display();
     let list = extension_list(writes);
     match (FileFormat::of_path(path), explicit) {
@@ -157,5 +168,12 @@ mod tests {
             err.contains("`schema` does not write: name the file .json"),
             "{err}"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_written_in_the_commands_format() {
+        assert_eq!(format("/dev/null", None), Ok(Toml));
+        assert_eq!(format("/dev/null", Some(Json)), Ok(Json));
     }
 }

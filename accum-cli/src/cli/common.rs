@@ -86,12 +86,13 @@ pub(crate) struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareAxis::Tokens)]
     pub(crate) axis: CompareAxis,
 
-    /// Output format (default: from the -o extension, else md); csv is not
+    /// Output format (default: from the -o extension; md on stdout); csv is not
     /// one of them.
     #[arg(long, value_enum)]
     pub(crate) format: Option<SheetFormat>,
 
-    /// Write the comparison to this file (atomically) instead of stdout.
+    /// Write the comparison to this file (atomically) instead of stdout; its
+    /// extension says the format (.md, .html, .json), and must agree with --format.
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 }
@@ -107,11 +108,12 @@ pub(crate) struct SheetArgs {
     #[arg(long, value_name = "RUN.json")]
     pub(crate) report: Option<std::path::PathBuf>,
 
-    /// Output format (default: from the -o extension, else md).
+    /// Output format (default: from the -o extension; md on stdout).
     #[arg(long, value_enum)]
     pub(crate) format: Option<SheetFormat>,
 
-    /// Write the sheet to this file (atomically) instead of stdout.
+    /// Write the sheet to this file (atomically) instead of stdout; its
+    /// extension says the format (.md, .html, .json, .csv), and must agree with --format.
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 }
@@ -119,7 +121,7 @@ pub(crate) struct SheetArgs {
 /// Arguments of `schema`.
 #[derive(Debug, Args)]
 pub(crate) struct SchemaArgs {
-    /// Write the schema to this file (atomically) instead of stdout.
+    /// Write the schema to this file (atomically) instead of stdout; a .json name.
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<std::path::PathBuf>,
 }
@@ -171,7 +173,8 @@ pub(crate) struct ReplanArgs {
     #[arg(long, value_name = "SIZE", requires = "memory_budget")]
     pub(crate) activation_per_example: Option<accum_core::estimate::ByteSize>,
 
-    /// Write the new configuration to this file (atomically).
+    /// Write the new configuration to this file (atomically), named with the
+    /// extension of the file's own format.
     #[arg(short, long, value_name = "FILE", conflicts_with = "in_place")]
     pub(crate) output: Option<std::path::PathBuf>,
 
