@@ -197,6 +197,9 @@ pub(crate) fn is_yaml(name: &str, text: &str) -> bool {
     })
 }
 
+/// Why a YAML file of arguments could not be read, and where.
+type YamlFailure = (String, Option<Range<usize>>);
+
 /// The arguments of a YAML file: keys that start with `--` (with `true`
 /// for a flag and `false`/`null` for an option left out), or, when there are
 /// none, every leaf key as `--key-with-dashes`. `${VAR}` in a value is the
@@ -207,7 +210,7 @@ pub(crate) fn from_yaml(
     name: &str,
     text: &str,
     env: &[(String, String)],
-) -> Result<(Invocation, Vec<ReadNote>), (String, Option<Range<usize>>)> {
+) -> Result<(Invocation, Vec<ReadNote>), YamlFailure> {
     let doc = Document::parse_with(
         name.to_owned(),
         text.to_owned(),
