@@ -117,7 +117,7 @@ const IN_PLACE_HINT: &str = " (`accum replan --in-place` rewrites a config and k
 /// An output path names a file: not a directory, and not a name that ends
 /// in `/` (a folder to be), which the rename would refuse only after other
 /// outputs were written beside it.
-fn output_path(path: &Path) -> Result<(), CliError> {
+pub(crate) fn output_path(path: &Path) -> Result<(), CliError> {
     if path.is_dir() {
         return Err(CliError::usage(format!(
             "{}: is a directory; give a file name",

@@ -20,6 +20,7 @@ mod fsio;
 pub mod harness;
 pub mod interop;
 mod load;
+mod outfile;
 mod output;
 mod quantity;
 mod replan;

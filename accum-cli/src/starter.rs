@@ -259,14 +259,22 @@ fn commented(line: &str, comment: &str, width: usize) -> String {
 pub(crate) fn starter_text(path: &Path, name: &str) -> Result<String, CliError> {
     let schema = format!("./{SCHEMA_FILE}");
     let sections = starter(name);
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("toml") | None => Ok(commented_text(&TOML, &sections, &schema)),
-        Some("yaml" | "yml") => Ok(commented_text(&YAML, &sections, &schema)),
-        Some("json") => json_text(&sections, &schema),
-        Some(other) => Err(CliError::usage(format!(
-            "{}: `.{other}` is not a configuration format; use .toml, .yaml or .json",
-            path.display()
-        ))),
+    use crate::outfile::{FileFormat, output_format};
+    // The extension says the format (`.TOML` too); a name without one is TOML.
+    let format = if path.extension().is_none() {
+        FileFormat::Toml
+    } else {
+        output_format(
+            path,
+            &[FileFormat::Toml, FileFormat::Yaml, FileFormat::Json],
+            None,
+            "init",
+        )?
+    };
+    match format {
+        FileFormat::Yaml => Ok(commented_text(&YAML, &sections, &schema)),
+        FileFormat::Json => json_text(&sections, &schema),
+        _ => Ok(commented_text(&TOML, &sections, &schema)),
     }
 }
 

@@ -82,7 +82,8 @@ pub(crate) struct ImportArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) allow_path: Vec<std::path::PathBuf>,
 
-    /// Write the accum config to this file (atomically, only when there is no error); import only.
+    /// Write the accum config to this file (atomically, only when there is no
+    /// error), in the format its extension says: .toml, .yaml, .yml or .json; import only.
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 
@@ -120,7 +121,9 @@ pub(crate) struct ExportArgs {
     #[arg(value_name = "CONFIG")]
     pub(crate) config: std::path::PathBuf,
 
-    /// Write the framework's file to this path (atomically) instead of stdout.
+    /// Write the framework's file to this path (atomically) instead of stdout,
+    /// named with the extension of its format: .json for deepspeed and hf,
+    /// .sh or .txt for megatron, .yaml or .yml for the others.
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 }

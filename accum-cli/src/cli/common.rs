@@ -86,12 +86,13 @@ pub(crate) struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareAxis::Tokens)]
     pub(crate) axis: CompareAxis,
 
-    /// Output format (default: from the -o extension, else md); csv is not
+    /// Output format (default: from the -o extension; md on stdout); csv is not
     /// one of them.
     #[arg(long, value_enum)]
     pub(crate) format: Option<SheetFormat>,
 
-    /// Write the comparison to this file (atomically) instead of stdout.
+    /// Write the comparison to this file (atomically) instead of stdout; its
+    /// extension says the format (.md, .html, .json), and must agree with --format.
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 }
@@ -107,11 +108,12 @@ pub(crate) struct SheetArgs {
     #[arg(long, value_name = "RUN.json")]
     pub(crate) report: Option<std::path::PathBuf>,
 
-    /// Output format (default: from the -o extension, else md).
+    /// Output format (default: from the -o extension; md on stdout).
     #[arg(long, value_enum)]
     pub(crate) format: Option<SheetFormat>,
 
-    /// Write the sheet to this file (atomically) instead of stdout.
+    /// Write the sheet to this file (atomically) instead of stdout; its
+    /// extension says the format (.md, .html, .json, .csv), and must agree with --format.
     #[arg(short, long, value_name = "OUT")]
     pub(crate) output: Option<std::path::PathBuf>,
 }
@@ -119,7 +121,7 @@ pub(crate) struct SheetArgs {
 /// Arguments of `schema`.
 #[derive(Debug, Args)]
 pub(crate) struct SchemaArgs {
-    /// Write the schema to this file (atomically) instead of stdout.
+    /// Write the schema to this file (atomically) instead of stdout; a .json name.
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<std::path::PathBuf>,
 }
@@ -171,7 +173,8 @@ pub(crate) struct ReplanArgs {
     #[arg(long, value_name = "SIZE", requires = "memory_budget")]
     pub(crate) activation_per_example: Option<accum_core::estimate::ByteSize>,
 
-    /// Write the new configuration to this file (atomically).
+    /// Write the new configuration to this file (atomically), named with the
+    /// extension of the file's own format.
     #[arg(short, long, value_name = "FILE", conflicts_with = "in_place")]
     pub(crate) output: Option<std::path::PathBuf>,
 
@@ -316,19 +319,43 @@ pub(crate) struct CalcArgs {
 }
 
 /// Parses a span written on a command line: `128k-examples`, `4B_tokens`, or
-/// with a (quoted) space.
-fn parse_span(text: &str) -> Result<Span, String> {
-    text.replace(['-', '_'], " ")
-        .parse::<Span>()
-        .map_err(|err| {
-            let fix = match &err {
-                accum_core::SpanError::UnknownUnit { number, word } => {
-                    crate::suggest::unit_did_you_mean(number, word).unwrap_or_else(|| err.fix())
-                }
-                _ => err.fix(),
-            };
-            format!("{}; {fix}", err.message())
-        })
+/// with a (quoted) space. The one reader of every length option (`--span`,
+/// `--total`, a stage's end, a ramp's length): the number is read before
+/// the `-` that joins it to its unit, so that `-5-updates` is refused as
+/// negative instead of read as 5, and `0x5-updates` as no number; a length
+/// of 0 is refused, since none of these options means anything at 0.
+pub(crate) fn parse_span(text: &str) -> Result<Span, String> {
+    let trimmed = text.trim();
+    if let Some(rest) = trimmed.strip_prefix('-') {
+        return Err(format!(
+            "`{text}` is negative; a length counts from 0: write it without the sign, e.g. {}",
+            rest.trim_start()
+        ));
+    }
+    let parsed = match trimmed.find(|c: char| c == '-' || c.is_whitespace()) {
+        Some(at) => {
+            let (number, unit) = (&trimmed[..at], trimmed[at + 1..].trim());
+            accum_core::parse_count(number)
+                .and_then(|_| format!("{number} {}", unit.replace(['-', '_'], " ")).parse::<Span>())
+        }
+        None => trimmed.replace('_', " ").parse::<Span>(),
+    };
+    let span = parsed.map_err(|err| {
+        let fix = match &err {
+            accum_core::SpanError::UnknownUnit { number, word } => {
+                crate::suggest::unit_did_you_mean(number, word).unwrap_or_else(|| err.fix())
+            }
+            _ => err.fix(),
+        };
+        format!("{}; {fix}", err.message())
+    })?;
+    if span.value() == 0 {
+        return Err(format!(
+            "`{text}` is a length of 0; give a length above 0, e.g. 1-{}",
+            span.unit().plural()
+        ));
+    }
+    Ok(span)
 }
 
 /// Parses `--stage B:UNTIL`.

@@ -36,6 +36,8 @@ fn names(paths: &[&Path]) -> Vec<String> {
 }
 
 pub(crate) fn run(args: &CompareArgs) -> Result<Exit, CliError> {
+    // The output's name says the format (`crate::outfile`), checked before the work.
+    crate::sheet::output::format_for(args.output.as_deref(), args.format, "compare")?;
     let reports = args
         .reports
         .iter()
@@ -59,7 +61,7 @@ pub(crate) fn run(args: &CompareArgs) -> Result<Exit, CliError> {
         CompareAxis::Updates => LogAxis::Updates,
     };
     let comparison = compare(&runs, axis).map_err(CliError::invalid)?;
-    crate::sheet::output::write(&comparison, args.format, args.output.as_deref())?;
+    crate::sheet::output::write(&comparison, args.format, args.output.as_deref(), "compare")?;
     Ok(Exit::Ok)
 }
 

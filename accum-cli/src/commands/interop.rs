@@ -13,6 +13,7 @@ use crate::formats;
 use crate::fsio::write_atomic;
 use crate::interop::{self, FileReport};
 use crate::load::load_checked;
+use crate::outfile::{FileFormat, output_format};
 use crate::output::{eprint_safe, eprintln_safe};
 use crate::output::{print_json, print_text};
 
@@ -20,6 +21,20 @@ use crate::output::{print_json, print_text};
 /// stderr in the chosen format (`json` prints both as one object).
 pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
     let name = args.file.display().to_string();
+    // The name is checked before the work: the config is written in the
+    // format of its extension.
+    let out_format = args
+        .output
+        .as_deref()
+        .map(|out| {
+            output_format(
+                out,
+                &[FileFormat::Toml, FileFormat::Yaml, FileFormat::Json],
+                None,
+                "import",
+            )
+        })
+        .transpose()?;
     let read = Read::of(args, &args.file)?;
     let errors = read.count(Severity::Error);
     let reports = findings_of(&read.files);
@@ -53,7 +68,17 @@ pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
         match &args.output {
             // A file is written only when the import succeeds: a
             // failing command leaves the output as it was.
-            Some(out) if errors == 0 => write_atomic(out, toml.as_bytes())?,
+            Some(out) if errors == 0 => {
+                let text = match out_format {
+                    Some(FileFormat::Json) => serde_json::to_string_pretty(&imported.config)
+                        .map(|t| t + "\n")
+                        .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?,
+                    Some(FileFormat::Yaml) => serde_saphyr::to_string(&imported.config)
+                        .map_err(|err| CliError::usage(format!("cannot render YAML: {err}")))?,
+                    _ => toml,
+                };
+                write_atomic(out, text.as_bytes())?;
+            }
             Some(out) => eprintln_safe!(
                 "{name}: {} not written: fix the errors above",
                 out.display()
@@ -141,6 +166,9 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
 /// framework; notes about keys the framework's file does not carry go to
 /// stderr.
 pub(crate) fn export(args: &ExportArgs) -> Result<Exit, CliError> {
+    if let Some(out) = &args.output {
+        output_format(out, &[export_format(args.framework)], None, "export")?;
+    }
     let checked = load_checked::<TrainingConfig>(&args.config, TrainingConfig::check)?;
     let partial: PartialConfig = serde_json::from_value(checked.doc.to_json())
         .map_err(|err| CliError::invalid(format!("{}: {err}", args.config.display())))?;
@@ -153,4 +181,18 @@ pub(crate) fn export(args: &ExportArgs) -> Result<Exit, CliError> {
         None => print_text(&exported.text)?,
     }
     Ok(Exit::Ok)
+}
+
+/// The format of a framework's exported file: DeepSpeed's config and
+/// Hugging Face's training arguments are JSON, Megatron-LM's an argument
+/// list, the others YAML.
+fn export_format(framework: interop::Framework) -> FileFormat {
+    use interop::Framework;
+    match framework {
+        Framework::DeepSpeed | Framework::HuggingFace => FileFormat::Json,
+        Framework::Megatron => FileFormat::Shell,
+        Framework::Lightning | Framework::NeMo | Framework::Axolotl | Framework::LitGpt => {
+            FileFormat::Yaml
+        }
+    }
 }

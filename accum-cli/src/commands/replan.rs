@@ -51,7 +51,18 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
     let result = replan(&checked.doc, &schema.map, &checked.plan, max)
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
     match (&args.output, args.in_place) {
-        (Some(out), _) => write_atomic(out, result.text.as_bytes())?,
+        (Some(out), _) => {
+            // The new configuration keeps the file's format, which the
+            // output's name must say.
+            use crate::outfile::{FileFormat, output_format};
+            let kept = match checked.doc.format {
+                crate::source::SourceFormat::Toml => FileFormat::Toml,
+                crate::source::SourceFormat::Yaml => FileFormat::Yaml,
+                crate::source::SourceFormat::Json => FileFormat::Json,
+            };
+            output_format(out, &[kept], None, "replan")?;
+            write_atomic(out, result.text.as_bytes())?;
+        }
         (None, true) => {
             // The backup and the new file: both or neither.
             let bak = backup_path(&args.file);

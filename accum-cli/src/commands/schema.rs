@@ -5,6 +5,7 @@ use crate::cli::SchemaArgs;
 use crate::error::{CliError, Exit};
 use crate::fsio::write_atomic;
 use crate::load::{CliConfig, Schema};
+use crate::outfile::{FileFormat, output_format};
 use crate::output::print_text;
 
 pub(crate) fn run<T: CliConfig>(args: &SchemaArgs) -> Result<Exit, CliError> {
@@ -12,7 +13,10 @@ pub(crate) fn run<T: CliConfig>(args: &SchemaArgs) -> Result<Exit, CliError> {
     let text = serde_json::to_string_pretty(&schema.value)
         .map_err(|err| CliError::usage(format!("cannot render the schema: {err}")))?;
     match &args.output {
-        Some(path) => write_atomic(path, format!("{text}\n").as_bytes())?,
+        Some(path) => {
+            output_format(path, &[FileFormat::Json], None, "schema")?;
+            write_atomic(path, format!("{text}\n").as_bytes())?;
+        }
         None => print_text(&format!("{text}\n"))?,
     }
     Ok(Exit::Ok)

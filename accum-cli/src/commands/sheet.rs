@@ -49,7 +49,16 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
         Some(path) => Some((path.display().to_string(), read_report(path)?)),
         None => None,
     };
-    if args.format == Some(SheetFormat::Csv) {
+    // The output's name says the format (`crate::outfile`), checked before the work.
+    let format = match &args.output {
+        Some(out) => Some(crate::sheet::output::format_for(
+            Some(out),
+            args.format,
+            "sheet",
+        )?),
+        None => args.format,
+    };
+    if format == Some(SheetFormat::Csv) {
         let Some((source, report)) = &report else {
             return Err(CliError::usage(
                 "--format csv gives the per-update statistics of a run: add `--report RUN.json`",
@@ -81,6 +90,6 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
             .as_ref()
             .map(|(source, report)| (source.clone(), report)),
     );
-    crate::sheet::output::write(&model, args.format, args.output.as_deref())?;
+    crate::sheet::output::write(&model, format, args.output.as_deref(), "sheet")?;
     Ok(Exit::Ok)
 }

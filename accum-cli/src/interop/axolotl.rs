@@ -27,6 +27,7 @@ use super::export::{Out, yaml};
 use super::reader::{Reader, owned};
 use super::{ExportError, Framework, ImportError, ImportOptions};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::YamlLoader;
 
 /// The axolotl dialect.
 pub(crate) struct Axolotl;
@@ -39,7 +40,9 @@ impl Dialect for Axolotl {
     const FRAMEWORK: Framework = Framework::Axolotl;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        read_arguments(name, text, |r| read(r, opts))
+        // axolotl reads its config with `yaml.safe_load`
+        // (`axolotl/cli/config.py`, `load_cfg`).
+        read_arguments(name, text, YamlLoader::PyYaml11, |r| read(r, opts))
     }
 }
 

@@ -272,15 +272,17 @@ pub(crate) fn world_from_options(opts: &ImportOptions) -> Option<u64> {
     opts.world_size.or(opts.num_processes)
 }
 
-/// One YAML or JSON file of training arguments, read by `read`: strings
+/// One YAML or JSON file of training arguments, YAML read as `loader`
+/// reads it, then read by `read`: strings
 /// that hold numbers are numbers there (`"1e-4"`, as LightningCLI's and
 /// axolotl's parsers take them).
 pub(crate) fn read_arguments(
     name: &str,
     text: &str,
+    loader: crate::source::YamlLoader,
     read: impl FnOnce(&mut Reader) -> Option<FrameworkBatch>,
 ) -> Result<Reading, ImportError> {
-    let mut r = Reader::parse(name, text, true)?;
+    let mut r = Reader::parse(name, text, Some(loader))?;
     r.strings_are_numbers = true;
     let batch = read(&mut r);
     Ok(Reading {

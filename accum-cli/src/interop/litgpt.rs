@@ -27,6 +27,7 @@ use super::lightning::{LITGPT_GLOBAL as GLOBAL, LITGPT_MICRO as MICRO, Trainer};
 use super::reader::{Reader, owned};
 use super::{ExportError, Framework, ImportError, ImportOptions};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::YamlLoader;
 
 /// The LitGPT dialect.
 pub(crate) struct LitGpt;
@@ -35,7 +36,9 @@ impl Dialect for LitGpt {
     const FRAMEWORK: Framework = Framework::LitGpt;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        read_arguments(name, text, |r| read(r, opts))
+        // `litgpt … --config` is jsonargparse's `ActionConfigFile`
+        // (`litgpt/__main__.py`, `_new_parser`).
+        read_arguments(name, text, YamlLoader::JsonArgParse, |r| read(r, opts))
     }
 }
 

@@ -11,7 +11,7 @@ use accum_core::Code;
 use super::census;
 use super::{FileReport, ImportError};
 use crate::diagnostic::Diagnostic;
-use crate::source::{Document, Node, NodeKind, SourceFormat, line_col};
+use crate::source::{Document, Node, NodeKind, ReadNote, SourceFormat, YamlLoader, line_col};
 
 /// A value read from a file, with where it was.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +35,9 @@ pub(crate) struct Reader {
     pub(crate) strings_are_numbers: bool,
     /// Every path looked up, for the census of what was left unread.
     read: RefCell<HashSet<Vec<String>>>,
+    /// Where each value looked up starts, for the notes on values the
+    /// loader reads differently from their text.
+    read_at: RefCell<HashSet<usize>>,
 }
 
 /// Whether a text looks like YAML rather than JSON (JSON is also YAML, but
@@ -63,19 +66,24 @@ pub(crate) fn looks_like_json(name: &str, text: &str) -> bool {
 }
 
 impl Reader {
-    /// Parses JSON, or YAML when `yaml` is allowed and the text is not JSON.
-    pub(crate) fn parse(name: &str, text: &str, yaml: bool) -> Result<Reader, ImportError> {
-        let format = if !yaml || looks_like_json(name, text) {
-            SourceFormat::Json
-        } else {
-            SourceFormat::Yaml
+    /// Parses JSON, or YAML as the framework's `yaml` loader reads it when
+    /// one is given and the text is not JSON.
+    pub(crate) fn parse(
+        name: &str,
+        text: &str,
+        yaml: Option<YamlLoader>,
+    ) -> Result<Reader, ImportError> {
+        let (format, loader) = match yaml {
+            Some(loader) if !looks_like_json(name, text) => (SourceFormat::Yaml, loader),
+            _ => (SourceFormat::Json, YamlLoader::Yaml12),
         };
-        Document::parse(name.to_owned(), text.to_owned(), format)
+        Document::parse_with(name.to_owned(), text.to_owned(), format, loader)
             .map(|doc| Reader {
                 doc,
                 findings: Vec::new(),
                 strings_are_numbers: false,
                 read: RefCell::default(),
+                read_at: RefCell::default(),
             })
             .map_err(|err| {
                 let (line, column) = err
@@ -93,8 +101,22 @@ impl Reader {
 
     /// The file and its findings, with the keys of the batch vocabulary
     /// that were not looked up.
-    pub(crate) fn into_report(self) -> FileReport {
+    pub(crate) fn into_report(mut self) -> FileReport {
         let unread = census::unread_keys(&self.doc.root, &self.read.borrow());
+        // A value read differently from its text is worth a warning where
+        // the value is read; a key given twice, always.
+        let read_at = self.read_at.borrow();
+        for note in &self.doc.notes {
+            // A number the loader leaves as text (`2e-5`) is a number again
+            // to a framework whose argument parser converts it.
+            let converted = self.strings_are_numbers
+                && matches!(self.doc.node(&note.path).map(|n| &n.kind),
+                    Some(NodeKind::String(s)) if python_number(s).is_some());
+            if note.always || (read_at.contains(&note.span.start) && !converted) {
+                self.findings.push(note_finding(note));
+            }
+        }
+        drop(read_at);
         FileReport {
             name: self.doc.name,
             text: self.doc.text,
@@ -107,6 +129,9 @@ impl Reader {
     pub(crate) fn node(&self, path: &[&str]) -> Option<&Node> {
         let path = owned(path);
         let node = self.doc.node(&path);
+        if let Some(n) = node {
+            self.read_at.borrow_mut().insert(n.span.start);
+        }
         self.read.borrow_mut().insert(path);
         node
     }
@@ -272,6 +297,16 @@ impl Reader {
     pub(crate) fn truthy(&mut self, path: &[&str]) -> bool {
         self.bool(path).is_some_and(|b| b.value)
     }
+}
+
+/// The warning for a value the framework's loader reads differently from
+/// its text (`accum::interop::value`: the file is read differently than it
+/// looks).
+pub(crate) fn note_finding(note: &ReadNote) -> Diagnostic {
+    Diagnostic::error(Code::InteropValue, note.path.clone(), note.message.clone())
+        .warning()
+        .help(note.help.clone())
+        .at(note.span.clone(), "read by the framework's loader")
 }
 
 /// A number as read.

@@ -17,13 +17,39 @@ use crate::fsio::{Outputs, check_writable};
 use crate::output::print_text;
 use accum_core::fsio::{Derived, Naming, Replaces};
 
-/// The format of `output`'s extension, Markdown by default.
-pub(crate) fn format_for(output: Option<&Path>) -> SheetFormat {
-    match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
-        Some("html" | "htm") => SheetFormat::Html,
-        Some("json") => SheetFormat::Json,
-        _ => SheetFormat::Md,
+/// The format of a sheet: `--format`'s, which the extension of `output`
+/// must agree with, else the one the extension names (in any case), else
+/// Markdown on stdout; a name whose extension names no format a sheet
+/// has is refused (`crate::outfile`).
+pub(crate) fn format_for(
+    output: Option<&Path>,
+    format: Option<SheetFormat>,
+    command: &str,
+) -> Result<SheetFormat, CliError> {
+    // A run report's statistics as CSV are the sheet's, not a comparison's.
+    let csv = command == "sheet";
+    use crate::outfile::{FileFormat, output_format};
+    let Some(out) = output else {
+        return Ok(format.unwrap_or(SheetFormat::Md));
+    };
+    let to_file = |f: SheetFormat| match f {
+        SheetFormat::Md => FileFormat::Markdown,
+        SheetFormat::Html => FileFormat::Html,
+        SheetFormat::Json => FileFormat::Json,
+        SheetFormat::Csv => FileFormat::Csv,
+    };
+    let mut writes = vec![FileFormat::Markdown, FileFormat::Html, FileFormat::Json];
+    if csv {
+        writes.push(FileFormat::Csv);
     }
+    Ok(
+        match output_format(out, &writes, format.map(to_file), command)? {
+            FileFormat::Html => SheetFormat::Html,
+            FileFormat::Json => SheetFormat::Json,
+            FileFormat::Csv => SheetFormat::Csv,
+            _ => SheetFormat::Md,
+        },
+    )
 }
 
 /// The mark in every plot file beside a Markdown sheet, by which accum
@@ -117,9 +143,10 @@ pub(crate) fn write(
     doc: &dyn Document,
     format: Option<SheetFormat>,
     output: Option<&Path>,
+    command: &str,
 ) -> Result<(), CliError> {
     let mut outputs = Outputs::new();
-    let text = match format.unwrap_or_else(|| format_for(output)) {
+    let text = match format_for(output, format, command)? {
         SheetFormat::Json => doc.json()?,
         SheetFormat::Html => doc.html(),
         SheetFormat::Csv => {
@@ -180,13 +207,22 @@ mod tests {
 
     #[test]
     fn formats_and_plot_files_follow_the_output_name() {
-        assert_eq!(format_for(Some(Path::new("a/sheet.HTML"))), SheetFormat::Md);
+        let format = |out: Option<&str>, given| {
+            format_for(out.map(Path::new), given, "sheet").map_err(|e| e.to_string())
+        };
+        assert_eq!(format(Some("a/sheet.HTML"), None), Ok(SheetFormat::Html));
+        assert_eq!(format(Some("a/sheet.htm"), None), Ok(SheetFormat::Html));
+        assert_eq!(format(Some("sheet.json"), None), Ok(SheetFormat::Json));
+        assert_eq!(format(Some("r.csv"), None), Ok(SheetFormat::Csv));
+        assert_eq!(format(None, None), Ok(SheetFormat::Md));
+        assert_eq!(format(None, Some(SheetFormat::Html)), Ok(SheetFormat::Html));
         assert_eq!(
-            format_for(Some(Path::new("a/sheet.htm"))),
-            SheetFormat::Html
+            format(Some("sheet"), Some(SheetFormat::Html)),
+            Ok(SheetFormat::Html)
         );
-        assert_eq!(format_for(Some(Path::new("sheet.json"))), SheetFormat::Json);
-        assert_eq!(format_for(None), SheetFormat::Md);
+        assert!(format(Some("sheet"), None).is_err());
+        assert!(format(Some("sheet.yaml"), None).is_err());
+        assert!(format(Some("sheet.md"), Some(SheetFormat::Html)).is_err());
         let (sheet, _) = crate::sheet::tests::fp16_sheet();
         let loss = sheet.charts().nth(1).expect("the loss chart");
         assert_eq!(

@@ -8,9 +8,14 @@
 //! Loading is bounded: files over [`MAX_FILE_BYTES`] are refused before they
 //! are read, nesting deeper than [`MAX_DEPTH`] is refused, a JSON or TOML
 //! document holds at most [`MAX_VALUES`] values, YAML aliases are limited
-//! by the parser's budget, and duplicate keys are errors in every format.
-//! A lookup by key in a large table goes through an index ([`Document`]),
-//! so that a finding per key stays linear in the keys.
+//! by the parser's budget, and duplicate keys are errors in accum's own
+//! files. A framework's YAML is read as that framework's loader reads it
+//! ([`YamlLoader`]), with a [`ReadNote`] where that differs from YAML 1.2.
+//! A UTF-8 byte-order mark is dropped before any format reads the text
+//! ([`without_bom`]), so every reader accepts it and every position is
+//! counted from the first character. A lookup by key in a large table goes
+//! through an index ([`Document`]), so that a finding per key stays linear
+//! in the keys.
 
 use std::fmt;
 use std::fs;
@@ -20,8 +25,11 @@ use std::path::{Path, PathBuf};
 
 mod json;
 pub(crate) mod named;
+mod scalar;
 mod toml;
 mod yaml;
+
+pub use scalar::YamlLoader;
 
 /// The largest configuration file accum reads.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -154,6 +162,24 @@ pub struct Entry {
     pub value: Node,
 }
 
+/// A value that the file's loader reads differently from what its text
+/// suggests (`010` is 8 to PyYAML), or a key given twice with different
+/// values: a warning to give where the value matters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadNote {
+    /// The key path of the value.
+    pub path: Vec<String>,
+    /// Byte range of the value (of the later key, for a duplicate).
+    pub span: Range<usize>,
+    /// Both readings, in words.
+    pub message: String,
+    /// How to write the value so that every reader agrees.
+    pub help: String,
+    /// Whether the note holds whether or not the value is read (a
+    /// duplicate key); else only when the value is read.
+    pub always: bool,
+}
+
 /// A parsed configuration file.
 #[derive(Debug)]
 pub struct Document {
@@ -165,6 +191,8 @@ pub struct Document {
     pub format: SourceFormat,
     /// The root table.
     pub root: Node,
+    /// Values the loader reads differently from YAML 1.2 (framework YAML).
+    pub notes: Vec<ReadNote>,
     /// The keys of the large tables, built at the first lookup.
     keys: KeyIndex,
 }
@@ -177,6 +205,7 @@ impl Clone for Document {
             text: self.text.clone(),
             format: self.format,
             root: self.root.clone(),
+            notes: self.notes.clone(),
             keys: KeyIndex::default(),
         }
     }
@@ -589,10 +618,24 @@ pub(crate) fn read_opened(file: fs::File, path: &Path, limit: u64) -> Result<Str
             limit,
         });
     }
-    String::from_utf8(bytes).map_err(|err| LoadError::NotUtf8 {
-        path: path.to_owned(),
-        offset: err.utf8_error().valid_up_to(),
-    })
+    String::from_utf8(bytes)
+        .map(without_bom)
+        .map_err(|err| LoadError::NotUtf8 {
+            path: path.to_owned(),
+            offset: err.utf8_error().valid_up_to(),
+        })
+}
+
+/// The text without its UTF-8 byte-order mark, if it has one: the one
+/// place where a BOM is dropped, for every file accum reads (configs in each
+/// format, frameworks' files, scripts, reports, streams) and for text parsed
+/// directly. Editors do not count the mark as a character, so positions in
+/// the text without it are the ones the user sees.
+pub fn without_bom(mut text: String) -> String {
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    text
 }
 
 impl Document {
@@ -618,19 +661,30 @@ impl Document {
         Document::parse(path.display().to_string(), text, format).map_err(LoadError::Syntax)
     }
 
-    /// Parses text in a given format.
+    /// Parses text in a given format, YAML as accum's own files are read.
     pub fn parse(
         name: String,
         text: String,
         format: SourceFormat,
     ) -> Result<Document, SyntaxError> {
+        Document::parse_with(name, text, format, YamlLoader::Yaml12)
+    }
+
+    /// Parses text in a given format, YAML as `loader` reads it.
+    pub fn parse_with(
+        name: String,
+        text: String,
+        format: SourceFormat,
+        loader: YamlLoader,
+    ) -> Result<Document, SyntaxError> {
+        let text = without_bom(text);
         let parsed = match format {
-            SourceFormat::Toml => self::toml::parse(&text),
-            SourceFormat::Json => json::parse(&text),
-            SourceFormat::Yaml => yaml::parse(&text),
+            SourceFormat::Toml => self::toml::parse(&text).map(|root| (root, Vec::new())),
+            SourceFormat::Json => json::parse(&text).map(|root| (root, Vec::new())),
+            SourceFormat::Yaml => yaml::parse(&text, loader),
         };
         match parsed {
-            Ok(root) => {
+            Ok((root, notes)) => {
                 if !matches!(root.kind, NodeKind::Table(_)) {
                     return Err(SyntaxError {
                         message: format!(
@@ -660,6 +714,7 @@ impl Document {
                     format,
                     root,
                     keys: KeyIndex::default(),
+                    notes,
                 })
             }
             Err((message, span)) => Err(SyntaxError {

@@ -1,12 +1,16 @@
 //! YAML through serde-saphyr, with its location for every value and a
-//! budget on depth, aliases and expanded size.
+//! budget on depth, aliases and expanded size. Plain scalars are then read
+//! as the file's loader reads them ([`YamlLoader`], `scalar`): accum's own
+//! files as YAML 1.2, a framework's as its PyYAML loader does.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::{Entry, MAX_DEPTH, Node, NodeKind, ParseResult};
+use super::scalar::{self, Scalar, YamlLoader};
+use super::{Entry, MAX_DEPTH, Node, NodeKind, ReadNote};
 
 /// Alias uses a YAML file may have.
 const YAML_MAX_ALIASES: usize = 1_000;
@@ -15,7 +19,18 @@ const YAML_MAX_ALIASES: usize = 1_000;
 /// bomb of a few hundred bytes stops here instead of filling the memory.
 const YAML_MAX_NODES: usize = 200_000;
 
-pub(super) fn parse(text: &str) -> ParseResult {
+/// What is wrong and where.
+type Failure = (String, Option<Range<usize>>);
+
+pub(super) fn parse(text: &str, loader: YamlLoader) -> Result<(Node, Vec<ReadNote>), Failure> {
+    use serde_saphyr::DuplicateKeyPolicy;
+    // A framework's duplicate keys reach the tree, where its loader's rule
+    // is applied; accum's own files refuse them in the parser.
+    let duplicate_keys = if loader == YamlLoader::Yaml12 {
+        DuplicateKeyPolicy::Error
+    } else {
+        DuplicateKeyPolicy::PassThrough
+    };
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_depth: MAX_DEPTH,
@@ -23,6 +38,7 @@ pub(super) fn parse(text: &str) -> ParseResult {
             max_nodes: YAML_MAX_NODES,
             max_merge_keys: YAML_MAX_MERGE_KEYS,
         },
+        duplicate_keys: duplicate_keys,
     };
     let root: YamlNode = serde_saphyr::from_str_with_options(text, options).map_err(|err| {
         let span = err.location().and_then(|loc| {
@@ -34,7 +50,14 @@ pub(super) fn parse(text: &str) -> ParseResult {
         });
         (yaml_message(&err), span)
     })?;
-    Ok(root.into_node(text))
+    let mut reading = Reading {
+        text,
+        loader,
+        notes: Vec::new(),
+        path: Vec::new(),
+    };
+    let node = root.into_node(&mut reading)?;
+    Ok((node, reading.notes))
 }
 
 /// A budget's breach, by the name of the budget.
@@ -116,8 +139,8 @@ fn offset_of(text: &str, line: u64, column: u64) -> Option<usize> {
     Some(line_start + rest.char_indices().nth(col).map_or(rest.len(), |(i, _)| i))
 }
 
-/// A YAML node deserialized with its location.
-struct YamlNode(serde_saphyr::Spanned<YamlValue>);
+/// A YAML node deserialized with its location and its explicit tag.
+struct YamlNode(serde_saphyr::Spanned<serde_saphyr::Tagged<YamlValue>>);
 
 enum YamlValue {
     Null,
@@ -129,31 +152,206 @@ enum YamlValue {
     Table(Vec<(serde_saphyr::Spanned<String>, YamlNode)>),
 }
 
+/// The state of one file's reading: its loader, the notes on values that
+/// it reads differently from YAML 1.2, and the key path being read.
+struct Reading<'a> {
+    text: &'a str,
+    loader: YamlLoader,
+    notes: Vec<ReadNote>,
+    path: Vec<String>,
+}
+
 impl YamlNode {
-    fn into_node(self, text: &str) -> Node {
-        let span = yaml_span(&self.0.referenced, text);
-        let kind = match self.0.value {
-            YamlValue::Null => NodeKind::Null,
-            YamlValue::Bool(b) => NodeKind::Bool(b),
-            YamlValue::Integer(i) => NodeKind::Integer(i),
-            YamlValue::Float(f) => NodeKind::Float(f),
-            YamlValue::String(s) => NodeKind::String(s),
+    fn into_node(self, r: &mut Reading<'_>) -> Result<Node, Failure> {
+        let span = yaml_span(&self.0.referenced, r.text);
+        let tagged = self.0.value.1.is_some();
+        // An alias's text is its anchor's.
+        let defined = yaml_span(&self.0.defined, r.text);
+        let kind = match self.0.value.0 {
             YamlValue::Array(items) => {
-                NodeKind::Array(items.into_iter().map(|n| n.into_node(text)).collect())
+                let mut nodes = Vec::with_capacity(items.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    r.path.push(i.to_string());
+                    let node = item.into_node(r);
+                    r.path.pop();
+                    nodes.push(node?);
+                }
+                NodeKind::Array(nodes)
             }
-            YamlValue::Table(entries) => NodeKind::Table(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| Entry {
-                        key_span: yaml_span(&k.referenced, text),
-                        key: k.value,
-                        value: v.into_node(text),
-                    })
-                    .collect(),
-            ),
+            YamlValue::Table(entries) => NodeKind::Table(table(entries, r)?),
+            scalar_value => {
+                let kind = match scalar_value {
+                    YamlValue::Null => NodeKind::Null,
+                    YamlValue::Bool(b) => NodeKind::Bool(b),
+                    YamlValue::Integer(i) => NodeKind::Integer(i),
+                    YamlValue::Float(f) => NodeKind::Float(f),
+                    YamlValue::String(s) => NodeKind::String(s),
+                    YamlValue::Array(_) | YamlValue::Table(_) => {
+                        unreachable!("collections are matched above")
+                    }
+                };
+                match plain_text(&kind, tagged, defined, r.text) {
+                    Some(raw) => resolve(kind, raw, span.clone(), r)?,
+                    None => kind,
+                }
+            }
         };
-        Node { span, kind }
+        Ok(Node { span, kind })
     }
+}
+
+/// The text of a scalar written plain (no quotes, no block, no tag): the
+/// only scalars a loader resolves by their text.
+fn plain_text<'t>(
+    kind: &NodeKind,
+    tagged: bool,
+    span: Range<usize>,
+    text: &'t str,
+) -> Option<&'t str> {
+    if tagged {
+        return None;
+    }
+    let raw = text.get(span.clone())?;
+    if raw.starts_with(['"', '\'', '|', '>']) || raw.contains(['\n', '\r']) {
+        return None;
+    }
+    if let NodeKind::String(s) = kind
+        && (s != raw || after_block_indicator(&text[..span.start]))
+    {
+        return None;
+    }
+    Some(raw)
+}
+
+/// Whether the text before a scalar ends with a block scalar's indicator
+/// (`|-`, `>+2`), comments aside: a one-line `|-` block reads as its text.
+fn after_block_indicator(before: &str) -> bool {
+    let trimmed = before.trim_end();
+    if trimmed.len() == before.len() {
+        // The scalar starts on the indicator's line: not a block.
+        return false;
+    }
+    let line = trimmed.rsplit('\n').next().unwrap_or("");
+    let line = match line.find(" #") {
+        Some(i) => &line[..i],
+        None => line,
+    };
+    line.split_whitespace().last().is_some_and(|token| {
+        token.starts_with(['|', '>'])
+            && token[1..]
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '-' || c == '+')
+    })
+}
+
+/// A plain scalar as the loader reads it, with a note where that differs
+/// from YAML 1.2.
+fn resolve(
+    kind: NodeKind,
+    raw: &str,
+    span: Range<usize>,
+    r: &mut Reading<'_>,
+) -> Result<NodeKind, Failure> {
+    if r.loader == YamlLoader::Yaml12 {
+        if scalar::leading_zero(raw) {
+            let py = scalar::resolve_pyyaml(raw, YamlLoader::PyYaml11);
+            let core = scalar::resolve_core(raw);
+            let digits = raw
+                .trim_start_matches(['+', '-'])
+                .trim_start_matches(['0', '_']);
+            let fixed = match (digits, raw.starts_with('-')) {
+                ("", _) => "0".to_owned(),
+                (d, true) => format!("-{d}"),
+                (d, false) => d.to_owned(),
+            };
+            return Err((
+                format!(
+                    "`{raw}` has a leading zero: YAML 1.2 reads {}, YAML 1.1 readers such as PyYAML {}; write `{fixed}`, or quote the value for text",
+                    core.describe(raw),
+                    py.describe(raw),
+                ),
+                Some(span),
+            ));
+        }
+        return Ok(kind);
+    }
+    let read = scalar::resolve_pyyaml(raw, r.loader);
+    if let Some((message, help)) = scalar::surprise(raw, &read, r.loader) {
+        r.notes.push(ReadNote {
+            path: r.path.clone(),
+            span,
+            message,
+            help,
+            always: false,
+        });
+    }
+    Ok(match read {
+        Scalar::Null => NodeKind::Null,
+        Scalar::Bool(b) => NodeKind::Bool(b),
+        Scalar::Int(i) => NodeKind::Integer(i),
+        Scalar::Float(f) => NodeKind::Float(f),
+        Scalar::Str => NodeKind::String(raw.to_owned()),
+    })
+}
+
+/// A table's entries, with duplicate keys as the loader treats them: the
+/// last kept (PyYAML, `BaseConstructor.construct_mapping`), with a note when
+/// the values differ, or refused (OmegaConf).
+fn table(
+    entries: Vec<(serde_saphyr::Spanned<String>, YamlNode)>,
+    r: &mut Reading<'_>,
+) -> Result<Vec<Entry>, Failure> {
+    let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (key, value) in entries {
+        let key_span = yaml_span(&key.referenced, r.text);
+        r.path.push(key.value.clone());
+        let value = value.into_node(r);
+        r.path.pop();
+        let value = value?;
+        let entry = Entry {
+            key: key.value,
+            key_span,
+            value,
+        };
+        match index.get(&entry.key) {
+            None => {
+                index.insert(entry.key.clone(), out.len());
+                out.push(entry);
+            }
+            Some(&at) => {
+                let first = &out[at];
+                if !r.loader.last_key_wins() {
+                    return Err((
+                        format!(
+                            "duplicate key `{}`; {} refuses it (each key may appear once)",
+                            entry.key,
+                            r.loader.name()
+                        ),
+                        Some(entry.key_span),
+                    ));
+                }
+                if first.value.to_json() != entry.value.to_json() {
+                    let (line, _) = super::line_col(r.text, first.key_span.start);
+                    let mut path = r.path.clone();
+                    path.push(entry.key.clone());
+                    r.notes.push(ReadNote {
+                        path,
+                        span: entry.key_span.clone(),
+                        message: format!(
+                            "`{}` is given twice with different values; {} keeps this one and drops the one at line {line}",
+                            entry.key,
+                            r.loader.name()
+                        ),
+                        help: "remove one of the two".to_owned(),
+                        always: true,
+                    });
+                }
+                out[at] = entry;
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn yaml_span(loc: &serde_saphyr::Location, text: &str) -> Range<usize> {
@@ -170,7 +368,7 @@ fn yaml_span(loc: &serde_saphyr::Location, text: &str) -> Range<usize> {
 
 impl<'de> Deserialize<'de> for YamlNode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        serde_saphyr::Spanned::<YamlValue>::deserialize(d).map(YamlNode)
+        serde_saphyr::Spanned::<serde_saphyr::Tagged<YamlValue>>::deserialize(d).map(YamlNode)
     }
 }
 
@@ -231,17 +429,9 @@ impl<'de> Visitor<'de> for YamlVisitor {
         Ok(YamlValue::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YamlValue, A::Error> {
+        // Duplicate keys are the loader's to judge (`table`).
         let mut entries: Vec<(serde_saphyr::Spanned<String>, YamlNode)> = Vec::new();
-        // Seen keys in a set: a scan of the entries is quadratic in a table's size.
-        let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<serde_saphyr::Spanned<String>>()? {
-            if !seen.insert(key.value.clone()) {
-                return Err(de::Error::custom(format!(
-                    "duplicate key `{}` at line {}; each key may appear once",
-                    key.value,
-                    key.referenced.line()
-                )));
-            }
             let value = map.next_value::<YamlNode>()?;
             entries.push((key, value));
         }

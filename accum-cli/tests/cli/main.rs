@@ -25,6 +25,7 @@ mod precommit;
 mod replan;
 mod run;
 mod schema;
+mod semantics;
 mod sheet;
 mod sheet_stages;
 mod transcripts;

@@ -21,6 +21,7 @@ mod fill;
 mod neox;
 mod settings;
 
+use crate::source::YamlLoader;
 use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
@@ -48,7 +49,7 @@ impl Dialect for DeepSpeed {
         // `NeoXArgs.from_ymls`); a `.yml` name or a file that is not JSON is
         // read as YAML, with `955_000` a number as PyYAML reads it.
         let yaml = !super::reader::looks_like_json(name, text);
-        let mut r = Reader::parse(name, text, yaml)?;
+        let mut r = Reader::parse(name, text, yaml.then_some(YamlLoader::PyYaml11))?;
         if yaml {
             r.strings_are_numbers = true;
             neox::dashes_to_underscores(&mut r);

@@ -4,6 +4,7 @@
 //! (`deepspeed_config`: `gradient_accumulation_steps`,
 //! `deepspeed_config_file`).
 
+use crate::source::YamlLoader;
 use std::path::Path;
 
 use accum_core::Code;
@@ -46,7 +47,9 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
             ],
         })
     })?;
-    let mut r = match Reader::parse(&name, &text, true) {
+    // accelerate reads its config with `yaml.safe_load`
+    // (`accelerate/commands/config/config_args.py`, `BaseConfig.from_yaml_file`).
+    let mut r = match Reader::parse(&name, &text, Some(YamlLoader::PyYaml11)) {
         Ok(r) => r,
         Err(err) => {
             return Err(Box::new(FileReport {

@@ -15,6 +15,7 @@
 mod accelerate;
 mod export;
 
+use crate::source::YamlLoader;
 use accum_core::Code;
 use accum_core::plan::LastGroup;
 use accum_core::settings::{OptimizerKind, PrecisionMode, ScheduleKind};
@@ -48,7 +49,9 @@ impl Dialect for HuggingFace {
     const FRAMEWORK: Framework = Framework::HuggingFace;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        let mut r = Reader::parse(name, text, true)?;
+        // `HfArgumentParser.parse_yaml_file` reads with `yaml.safe_load`
+        // (`transformers/hf_argparser.py`).
+        let mut r = Reader::parse(name, text, Some(YamlLoader::PyYaml11))?;
         r.strings_are_numbers = true;
         let root = r.span(&[]);
         let mut extra: Vec<FileReport> = Vec::new();
@@ -383,7 +386,7 @@ fn deepspeed_file(
         }
         return None;
     };
-    match Reader::parse(&shown, &text, false) {
+    match Reader::parse(&shown, &text, None) {
         Ok(ds) => Some((ds, named_inside)),
         Err(err) => {
             r.push(

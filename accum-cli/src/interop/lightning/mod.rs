@@ -35,6 +35,7 @@ use super::stages::StepLength;
 use super::{BatchSchedule, Framework, ImportError, ImportOptions};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::NodeKind;
+use crate::source::YamlLoader;
 
 pub(crate) const ACC: &str = "accumulate_grad_batches";
 
@@ -48,7 +49,8 @@ impl Dialect for NeMo {
     const FRAMEWORK: Framework = Framework::NeMo;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        read_arguments(name, text, |r| {
+        // NeMo loads its configs with OmegaConf (Hydra).
+        read_arguments(name, text, YamlLoader::OmegaConf, |r| {
             if r.has(&["model", "global_batch_size"]) || r.has(&["model", "micro_batch_size"]) {
                 let t = trainer(r);
                 return nemo::read(r, opts, &t);
@@ -104,7 +106,9 @@ impl Dialect for Lightning {
     const FRAMEWORK: Framework = Framework::Lightning;
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
-        read_arguments(name, text, |r| read(r, opts))
+        // LightningCLI's `LightningArgumentParser` is a jsonargparse
+        // `ArgumentParser` (`lightning/pytorch/cli.py`).
+        read_arguments(name, text, YamlLoader::JsonArgParse, |r| read(r, opts))
     }
 }
 

@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use super::shell::{self, Field};
-use crate::source::{Document, Node, NodeKind, SourceFormat};
+use crate::source::{Document, Node, NodeKind, ReadNote, SourceFormat, YamlLoader};
 
 /// One option and its value(s), with spans.
 #[derive(Clone, Debug)]
@@ -197,26 +197,39 @@ pub(crate) fn is_yaml(name: &str, text: &str) -> bool {
     })
 }
 
+/// Why a YAML file of arguments could not be read, and where.
+type YamlFailure = (String, Option<Range<usize>>);
+
 /// The arguments of a YAML file: keys that start with `--` (with `true`
 /// for a flag and `false`/`null` for an option left out), or, when there are
 /// none, every leaf key as `--key-with-dashes`. `${VAR}` in a value is the
-/// environment's, from `env` or unknown.
+/// environment's, from `env` or unknown. The file is read as PyYAML reads
+/// it (`megatron/training/yaml_arguments.py` loads it with PyYAML), with the
+/// notes on values it reads differently from YAML 1.2.
 pub(crate) fn from_yaml(
     name: &str,
     text: &str,
     env: &[(String, String)],
-) -> Result<Invocation, (String, Option<Range<usize>>)> {
-    let doc = Document::parse(name.to_owned(), text.to_owned(), SourceFormat::Yaml)
-        .map_err(|e| (e.message, e.span))?;
+) -> Result<(Invocation, Vec<ReadNote>), YamlFailure> {
+    let doc = Document::parse_with(
+        name.to_owned(),
+        text.to_owned(),
+        SourceFormat::Yaml,
+        YamlLoader::PyYaml11,
+    )
+    .map_err(|e| (e.message, e.span))?;
     let mut dashed = Vec::new();
     let mut plain = Vec::new();
     collect(&doc.root, &doc.text, env, &mut dashed, &mut plain, 0);
     let megatron = if dashed.is_empty() { plain } else { dashed };
-    Ok(Invocation {
-        launcher: Vec::new(),
-        megatron,
-        span: doc.root.span.clone(),
-    })
+    Ok((
+        Invocation {
+            launcher: Vec::new(),
+            megatron,
+            span: doc.root.span.clone(),
+        },
+        doc.notes,
+    ))
 }
 
 fn collect(
@@ -358,7 +371,7 @@ mod tests {
     #[test]
     fn yaml_arguments_read_both_forms() {
         let text = "ENV_VARS:\n  A: 1\nMODEL_ARGS:\n  --micro-batch-size: 4\n  --fp16: true\n  --bf16: false\n  --save: ${CKPT}\n";
-        let inv = from_yaml("model_config.yaml", text, &[]).expect("yaml");
+        let (inv, _) = from_yaml("model_config.yaml", text, &[]).expect("yaml");
         let n = names(&inv.megatron);
         assert_eq!(
             n[0],
@@ -367,7 +380,7 @@ mod tests {
         assert_eq!(n[1], ("--fp16".to_owned(), vec![]));
         assert_eq!(n.len(), 3);
         assert_eq!(inv.megatron[2].values[0].unknown, ["`${CKPT}`"]);
-        let inv = from_yaml(
+        let (inv, _) = from_yaml(
             "cfg.yaml",
             "model:\n  micro_batch_size: 2\n  tensor_model_parallel_size: 2\n",
             &[],

@@ -40,17 +40,21 @@ impl Dialect for Megatron {
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
         let top = 0..text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+        let mut notes = Vec::new();
         let invocation = if args::is_yaml(name, text) {
-            args::from_yaml(name, text, &opts.env).map_err(|(message, span)| {
-                let (line, column) =
-                    span.map_or((1, 1), |s| crate::source::line_col(text, s.start));
-                ImportError::Syntax {
-                    name: name.to_owned(),
-                    line,
-                    column,
-                    message: format!("invalid YAML: {message}"),
-                }
-            })?
+            let (invocation, read) =
+                args::from_yaml(name, text, &opts.env).map_err(|(message, span)| {
+                    let (line, column) =
+                        span.map_or((1, 1), |s| crate::source::line_col(text, s.start));
+                    ImportError::Syntax {
+                        name: name.to_owned(),
+                        line,
+                        column,
+                        message: format!("invalid YAML: {message}"),
+                    }
+                })?;
+            notes = read;
+            invocation
         } else {
             match args::from_script(text, &opts.env) {
                 Ok(Some(inv)) => inv,
@@ -78,9 +82,10 @@ impl Dialect for Megatron {
                 }
             }
         };
+        // Every value of the file is an argument of the run.
         let mut a = Args {
             inv: invocation,
-            findings: Vec::new(),
+            findings: notes.iter().map(super::reader::note_finding).collect(),
         };
         let batch = read(&mut a, opts);
         let unread = census::unread_args(
