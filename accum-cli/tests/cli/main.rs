@@ -2,6 +2,7 @@
 
 mod atomic;
 mod backend;
+mod bounded;
 mod calc;
 mod compare;
 mod custom;
