@@ -43,6 +43,11 @@ pub(crate) fn run(args: &CompareArgs) -> Result<Exit, CliError> {
         .iter()
         .map(|path| read_report(path))
         .collect::<Result<Vec<_>, _>>()?;
+    let axis = match args.axis {
+        CompareAxis::Tokens => LogAxis::Tokens,
+        CompareAxis::Examples => LogAxis::Examples,
+        CompareAxis::Updates => LogAxis::Updates,
+    };
     let paths: Vec<&Path> = args.reports.iter().map(|p| p.as_path()).collect();
     let runs: Vec<Compared<'_>> = names(&paths)
         .into_iter()
@@ -52,14 +57,9 @@ pub(crate) fn run(args: &CompareArgs) -> Result<Exit, CliError> {
             name,
             source: path.display().to_string(),
             report,
-            series: crate::sheet::series::read(report, path),
+            series: crate::sheet::series::read(report, path, axis),
         })
         .collect();
-    let axis = match args.axis {
-        CompareAxis::Tokens => LogAxis::Tokens,
-        CompareAxis::Examples => LogAxis::Examples,
-        CompareAxis::Updates => LogAxis::Updates,
-    };
     let comparison = compare(&runs, axis).map_err(CliError::invalid)?;
     crate::sheet::output::write(&comparison, args.format, args.output.as_deref(), "compare")?;
     Ok(Exit::Ok)

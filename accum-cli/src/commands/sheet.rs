@@ -65,8 +65,7 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
             ));
         };
         let mut problems = Vec::new();
-        let (updates, _) =
-            crate::sheet::series::update_stats(report, Path::new(source), &mut problems);
+        let updates = crate::sheet::series::update_stats(report, Path::new(source), &mut problems);
         for problem in &problems {
             eprintln_safe!("warning[{}]: {problem}", Code::Sheet);
         }

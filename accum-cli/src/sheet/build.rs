@@ -109,7 +109,7 @@ pub(crate) fn build<T: AccumConfig>(
     // The report's series, read once (from its stats stream when it names one).
     let run = report
         .as_ref()
-        .map(|(source, report)| series::read(report, Path::new(source)));
+        .map(|(source, report)| series::read(report, Path::new(source), report.loss_curve.axis));
     let trial = report
         .as_ref()
         .zip(run.as_ref())

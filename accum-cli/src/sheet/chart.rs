@@ -257,69 +257,215 @@ impl Series {
 /// each bucket keeps its first, lowest, highest and last point, so spikes
 /// stay visible.
 pub(crate) fn decimate(points: Vec<[f64; 2]>, max: usize) -> Vec<[f64; 2]> {
-    let buckets = (max / 4).max(1);
-    if points.len() <= max {
-        return points;
-    }
-    let size = points.len().div_ceil(buckets);
-    let mut out = Vec::with_capacity(buckets * 4);
-    for chunk in points.chunks(size) {
-        let first = 0;
-        let last = chunk.len() - 1;
-        let low = (0..chunk.len())
-            .min_by(|&a, &b| chunk[a][1].total_cmp(&chunk[b][1]))
-            .unwrap_or(first);
-        let high = (0..chunk.len())
-            .max_by(|&a, &b| chunk[a][1].total_cmp(&chunk[b][1]))
-            .unwrap_or(first);
-        let mut keep = [first, low, high, last];
-        keep.sort_unstable();
-        let mut previous = None;
-        for index in keep {
-            if previous != Some(index) {
-                out.push(chunk[index]);
-                previous = Some(index);
-            }
+    let mut line = Decimator::new(points.len() as u64, max);
+    points.into_iter().for_each(|p| line.push(p));
+    line.finish()
+}
+
+/// [`decimate`] one point at a time, for a series read from a stream:
+/// told how many points will come (a first pass counts them), it keeps
+/// only the current bucket's first, lowest, highest and last point, so its
+/// memory is the output's, whatever the length of the run. The minimum and
+/// the maximum of the whole series are always among the points kept.
+#[derive(Clone, Debug)]
+pub(crate) struct Decimator {
+    /// Points per bucket (1: every point is kept).
+    size: u64,
+    /// Points of the current bucket so far.
+    filled: u64,
+    /// The current bucket's first, lowest, highest and last point, with
+    /// their places in the bucket.
+    first: (u64, [f64; 2]),
+    low: (u64, [f64; 2]),
+    high: (u64, [f64; 2]),
+    last: (u64, [f64; 2]),
+    out: Vec<[f64; 2]>,
+}
+
+impl Decimator {
+    /// A line of `total` points thinned to about `max`.
+    pub(crate) fn new(total: u64, max: usize) -> Decimator {
+        let buckets = (max / 4).max(1) as u64;
+        let size = if total <= max as u64 {
+            1
+        } else {
+            total.div_ceil(buckets)
+        };
+        let none = (0, [0.0; 2]);
+        Decimator {
+            size,
+            filled: 0,
+            first: none,
+            low: none,
+            high: none,
+            last: none,
+            out: Vec::with_capacity(total.min(max as u64) as usize),
         }
     }
-    out
+
+    /// The next point of the line.
+    pub(crate) fn push(&mut self, point: [f64; 2]) {
+        if self.size == 1 {
+            self.out.push(point);
+            return;
+        }
+        let at = (self.filled, point);
+        if self.filled == 0 {
+            (self.first, self.low, self.high) = (at, at, at);
+        } else {
+            // The first lowest and the last highest, as `min_by` and
+            // `max_by` pick them.
+            if point[1].total_cmp(&self.low.1[1]).is_lt() {
+                self.low = at;
+            }
+            if point[1].total_cmp(&self.high.1[1]).is_ge() {
+                self.high = at;
+            }
+        }
+        self.last = at;
+        self.filled += 1;
+        if self.filled == self.size {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.filled == 0 {
+            return;
+        }
+        let mut keep = [self.first, self.low, self.high, self.last];
+        keep.sort_unstable_by_key(|(at, _)| *at);
+        let mut previous = None;
+        for (at, point) in keep {
+            if previous != Some(at) {
+                self.out.push(point);
+                previous = Some(at);
+            }
+        }
+        self.filled = 0;
+    }
+
+    /// The thinned line.
+    pub(crate) fn finish(mut self) -> Vec<[f64; 2]> {
+        self.flush();
+        self.out
+    }
 }
 
 /// Interval means of a dense series: the points cut into `intervals`
 /// runs of consecutive points of equal count (the last may be shorter),
 /// each drawn at its mean x and mean y. Returns the points themselves when
 /// there are no more than `intervals`, and the count of points per interval.
+/// (A sheet draws them with [`Means`], one point at a time.)
+#[cfg(test)]
 pub(crate) fn interval_means(points: &[(f64, f64)], intervals: usize) -> (Vec<(f64, f64)>, usize) {
-    let finite: Vec<(f64, f64)> = points
+    let finite = points
         .iter()
-        .copied()
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect();
-    if finite.len() <= intervals.max(1) {
-        return (finite, 1);
+        .filter(|(x, y)| x.is_finite() && y.is_finite());
+    let mut means = Means::new(finite.clone().count() as u64, intervals);
+    finite.for_each(|&p| means.push(p));
+    means.finish()
+}
+
+/// [`interval_means`] one finite point at a time, told how many will come:
+/// it keeps the running sums of the current interval only.
+#[derive(Clone, Debug)]
+pub(crate) struct Means {
+    size: u64,
+    filled: u64,
+    sum: (f64, f64),
+    out: Vec<(f64, f64)>,
+}
+
+impl Means {
+    /// Means of `total` points over at most `intervals` intervals.
+    pub(crate) fn new(total: u64, intervals: usize) -> Means {
+        let intervals = intervals.max(1) as u64;
+        let size = if total <= intervals {
+            1
+        } else {
+            total.div_ceil(intervals)
+        };
+        Means {
+            size,
+            filled: 0,
+            sum: (0.0, 0.0),
+            out: Vec::with_capacity(total.min(intervals) as usize),
+        }
     }
-    let size = finite.len().div_ceil(intervals.max(1));
-    let means = finite
-        .chunks(size)
-        .map(|chunk| {
-            let n = chunk.len() as f64;
-            let (sx, sy) = chunk
-                .iter()
-                .fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
-            (sx / n, sy / n)
-        })
-        .collect();
-    (means, size)
+
+    /// The next point.
+    pub(crate) fn push(&mut self, (x, y): (f64, f64)) {
+        if self.size == 1 {
+            self.out.push((x, y));
+            return;
+        }
+        self.sum = (self.sum.0 + x, self.sum.1 + y);
+        self.filled += 1;
+        if self.filled == self.size {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.filled > 0 {
+            let n = self.filled as f64;
+            self.out.push((self.sum.0 / n, self.sum.1 / n));
+            (self.filled, self.sum) = (0, (0.0, 0.0));
+        }
+    }
+
+    /// The means, and the points per interval.
+    pub(crate) fn finish(mut self) -> (Vec<(f64, f64)>, usize) {
+        self.flush();
+        let size = usize::try_from(self.size).unwrap_or(usize::MAX);
+        (self.out, size)
+    }
 }
 
 /// Keeps about `max` evenly spaced points (markers: each is an event, and
 /// past a few hundred they merge into a band anyway).
 fn thin(points: Vec<[f64; 2]>, max: usize) -> Vec<[f64; 2]> {
-    if points.len() <= max {
-        return points;
+    let mut marks = Thinner::new(points.len() as u64, max);
+    points.into_iter().for_each(|p| marks.push(p));
+    marks.out
+}
+
+/// [`thin`] one point at a time, told how many will come.
+#[derive(Clone, Debug)]
+pub(crate) struct Thinner {
+    step: u64,
+    seen: u64,
+    out: Vec<[f64; 2]>,
+}
+
+impl Thinner {
+    /// Markers of `total` points thinned to about `max`.
+    pub(crate) fn new(total: u64, max: usize) -> Thinner {
+        let step = if total <= max as u64 {
+            1
+        } else {
+            total.div_ceil(max as u64)
+        };
+        Thinner {
+            step,
+            seen: 0,
+            out: Vec::new(),
+        }
     }
-    let step = points.len().div_ceil(max);
-    points.into_iter().step_by(step).collect()
+
+    /// The next marker.
+    pub(crate) fn push(&mut self, point: [f64; 2]) {
+        if self.seen.is_multiple_of(self.step) {
+            self.out.push(point);
+        }
+        self.seen += 1;
+    }
+
+    /// The markers kept.
+    pub(crate) fn finish(self) -> Vec<[f64; 2]> {
+        self.out
+    }
 }
 
 #[cfg(test)]

@@ -203,7 +203,7 @@ pub(crate) fn plan_table(runs: &[Compared<'_>]) -> PlanTable {
                     .iter()
                     .map(|(from, batch)| format!("B {} from update {}", n(*batch), n(*from)))
                     .collect();
-                format!("{}: {}", b.len(), starts.join(", "))
+                format!("{}: {}", n(b.len() as u64), crate::output::listed(&starts))
             }
         }),
         row("applied updates", &|r| {
@@ -263,7 +263,7 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
             notes.push(format!(
                 "{}: {} of its {} attempts, evenly spread (the report names no stats stream)",
                 run.name,
-                group_digits(run.series.attempts.len() as u64),
+                group_digits(run.series.attempts_read),
                 group_digits(run.series.attempts_total)
             ));
         }
@@ -279,6 +279,13 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
     let mut marks = Vec::new();
     for run in runs {
         if let Some(m) = stage_marks(run.report, axis) {
+            if m.at.len() + 1 < run.report.stages.len() {
+                notes.push(format!(
+                    "{}: {} stages; the dashed line marks where the last starts",
+                    run.name,
+                    group_digits(run.report.stages.len() as u64)
+                ));
+            }
             marks.extend(m.at.into_iter().map(|mut mark| {
                 mark.label = format!("{} {}", run.name, mark.label);
                 mark
@@ -295,7 +302,7 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
     for (i, run) in runs.iter().enumerate() {
         let (series, how) = loss_lines(
             LossLegend::Run(&run.name),
-            &run.series.applied_losses(axis),
+            &run.series.lines.losses,
             tone(i),
         );
         loss.extend(series);
@@ -340,7 +347,7 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
                     r.name.clone(),
                     Style::Line,
                     tone(i),
-                    r.series.applied_lrs(axis),
+                    r.series.lines.lrs.iter().map(|p| (p[0], p[1])),
                 )
             })
             .collect(),
@@ -355,11 +362,7 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
                 r.name.clone(),
                 Style::Line,
                 tone(i),
-                r.series
-                    .attempts
-                    .iter()
-                    .filter(|a| a.applied)
-                    .map(|a| (a.at(axis), a.grad_norm)),
+                r.series.lines.norms.iter().map(|p| (p[0], p[1])),
             )
         })
         .collect();

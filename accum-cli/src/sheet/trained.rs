@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::axes::{Axes, Position, TokenCount, count as count_of};
 use super::chart::{Mark, Marks};
 use super::grid::{Column, Grid, GridRow};
+use super::schedule::MAX_STAGE_MARKS;
 use super::stages::{HEAD_ROWS, gap_row, shown_rows};
 
 /// One stage: planned and trained.
@@ -69,6 +70,10 @@ pub(crate) struct Totals {
     /// Supervised tokens of every attempt.
     pub(crate) tokens: u64,
 }
+
+/// Notes on stages that differ from their plan a sheet lists at most: the
+/// first ones, then their count.
+const MAX_NOTES: usize = 8;
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
@@ -177,6 +182,17 @@ pub(crate) fn trained(
             ));
         }
     }
+    // One note per stage that differs from its plan, for the first
+    // `MAX_NOTES − 1` such stages; then how many more there are.
+    if notes.len() > MAX_NOTES {
+        let more = notes.len() - (MAX_NOTES - 1);
+        notes.truncate(MAX_NOTES - 1);
+        notes.push(format!(
+            "… and {} more notes like these on later stages ({} in all).",
+            n(more as u64),
+            n((more + MAX_NOTES - 1) as u64)
+        ));
+    }
     let rows: Vec<TrainedStage> = shown_rows(all.len())
         .into_iter()
         .map(|i| all[i].clone())
@@ -200,27 +216,36 @@ pub(crate) fn trained(
 /// The stage starts of a run's ramp-up on the axis it logged against (the
 /// applied updates, examples or supervised tokens of the stages before),
 /// for its loss, gradient-norm and loss-scale plots; `None` with one stage.
+/// Past [`MAX_STAGE_MARKS`] stage starts, only the last is marked, as the
+/// end of the ramp: a report of 100,000 stages drew 100,000 labelled lines
+/// in every plot.
 pub(crate) fn stage_marks(report: &RunReport, axis: LogAxis) -> Option<Marks> {
     if report.stages.len() < 2 {
         return None;
     }
+    let long = report.stages.len() - 1 > MAX_STAGE_MARKS;
     let mut before = 0u64;
-    let mut at = Vec::with_capacity(report.stages.len() - 1);
+    let mut at = Vec::with_capacity((report.stages.len() - 1).min(MAX_STAGE_MARKS));
+    let last = report.stages.len() - 1;
     for (i, stage) in report.stages.iter().enumerate() {
-        if i > 0 {
+        if i > 0 && (!long || i == last) {
             at.push(Mark {
                 x: before as f64,
                 label: format!("B {}", group_digits(stage.plan.effective_batch)),
             });
         }
-        before += match axis {
+        before = before.saturating_add(match axis {
             LogAxis::Updates => stage.applied_updates.get(),
             LogAxis::Examples => stage.examples.get(),
             LogAxis::Tokens => stage.tokens.get(),
-        };
+        });
     }
     Some(Marks {
-        name: "stage start".into(),
+        name: if long {
+            "start of the last stage".into()
+        } else {
+            "stage start".into()
+        },
         at,
     })
 }

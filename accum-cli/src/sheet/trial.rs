@@ -9,7 +9,7 @@ use accum_core::settings::LogAxis;
 
 use super::chart::{Axis, Chart, LogBase, Series, Style, Tone};
 use super::extras::Extras;
-use super::series::{Attempt, RunSeries};
+use super::series::RunSeries;
 use super::trained::{TrainedStages, stage_marks};
 use super::{Row, Table, Trial, without_rule_ids};
 
@@ -164,8 +164,7 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
     let axis = run.axis;
     // With a ramp-up, where each stage started on the logged axis.
     let stage_marks = stage_marks(report, axis);
-    let attempts = &run.attempts;
-    let skipped: Vec<_> = attempts.iter().filter(|a| !a.applied).collect();
+    let lines = &run.lines;
     let skipped_total = report.counters.skipped_updates;
     let skipped_name = format!("skipped update ({})", n(skipped_total));
     let x = Axis::count(axis.key());
@@ -177,46 +176,53 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         ),
         (_, false) => format!(
             "Crosses mark the skipped ones among the {} attempts the report keeps, evenly spread over the run ({} skipped in all): their gradients overflowed, the parameters and the schedule did not move.",
-            n(attempts.len() as u64),
+            n(run.attempts_read),
             n(skipped_total)
         ),
     };
 
-    let where_skips = if stage_marks.is_some() {
-        format!("{where_skips} Dashed lines mark where each stage of the batch ramp-up starts.")
-    } else {
-        where_skips
+    let where_skips = match &stage_marks {
+        Some(marks) if marks.at.len() + 1 < report.stages.len() => format!(
+            "{where_skips} The dashed line marks where the last of the {} stages of the batch ramp-up starts.",
+            n(report.stages.len() as u64)
+        ),
+        Some(_) => {
+            format!("{where_skips} Dashed lines mark where each stage of the batch ramp-up starts.")
+        }
+        None => where_skips,
     };
 
-    // The skipped attempts, as crosses at one of their values.
-    let skip_marks = |value: fn(&Attempt) -> f64| {
-        (!skipped.is_empty()).then(|| {
+    // The skipped attempts, as crosses at one of their values (0: the
+    // loss, 1: zero, 2: the gradient norm, 3: the loss scale).
+    let skip_marks = |which: usize| {
+        (lines.skipped_read > 0).then(|| {
             Series::new(
                 skipped_name.clone(),
                 Style::Crosses,
                 Tone::Alert,
-                skipped.iter().map(|a| (a.at(axis), value(a))),
+                lines.skipped[which].iter().map(|p| (p[0], p[1])),
             )
         })
     };
+    let pairs = |points: &[[f64; 2]]| points.iter().map(|p| (p[0], p[1])).collect::<Vec<_>>();
 
-    let losses = run.applied_losses(axis);
+    let losses = &lines.losses;
     let (mut loss_series, drawn) = super::series::loss_lines(
         super::series::LossLegend::Sheet("loss of every update"),
-        &losses,
+        losses,
         Tone::Primary,
     );
-    loss_series.extend(skip_marks(|a| a.loss));
+    loss_series.extend(skip_marks(0));
     let which = if run.every_attempt {
         format!(
             "every applied update from the first ({} updates)",
-            n(losses.len() as u64)
+            n(losses.count)
         )
     } else {
         format!(
             "{} applied updates of the {} attempts the report keeps, evenly spread over the run's {} (a stats stream beside the report holds every one)",
-            n(losses.len() as u64),
-            n(attempts.len() as u64),
+            n(losses.count),
+            n(run.attempts_read),
             n(run.attempts_total)
         )
     };
@@ -237,15 +243,14 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
 
     // The learning rate each applied update used, as the report recorded
     // it: the schedule the run really followed, whatever the config type.
-    let lrs = run.applied_lrs(axis);
-    if lrs.iter().any(|(_, lr)| *lr > 0.0) {
+    if lines.any_lr {
         let mut lr_series = vec![Series::new(
             "learning rate used",
             Style::Line,
             Tone::Primary,
-            lrs.iter().copied(),
+            pairs(&lines.lrs),
         )];
-        lr_series.extend(skip_marks(|_| 0.0));
+        lr_series.extend(skip_marks(1));
         charts.push(Chart {
             id: "lr".into(),
             title: format!("Learning rate against {}", axis.key()),
@@ -265,12 +270,7 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         });
     }
 
-    let applied: Vec<_> = attempts.iter().filter(|a| a.applied).collect();
-    let norms = applied
-        .iter()
-        .map(|a| a.grad_norm)
-        .filter(|v| v.is_finite() && *v > 0.0);
-    let (lo, hi) = norms.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = lines.norm_range;
     let y = if hi > 0.0 && hi / lo > 30.0 {
         Axis::log("gradient norm", LogBase::Ten)
     } else {
@@ -280,11 +280,10 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         "gradient norm (unscaled, before clipping)",
         Style::Line,
         Tone::Secondary,
-        applied.iter().map(|a| (a.at(axis), a.grad_norm)),
+        pairs(&lines.norms),
     )];
     if let Some(clip) = extras.clip_norm {
-        let first = attempts.first().map_or(0.0, |a| a.at(axis));
-        let last = attempts.last().map_or(1.0, |a| a.at(axis));
+        let (first, last) = lines.x_range.unwrap_or((0.0, 1.0));
         norm_series.push(Series::new(
             format!("clipping at {clip}"),
             Style::Reference,
@@ -292,7 +291,7 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
             [(first, clip), (last, clip)],
         ));
     }
-    norm_series.extend(skip_marks(|a| a.grad_norm));
+    norm_series.extend(skip_marks(2));
     charts.push(Chart {
         id: "grad-norm".into(),
         title: "Gradient norm".into(),
@@ -312,9 +311,9 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
             "loss scale",
             Style::Step,
             Tone::Primary,
-            attempts.iter().map(|a| (a.at(axis), a.loss_scale)),
+            pairs(&lines.scales),
         )];
-        scale_series.extend(skip_marks(|a| a.loss_scale));
+        scale_series.extend(skip_marks(3));
         charts.push(Chart {
             id: "loss-scale".into(),
             title: "Loss scale".into(),

@@ -2,6 +2,7 @@
 
 mod atomic;
 mod backend;
+mod bounded;
 mod calc;
 mod channels;
 mod compare;

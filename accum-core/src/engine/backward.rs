@@ -117,10 +117,15 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a non-string panic".to_owned())
 }
 
-/// Runs the backward phase of every local replica (ranks `base..`), side
-/// by side on the current thread pool; each replica's result lands in its
-/// [`ReplicaState::outcome`]. `abort`: the reducer to abort when a replica
-/// fails, so that replicas in other processes stop waiting.
+/// Runs the backward phase of every local replica (ranks `base..`): side
+/// by side on the current thread pool when `parallel`, each replica a work
+/// item that the pool's next free thread takes (the pool has at most as
+/// many threads as cores, whatever `D`), else one after the other on the
+/// calling thread. Each replica's result lands in its
+/// [`ReplicaState::outcome`], in its own buffers: which thread ran it does
+/// not change a bit. `abort`: the reducer to abort when a replica fails, so
+/// that replicas in other processes stop waiting.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_local<M: Model>(
     model: &M,
     states: &mut [ReplicaState<M::Workspace>],
@@ -129,6 +134,7 @@ pub(crate) fn run_local<M: Model>(
     base: usize,
     ctx: &GroupContext<'_>,
     abort: Option<&dyn Reducer>,
+    parallel: bool,
 ) {
     let run = |(i, state): (usize, &mut ReplicaState<M::Workspace>)| {
         let rank = base + i;
@@ -138,10 +144,16 @@ pub(crate) fn run_local<M: Model>(
         }
         state.outcome = Some(result);
     };
-    if states.len() == 1 {
-        run((0, &mut states[0]));
+    if parallel && states.len() > 1 {
+        // One replica per work item: a thread that finishes its replica
+        // takes the next, so the pool stays busy whatever `D`.
+        states
+            .par_iter_mut()
+            .with_max_len(1)
+            .enumerate()
+            .for_each(run);
     } else {
-        states.par_iter_mut().enumerate().for_each(run);
+        states.iter_mut().enumerate().for_each(run);
     }
 }
 
@@ -310,7 +322,7 @@ impl<M: Model> Engine<M> {
         let (model, groups, ctx) = (&self.model, &self.groups, &ctx);
         let states = &mut self.replicas[ranks.clone()];
         let base = ranks.start;
-        let mut work = move || {
+        let mut work = move |parallel: bool| {
             run_local(
                 model,
                 states,
@@ -319,11 +331,13 @@ impl<M: Model> Engine<M> {
                 base,
                 ctx,
                 abort,
+                parallel,
             )
         };
         match pool {
-            Some(pool) => pool.install(work),
-            None => work(),
+            Some(pool) => pool.install(|| work(true)),
+            // One thread: the replicas in turn, on the calling thread.
+            None => work(false),
         }
         options.faults = faults;
 

@@ -42,11 +42,17 @@
 //! tokens ends at the same count whatever the stages. The report counts
 //! each stage ([`StageCounters`]).
 //!
-//! Threads: the replicas this process runs work side by side on one thread
-//! pool of `D_local × T` threads, each replica splitting its microbatches
-//! over a [`Team`] of `T` threads (by default all cores ÷ `D_local`). The
-//! reference model's results do not depend on `T`; for a given `T` every
-//! run is deterministic.
+//! Threads: the replicas this process runs are work items on one thread
+//! pool of `min(cores, D_local × T)` threads, each replica splitting its
+//! microbatches over a [`Team`] of `T` threads (by default all cores ÷
+//! `D_local`, at least 1). `D` is a number of replicas, not of threads:
+//! 2,048 replicas run on as many threads as the machine has cores, each
+//! thread taking the next replica when it is done with one, and the
+//! threads' buffers (a matrix-product packing buffer each) do not grow
+//! with `D`. Every replica's gradients stay in its own buffers and are
+//! summed in rank order after the group (`reduce.rs`), so the results do
+//! not depend on the number of threads or on which thread ran which
+//! replica; the reference model's do not depend on `T` either.
 //!
 //! The loop checks its own invariants and fails loudly instead of training
 //! the wrong objective: the token weights of a group must sum to one for
@@ -216,6 +222,8 @@ pub struct Engine<M: Model = TokenMlp> {
     threads: usize,
     /// The pool the replicas run on, when more than one thread is used.
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// The threads the pool may have at most: the machine's cores.
+    cores: usize,
     /// the symptom table of docs/rules.md mistakes injected by tests.
     #[cfg(test)]
     pub(crate) mistakes: Mistakes,
@@ -354,6 +362,7 @@ impl<M: Model> Engine<M> {
             failure: None,
             threads: (cores() / d).max(1),
             pool: None,
+            cores: cores(),
             #[cfg(test)]
             mistakes: Mistakes::default(),
             config: config.clone(),
@@ -415,10 +424,24 @@ impl<M: Model> Engine<M> {
         self.threads
     }
 
-    /// The thread pool for `local replicas × threads`, built at the first
+    /// The OS threads the replicas of this process run on: `local
+    /// replicas × threads`, at most the machine's cores. More would only
+    /// wait, and every idle thread of a work-stealing pool looks through
+    /// the queues of all the others: 2,048 threads for `D = 2048` spent
+    /// their time stealing from each other (and each kept a packing buffer).
+    pub(crate) fn pool_size(&self) -> usize {
+        self.reducer
+            .local_ranks()
+            .len()
+            .saturating_mul(self.threads)
+            .min(self.cores)
+            .max(1)
+    }
+
+    /// The thread pool of [`Engine::pool_size`] threads, built at the first
     /// group that needs more than one thread.
     fn pool(&mut self) -> Option<Arc<rayon::ThreadPool>> {
-        let size = self.reducer.local_ranks().len() * self.threads;
+        let size = self.pool_size();
         if size <= 1 {
             return None;
         }

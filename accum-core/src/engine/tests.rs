@@ -1069,3 +1069,60 @@ fn runs_are_identical_for_any_number_of_threads() {
         }
     }
 }
+
+/// A run of `p` on a pool of at most `cores` threads, `threads` per
+/// replica: its report, parameters and pool size.
+fn run_on_cores(
+    p: Plan,
+    config: &EngineConfig,
+    cores: usize,
+    threads: usize,
+) -> (RunReport, Tensors, usize) {
+    let mut engine = Engine::new(p, config).unwrap().with_threads(threads);
+    engine.cores = cores;
+    let report = engine.run(&mut RunOptions::default()).unwrap();
+    (report, engine.model().params().clone(), engine.pool_size())
+}
+
+#[test]
+fn hundreds_of_replicas_run_on_a_pool_of_cores_and_equal_the_one_thread_run() {
+    // D = 512 and D = 2048 (m = A = 1): the replicas are work items on at
+    // most `cores` threads, and the sums over replicas are in rank order
+    // whatever the threads, so every pool gives the one-thread run's bits.
+    for (p, examples) in [(plan(2, 2, 512), 2_100), (plan(1, 1, 2048), 2_100)] {
+        let mut config = small_for(examples, "3 updates");
+        config.data.max_len = 6;
+        let (reference, params, one) = run_on_cores(p, &config, 1, 1);
+        assert_eq!(one, 1, "one core: no pool, the replicas in turn");
+        assert_eq!(reference.counters.applied_updates.get(), 3);
+        assert_eq!(reference.replicas.len(), p.replicas() as usize);
+        for cores in [2, 3, 8] {
+            let (report, many_params, size) = run_on_cores(p, &config, cores, 1);
+            assert_eq!(size, cores, "{p:?}: a pool of the cores, not of D");
+            assert_eq!(many_params, params, "{p:?} on {cores} threads");
+            assert_eq!(report.updates, reference.updates, "{p:?} on {cores}");
+            assert_eq!(report.replicas, reference.replicas, "{p:?} on {cores}");
+        }
+    }
+}
+
+#[test]
+fn the_pool_never_has_more_threads_than_cores_or_work() {
+    for (d, threads, cores, size) in [
+        (1, 1, 8, 1),
+        (2, 3, 8, 6),
+        (4, 4, 8, 8),
+        (1000, 1, 2, 2),
+        (1000, 64, 4, 4),
+    ] {
+        let mut engine = Engine::new(plan(1, 1, d), &small_for(d * 2, "1 updates"))
+            .unwrap()
+            .with_threads(threads);
+        engine.cores = cores;
+        assert_eq!(
+            engine.pool_size(),
+            size,
+            "D {d}, T {threads}, {cores} cores"
+        );
+    }
+}

@@ -24,7 +24,7 @@ mod stream;
 
 pub use stream::{
     LoggedPoints, MAX_STREAM_BYTES, StatsError, StatsErrorKind, StatsLine, StatsStream,
-    logged_points, read_updates, stream_file,
+    StreamedUpdates, logged_points, read_updates, stream_file, streamed_updates,
 };
 
 /// The stats stream that belongs beside the report `report`: `run.json` →

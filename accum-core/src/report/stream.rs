@@ -293,6 +293,64 @@ impl std::error::Error for StatsError {
     }
 }
 
+/// The lines of a stats stream, read one at a time into one buffer: a
+/// stream of any length is never held in memory, and a line longer than
+/// any stats line ends the reading with an error instead of growing the
+/// buffer.
+#[derive(Debug)]
+struct Lines {
+    path: PathBuf,
+    reader: BufReader<File>,
+    buf: String,
+    line: u64,
+    failed: bool,
+}
+
+impl Lines {
+    fn open(path: &Path) -> Result<Lines, StatsError> {
+        let file = File::open(path).map_err(|e| StatsError::io(path, e))?;
+        Ok(Lines {
+            path: path.to_path_buf(),
+            reader: BufReader::new(file),
+            buf: String::new(),
+            line: 0,
+            failed: false,
+        })
+    }
+
+    /// The next stats line; `None` at the end or after an error.
+    fn next_line(&mut self) -> Option<Result<StatsLine, StatsError>> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            self.buf.clear();
+            self.line += 1;
+            let read = self
+                .reader
+                .by_ref()
+                .take(MAX_LINE + 1)
+                .read_line(&mut self.buf);
+            let kind = match read {
+                Ok(0) => return None,
+                Ok(n) if n as u64 > MAX_LINE => StatsErrorKind::LineTooLong,
+                Ok(_) if self.buf.trim().is_empty() => continue,
+                Ok(_) => match serde_json::from_str::<StatsLine>(&self.buf) {
+                    Ok(line) => return Some(Ok(line)),
+                    Err(e) => StatsErrorKind::Parse(e),
+                },
+                Err(e) => StatsErrorKind::Io(e),
+            };
+            self.failed = true;
+            return Some(Err(StatsError {
+                path: self.path.clone(),
+                line: Some(self.line),
+                kind,
+            }));
+        }
+    }
+}
+
 /// The logged points of a run, in order (see [`logged_points`]).
 #[derive(Debug)]
 pub struct LoggedPoints<'a> {
@@ -303,13 +361,7 @@ pub struct LoggedPoints<'a> {
 #[derive(Debug)]
 enum Source<'a> {
     Curve(std::slice::Iter<'a, CurvePoint>),
-    Stream {
-        path: PathBuf,
-        reader: BufReader<File>,
-        buf: String,
-        line: u64,
-        failed: bool,
-    },
+    Stream(Lines),
 }
 
 impl LoggedPoints<'_> {
@@ -321,7 +373,7 @@ impl LoggedPoints<'_> {
     /// Whether the points come from a stats stream (every log point) rather
     /// than the report's bounded curve.
     pub fn from_stream(&self) -> bool {
-        matches!(self.source, Source::Stream { .. })
+        matches!(self.source, Source::Stream(_))
     }
 }
 
@@ -357,16 +409,9 @@ pub fn logged_points<'a>(
             source: Source::Curve(report.loss_curve.points.iter()),
         });
     };
-    let file = File::open(&path).map_err(|e| StatsError::io(&path, e))?;
     Ok(LoggedPoints {
         axis,
-        source: Source::Stream {
-            path,
-            reader: BufReader::new(file),
-            buf: String::new(),
-            line: 0,
-            failed: false,
-        },
+        source: Source::Stream(Lines::open(&path)?),
     })
 }
 
@@ -374,76 +419,55 @@ impl Iterator for LoggedPoints<'_> {
     type Item = Result<CurvePoint, StatsError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (path, reader, buf, line, failed) = match &mut self.source {
+        let lines = match &mut self.source {
             Source::Curve(points) => return points.next().copied().map(Ok),
-            Source::Stream {
-                path,
-                reader,
-                buf,
-                line,
-                failed,
-            } => (path, reader, buf, line, failed),
+            Source::Stream(lines) => lines,
         };
-        if *failed {
-            return None;
-        }
         loop {
-            buf.clear();
-            *line += 1;
-            let error = |kind| StatsError {
-                path: path.clone(),
-                line: Some(*line),
-                kind,
-            };
-            match reader.by_ref().take(MAX_LINE + 1).read_line(buf) {
-                Ok(0) => return None,
-                Ok(n) if n as u64 > MAX_LINE => {
-                    *failed = true;
-                    return Some(Err(error(StatsErrorKind::LineTooLong)));
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    *failed = true;
-                    return Some(Err(error(StatsErrorKind::Io(e))));
-                }
-            }
-            if buf.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<StatsLine>(buf) {
+            match lines.next_line()? {
                 Ok(StatsLine::Log { x, loss, .. }) => return Some(Ok(CurvePoint { x, loss })),
                 Ok(StatsLine::Update(_)) => {}
-                Err(e) => {
-                    *failed = true;
-                    return Some(Err(error(StatsErrorKind::Parse(e))));
-                }
+                Err(e) => return Some(Err(e)),
             }
         }
     }
 }
 
-/// Reads every update line of the stats stream at `path`, in order.
-pub fn read_updates(path: &Path) -> Result<Vec<UpdateStats>, StatsError> {
-    let file = File::open(path).map_err(|e| StatsError::io(path, e))?;
-    let mut out = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| StatsError::io(path, e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<StatsLine>(&line) {
-            Ok(StatsLine::Update(u)) => out.push(u),
-            Ok(StatsLine::Log { .. }) => {}
-            Err(e) => {
-                return Err(StatsError {
-                    path: path.to_path_buf(),
-                    line: Some(i as u64 + 1),
-                    kind: StatsErrorKind::Parse(e),
-                });
+/// The update lines of a stats stream, in order, read one line at a time
+/// (see [`streamed_updates`]).
+#[derive(Debug)]
+pub struct StreamedUpdates {
+    lines: Lines,
+}
+
+/// The update attempts of the stats stream at `path`, read lazily: a
+/// sheet of a run of ten million attempts holds one line at a time. An
+/// unreadable, malformed or overlong line ends the iterator with an error
+/// naming the file and line.
+pub fn streamed_updates(path: &Path) -> Result<StreamedUpdates, StatsError> {
+    Ok(StreamedUpdates {
+        lines: Lines::open(path)?,
+    })
+}
+
+impl Iterator for StreamedUpdates {
+    type Item = Result<UpdateStats, StatsError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.lines.next_line()? {
+                Ok(StatsLine::Update(update)) => return Some(Ok(update)),
+                Ok(StatsLine::Log { .. }) => {}
+                Err(e) => return Some(Err(e)),
             }
         }
     }
-    Ok(out)
+}
+
+/// Reads every update line of the stats stream at `path`, in order, into
+/// memory: for a stream of any length, iterate [`streamed_updates`].
+pub fn read_updates(path: &Path) -> Result<Vec<UpdateStats>, StatsError> {
+    streamed_updates(path)?.collect()
 }
 
 #[cfg(test)]
