@@ -12,6 +12,96 @@
 //! The serialized form is versioned ([`DRIVER_STATE_VERSION`], documented
 //! in `docs/loop.md`): a state of another version is refused when it is
 //! read, with a message, never read as this one.
+//!
+//! A loop that checkpoints every 10 updates, is killed inside a group, and
+//! resumes from its last checkpoint to the same weights, bit for bit:
+//!
+//! ```
+//! use accum_core::driver::{Driver, DriverState, Outcome};
+//! use accum_core::engine::LossScaler;
+//! use accum_core::plan::{Plan, Rounding};
+//! use accum_core::replica::InProcess;
+//! use accum_core::schedule::Schedule;
+//! use accum_core::settings::{LossScaleSettings, Normalization, ScheduleKind};
+//! use accum_core::Span;
+//!
+//! type Error = Box<dyn std::error::Error>;
+//! type Data = Vec<Vec<(f64, f64)>>;
+//!
+//! /// A checkpoint: the model, and the driver's state (with the scaler's) as JSON.
+//! #[derive(Clone)]
+//! struct Checkpoint {
+//!     w: f64,
+//!     b: f64,
+//!     position: String,
+//! }
+//!
+//! /// The driver, scaler and model of a new run, or of the run `from` saved.
+//! fn start(data: &Data, from: Option<&Checkpoint>) -> Result<(Driver, LossScaler, f64, f64), Error> {
+//!     let plan = Plan::new(4, 2, 1)?;
+//!     let (warmup, total): (Span, Span) = ("40 examples".parse()?, "120 updates".parse()?);
+//!     let schedule = Schedule::from_spans(ScheduleKind::Linear, 0.5, warmup, total, &plan, Rounding::Up)?;
+//!     let mut builder = Driver::builder(plan, data.len()).seed(1).schedule(schedule);
+//!     let mut scaler = LossScaler::dynamic(&LossScaleSettings::default());
+//!     let Some(from) = from else {
+//!         return Ok((builder.build()?, scaler, 0.0, 0.0));
+//!     };
+//!     let state: DriverState = serde_json::from_str(&from.position)?; // refused if of another version
+//!     if let Some(saved) = state.scaler() {
+//!         scaler.restore(saved); // the scale and its growth streak
+//!     }
+//!     builder = builder.resume(state); // data cursor, counters, schedule: O(1), nothing replayed
+//!     Ok((builder.build()?, scaler, from.w, from.b))
+//! }
+//!
+//! /// Trains to the end, saving a checkpoint every 10 updates; "preempted"
+//! /// halfway through attempt `preempt`'s group, if given.
+//! fn train(data: &Data, from: Option<&Checkpoint>, preempt: Option<u64>) -> Result<(f64, f64, Option<Checkpoint>), Error> {
+//!     let (mut driver, mut scaler, mut w, mut b) = start(data, from)?;
+//!     let reducer = InProcess::new(1);
+//!     let mut saved = None;
+//!     while let Some(mut group) = driver.next_group()? {
+//!         let den = group.denominator(Normalization::PerToken, |id| data[id].len() as u64, &reducer)?;
+//!         let scale = scaler.scale();
+//!         let (mut gw, mut gb) = (0.0, 0.0);
+//!         for (i, mb) in group.microbatches().enumerate() {
+//!             if Some(group.attempt()) == preempt && i == 1 {
+//!                 return Ok((w, b, saved)); // killed: this group's work is lost
+//!             }
+//!             for &(x, y) in mb.ids.iter().flat_map(|&id| &data[id]) {
+//!                 let err = w * x + b - y;
+//!                 gw += scale * 2.0 * err * x / den.value;
+//!                 gb += scale * 2.0 * err / den.value;
+//!             }
+//!         }
+//!         let (gw, gb) = (gw / scale, gb / scale);
+//!         let finite = gw.is_finite() && gb.is_finite();
+//!         if finite {
+//!             let lr = driver.lr().expect("a schedule was given");
+//!             (w, b) = (w - lr * gw, b - lr * gb);
+//!         }
+//!         scaler.update(finite);
+//!         driver.finish(group, Outcome::from_finite(finite))?;
+//!         if driver.every(accum_core::Updates::new(10)) {
+//!             // At an update boundary: the model and the position agree.
+//!             let state = driver.state().with_scaler(&scaler);
+//!             saved = Some(Checkpoint { w, b, position: serde_json::to_string(&state)? });
+//!         }
+//!     }
+//!     Ok((w, b, saved))
+//! }
+//!
+//! let data: Data = (0..50)
+//!     .map(|i| (0..3 + i % 5).map(|t| { let x = ((i * 7 + t) % 10) as f64 / 10.0; (x, 3.0 * x - 1.0) }).collect())
+//!     .collect();
+//! let (w, b, _) = train(&data, None, None)?;
+//! // Killed inside the group of attempt 38; the last checkpoint is after update 30.
+//! let (_, _, checkpoint) = train(&data, None, Some(38))?;
+//! let checkpoint = checkpoint.expect("checkpoints after updates 10, 20 and 30");
+//! let (w2, b2, _) = train(&data, Some(&checkpoint), None)?;
+//! assert_eq!((w2.to_bits(), b2.to_bits()), (w.to_bits(), b.to_bits())); // the same run, bit for bit
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fmt;
 
