@@ -121,6 +121,9 @@ fn scaler() -> LossScaler {
     })
 }
 
+/// One microbatch as a rank sees it: replica, index, example ids, sync.
+type Microbatch = (usize, usize, Vec<usize>, bool);
+
 /// What one attempt looked like, on every rank, bit for bit.
 #[derive(Clone, Debug, PartialEq)]
 struct Seen {
@@ -129,7 +132,7 @@ struct Seen {
     stage: usize,
     partial: bool,
     /// Per rank: (replica, index, ids, sync) of each of its microbatches.
-    micro: Vec<Vec<(usize, usize, Vec<usize>, bool)>>,
+    micro: Vec<Vec<Microbatch>>,
     /// Denominator bits under per-token, per-example and sum.
     denominators: [u64; 3],
     /// The learning rate of the attempt, as bits.
