@@ -103,6 +103,19 @@ impl MemoryTracker {
         }
     }
 
+    /// The tracker as it stood when `report` was taken after `groups`
+    /// groups, to continue it.
+    pub(crate) fn resume(report: &MemoryReport, groups: u64) -> MemoryTracker {
+        let replicas = report.replicas.len().max(1);
+        let mut peaks = report.replicas.clone();
+        peaks.resize(replicas, ReplicaPeaks::default());
+        MemoryTracker {
+            current: vec![MemoryBreakdown::default(); replicas],
+            peaks,
+            groups,
+        }
+    }
+
     /// Records a sample of `replica` in the current group.
     pub(crate) fn sample(&mut self, replica: usize, sample: MemoryBreakdown) {
         if let Some(current) = self.current.get_mut(replica)

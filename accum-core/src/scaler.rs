@@ -34,6 +34,8 @@
 //! assert_eq!(scaler.scale(), 65536.0);
 //! ```
 
+use serde::{Deserialize, Serialize};
+
 use crate::settings::{LossScaleSettings, PrecisionMode};
 
 /// The largest finite fp16 value; a scaled gradient above it overflows.
@@ -49,6 +51,20 @@ pub struct LossScaler {
     growth_interval: u64,
     /// Clean attempts in a row since the last change (PyTorch's `_growth_tracker`).
     tracker: u64,
+}
+
+/// Where a [`LossScaler`] stands, to save with a checkpoint and give back
+/// to [`LossScaler::restore`]: the scale and the clean streak (PyTorch's
+/// `GradScaler.state_dict` holds the same two, `scale` and
+/// `_growth_tracker`, beside its settings; `torch/amp/grad_scaler.py`).
+/// The settings (factors and interval) are the caller's, as they are the
+/// scaler's constructor's.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScalerState {
+    /// The scale (an f32 value, written as f64 so that any reader keeps it exactly).
+    pub scale: f64,
+    /// Clean attempts in a row since the scale last changed.
+    pub growth_tracker: u64,
 }
 
 /// What the scaler did after an attempt.
@@ -122,6 +138,27 @@ impl LossScaler {
     pub fn set_scale(&mut self, scale: f64) {
         if self.enabled {
             self.scale = scale as f32;
+        }
+    }
+
+    /// Where the scaler stands: its scale and clean streak, for a
+    /// checkpoint.
+    pub fn state(&self) -> ScalerState {
+        ScalerState {
+            scale: f64::from(self.scale),
+            growth_tracker: self.tracker,
+        }
+    }
+
+    /// Sets the scale and the clean streak back to `state`, as a resumed
+    /// run continues the saved one: without the streak, a run resumed
+    /// `k` clean attempts after the last change grows its scale `k`
+    /// attempts later than the uninterrupted run. A disabled scaler keeps
+    /// its scale of 1, as [`set_scale`](Self::set_scale) does.
+    pub fn restore(&mut self, state: ScalerState) {
+        if self.enabled {
+            self.scale = state.scale as f32;
+            self.tracker = state.growth_tracker;
         }
     }
 
@@ -288,6 +325,33 @@ mod tests {
         s.update(true);
         assert_eq!(s.update(true), ScaleChange::Grew);
         assert_eq!(s.scale(), 200.0);
+    }
+
+    #[test]
+    fn a_restored_scaler_keeps_the_scale_and_the_streak() {
+        let mut s = LossScaler::dynamic(&LossScaleSettings {
+            growth_factor: 1.1,
+            ..settings(1024.0, 3)
+        });
+        s.update(true);
+        s.update(true);
+        s.update(true);
+        s.update(true);
+        let state = s.state();
+        let text = serde_json::to_string(&state).expect("a state serializes");
+        let mut back = LossScaler::dynamic(&settings(1024.0, 3));
+        back.restore(serde_json::from_str(&text).expect("a state reads back"));
+        assert_eq!(back.scale(), s.scale(), "the f32 scale, exactly");
+        assert_eq!(back.growth_tracker(), 1);
+        // The streak carries over: one more clean attempt each and both grow
+        // on the same one.
+        assert_eq!(back.update(true), s.update(true));
+        assert_eq!(back.update(true), ScaleChange::Grew);
+        assert_eq!(s.update(true), ScaleChange::Grew);
+        // A disabled scaler stays at 1.
+        let mut off = LossScaler::disabled();
+        off.restore(state);
+        assert_eq!((off.scale(), off.growth_tracker()), (1.0, 0));
     }
 
     #[test]

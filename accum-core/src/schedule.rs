@@ -77,6 +77,8 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 use crate::code::Code;
 use crate::plan::{Plan, PlanError, Rounding, StagedPlan};
 use crate::settings::{ScheduleKind, ScheduleSection};
@@ -93,6 +95,44 @@ pub struct Schedule {
     steps: Updates,
     clock: Option<Clock>,
     counted: Option<Counted>,
+}
+
+/// Where a [`Schedule`] stands, to save with a checkpoint and give back to
+/// [`Schedule::set_position`]. A schedule of lengths resolved to updates
+/// (also under a ramp-up) is a function of its applied updates, so its
+/// position is its step count. A [counted](Schedule::counted) one also
+/// keeps what the run decided on the way: the counters at its last step,
+/// where its decay started, and the updates in which its warmup ended and
+/// its total was reached; those are saved too.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedulePosition {
+    /// Scheduler steps taken: applied updates.
+    steps: u64,
+    /// A counted schedule's counters and decisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    counted: Option<CountedPosition>,
+}
+
+/// What a counted schedule decided on the run, by the fields of [`Counted`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct CountedPosition {
+    /// Updates, microbatches, examples and tokens after the last step.
+    at: [u64; 4],
+    decay_from: Option<u64>,
+    warmup_end: Option<u64>,
+    total_end: Option<u64>,
+}
+
+impl SchedulePosition {
+    /// Scheduler steps taken: applied updates.
+    pub fn steps(&self) -> Updates {
+        Updates::new(self.steps)
+    }
+
+    /// Whether it is a [counted](Schedule::counted) schedule's position.
+    pub fn is_counted(&self) -> bool {
+        self.counted.is_some()
+    }
 }
 
 /// The run's real counters, as a loop counts them: what a counted schedule
@@ -599,6 +639,43 @@ impl Schedule {
     /// Scheduler steps taken (`accum::run::scheduler`: equals applied updates in a correct loop).
     pub fn steps(&self) -> Updates {
         self.steps
+    }
+
+    /// Where the schedule stands: its steps, and a counted schedule's
+    /// counters and decisions. Saved with a checkpoint, it puts a schedule
+    /// built the same way back at the same learning rate
+    /// ([`set_position`](Self::set_position)).
+    pub fn position(&self) -> SchedulePosition {
+        SchedulePosition {
+            steps: self.steps.get(),
+            counted: self.counted.as_ref().map(|c| CountedPosition {
+                at: c.at,
+                decay_from: c.decay_from,
+                warmup_end: c.warmup_end.map(Updates::get),
+                total_end: c.total_end.map(Updates::get),
+            }),
+        }
+    }
+
+    /// Moves the schedule to `position`, as if it had stepped through the
+    /// updates before it: O(1), nothing is replayed. A position of a
+    /// counted schedule fits only a counted one, and the other way round
+    /// (a counted schedule's rate depends on counters an uncounted
+    /// position does not hold): else the schedule is left as it is and the
+    /// kind of each is returned as `Err((saved, this))`, `true` for counted.
+    pub fn set_position(&mut self, position: &SchedulePosition) -> Result<(), (bool, bool)> {
+        match (&mut self.counted, &position.counted) {
+            (None, None) => {}
+            (Some(c), Some(p)) => {
+                c.at = p.at;
+                c.decay_from = p.decay_from;
+                c.warmup_end = p.warmup_end.map(Updates::new);
+                c.total_end = p.total_end.map(Updates::new);
+            }
+            (mine, saved) => return Err((saved.is_some(), mine.is_some())),
+        }
+        self.steps = Updates::new(position.steps);
+        Ok(())
     }
 
     /// The learning rate for the next update.

@@ -357,6 +357,8 @@ pub(crate) mod tests {
             dropped: vec![],
             stopped_early: false,
             warnings: vec![],
+            segments: vec![],
+            recorder: None,
         }
     }
 

@@ -75,6 +75,7 @@
 mod group;
 mod progress;
 mod record;
+mod state;
 mod walk;
 
 // `?` in `main` prints the sentence, not the fields.
@@ -82,6 +83,8 @@ crate::code::debug_as_display!(DriverError);
 
 #[cfg(test)]
 mod length_tests;
+#[cfg(test)]
+mod resume_tests;
 #[cfg(test)]
 mod stage_tests;
 #[cfg(test)]
@@ -92,6 +95,8 @@ use std::fmt;
 pub use group::{Denominator, Group, GroupCounts, MicrobatchIds};
 pub use progress::Progress;
 pub use record::{RecordError, Recorder, Step};
+pub(crate) use state::Resumed;
+pub use state::{DRIVER_STATE_VERSION, DriverState, ResumeError};
 pub(crate) use walk::{Draw, Position, Walk, survey};
 pub use walk::{GroupAssignment, StageGroupError, epoch_order};
 
@@ -192,6 +197,8 @@ pub enum DriverError {
         /// Both in the finer unit, when they differ.
         compared: Option<(Span, Span)>,
     },
+    /// A saved [`DriverState`] does not fit this driver, or cannot be read.
+    Resume(ResumeError),
     /// A group holds more supervised tokens than its examples at the plan's
     /// fixed `seq_len`: the data is not of that length, and a length in
     /// tokens resolved through it would be wrong.
@@ -226,6 +233,7 @@ impl DriverError {
             DriverError::Schedule(e) => e.code(),
             DriverError::IntervalTooLong { .. } => Some(Code::Every),
             DriverError::TokensOverSeqLen { .. } => Some(Code::Tokens),
+            DriverError::Resume(e) => e.code(),
         }
     }
 }
@@ -274,6 +282,7 @@ impl fmt::Display for DriverError {
             ),
             DriverError::Reduce(e) => write!(f, "counting the group's denominator: {e}"),
             DriverError::StageGroup(e) => write!(f, "{e}"),
+            DriverError::Resume(e) => write!(f, "{e}"),
             DriverError::Schedule(e) => write!(f, "{e}"),
             DriverError::IntervalTooLong {
                 interval,
@@ -334,6 +343,8 @@ pub struct DriverBuilder {
     total: Option<Span>,
     schedule: Option<Schedule>,
     intervals: Vec<Span>,
+    resume: Option<DriverState>,
+    allow_batch_change: bool,
 }
 
 impl DriverBuilder {
@@ -380,7 +391,32 @@ impl DriverBuilder {
         self
     }
 
-    /// The driver, after checking the data against the plan and the policy.
+    /// Continues the run `state` was taken from ([`Driver::state`]): the
+    /// driver starts at its update boundary, with its counters, data
+    /// position (epoch, seed, index in the epoch's order) and schedule
+    /// position, in O(1) whatever the run's length. The builder's other
+    /// settings are the resumed run's: the same data size, seed,
+    /// last-group policy, `seq_len` and kind of schedule, or the build is
+    /// refused with what differs. The plan may change if every update keeps
+    /// its global batch `B` (another `D`, or `m` with `A`): the examples of
+    /// every later update are the same. Another `B` needs
+    /// [`allow_global_batch_change`](Self::allow_global_batch_change).
+    pub fn resume(mut self, state: DriverState) -> Self {
+        self.resume = Some(state);
+        self
+    }
+
+    /// Consents to a resume whose plan has another global batch than the
+    /// state's: the run continues its data and counters, each later update
+    /// averages another number of examples, and [`Driver::notes`] (and a
+    /// continued report) record the change.
+    pub fn allow_global_batch_change(mut self) -> Self {
+        self.allow_batch_change = true;
+        self
+    }
+
+    /// The driver, after checking the data against the plan and the
+    /// policy, at the resumed state when one was given.
     pub fn build(self) -> Result<Driver, DriverError> {
         // `m` and `D` are the same in every stage.
         let replicas = self.plan.first_plan().replicas();
@@ -430,7 +466,7 @@ impl DriverBuilder {
                 });
             }
         }
-        Ok(Driver {
+        let mut driver = Driver {
             walk,
             rank: self.rank,
             total,
@@ -438,10 +474,17 @@ impl DriverBuilder {
             progress: Progress::default(),
             before: Progress::default(),
             open: None,
+            open_from: None,
             dropped: Vec::new(),
             total_end: None,
             short: 0,
-        })
+            batch_changes: Vec::new(),
+            resumed: None,
+        };
+        if let Some(state) = self.resume {
+            driver.restore(state, self.allow_batch_change)?;
+        }
+        Ok(driver)
     }
 }
 
@@ -456,7 +499,15 @@ pub struct Driver {
     /// The progress before the last finished attempt, for [`Driver::every`].
     before: Progress,
     open: Option<u64>,
+    /// Where the walk stood before the open group was drawn, and the
+    /// dropped groups then: what [`Driver::state`] saves while a group is
+    /// open.
+    open_from: Option<(Position, usize)>,
     dropped: Vec<DroppedGroup>,
+    /// Global batches changed at resumes, by consent.
+    batch_changes: Vec<state::BatchChange>,
+    /// How the driver was resumed, if it was.
+    resumed: Option<Resumed>,
     /// The count of the total's unit after the update that reached it.
     total_end: Option<u64>,
     /// Examples the applied partial groups had fewer than full ones.
@@ -477,6 +528,8 @@ impl Driver {
             total: None,
             schedule: None,
             intervals: Vec::new(),
+            resume: None,
+            allow_batch_change: false,
         }
     }
 
@@ -551,6 +604,13 @@ impl Driver {
     /// lengths held exactly. Print them with the loop's log or report.
     pub fn notes(&self) -> Vec<DriverNote> {
         let mut notes = Vec::new();
+        for change in &self.batch_changes {
+            notes.push(DriverNote::GlobalBatchChanged {
+                update: Updates::new(change.update),
+                from: change.from,
+                to: change.to,
+            });
+        }
         if self.progress.partial > 0 {
             notes.push(DriverNote::PartialGroups {
                 updates: self.progress.partial,
@@ -585,6 +645,11 @@ impl Driver {
         notes
     }
 
+    /// How the driver was resumed, if it was.
+    pub(crate) fn resumed(&self) -> Option<Resumed> {
+        self.resumed
+    }
+
     /// The schedule, if one was given.
     pub fn schedule(&self) -> Option<&Schedule> {
         self.schedule.as_ref()
@@ -607,6 +672,7 @@ impl Driver {
             return Ok(None);
         }
         let mut draw = self.walk.empty_draw();
+        let from = (self.walk.position(), self.dropped.len());
         let dropped = &mut self.dropped;
         self.walk
             .next_into(&mut draw, self.progress.updates, |epoch, positions| {
@@ -618,6 +684,7 @@ impl Driver {
             .map_err(DriverError::StageGroup)?;
         let attempt = self.progress.attempts + 1;
         self.open = Some(attempt);
+        self.open_from = Some(from);
         Ok(Some(Group::new(attempt, self.rank, &draw)))
     }
 

@@ -12,6 +12,17 @@ use crate::units::{Updates, group_digits};
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum DriverNote {
+    /// The run was resumed under another global batch, by consent
+    /// ([`DriverBuilder::allow_global_batch_change`](super::DriverBuilder::allow_global_batch_change)):
+    /// the updates after `update` average another number of examples.
+    GlobalBatchChanged {
+        /// Applied updates before the change.
+        update: Updates,
+        /// `B` of the next update under the saved plan.
+        from: u64,
+        /// `B` under the resumed plan.
+        to: u64,
+    },
     /// Some applied updates had the partial last group of an epoch
     /// (`last_group = "process"`): fewer examples than `B`
     /// (`accum::plan::partial-group`).
@@ -54,6 +65,14 @@ pub enum DriverNote {
 impl fmt::Display for DriverNote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            DriverNote::GlobalBatchChanged { update, from, to } => write!(
+                f,
+                "the run was resumed after update {} with global batch {} instead of {} \
+                 (allow_global_batch_change): the updates after it average another number of examples",
+                group_digits(update.get()),
+                group_digits(*to),
+                group_digits(*from)
+            ),
             DriverNote::PartialGroups { updates, short } => write!(
                 f,
                 "{} update(s) trained on the partial last group of an epoch, {} examples fewer than full groups \

@@ -45,13 +45,14 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::ResumeError;
 use super::{Driver, DriverError, Group, Outcome, Progress};
 use crate::fsio::{Batch, Durability, Naming, WriteError};
 use crate::memory::{MemoryBreakdown, MemoryTracker};
 use crate::report::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, KEPT_UPDATES, LossCurve, PlanSummary,
-    REPORT_FORMAT, RunReport, RunSummary, StageCounters, StatsError, StatsStream, UpdateStats,
-    stats_stream_beside,
+    REPORT_FORMAT, RecorderPosition, RunReport, RunSummary, Segment, StageCounters, StatsError,
+    StatsStream, UpdateStats, stats_stream_beside,
 };
 use crate::settings::{LogAxis, Normalization, OptimizerKind, PrecisionMode};
 use crate::span::Span;
@@ -184,6 +185,8 @@ pub struct Recorder {
     measured_memory: bool,
     stream: Option<StatsStream>,
     stopped_early: bool,
+    /// The run's segments once it was resumed; empty before.
+    segments: Vec<Segment>,
 }
 
 impl Recorder {
@@ -213,7 +216,106 @@ impl Recorder {
             measured_memory: false,
             stream: None,
             stopped_early: false,
+            segments: Vec::new(),
         }
+    }
+
+    /// Continues `report`, the report a recorder wrote of the run `driver`
+    /// was resumed from ([`DriverBuilder::resume`](super::DriverBuilder::resume)),
+    /// saved at the same update as the driver's state: the counters, the
+    /// stages, the bounded update list and loss curve, the summaries and
+    /// the memory peaks go on, so the finished report counts the whole run,
+    /// and a [`Segment`] records where the run resumed (with the plan it
+    /// changed from, if it did). Its settings are the report's (precision,
+    /// optimizer, model, data, log axis and interval); `normalization` must
+    /// be the report's. A stats stream is not continued: the report's
+    /// bounded lists hold the whole run.
+    ///
+    /// Refused, with what differs, when the report is not at the driver's
+    /// update, counts other data, normalizes otherwise, or was not written
+    /// by a recorder.
+    pub fn resume(
+        driver: &Driver,
+        normalization: Normalization,
+        report: RunReport,
+    ) -> Result<Recorder, RecordError> {
+        let refuse = |e: ResumeError| RecordError::Driver(DriverError::Resume(e));
+        if report.normalization != normalization {
+            return Err(refuse(ResumeError::Normalization {
+                saved: report.normalization,
+                now: normalization,
+            }));
+        }
+        let examples = driver.examples() as u64;
+        if report.data_examples.get() != examples {
+            return Err(refuse(ResumeError::Examples {
+                saved: report.data_examples.get(),
+                now: examples,
+            }));
+        }
+        let progress = driver.progress();
+        let at = (
+            report.counters.applied_updates,
+            report.counters.update_attempts,
+        );
+        if at != (progress.updates, progress.attempts) {
+            return Err(refuse(ResumeError::ReportPosition {
+                report: at,
+                driver: (progress.updates, progress.attempts),
+            }));
+        }
+        let Some(position) = report.recorder else {
+            return Err(refuse(ResumeError::NotContinuable));
+        };
+        let mut segments = report.run_segments();
+        segments.push(Segment {
+            attempts: report.counters.update_attempts,
+            updates: report.counters.applied_updates,
+            examples: report.counters.examples,
+            tokens: report.counters.supervised_tokens,
+            plan: PlanSummary::from(driver.plan()),
+            resumed: true,
+            changed_from: driver.resumed().and_then(|r| r.changed_from),
+        });
+        let measured_memory = !report.memory.replicas.is_empty();
+        let memory = if measured_memory {
+            MemoryTracker::resume(&report.memory, report.counters.update_attempts)
+        } else {
+            MemoryTracker::new(1)
+        };
+        Ok(Recorder {
+            normalization,
+            precision: report.precision,
+            loss_scaling: report.loss_scaling,
+            optimizer: report.optimizer,
+            model: report.model,
+            data_examples: report.data_examples,
+            data_tokens: report.data_tokens,
+            axis: report.loss_curve.axis,
+            every: Span::new(position.log_every, position.log_unit),
+            next_log: position.next_log,
+            counters: report.counters,
+            passes: position.passes,
+            stages: report.stages,
+            updates: Decimated::resume(
+                report.updates,
+                report.updates_stride,
+                report.counters.update_attempts,
+                KEPT_UPDATES,
+            ),
+            curve: Decimated::resume(
+                report.loss_curve.points,
+                report.loss_curve.stride,
+                position.logged,
+                CURVE_CAPACITY,
+            ),
+            summary: report.summary,
+            memory,
+            measured_memory,
+            stream: None,
+            stopped_early: false,
+            segments,
+        })
     }
 
     /// The precision the loop computes in, and whether it scales the loss
@@ -426,6 +528,14 @@ impl Recorder {
             dropped: driver.dropped().iter().take(64).cloned().collect(),
             stopped_early: self.stopped_early || !driver.finished(),
             warnings,
+            segments: self.segments.clone(),
+            recorder: Some(RecorderPosition {
+                log_every: self.every.value(),
+                log_unit: self.every.unit(),
+                next_log: self.next_log,
+                logged: self.curve.offered(),
+                passes: self.passes,
+            }),
         }
     }
 

@@ -327,8 +327,12 @@ impl Walk {
         Draw::with_capacity(*self.stages.first_plan(), capacity)
     }
 
+    /// The seed of the epoch orders.
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// Where the walk stands.
-    #[cfg(test)]
     pub(crate) fn position(&self) -> Position {
         Position {
             epoch: self.epoch,

@@ -99,7 +99,7 @@ pub use crate::data::{DataError, Dataset, Example, OverlapError, PackedMicrobatc
 pub use crate::dump::{DUMP_FORMAT, DumpError, DumpWriter};
 pub use crate::model::{GradScale, LossSums, MlpWorkspace, Model, Team, TokenMlp};
 pub use crate::optim::{AdamW, Optimizer, Sgd};
-pub use crate::scaler::{LossScaler, ScaleChange};
+pub use crate::scaler::{LossScaler, ScaleChange, ScalerState};
 pub use crate::tensor::Tensors;
 use backward::{ReplicaOutcome, ReplicaState};
 pub use error::EngineError;
@@ -745,6 +745,8 @@ impl<M: Model> Engine<M> {
             dropped: self.groups.dropped.clone(),
             stopped_early: self.stopped_early,
             warnings,
+            segments: Vec::new(),
+            recorder: None,
         }
     }
 

@@ -41,7 +41,7 @@ pub fn stats_stream_beside(report: &std::path::Path) -> std::path::PathBuf {
 pub use crate::memory::{MemoryBreakdown, MemoryReport, ReplicaPeaks};
 use crate::plan::{LastGroup, Plan};
 use crate::settings::{LogAxis, Normalization, OptimizerKind, PrecisionMode};
-use crate::units::{Examples, Microbatches, Tokens, Updates};
+use crate::units::{Examples, Microbatches, Tokens, UnitKind, Updates};
 
 /// JSON has no NaN or infinity: such values are written as `null` and read
 /// back as NaN, so a report with a skipped attempt still round-trips.
@@ -343,6 +343,26 @@ impl<T> Decimated<T> {
     pub fn offered(&self) -> u64 {
         self.next
     }
+
+    /// The series as it stood after `offered` entries, of which `items`
+    /// were kept every `stride` (a report's bounded list, read back), to
+    /// continue it. Entries beyond the capacity are dropped.
+    pub(crate) fn resume(
+        mut items: Vec<T>,
+        stride: u64,
+        offered: u64,
+        capacity: usize,
+    ) -> Decimated<T> {
+        let capacity = capacity.max(2);
+        items.truncate(capacity);
+        items.reserve_exact(capacity - items.len());
+        Decimated {
+            items,
+            stride: stride.max(1),
+            next: offered,
+            capacity,
+        }
+    }
 }
 
 /// Running figures of one statistic over the applied updates.
@@ -487,6 +507,47 @@ pub struct DroppedGroup {
     pub ids: Vec<u64>,
 }
 
+/// A stretch of a run between two resumes (`docs/loop.md`, "Resume"):
+/// where it starts, and the plan of its first update. A report that lists
+/// no segments is one segment, the whole run ([`RunReport::run_segments`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Segment {
+    /// Update attempts before the segment.
+    pub attempts: u64,
+    /// Applied updates before the segment: its first update is the next.
+    pub updates: Updates,
+    /// Examples processed before the segment (every attempt's, as the
+    /// loss curve counts them).
+    pub examples: Examples,
+    /// Supervised tokens processed before the segment (likewise).
+    pub tokens: Tokens,
+    /// The plan of the segment's first update.
+    pub plan: PlanSummary,
+    /// Whether the run resumed here (false for the first segment).
+    pub resumed: bool,
+    /// At a resume under another plan (another `m`, `A` or `D`, or by
+    /// consent another `B`): the plan the run was saved under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_from: Option<PlanSummary>,
+}
+
+/// What a [`Recorder`](crate::driver::Recorder) needs beyond the report to
+/// continue it exactly after a resume: its log interval and where it
+/// stands, and the microbatches of replica 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecorderPosition {
+    /// The log interval's value.
+    pub log_every: u64,
+    /// The log interval's unit.
+    pub log_unit: UnitKind,
+    /// The count, in the interval's unit, at which the next point is logged.
+    pub next_log: u64,
+    /// Points logged so far (the loss curve keeps an even spread of them).
+    pub logged: u64,
+    /// Microbatches of replica 0 over all attempts: the microbatch axis.
+    pub passes: u64,
+}
+
 /// Everything a run observed. A report is read capped per field (a text
 /// at 4,096 bytes, a list at a bound of its own, `read.rs`), with a note
 /// in `warnings` of what was cut.
@@ -552,9 +613,36 @@ pub struct RunReport {
     pub stopped_early: bool,
     /// Findings a reader should see (for example a memory peak that grows).
     pub warnings: Vec<String>,
+    /// Where the run resumed and where its plan changed, in order, the
+    /// first segment first; empty for a run of one segment (every report
+    /// before resumes). See [`RunReport::run_segments`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<Segment>,
+    /// What a recorder continues the report from, in a report a
+    /// [`Recorder`](crate::driver::Recorder) wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorder: Option<RecorderPosition>,
 }
 
 impl RunReport {
+    /// The run's segments: those the report lists, or the one it is when
+    /// it lists none (a run that never resumed, or a report written before
+    /// resumes), from its start under its first stage's plan.
+    pub fn run_segments(&self) -> Vec<Segment> {
+        if !self.segments.is_empty() {
+            return self.segments.clone();
+        }
+        vec![Segment {
+            attempts: 0,
+            updates: Updates::ZERO,
+            examples: Examples::ZERO,
+            tokens: Tokens::ZERO,
+            plan: self.stages.first().map_or(self.plan, |s| s.plan),
+            resumed: false,
+            changed_from: None,
+        }]
+    }
+
     /// The report as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a run report always serializes")

@@ -18,8 +18,8 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, DroppedGroup, KEPT_UPDATES, LossCurve,
-    MemoryReport, PlanSummary, ReplicaCounters, RunReport, RunSummary, StageCounters, UpdateStats,
-    one,
+    MemoryReport, PlanSummary, RecorderPosition, ReplicaCounters, RunReport, RunSummary, Segment,
+    StageCounters, UpdateStats, one,
 };
 use crate::group_digits;
 use crate::plan::LastGroup;
@@ -291,6 +291,10 @@ pub(super) struct ReadReport {
     dropped: Capped<ReadDropped, MAX_REPORT_ENTRIES>,
     stopped_early: bool,
     warnings: Capped<Text, MAX_REPORT_NOTES>,
+    #[serde(default)]
+    segments: Capped<Segment, MAX_REPORT_ENTRIES>,
+    #[serde(default)]
+    recorder: Option<RecorderPosition>,
 }
 
 impl From<ReadReport> for RunReport {
@@ -303,6 +307,7 @@ impl From<ReadReport> for RunReport {
             .map(|t| t.0)
             .collect();
         let stages = read.stages.read("stages", &mut notes);
+        let segments = read.segments.read("segments", &mut notes);
         let replicas = read.replicas.read("replicas", &mut notes);
         let dropped = read
             .dropped
@@ -350,6 +355,8 @@ impl From<ReadReport> for RunReport {
             dropped,
             stopped_early: read.stopped_early,
             warnings,
+            segments,
+            recorder: read.recorder,
         }
     }
 }
