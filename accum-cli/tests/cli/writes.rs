@@ -337,11 +337,13 @@ fn init_writes_its_config_and_schema_only_where_nothing_is() {
         let out = run_in(&root.join("work"), &["init"]);
         let context = format!("{plant:?} at accum.toml: {}", out.stderr);
         assert_eq!(out.code, 2, "{context}");
-        assert!(
-            out.stderr
-                .contains("accum.toml: already exists; not overwritten"),
-            "{context}"
-        );
+        // A folder is refused as an output name before `init` looks for
+        // an existing file there.
+        let refusal = match plant {
+            Plant::Folder => "accum.toml: is a directory; give a file name",
+            _ => "accum.toml: already exists; not overwritten",
+        };
+        assert!(out.stderr.contains(refusal), "{context}");
         assert_eq!(names(&root.join("work")), ["accum.toml"], "{context}");
         outside_untouched(&root, &context);
         let _ = fs::remove_dir_all(&root);
@@ -582,7 +584,7 @@ fn an_output_is_none_of_the_inputs_read_through_a_report() {
         ),
         (
             &[
-                "compare", "r.json", "q.json", "--format", "html", "-o", "q.json",
+                "compare", "r.json", "q.json", "--format", "json", "-o", "q.json",
             ],
             "q.json: is the file read",
         ),
