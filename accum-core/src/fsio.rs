@@ -627,17 +627,7 @@ fn special_kind(_: &fs::FileType) -> &'static str {
 /// opened without following a link and without blocking (a FIFO put there
 /// meanwhile), and checked to be a regular file once open.
 fn read_head(path: &Path) -> io::Result<Vec<u8>> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
+    let file = open_regular(fs::OpenOptions::new().read(true), path)?;
     let mut head = Vec::new();
     file.take(RECOGNISED_BYTES).read_to_end(&mut head)?;
     Ok(head)
@@ -659,8 +649,19 @@ fn is_link_error(err: &io::Error) -> bool {
 /// Opens `path` for writing, creating it if missing, without following a
 /// link at the name: for a lock file at a derived name.
 pub fn open_no_follow(path: &Path) -> io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.create(true).truncate(false).write(true);
+    open_regular(
+        fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+        path,
+    )
+}
+
+/// Opens `path` with `options`, neither following a link at the name
+/// (`O_NOFOLLOW`) nor blocking on a FIFO put there (`O_NONBLOCK`), and
+/// checks on the open handle that it is a regular file.
+fn open_regular(options: &mut fs::OpenOptions, path: &Path) -> io::Result<fs::File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;

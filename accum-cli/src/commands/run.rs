@@ -19,7 +19,7 @@ use accum_core::AccumConfig;
 use accum_core::config::TrainingConfig;
 use accum_core::engine::{DumpWriter, Engine, Fault, RunOptions};
 use accum_core::group_digits;
-use accum_core::report::{RunReport, StatsStream};
+use accum_core::report::{RunReport, StatsStream, stats_stream_beside};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{Backend, Format, RunArgs};
@@ -29,8 +29,7 @@ use crate::load::load_checked;
 use crate::output::eprintln_safe;
 use crate::output::{print_json, print_text};
 use crate::runner::{
-    self, Progress, Stream, attach_backend, plural, ramp_text, stop_flag, stream_path, summary,
-    threads_cap,
+    self, Progress, Stream, attach_backend, plural, ramp_text, stop_flag, summary, threads_cap,
 };
 use accum_core::fsio::Naming;
 
@@ -127,7 +126,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         Some(path) => {
             // A name accum made beside the report: checked, like the
             // report, before the run.
-            let path = stream_path(path);
+            let path = stats_stream_beside(path);
             not_an_input(&path).map_err(|err| exit_sync.fail_alone(err))?;
             Some(Stream {
                 out: StatsStream::create(&path)
@@ -169,7 +168,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     // The stream and the report: both or neither.
     let mut outputs = Outputs::new();
     if let Some(stream) = stream {
-        let name = stream_path(args.report.as_deref().unwrap_or(Path::new("run.json")));
+        let name = stats_stream_beside(args.report.as_deref().unwrap_or(Path::new("run.json")));
         outputs.push(
             stream
                 .out

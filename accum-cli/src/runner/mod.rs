@@ -9,7 +9,7 @@ mod process;
 mod progress;
 mod summary;
 
-pub(crate) use observers::{Progress, Stream, stream_path};
+pub(crate) use observers::{Progress, Stream};
 pub(crate) use process::{attach_backend, stop_flag, threads_cap};
 pub(crate) use progress::TEMPLATE;
 pub(crate) use summary::{plural, ramp_text, summary};

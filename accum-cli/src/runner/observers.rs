@@ -1,7 +1,6 @@
 //! The observers `accum run` hands the engine: the progress bar with the log
 //! lines, and the stats stream beside the report.
 
-use std::path::Path;
 use std::time::Instant;
 
 use accum_core::engine::{Observer, ObserverError, UpdateView};
@@ -85,14 +84,6 @@ impl Observer for Stream {
             self.failed = Some(err);
         }
     }
-}
-
-/// `RUN.stats.jsonl` beside `RUN.json`.
-pub(crate) fn stream_path(report: &Path) -> std::path::PathBuf {
-    let stem = report
-        .file_stem()
-        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
-    report.with_file_name(format!("{stem}.stats.jsonl"))
 }
 
 fn axis_name(axis: LogAxis) -> &'static str {
