@@ -93,6 +93,49 @@ impl Outputs {
     }
 }
 
+/// One file the user named, written as the command goes (a CSV of every
+/// attempt of a run) to its temporary file, with the checks of
+/// [`Outputs::add`], and renamed over its name by [`Streamed::commit`] once
+/// whole. Dropped before, nothing is written.
+#[derive(Debug)]
+pub(crate) struct Streamed {
+    path: PathBuf,
+    out: io::BufWriter<Temporary>,
+}
+
+impl Streamed {
+    /// Checks `path` and opens its temporary file.
+    pub(crate) fn create(path: &Path) -> Result<Streamed, CliError> {
+        output_path(path)?;
+        not_an_input(path)?;
+        let tmp =
+            accum_core::fsio::create_temporary(path, Naming::Given).map_err(CliError::usage)?;
+        Ok(Streamed {
+            path: path.to_owned(),
+            out: io::BufWriter::new(tmp),
+        })
+    }
+
+    /// Appends `bytes`.
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), CliError> {
+        use io::Write as _;
+        self.out
+            .write_all(bytes)
+            .map_err(|err| CliError::usage(format!("{}: cannot write: {err}", self.path.display())))
+    }
+
+    /// Renames the whole file over its name.
+    pub(crate) fn commit(self) -> Result<(), CliError> {
+        let path = self.path;
+        let tmp = self.out.into_inner().map_err(|err| {
+            CliError::usage(format!("{}: cannot write: {}", path.display(), err.error()))
+        })?;
+        let mut outputs = Outputs::new();
+        outputs.push(tmp)?;
+        outputs.commit().map(drop)
+    }
+}
+
 /// Output = input is refused: the input would be replaced by what was
 /// made from it, with exit 0 and no warning.
 pub(crate) fn not_an_input(path: &Path) -> Result<(), CliError> {

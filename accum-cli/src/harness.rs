@@ -7,10 +7,14 @@
 //!
 //! Only built with the `harness` feature: it is a test surface, not an API.
 
+use std::path::Path;
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use accum_core::config::TrainingConfig;
 use accum_core::plan::{Plan, Rounding};
+use accum_core::report::{KEPT_UPDATES, RunReport};
+use accum_core::settings::LogAxis;
 use accum_core::{Span, UnitKind};
 
 use crate::interop::{Framework, ImportOptions};
@@ -212,4 +216,152 @@ pub fn import(framework: Framework, data: &[u8]) {
             }
         }
     }
+}
+
+/// The repository's quickstart config and its plan, which [`report`] and
+/// [`stats_stream`] draw their sheets against.
+static QUICKSTART: LazyLock<(TrainingConfig, Plan)> = LazyLock::new(|| {
+    let text = include_str!("../../examples/quickstart.toml");
+    let doc = Document::parse(
+        "quickstart.toml".into(),
+        text.to_owned(),
+        SourceFormat::Toml,
+    )
+    .expect("the quickstart parses");
+    let schema = &*BUILTIN;
+    let config = check_document::<TrainingConfig>(
+        &doc,
+        &schema.value,
+        &schema.map,
+        Some(TrainingConfig::check),
+    )
+    .ok()
+    .and_then(|outcome| outcome.config)
+    .expect("the quickstart is valid");
+    let plan = accum_core::AccumConfig::plan(&config).expect("the quickstart plans");
+    (config, plan)
+});
+
+/// A report accum wrote, cut to six updates, whose stream [`stats_stream`]
+/// replaces with the input.
+const SHORT_REPORT: &str = include_str!("../tests/fixtures/reports/short.json");
+
+/// Draws `report`, read from `source`, as `accum sheet --report` and
+/// `accum compare` do: the sheet in HTML and Markdown, the per-update CSV,
+/// and a comparison of the run with itself on every axis.
+fn draw(report: &RunReport, source: &Path) {
+    let (config, plan) = &*QUICKSTART;
+    let extras = crate::training::sheet_extras(config, plan);
+    let name = source.display().to_string();
+    let sheet = crate::sheet::build::build(
+        config,
+        plan,
+        "quickstart.toml",
+        extras,
+        Some((name.clone(), report)),
+    );
+    let _ = crate::sheet::html::render(&sheet);
+    let _ = crate::sheet::markdown::render(&sheet, &|_| None);
+    let _ = crate::sheet::csv::render(&report.updates);
+    for axis in [LogAxis::Updates, LogAxis::Examples, LogAxis::Tokens] {
+        let runs: Vec<_> = ["a", "b"]
+            .into_iter()
+            .map(|run| crate::sheet::compare::Compared {
+                name: run.to_owned(),
+                source: name.clone(),
+                report,
+                series: crate::sheet::series::read(report, source, axis),
+            })
+            .collect();
+        if let Ok(comparison) = crate::sheet::compare::compare(&runs, axis) {
+            let _ = crate::sheet::compare::markdown(&comparison, &|_| None);
+            let _ = crate::sheet::compare::html(&comparison);
+        }
+    }
+}
+
+/// Reads `data` as a run report, capped per field as every command reads
+/// one, and draws it. The list a report keeps of every update is thinned
+/// while it is read, so it never holds more than [`KEPT_UPDATES`]. A stream
+/// the report names is not read here (it would be a file of the working
+/// folder): [`stats_stream`] feeds streams.
+pub fn report(data: &[u8]) {
+    let Ok(mut report) = serde_json::from_slice::<RunReport>(data) else {
+        return;
+    };
+    assert!(
+        report.updates.len() <= KEPT_UPDATES,
+        "{} updates kept from a report, above the {KEPT_UPDATES} a read keeps",
+        report.updates.len()
+    );
+    report.stats_stream = None;
+    draw(&report, Path::new("report.json"));
+}
+
+/// Folders of [`stats_stream`] calls, one per call.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `data` as the stats stream of a report accum wrote, reads its
+/// update lines one at a time as `accum sheet --format csv` does, and
+/// draws the report through it (the loss curve is then the stream's log
+/// lines).
+pub fn stats_stream(data: &[u8]) {
+    let mut report: RunReport = serde_json::from_str(SHORT_REPORT).expect("the short report reads");
+    let folder = std::env::temp_dir().join(format!(
+        "accum-harness-{}-{}",
+        std::process::id(),
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&folder).expect("a temporary folder");
+    let stream = folder.join("run.stats.jsonl");
+    std::fs::write(&stream, data).expect("the stream is written");
+    report.stats_stream = Some("run.stats.jsonl".to_owned());
+    let source = folder.join("run.json");
+    if let Ok(updates) = accum_core::report::streamed_updates(&stream) {
+        // A stream of any length is read a line at a time; what comes back
+        // ends at the first line that is not a stats line.
+        let mut read = Vec::new();
+        for update in updates {
+            match update {
+                Ok(update) => read.push(update),
+                Err(err) => {
+                    assert!(err.line.is_some(), "a bad line is located: {err}");
+                    break;
+                }
+            }
+        }
+        let _ = crate::sheet::csv::render(&read);
+    }
+    draw(&report, &source);
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+/// Reads `data` as every length and count of a command line is read:
+/// `--span`, `--total`, a `--stage`'s end and a `--ramp`'s length, every
+/// count option (`--params 7B`) and byte size. What reads is above 0, and
+/// its display reads back to the same value.
+pub fn cli_values(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(span) = crate::cli::parse_span(text) {
+        assert!(span.value() > 0, "`{text}` read as a length of 0");
+        let shown = span.to_string();
+        assert_eq!(
+            crate::cli::parse_span(&shown).as_ref(),
+            Ok(&span),
+            "`{shown}` (from `{text}`) does not read back"
+        );
+    }
+    if let Ok(count) = crate::quantity::parse_count(text) {
+        assert!(count > 0, "`{text}` read as a count of 0");
+        assert_eq!(
+            crate::quantity::parse_count(&count.to_string()),
+            Ok(count),
+            "{count} (from `{text}`) does not read back"
+        );
+    }
+    let _ = crate::cli::parse_stage(text);
+    let _ = crate::cli::parse_ramp(text);
+    let _ = text.parse::<accum_core::estimate::ByteSize>();
 }

@@ -42,6 +42,9 @@ fn target(name: &str) -> Option<Harness> {
         "import_axolotl" => |d| harness::import(Framework::Axolotl, d),
         "import_nemo" => |d| harness::import(Framework::NeMo, d),
         "import_litgpt" => |d| harness::import(Framework::LitGpt, d),
+        "report" => harness::report,
+        "stats_stream" => harness::stats_stream,
+        "cli_values" => harness::cli_values,
         _ => return None,
     })
 }
@@ -119,6 +122,10 @@ fn the_fuzz_corpus_replays_without_panics_or_hangs() {
         "import_lightning",
         "import_axolotl",
         "import_nemo",
+        "import_litgpt",
+        "report",
+        "stats_stream",
+        "cli_values",
     ] {
         let dir = fuzz_dir().join("corpus").join(name);
         let files = fs::read_dir(&dir).map_or(0, |d| d.count());

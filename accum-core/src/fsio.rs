@@ -386,6 +386,11 @@ impl Batch {
     /// after syncing each for [`Durability::Synced`], then writes the
     /// devices in place. Each derived name is checked again just before the
     /// renames begin.
+    ///
+    /// All or none: the file a rename replaces is kept under a hard link
+    /// beside it until every rename is done, and a rename that fails puts
+    /// back what the earlier ones replaced (and removes what they created)
+    /// before the error is returned.
     pub fn commit(mut self, durability: Durability) -> Result<(), WriteError> {
         for item in &mut self.items {
             if let Item::Staged(tmp) = item {
@@ -393,12 +398,20 @@ impl Batch {
             }
         }
         let mut folders: Vec<PathBuf> = Vec::new();
+        let mut done: Vec<(PathBuf, Previous)> = Vec::new();
         for item in std::mem::take(&mut self.items) {
             match item {
                 Item::Staged(tmp) => {
                     let folder = folder_of(&tmp.target);
                     let shown = tmp.shown.clone();
-                    rename(tmp)?;
+                    let target = tmp.target.clone();
+                    let previous = Previous::keep(&target);
+                    if let Err(err) = rename(tmp) {
+                        previous.discard();
+                        roll_back(done);
+                        return Err(err);
+                    }
+                    done.push((target, previous));
                     if durability == Durability::Synced && !folders.contains(&folder) {
                         sync_folder(&folder)
                             .map_err(|err| WriteError::io(&shown, WriteStep::Replace, err))?;
@@ -416,7 +429,81 @@ impl Batch {
                     .map_err(|err| WriteError::io(&shown, WriteStep::Write, err))?,
             }
         }
+        for (_, previous) in done {
+            previous.discard();
+        }
         Ok(())
+    }
+}
+
+/// What stood at a name before a [`Batch`] renamed a file over it.
+#[derive(Debug)]
+enum Previous {
+    /// Nothing: a rollback removes the new file.
+    Nothing,
+    /// A file, kept under this hard link until the batch is done.
+    Kept(PathBuf),
+    /// Something that could not be kept (a file system without hard
+    /// links): a rollback leaves the new file.
+    Lost,
+}
+
+impl Previous {
+    /// Keeps the regular file at `target`, if any, under a hard link
+    /// beside it (`.<name>.<pid>-<n>.old`).
+    fn keep(target: &Path) -> Previous {
+        static KEPT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        match fs::symlink_metadata(target) {
+            Err(_) => return Previous::Nothing,
+            Ok(meta) if !meta.is_file() => return Previous::Lost,
+            Ok(_) => {}
+        }
+        let name = target
+            .file_name()
+            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+        let n = KEPT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let backup = folder_of(target).join(format!(".{name}.{}-{n}.old", std::process::id()));
+        let mut alive = alive();
+        match fs::hard_link(target, &backup) {
+            Ok(()) => {
+                // Removed with the temporaries if the command is stopped.
+                alive.push(backup.clone());
+                Previous::Kept(backup)
+            }
+            Err(_) => Previous::Lost,
+        }
+    }
+
+    /// Removes the kept link: the batch is done, or its rename failed and
+    /// the name still holds the file.
+    fn discard(self) {
+        if let Previous::Kept(backup) = self {
+            let mut alive = alive();
+            let _ = fs::remove_file(&backup);
+            forget(&mut alive, &backup);
+        }
+    }
+}
+
+/// Puts back what the renames in `done` replaced, last first: a kept file
+/// is renamed over its name again, a new file is removed.
+fn roll_back(done: Vec<(PathBuf, Previous)>) {
+    for (target, previous) in done.into_iter().rev() {
+        match previous {
+            Previous::Kept(backup) => {
+                let mut alive = alive();
+                if fs::rename(&backup, &target).is_ok() {
+                    forget(&mut alive, &backup);
+                } else {
+                    drop(alive);
+                    Previous::Kept(backup).discard();
+                }
+            }
+            Previous::Nothing => {
+                let _ = fs::remove_file(&target);
+            }
+            Previous::Lost => {}
+        }
     }
 }
 
@@ -662,16 +749,48 @@ pub fn open_no_follow(path: &Path) -> io::Result<fs::File> {
 /// (`O_NOFOLLOW`) nor blocking on a FIFO put there (`O_NONBLOCK`), and
 /// checks on the open handle that it is a regular file.
 fn open_regular(options: &mut fs::OpenOptions, path: &Path) -> io::Result<fs::File> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let file = options.open(path)?;
+    let file = open_with(options, path, Links::Refused)?;
     if !file.metadata()?.is_file() {
         return Err(io::Error::other("not a regular file"));
     }
     Ok(file)
+}
+
+/// Whether opening a name follows a symbolic link at its last component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Links {
+    /// The link is followed: a name the user typed, or one already
+    /// checked to stay where it may.
+    Followed,
+    /// A link at the name fails the open (`O_NOFOLLOW`, `ELOOP`).
+    Refused,
+}
+
+/// Opens the input at `path` for reading without blocking on a FIFO or a
+/// device put there (`O_NONBLOCK`, which a regular file ignores), following
+/// a link at the name only as `links` says. The one way accum opens a file
+/// it reads: the caller checks the type and size on the handle it gets
+/// (`File::metadata`), never on the path, so that nothing swapped in
+/// between the check and the open is read.
+pub fn open_input(path: &Path, links: Links) -> io::Result<fs::File> {
+    open_with(fs::OpenOptions::new().read(true), path, links)
+}
+
+/// `options.open(path)` with `O_NONBLOCK`, and `O_NOFOLLOW` when links
+/// are refused.
+fn open_with(options: &mut fs::OpenOptions, path: &Path, links: Links) -> io::Result<fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let follow = match links {
+            Links::Followed => 0,
+            Links::Refused => libc::O_NOFOLLOW,
+        };
+        options.custom_flags(libc::O_NONBLOCK | follow);
+    }
+    #[cfg(not(unix))]
+    let _ = links;
+    options.open(path)
 }
 
 /// The folder a file at `path` goes to (`.` for a bare name).
@@ -781,6 +900,36 @@ mod tests {
         assert!(err.to_string().contains("out: cannot replace"), "{err}");
         assert_eq!(names(&dir), ["out"]);
         assert!(target.join("inside").is_dir());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_batch_whose_rename_fails_puts_back_what_it_replaced() {
+        let dir = scratch("batch-rollback");
+        // A replaced file, a new file, then a rename that fails: a
+        // non-empty folder put at the last name after the batch was staged.
+        let kept = dir.join("sheet.md");
+        fs::write(&kept, "old sheet").unwrap();
+        let created = dir.join("sheet.loss.svg");
+        let blocked = dir.join("sheet.lr.svg");
+        let mut batch = Batch::new();
+        batch.add(&kept, b"new sheet", Naming::Given).unwrap();
+        batch.add(&created, b"<svg/>", Naming::Given).unwrap();
+        batch.add(&blocked, b"<svg/>", Naming::Given).unwrap();
+        fs::create_dir_all(blocked.join("inside")).unwrap();
+        let err = batch.commit(Durability::Synced).unwrap_err();
+        assert_eq!(err.step, WriteStep::Replace, "{err}");
+        assert_eq!(fs::read_to_string(&kept).unwrap(), "old sheet");
+        // Nothing else is left: no new file, no temporary, no kept link.
+        assert_eq!(names(&dir), ["sheet.lr.svg", "sheet.md"]);
+        // Done whole, the batch leaves no kept link either.
+        fs::remove_dir_all(&blocked).unwrap();
+        let mut batch = Batch::new();
+        batch.add(&kept, b"new sheet", Naming::Given).unwrap();
+        batch.add(&created, b"<svg/>", Naming::Given).unwrap();
+        batch.commit(Durability::Buffered).unwrap();
+        assert_eq!(fs::read_to_string(&kept).unwrap(), "new sheet");
+        assert_eq!(names(&dir), ["sheet.loss.svg", "sheet.md"]);
         fs::remove_dir_all(&dir).unwrap();
     }
 

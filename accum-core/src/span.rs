@@ -104,6 +104,16 @@ pub enum SpanError {
     },
 }
 
+/// The digits after the sign of a negative number as written (`-5` gives
+/// `5`), or `None` when `number` has no leading minus.
+fn negative(number: &str) -> Option<&str> {
+    number
+        .trim()
+        .strip_prefix('-')
+        .map(str::trim_start)
+        .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+}
+
 const UNITS_HINT: &str = "`updates`, `microbatches`, `examples` or `tokens`";
 
 impl SpanError {
@@ -124,6 +134,9 @@ impl SpanError {
             ),
             SpanError::UnknownUnit { number, word } => {
                 format!("`{word}` in `{number} {word}` is not a unit")
+            }
+            SpanError::BadNumber { number } if negative(number).is_some() => {
+                format!("`{number}` is negative; a length counts from 0")
             }
             SpanError::BadNumber { number } => format!("`{number}` is not a number"),
             SpanError::NotWhole { number } => format!("`{number}` is not a whole count"),
@@ -169,6 +182,9 @@ impl SpanError {
             }
             SpanError::UnknownUnit { .. } | SpanError::TableKeys { .. } => {
                 format!("use one of {UNITS_HINT}")
+            }
+            SpanError::BadNumber { number } if let Some(magnitude) = negative(number) => {
+                format!("write it without the sign, e.g. \"{magnitude} updates\"")
             }
             SpanError::BadNumber { .. } => {
                 "write digits with an optional decimal part and suffix k, M, B (or G) or T, e.g. \"1.5k\""
@@ -651,7 +667,9 @@ mod tests {
             ("1.2345k examples", "is not a whole count"),
             ("0.5 updates", "is not a whole count"),
             ("100 epochs", "is not a unit"),
-            ("-5 updates", "is not a number"),
+            ("-5 updates", "`-5` is negative; a length counts from 0"),
+            ("-1.5k tokens", "is negative"),
+            ("--5 updates", "is not a number"),
             ("99999999999999999999 tokens", "does not fit"),
             ("20000000T tokens", "does not fit"),
         ];

@@ -359,7 +359,7 @@ pub(crate) fn parse_span(text: &str) -> Result<Span, String> {
 }
 
 /// Parses `--stage B:UNTIL`.
-fn parse_stage(text: &str) -> Result<StageSpec, String> {
+pub(crate) fn parse_stage(text: &str) -> Result<StageSpec, String> {
     let (batch, until) = text.split_once(':').ok_or_else(|| {
         format!("`{text}` is not B:UNTIL; write the stage's global batch and where it ends, e.g. 128:128k-examples")
     })?;
@@ -370,7 +370,7 @@ fn parse_stage(text: &str) -> Result<StageSpec, String> {
 }
 
 /// Parses `--ramp START:INCREMENT:OVER`.
-fn parse_ramp(text: &str) -> Result<LinearRamp, String> {
+pub(crate) fn parse_ramp(text: &str) -> Result<LinearRamp, String> {
     let parts: Vec<&str> = text.splitn(3, ':').collect();
     let [start, increment, over] = parts.as_slice() else {
         return Err(format!(

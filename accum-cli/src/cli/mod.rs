@@ -15,6 +15,8 @@ pub(crate) use common::{
     CalcArgs, CommonCommand, CompareArgs, CompareAxis, CompletionsArgs, ExplainArgs, Optimizer,
     Precision, ReplanArgs, SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,
 };
+#[cfg(feature = "harness")]
+pub(crate) use common::{parse_ramp, parse_span, parse_stage};
 use examples::{Binary, examples};
 
 /// Gradient-accumulation plans that cannot be miscounted.

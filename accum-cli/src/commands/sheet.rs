@@ -12,6 +12,7 @@ use crate::commands::Hooks;
 use crate::error::{CliError, Exit};
 use crate::load::{CliConfig, load_checked};
 use crate::output::eprintln_safe;
+use crate::sheet::series::Attempts;
 
 /// Reads the run report at `path`.
 pub(crate) fn read_report(path: &Path) -> Result<accum_core::report::RunReport, CliError> {
@@ -65,18 +66,25 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
             ));
         };
         let mut problems = Vec::new();
-        let updates = crate::sheet::series::update_stats(report, Path::new(source), &mut problems);
+        let attempts = Attempts::of(report, Path::new(source), &mut problems);
         for problem in &problems {
             eprintln_safe!("warning[{}]: {problem}", Code::Sheet);
         }
-        let text = crate::sheet::csv::render(&updates);
+        // Row by row: the rows of a stream of any length are never held
+        // together, in a file (its temporary, renamed when whole) or on
+        // stdout.
         return match &args.output {
             Some(out) => {
-                crate::fsio::write_atomic(out, text.as_bytes())?;
+                let mut file = crate::fsio::Streamed::create(out)?;
+                crate::sheet::csv::write(&attempts, &mut |rows| file.write(rows.as_bytes()))?;
+                file.commit()?;
                 crate::sheet::output::print_written(std::slice::from_ref(out))?;
                 Ok(Exit::Ok)
             }
-            None => crate::output::print_text(&text).map(|()| Exit::Ok),
+            None => {
+                crate::sheet::csv::write(&attempts, &mut |rows| crate::output::print_text(rows))
+                    .map(|()| Exit::Ok)
+            }
         };
     }
     let extras = (hooks.sheet)(&checked.config, &checked.plan);

@@ -16,6 +16,7 @@
 //! | CSV field | [`csv_field`] | one RFC 4180 field, no formula |
 //! | GitHub workflow command | [`github_data`], [`github_property`] | one command, its properties intact |
 //! | JSON and SARIF | [`json`] | serde's escapes, and no hidden character raw |
+//! | TOML | [`toml`] | the same values, and no hidden character raw but line breaks and tabs |
 //!
 //! A *hidden* character ([`is_hidden`]) changes what a reader sees without
 //! being seen: the C0 and C1 controls and DEL (`ESC` starts every terminal
@@ -366,6 +367,125 @@ pub(crate) fn json(text: String) -> String {
 /// strings, and `\n` the pretty printer's own).
 fn is_hidden_raw_in_json(c: char) -> bool {
     is_hidden(c) && u32::from(c) >= 0x7f
+}
+
+/// TOML text made by the `toml` crate, with every hidden character that it
+/// writes raw (it escapes C0 and DEL in basic strings, nothing else) made
+/// visible without changing a value: `\uXXXX` inside a basic string,
+/// where it is the same character; a literal string (`'…'`, which has no
+/// escapes) that holds one is rewritten as the basic string of the same
+/// value; in a comment it is shown as `\u{…}`. Line breaks and tabs
+/// between values stay.
+pub(crate) fn toml(text: String) -> String {
+    if !text.chars().any(|c| is_hidden(c) && c != '\n' && c != '\t') {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text.as_str();
+    while let Some(c) = rest.chars().next() {
+        let token = match c {
+            '#' => {
+                let end = rest.find('\n').unwrap_or(rest.len());
+                out.push_str(&terminal(&rest[..end]));
+                end
+            }
+            '"' => {
+                let delimiter = if rest.starts_with("\"\"\"") {
+                    "\"\"\""
+                } else {
+                    "\""
+                };
+                let end = basic_string_end(rest, delimiter);
+                for c in rest[..end].chars() {
+                    if is_hidden(c) && c != '\n' && c != '\t' {
+                        let _ = write!(out, "\\u{:04X}", u32::from(c));
+                    } else {
+                        out.push(c);
+                    }
+                }
+                end
+            }
+            '\'' => {
+                let delimiter = if rest.starts_with("\'\'\'") {
+                    "\'\'\'"
+                } else {
+                    "\'"
+                };
+                let body_start = delimiter.len();
+                let end = rest[body_start..]
+                    .find(delimiter)
+                    .map_or(rest.len(), |at| body_start + at + delimiter.len());
+                let token = &rest[..end];
+                if token
+                    .chars()
+                    .any(|c| is_hidden(c) && c != '\n' && c != '\t')
+                {
+                    let body = token
+                        .strip_prefix(delimiter)
+                        .and_then(|t| t.strip_suffix(delimiter))
+                        .unwrap_or(&token[body_start..]);
+                    // A multi-line literal drops a line break right after
+                    // its opening delimiter (TOML 1.0, "String").
+                    let body = if delimiter.len() == 3 {
+                        body.strip_prefix("\r\n")
+                            .or_else(|| body.strip_prefix('\n'))
+                            .unwrap_or(body)
+                    } else {
+                        body
+                    };
+                    out.push('"');
+                    for c in body.chars() {
+                        match c {
+                            '\\' => out.push_str("\\\\"),
+                            '"' => out.push_str("\\\""),
+                            '\n' => out.push_str("\\n"),
+                            '\r' => out.push_str("\\r"),
+                            '\t' => out.push_str("\\t"),
+                            c if is_hidden(c) => {
+                                let _ = write!(out, "\\u{:04X}", u32::from(c));
+                            }
+                            c => out.push(c),
+                        }
+                    }
+                    out.push('"');
+                } else {
+                    out.push_str(token);
+                }
+                end
+            }
+            c if is_hidden(c) && c != '\n' && c != '\t' => {
+                // Nothing the `toml` crate writes puts one here; shown all the same.
+                push_shown(&mut out, c);
+                c.len_utf8()
+            }
+            c => {
+                out.push(c);
+                c.len_utf8()
+            }
+        };
+        rest = &rest[token..];
+    }
+    out
+}
+
+/// The length of the basic string (`"…"` or `"""…"""`) at the start of
+/// `text`, closing delimiter included; escapes (`\\`, `\"`) are skipped.
+fn basic_string_end(text: &str, delimiter: &str) -> usize {
+    let mut at = delimiter.len();
+    while at < text.len() {
+        let rest = &text[at..];
+        if let Some(escaped) = rest.strip_prefix('\\') {
+            at += 1 + escaped.chars().next().map_or(0, char::len_utf8);
+        } else if rest.starts_with(delimiter) {
+            // A multi-line string may end with up to two quotes of its own
+            // before the delimiter.
+            let quotes = rest.chars().take_while(|&c| c == '"').count();
+            return at + quotes.max(delimiter.len()).min(delimiter.len() + 2);
+        } else {
+            at += rest.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    text.len()
 }
 
 #[cfg(test)]

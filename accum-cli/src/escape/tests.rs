@@ -318,3 +318,40 @@ fn a_url_path_is_one_reference() {
         "my%20configs/a%20%281%29.svg"
     );
 }
+
+#[test]
+fn toml_keeps_every_value_and_shows_no_hidden_character() {
+    use std::collections::BTreeMap;
+    // Each hostile string as a key and a value, at the top and in a table,
+    // in whatever form the `toml` crate picks for it (bare, basic,
+    // literal, multi-line).
+    for s in hostile_strings() {
+        let mut table = BTreeMap::new();
+        table.insert(s.clone(), s.clone());
+        table.insert("plain".to_owned(), format!("a{s}'b\\c\"d"));
+        let mut doc = BTreeMap::new();
+        doc.insert("run".to_owned(), table.clone());
+        doc.insert(s.clone(), table.clone());
+        let text = toml::to_string(&doc).expect("serializes");
+        let escaped = toml(text);
+        assert!(
+            !escaped
+                .chars()
+                .any(|c| is_hidden(c) && c != '\n' && c != '\t'),
+            "{s:?}: {escaped}"
+        );
+        let back: BTreeMap<String, BTreeMap<String, String>> = toml::from_str(&escaped)
+            .unwrap_or_else(|e| panic!("{s:?} does not read back: {e}\n{escaped}"));
+        assert_eq!(back, doc, "{s:?}");
+    }
+}
+
+#[test]
+fn toml_shows_hidden_characters_in_comments_and_keeps_clean_text() {
+    let clean = "[run]\nname = 'x'\n".to_owned();
+    assert_eq!(toml(clean.clone()), clean);
+    assert_eq!(
+        toml("# a \u{9b}31m note\nkey = 1\n".to_owned()),
+        "# a \\u{9b}31m note\nkey = 1\n"
+    );
+}

@@ -351,9 +351,13 @@ impl Imported {
     }
 }
 
-/// A partial config as TOML, with the `toml` crate.
+/// A partial config as TOML, with the `toml` crate, every hidden character
+/// of its strings escaped ([`crate::escape::toml`]): the text reads back
+/// to the same config, in a file and through a terminal alike.
 pub(crate) fn config_toml(config: &PartialConfig) -> String {
-    toml::to_string(config).expect("a config of numbers, strings and tables always serializes")
+    crate::escape::toml(
+        toml::to_string(config).expect("a config of numbers, strings and tables always serializes"),
+    )
 }
 
 /// The findings of each file, rendered.

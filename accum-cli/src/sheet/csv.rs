@@ -8,9 +8,11 @@
 //! compared against). A value that is not finite (the loss or gradient
 //! norm of a skipped attempt) is an empty field.
 
+#[cfg(any(test, feature = "harness"))]
 use accum_core::report::UpdateStats;
 
-use super::series::attempts;
+use super::series::Attempts;
+use crate::error::CliError;
 use crate::escape;
 
 /// The header row.
@@ -30,10 +32,19 @@ fn row(out: &mut String, fields: &[&dyn std::fmt::Display]) {
     out.push('\n');
 }
 
-/// The CSV of `updates` (in attempt order).
-pub(crate) fn render(updates: &[UpdateStats]) -> String {
-    let positions = attempts(updates);
-    let mut out = String::with_capacity(64 + updates.len() * 96);
+/// Rows gathered before they are handed on: the CSV of a run of any
+/// length is written in pieces of about this many bytes.
+const CHUNK: usize = 64 * 1024;
+
+/// Writes the CSV of `attempts` (in attempt order) through `emit`, in
+/// pieces of about [`CHUNK`] bytes: the rows of a ten-million-attempt
+/// stream are never held together. Stops at the first error of `emit`, or
+/// of a stream that changed since it was first read.
+pub(crate) fn write(
+    attempts: &Attempts<'_>,
+    emit: &mut dyn FnMut(&str) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let mut out = String::with_capacity(CHUNK + 1024);
     out.push_str(HEADER);
     out.push('\n');
     let number = |v: f64| {
@@ -43,7 +54,11 @@ pub(crate) fn render(updates: &[UpdateStats]) -> String {
             String::new()
         }
     };
-    for (u, at) in updates.iter().zip(&positions) {
+    let mut failed = None;
+    let read = attempts.each(|u, at| {
+        if failed.is_some() {
+            return;
+        }
         row(
             &mut out,
             &[
@@ -66,8 +81,32 @@ pub(crate) fn render(updates: &[UpdateStats]) -> String {
                 &number(u.loss_scale),
             ],
         );
+        if out.len() >= CHUNK {
+            failed = emit(&out).err();
+            out.clear();
+        }
+    });
+    if let Some(err) = failed {
+        return Err(err);
     }
-    out
+    read.map_err(|err| {
+        CliError::invalid(format!(
+            "{err}; the stream changed while it was read: write the CSV again once the run has finished"
+        ))
+    })?;
+    emit(&out)
+}
+
+/// The CSV of `updates` (in attempt order), in memory.
+#[cfg(any(test, feature = "harness"))]
+pub(crate) fn render(updates: &[UpdateStats]) -> String {
+    let mut text = String::new();
+    write(&Attempts::listed(updates), &mut |rows| {
+        text.push_str(rows);
+        Ok(())
+    })
+    .expect("a list in memory is read whole, and a String takes every row");
+    text
 }
 
 #[cfg(test)]
@@ -108,5 +147,39 @@ mod tests {
         assert_eq!(lines.len(), 3);
         let columns = HEADER.split(',').count();
         assert!(lines.iter().all(|l| l.split(',').count() == columns));
+    }
+
+    #[test]
+    fn rows_are_handed_on_in_bounded_pieces() {
+        let update = |n: u64| UpdateStats {
+            attempt: n,
+            epoch: 0,
+            stage: 0,
+            applied: true,
+            updates: Updates::new(n),
+            loss: 1.0 / n as f64,
+            denominator: 40.0,
+            examples: Examples::new(4),
+            tokens: Tokens::new(40),
+            microbatches: Microbatches::new(2),
+            partial: false,
+            lr: 0.001,
+            grad_norm: 1.25,
+            clipped: false,
+            loss_scale: 1.0,
+        };
+        let updates: Vec<UpdateStats> = (1..=20_000).map(update).collect();
+        let mut pieces = Vec::new();
+        write(&Attempts::listed(&updates), &mut |rows| {
+            pieces.push(rows.to_owned());
+            Ok(())
+        })
+        .expect("written");
+        assert!(pieces.len() > 10, "{} pieces", pieces.len());
+        assert!(pieces.iter().all(|p| p.len() < CHUNK + 1024));
+        let whole = pieces.concat();
+        assert_eq!(whole, render(&updates));
+        assert_eq!(whole.lines().count(), 20_001);
+        assert!(whole.ends_with("20000,0,0,true,20000,4,40,2,false,80000,800000,0.00005,40,0.001,1.25,false,1\n"));
     }
 }

@@ -295,18 +295,65 @@ impl AttemptSource<'_> {
     /// attempts; where only some attempts are kept (attempt numbers jump),
     /// each kept one stands for the attempts since the previous kept one.
     fn each(&self, mut f: impl FnMut(Attempt)) -> Result<(), StatsError> {
+        self.each_update(|_, attempt| f(attempt))
+    }
+
+    /// [`AttemptSource::each`] with each attempt's own statistics too.
+    fn each_update(&self, mut f: impl FnMut(&UpdateStats, Attempt)) -> Result<(), StatsError> {
         let mut position = Position::default();
         match self {
             AttemptSource::Report(updates) => {
-                updates.iter().for_each(|u| f(position.next(u)));
+                updates.iter().for_each(|u| f(u, position.next(u)));
             }
             AttemptSource::Stream(path) => {
                 for u in streamed_updates(path)? {
-                    f(position.next(&u?));
+                    let u = u?;
+                    let attempt = position.next(&u);
+                    f(&u, attempt);
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// The update attempts of a run for the CSV of every attempt, read one at
+/// a time whatever the run's length: every one from the stats stream its
+/// report names, when that reads to its end, else the report's own (every
+/// one, or evenly spread ones).
+#[derive(Debug)]
+pub(crate) struct Attempts<'a>(AttemptSource<'a>);
+
+impl<'a> Attempts<'a> {
+    /// The attempts of `report`, read from `report_path`: a stream it
+    /// names is read through once here, a line at a time, to know that it
+    /// reads to its end; one that does not is noted in `problems`, and the
+    /// report's own attempts are used.
+    pub(crate) fn of(
+        report: &'a RunReport,
+        report_path: &Path,
+        problems: &mut Vec<String>,
+    ) -> Attempts<'a> {
+        let source = attempt_source(report, report_path, problems);
+        if let AttemptSource::Stream(_) = source
+            && let Err(err) = source.each_update(|_, _| {})
+        {
+            problems.push(format!("the attempts are the report's own: {err}"));
+            return Attempts(AttemptSource::Report(&report.updates));
+        }
+        Attempts(source)
+    }
+
+    /// The attempts `updates` list, in order.
+    #[cfg(any(test, feature = "harness"))]
+    pub(crate) fn listed(updates: &'a [UpdateStats]) -> Attempts<'a> {
+        Attempts(AttemptSource::Report(updates))
+    }
+
+    /// Calls `f` with every attempt and its running position, in order; an
+    /// error is a stream that changed since it was first read.
+    pub(crate) fn each(&self, f: impl FnMut(&UpdateStats, Attempt)) -> Result<(), StatsError> {
+        self.0.each_update(f)
     }
 }
 
@@ -499,32 +546,11 @@ impl Drawing {
     }
 }
 
-/// Attempts with running positions, for the CSV of every attempt.
-pub(crate) fn attempts(updates: &[UpdateStats]) -> Vec<Attempt> {
+/// Attempts with running positions.
+#[cfg(test)]
+fn attempts(updates: &[UpdateStats]) -> Vec<Attempt> {
     let mut position = Position::default();
     updates.iter().map(|u| position.next(u)).collect()
-}
-
-/// The update attempts of `report`, all in memory, for the CSV of every
-/// attempt: every one from the stats stream it names, when that reads,
-/// else the report's own (every one, or evenly spread ones). A stream that
-/// does not read is noted in `problems`.
-pub(crate) fn update_stats(
-    report: &RunReport,
-    report_path: &Path,
-    problems: &mut Vec<String>,
-) -> Vec<UpdateStats> {
-    let streamed = stream_file(report, report_path)
-        .transpose()
-        .map(|path| path.and_then(|path| accum_core::report::read_updates(&path)));
-    match streamed {
-        Some(Ok(updates)) => updates,
-        Some(Err(err)) => {
-            problems.push(format!("the attempts are the report's own: {err}"));
-            report.updates.clone()
-        }
-        None => report.updates.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -546,25 +546,9 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, LoadError> {
     // so a file swapped in between is refused too, without blocking.
     let meta = fs::metadata(path).map_err(|err| io(describe_io(&err)))?;
     regular(&meta).map_err(io)?;
-    let file = open_nonblocking(path, false).map_err(|err| io(describe_io(&err)))?;
+    let file = accum_core::fsio::open_input(path, accum_core::fsio::Links::Followed)
+        .map_err(|err| io(describe_io(&err)))?;
     read_opened(file, path, limit)
-}
-
-/// Opens a file for reading without blocking on a FIFO or a device
-/// (`O_NONBLOCK`, which a regular file ignores), and without following a
-/// link at its last component when `no_follow`.
-pub(crate) fn open_nonblocking(path: &Path, no_follow: bool) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let follow = if no_follow { libc::O_NOFOLLOW } else { 0 };
-        options.custom_flags(libc::O_NONBLOCK | follow);
-    }
-    #[cfg(not(unix))]
-    let _ = no_follow;
-    options.open(path)
 }
 
 /// A regular file, or why not, with the fix.

@@ -27,7 +27,7 @@ use std::fs;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use super::{LoadError, open_nonblocking, read_opened};
+use super::{LoadError, read_opened};
 use crate::diagnostic::Diagnostic;
 
 /// The repository `input` is in: the nearest folder above it (its own
@@ -191,7 +191,8 @@ fn read_regular(real: &Path, shown: &Path, limit: u64) -> Result<String, Refusal
     // refused without blocking.
     let meta = fs::metadata(real).map_err(|err| io(super::describe_io(&err)))?;
     super::regular(&meta).map_err(io)?;
-    let file = open_nonblocking(real, true).map_err(|err| io(super::describe_io(&err)))?;
+    let file = accum_core::fsio::open_input(real, accum_core::fsio::Links::Refused)
+        .map_err(|err| io(super::describe_io(&err)))?;
     read_opened(file, shown, limit).map_err(unreadable)
 }
 

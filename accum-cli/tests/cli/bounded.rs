@@ -171,6 +171,30 @@ fn a_sheet_of_a_long_stream_keeps_its_extremes_in_a_gibibyte() {
         norm,
         "the gradient norm keeps its extremes"
     );
+    // The CSV of every attempt, row by row from the stream.
+    let out = in_a_gibibyte(
+        &dir,
+        &[
+            "sheet",
+            "tiny.toml",
+            "--report",
+            "run.json",
+            "--format",
+            "csv",
+            "-o",
+            "every.csv",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let csv = fs::read_to_string(dir.join("every.csv")).expect("csv");
+    assert_eq!(u64::try_from(csv.lines().count()), Ok(attempts + 1));
+    assert!(
+        csv.lines()
+            .last()
+            .is_some_and(|row| row.starts_with(&format!("{attempts},"))),
+        "{:?}",
+        csv.lines().last()
+    );
     let caption = losses["caption"].as_str().expect("caption");
     assert!(
         caption.contains("every applied update from the first (300,000 updates)")

@@ -18,8 +18,8 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, DroppedGroup, KEPT_UPDATES, LossCurve,
-    MemoryReport, PlanSummary, RecorderPosition, ReplicaCounters, RunReport, RunSummary, Segment,
-    StageCounters, UpdateStats, one,
+    MemoryReport, PlanSummary, RecorderPosition, ReplicaCounters, ReplicaPeaks, RunReport,
+    RunSummary, Segment, StageCounters, UpdateStats, one,
 };
 use crate::group_digits;
 use crate::plan::LastGroup;
@@ -250,6 +250,15 @@ struct ReadDropped {
     ids: Capped<u64, MAX_REPORT_ENTRIES>,
 }
 
+/// The memory peaks, one per replica, capped like the replicas' counters.
+#[derive(Deserialize)]
+struct ReadMemory {
+    replicas: Capped<ReplicaPeaks, MAX_REPORT_ENTRIES>,
+    peak_bytes: u64,
+    peak_activation_bytes: u64,
+    peak_grows: bool,
+}
+
 /// The loss curve, its points thinned to [`CURVE_CAPACITY`].
 #[derive(Deserialize)]
 struct ReadCurve {
@@ -287,7 +296,7 @@ pub(super) struct ReadReport {
     #[serde(default)]
     stats_stream: Option<Text>,
     loss_curve: ReadCurve,
-    memory: MemoryReport,
+    memory: ReadMemory,
     dropped: Capped<ReadDropped, MAX_REPORT_ENTRIES>,
     stopped_early: bool,
     warnings: Capped<Text, MAX_REPORT_NOTES>,
@@ -309,6 +318,15 @@ impl From<ReadReport> for RunReport {
         let stages = read.stages.read("stages", &mut notes);
         let segments = read.segments.read("segments", &mut notes);
         let replicas = read.replicas.read("replicas", &mut notes);
+        let memory = MemoryReport {
+            replicas: read
+                .memory
+                .replicas
+                .read("replicas' memory peaks", &mut notes),
+            peak_bytes: read.memory.peak_bytes,
+            peak_activation_bytes: read.memory.peak_activation_bytes,
+            peak_grows: read.memory.peak_grows,
+        };
         let dropped = read
             .dropped
             .read("dropped groups", &mut notes)
@@ -351,7 +369,7 @@ impl From<ReadReport> for RunReport {
                 points: read.loss_curve.points.0.items().to_vec(),
                 stride: curve_stride,
             },
-            memory: read.memory,
+            memory,
             dropped,
             stopped_early: read.stopped_early,
             warnings,
@@ -440,6 +458,8 @@ mod tests {
         value["warnings"] = json!(vec!["w"; MAX_REPORT_NOTES + 1]);
         value["dropped"] = json!([{ "epoch": 0, "ids": vec![7; MAX_REPORT_ENTRIES + 2] }]);
         value["model"]["layers"] = json!(vec![1; MAX_REPORT_NOTES + 5]);
+        let peaks = to_value(ReplicaPeaks::default()).expect("json");
+        value["memory"]["replicas"] = Value::Array(vec![peaks; MAX_REPORT_ENTRIES + 3]);
         let update = to_value(UpdateStats {
             attempt: 1,
             epoch: 0,
@@ -465,6 +485,7 @@ mod tests {
         let report = read(&value);
         assert_eq!(report.stages.len(), MAX_REPORT_ENTRIES);
         assert_eq!(report.dropped[0].ids.len(), MAX_REPORT_ENTRIES);
+        assert_eq!(report.memory.replicas.len(), MAX_REPORT_ENTRIES);
         let layers = report.model["layers"].as_array().expect("layers");
         assert_eq!(layers.len(), MAX_REPORT_NOTES + 1);
         assert_eq!(layers[MAX_REPORT_NOTES], "… (5 items cut)");
@@ -479,6 +500,7 @@ mod tests {
             [
                 "the report lists 257 warnings; the first 256 were read (1 cut)",
                 "the report lists 65,546 stages; the first 65,536 were read (10 cut)",
+                "the report lists 65,539 replicas' memory peaks; the first 65,536 were read (3 cut)",
                 "the report lists 65,538 ids in a dropped group; the first 65,536 were read (2 cut)",
             ]
         );

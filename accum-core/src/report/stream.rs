@@ -61,17 +61,7 @@ pub fn stream_file(report: &RunReport, report_path: &Path) -> Result<Option<Path
         )));
     }
     let meta = std::fs::metadata(&path).map_err(|e| StatsError::io(&path, e))?;
-    if !meta.is_file() {
-        return Err(refuse(
-            "not a regular file (a pipe, socket or device)".to_owned(),
-        ));
-    }
-    if meta.len() > MAX_STREAM_BYTES {
-        return Err(refuse(format!(
-            "{} bytes is larger than the {MAX_STREAM_BYTES}-byte limit of a stats stream",
-            meta.len()
-        )));
-    }
+    readable_stream(&path, &meta)?;
     // A link in the folder may point anywhere: the file it reaches must be
     // in the report's folder too.
     let real_folder = if folder.as_os_str().is_empty() {
@@ -88,6 +78,26 @@ pub fn stream_file(report: &RunReport, report_path: &Path) -> Result<Option<Path
         )));
     }
     Ok(Some(path))
+}
+
+/// A stream accum reads: a regular file (never a device or a FIFO, which
+/// would be read without end or block) of at most [`MAX_STREAM_BYTES`].
+fn readable_stream(path: &Path, meta: &std::fs::Metadata) -> Result<(), StatsError> {
+    let why = if !meta.is_file() {
+        "not a regular file (a pipe, socket or device)".to_owned()
+    } else if meta.len() > MAX_STREAM_BYTES {
+        format!(
+            "{} bytes is larger than the {MAX_STREAM_BYTES}-byte limit of a stats stream",
+            meta.len()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(StatsError {
+        path: path.to_path_buf(),
+        line: None,
+        kind: StatsErrorKind::Refused(why),
+    })
 }
 
 /// One line of a stats stream.
@@ -307,8 +317,14 @@ struct Lines {
 }
 
 impl Lines {
+    /// Opens the stream at `path` without blocking, and checks on the open
+    /// handle (not the name, which another file can take in between) that
+    /// it is a regular file of at most [`MAX_STREAM_BYTES`].
     fn open(path: &Path) -> Result<Lines, StatsError> {
-        let file = File::open(path).map_err(|e| StatsError::io(path, e))?;
+        let file = crate::fsio::open_input(path, crate::fsio::Links::Followed)
+            .map_err(|e| StatsError::io(path, e))?;
+        let meta = file.metadata().map_err(|e| StatsError::io(path, e))?;
+        readable_stream(path, &meta)?;
         Ok(Lines {
             path: path.to_path_buf(),
             reader: BufReader::new(file),
