@@ -301,10 +301,10 @@ pub fn report(data: &[u8]) {
 /// Folders of [`stats_stream`] calls, one per call.
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
-/// Writes `data` as the stats stream of a report accum wrote, reads its
-/// update lines one at a time as `accum sheet --format csv` does, and
-/// draws the report through it (the loss curve is then the stream's log
-/// lines).
+/// Writes `data` as the stats stream of a report accum wrote, and reads it
+/// as every command does: its update lines one at a time, the CSV of every
+/// attempt, and the series a sheet and `compare` draw on every axis (the
+/// drawing itself is [`report`]'s).
 pub fn stats_stream(data: &[u8]) {
     let mut report: RunReport = serde_json::from_str(SHORT_REPORT).expect("the short report reads");
     let folder = std::env::temp_dir().join(format!(
@@ -318,21 +318,21 @@ pub fn stats_stream(data: &[u8]) {
     report.stats_stream = Some("run.stats.jsonl".to_owned());
     let source = folder.join("run.json");
     if let Ok(updates) = accum_core::report::streamed_updates(&stream) {
-        // A stream of any length is read a line at a time; what comes back
-        // ends at the first line that is not a stats line.
-        let mut read = Vec::new();
         for update in updates {
-            match update {
-                Ok(update) => read.push(update),
-                Err(err) => {
-                    assert!(err.line.is_some(), "a bad line is located: {err}");
-                    break;
-                }
+            if let Err(err) = update {
+                // The reading ends at the first line that is not a stats
+                // line, and says where it is.
+                assert!(err.line.is_some(), "a bad line is located: {err}");
+                break;
             }
         }
-        let _ = crate::sheet::csv::render(&read);
     }
-    draw(&report, &source);
+    let mut problems = Vec::new();
+    let attempts = crate::sheet::series::Attempts::of(&report, &source, &mut problems);
+    let _ = crate::sheet::csv::write(&attempts, &mut |_| Ok(()));
+    for axis in [LogAxis::Updates, LogAxis::Examples, LogAxis::Tokens] {
+        let _ = crate::sheet::series::read(&report, &source, axis);
+    }
     let _ = std::fs::remove_dir_all(&folder);
 }
 
