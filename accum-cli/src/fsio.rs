@@ -119,16 +119,23 @@ impl Streamed {
     /// Appends `bytes`.
     pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), CliError> {
         use io::Write as _;
-        self.out
-            .write_all(bytes)
-            .map_err(|err| CliError::usage(format!("{}: cannot write: {err}", self.path.display())))
+        self.out.write_all(bytes).map_err(|err| {
+            CliError::usage(format!(
+                "{}: cannot write: {err}",
+                accum_core::shown::path(&self.path)
+            ))
+        })
     }
 
     /// Renames the whole file over its name.
     pub(crate) fn commit(self) -> Result<(), CliError> {
         let path = self.path;
         let tmp = self.out.into_inner().map_err(|err| {
-            CliError::usage(format!("{}: cannot write: {}", path.display(), err.error()))
+            CliError::usage(format!(
+                "{}: cannot write: {}",
+                accum_core::shown::path(&path),
+                err.error()
+            ))
         })?;
         let mut outputs = Outputs::new();
         outputs.push(tmp)?;
@@ -143,11 +150,11 @@ pub(crate) fn not_an_input(path: &Path) -> Result<(), CliError> {
         None => Ok(()),
         Some(input) => Err(CliError::usage(format!(
             "{}: is {}, an input of this command; writing it would replace what was read: give another output path{}",
-            path.display(),
+            accum_core::shown::path(path),
             if input == path {
                 "the file read".to_owned()
             } else {
-                format!("the same file as {}", input.display())
+                format!("the same file as {}", accum_core::shown::path(&input))
             },
             IN_PLACE_HINT
         ))),
@@ -164,14 +171,14 @@ pub(crate) fn output_path(path: &Path) -> Result<(), CliError> {
     if path.is_dir() {
         return Err(CliError::usage(format!(
             "{}: is a directory; give a file name",
-            path.display()
+            accum_core::shown::path(path)
         )));
     }
     let text = path.as_os_str().to_string_lossy();
     if text.ends_with(std::path::MAIN_SEPARATOR) || text.ends_with('/') {
         return Err(CliError::usage(format!(
             "{}: names a folder; give a file name (`{}sheet.html`)",
-            path.display(),
+            accum_core::shown::path(path),
             text
         )));
     }
@@ -206,7 +213,7 @@ pub(crate) fn read_for_backup(path: &Path) -> Result<Vec<u8>, CliError> {
     fs::read(path).map_err(|err| {
         CliError::usage(format!(
             "{}: cannot read: {}",
-            path.display(),
+            accum_core::shown::path(path),
             describe(&err)
         ))
     })

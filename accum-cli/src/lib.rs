@@ -77,22 +77,54 @@ const NUMBER_WORDS: [(&str, &str); 6] = [
 /// Prints a command-line error as clap does (help and version on stdout
 /// with exit 0, usage errors on stderr with exit 2), with accum's words for
 /// a number that does not parse.
-fn usage_error(err: &clap::Error) -> ExitCode {
+///
+/// An argument that clap quotes is shown on one line, its control and
+/// escape characters visible ([`escape::line`]): a file name holding a line
+/// break and `::error::` stays one line of the message. When an argument
+/// holds such a character, the arguments are parsed again by `again` with
+/// each one shown so, and that error is printed: it says the same of the
+/// same arguments, as a reader should see them.
+fn usage_error(err: &clap::Error, again: &dyn Fn(Vec<String>) -> Option<clap::Error>) -> ExitCode {
     let code = ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
-    if err.kind() != clap::error::ErrorKind::ValueValidation {
+    let args: Vec<String> = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    let shown: Vec<String> = args
+        .iter()
+        .map(|arg| escape::line(arg).into_owned())
+        .collect();
+    let hostile = shown != args;
+    let reparsed = if hostile { again(shown) } else { None };
+    let err = reparsed
+        .as_ref()
+        .filter(|again| again.kind() == err.kind())
+        .unwrap_or(err);
+    let validation = err.kind() == clap::error::ErrorKind::ValueValidation;
+    if !validation && !hostile {
         let _ = err.print();
         return code;
     }
     let rendered = err.render();
-    let mut text = if convert::stderr_color() {
+    let mut text = if err.use_stderr() && convert::stderr_color() {
         rendered.ansi().to_string()
     } else {
         rendered.to_string()
     };
-    for (library, ours) in NUMBER_WORDS {
-        text = text.replace(library, ours);
+    if validation {
+        for (library, ours) in NUMBER_WORDS {
+            text = text.replace(library, ours);
+        }
     }
-    output::eprint_styled(&text);
+    // Whatever else quotes an argument (an error the shown arguments do
+    // not give again) quotes it shown.
+    for arg in args.iter().filter(|arg| arg.chars().any(escape::is_hidden)) {
+        text = text.replace(arg.as_str(), &escape::line(arg));
+    }
+    if err.use_stderr() {
+        output::eprint_styled(&text);
+    } else {
+        let _ = output::print_styled(&text);
+    }
     code
 }
 
@@ -101,7 +133,9 @@ pub fn main() -> ExitCode {
     output::set_bin_name("accum");
     let cli = match cli::parse_accum() {
         Ok(cli) => cli,
-        Err(err) => return usage_error(&err),
+        Err(err) => {
+            return usage_error(&err, &|args| cli::parse_accum_from(args).err());
+        }
     };
     match commands::execute(&cli) {
         Ok(exit) => exit.into(),
@@ -146,12 +180,18 @@ pub fn run<T: CliConfig>() -> ExitCode {
         .unwrap_or_else(|| "accum".to_owned());
     output::set_bin_name(&bin);
     let build = move || cli::user_command(&bin);
-    let parsed = build().try_get_matches().and_then(|matches| {
-        <cli::CommonCommand as clap::FromArgMatches>::from_arg_matches(&matches)
-    });
-    let parsed = match parsed {
+    let parse = |args: Vec<std::ffi::OsString>| {
+        build().try_get_matches_from(args).and_then(|matches| {
+            <cli::CommonCommand as clap::FromArgMatches>::from_arg_matches(&matches)
+        })
+    };
+    let parsed = match parse(std::env::args_os().collect()) {
         Ok(parsed) => parsed,
-        Err(err) => return usage_error(&err),
+        Err(err) => {
+            return usage_error(&err, &|args| {
+                parse(args.into_iter().map(Into::into).collect()).err()
+            });
+        }
     };
     match commands::run_common::<T>(&parsed, &build, &commands::Hooks::derived()) {
         Ok(exit) => exit.into(),

@@ -188,7 +188,7 @@ pub(crate) fn load_checked<T: CliConfig>(
             ));
             return Err(CliError::invalid(format!(
                 "{}: not a valid configuration",
-                path.display()
+                accum_core::shown::path(path)
             )));
         }
     };
@@ -210,7 +210,7 @@ pub(crate) fn load_checked<T: CliConfig>(
                 doc.name,
                 if errors == 1 { "" } else { "s" },
                 crate::output::bin_name(),
-                path.display()
+                accum_core::shown::path(path)
             )));
         }
     };

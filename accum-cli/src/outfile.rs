@@ -104,7 +104,7 @@ pub(crate) fn output_format(
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         return Ok(explicit.unwrap_or(writes[0]));
     }
-    let shown = path.display();
+    let shown = accum_core::shown::path(path);
     let list = extension_list(writes);
     match (FileFormat::of_path(path), explicit) {
         (Some(named), Some(given)) if named != given && writes.contains(&named) => {

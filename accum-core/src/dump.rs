@@ -46,12 +46,12 @@ pub struct DumpError {
 impl fmt::Display for DumpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(why) = &self.refused {
-            return write!(f, "{}: {why}", self.path.display());
+            return write!(f, "{}: {why}", crate::shown::path(&self.path));
         }
         write!(
             f,
             "cannot write dump file {}: {}; check that the folder exists and is writable",
-            self.path.display(),
+            crate::shown::path(&self.path),
             self.source
         )
     }

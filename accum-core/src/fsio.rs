@@ -277,7 +277,7 @@ impl WriteError {
 impl fmt::Display for WriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(refusal) = &self.refused {
-            return write!(f, "{}: {refusal}", self.path.display());
+            return write!(f, "{}: {refusal}", crate::shown::path(&self.path));
         }
         let what = match self.step {
             WriteStep::Check => "look at it",
@@ -299,7 +299,11 @@ impl fmt::Display for WriteError {
                 }
             }
         };
-        write!(f, "{}: cannot {what}: {reason}", self.path.display())
+        write!(
+            f,
+            "{}: cannot {what}: {reason}",
+            crate::shown::path(&self.path)
+        )
     }
 }
 

@@ -49,6 +49,8 @@ pub mod report;
 mod scaler;
 pub mod schedule;
 pub mod settings;
+#[doc(hidden)]
+pub mod shown;
 mod span;
 mod tensor;
 mod units;

@@ -86,7 +86,14 @@ pub(crate) fn accum_command() -> clap::Command {
 
 /// Parses `accum`'s arguments.
 pub(crate) fn parse_accum() -> Result<Cli, clap::Error> {
-    let matches = accum_command().try_get_matches()?;
+    parse_accum_from(std::env::args_os())
+}
+
+/// Parses `args` (the program's name first) as `accum`'s arguments.
+pub(crate) fn parse_accum_from(
+    args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
+) -> Result<Cli, clap::Error> {
+    let matches = accum_command().try_get_matches_from(args)?;
     Cli::from_arg_matches(&matches)
 }
 

@@ -41,7 +41,7 @@ pub(crate) fn run(args: &InitArgs) -> Result<Exit, CliError> {
     {
         return Err(CliError::usage(format!(
             "{}: is not a file, where accum writes the schema beside the config: move it away or give --no-schema",
-            schema_path.display()
+            accum_core::shown::path(&schema_path)
         )));
     }
     let schema_text = if args.no_schema || schema_path.exists() {
@@ -61,19 +61,19 @@ pub(crate) fn run(args: &InitArgs) -> Result<Exit, CliError> {
         let _ = std::fs::remove_file(&path);
         return Err(err);
     }
-    eprintln_safe!("created {}", path.display());
+    eprintln_safe!("created {}", accum_core::shown::path(&path));
     match schema_text {
         Some(_) => eprintln_safe!(
             "created {} (for editors; see docs/editors.md)",
-            schema_path.display()
+            accum_core::shown::path(&schema_path)
         ),
         None if !args.no_schema => eprintln_safe!(
             "kept {}; `accum schema -o {}` brings it up to date",
-            schema_path.display(),
-            schema_path.display()
+            accum_core::shown::path(&schema_path),
+            accum_core::shown::path(&schema_path)
         ),
         None => {}
     }
-    eprintln_safe!("next: accum validate {}", path.display());
+    eprintln_safe!("next: accum validate {}", accum_core::shown::path(&path));
     Ok(Exit::Ok)
 }

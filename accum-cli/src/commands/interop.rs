@@ -81,7 +81,7 @@ pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
             }
             Some(out) => eprintln_safe!(
                 "{name}: {} not written: fix the errors above",
-                out.display()
+                accum_core::shown::path(out)
             ),
             None => print_text(&toml)?,
         }
@@ -107,8 +107,8 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         // file, and an option that does nothing must not look as if it did.
         return Err(CliError::usage(format!(
             "`accum lint` writes no file, so `-o {}` has nothing to write: use `accum import … -o {}` for the config",
-            out.display(),
-            out.display()
+            accum_core::shown::path(out),
+            accum_core::shown::path(out)
         )));
     }
     let mut paths = vec![import.file.clone()];
@@ -170,8 +170,9 @@ pub(crate) fn export(args: &ExportArgs) -> Result<Exit, CliError> {
         output_format(out, &[export_format(args.framework)], None, "export")?;
     }
     let checked = load_checked::<TrainingConfig>(&args.config, TrainingConfig::check)?;
-    let partial: PartialConfig = serde_json::from_value(checked.doc.to_json())
-        .map_err(|err| CliError::invalid(format!("{}: {err}", args.config.display())))?;
+    let partial: PartialConfig = serde_json::from_value(checked.doc.to_json()).map_err(|err| {
+        CliError::invalid(format!("{}: {err}", accum_core::shown::path(&args.config)))
+    })?;
     let exported = interop::export(args.framework, &partial).map_err(CliError::invalid)?;
     for note in &exported.notes {
         eprintln_safe!("note: {note}");

@@ -70,7 +70,10 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
             outputs.add(&bak, &read_for_backup(&args.file)?, BACKUP)?;
             outputs.add_in_place(&args.file, result.text.as_bytes())?;
             outputs.commit()?;
-            eprintln_safe!("kept the previous file as {}", bak.display());
+            eprintln_safe!(
+                "kept the previous file as {}",
+                accum_core::shown::path(&bak)
+            );
         }
         (None, false) => print_text(&result.text)?,
     }

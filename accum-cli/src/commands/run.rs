@@ -116,7 +116,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         Some(dir) => Some(DumpWriter::create(dir, &engine).map_err(|err| {
             let message = match err.refused {
                 Some(_) => format!("{who}{err}"),
-                None => format!("{who}{}: {err}", dir.display()),
+                None => format!("{who}{}: {err}", accum_core::shown::path(dir)),
             };
             exit_sync.fail_alone(CliError::usage(message))
         })?),

@@ -21,7 +21,7 @@ pub(crate) fn read_report(path: &Path) -> Result<accum_core::report::RunReport, 
     let report: accum_core::report::RunReport = serde_json::from_str(&text).map_err(|err| {
         CliError::invalid(format!(
             "{}: not an accum run report: {err}",
-            path.display()
+            accum_core::shown::path(path)
         ))
     })?;
     // A report is untrusted, and so is the stream it names: one that is
@@ -36,7 +36,7 @@ pub(crate) fn read_report(path: &Path) -> Result<accum_core::report::RunReport, 
         Err(err) if matches!(err.kind, accum_core::report::StatsErrorKind::Refused(_)) => {
             return Err(CliError::invalid(format!(
                 "{}: the report's stats_stream is not read: {err}; give a report whose stream is a file beside it",
-                path.display()
+                accum_core::shown::path(path)
             )));
         }
         Err(_) => {}

@@ -39,7 +39,10 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
             let text = crate::source::read_text(path, crate::source::MAX_FILE_BYTES)
                 .map_err(|err| CliError::usage(format!("cannot read the schema: {err}")))?;
             let value: Value = serde_json::from_str(&text).map_err(|err| {
-                CliError::usage(format!("{}: the schema is not JSON: {err}", path.display()))
+                CliError::usage(format!(
+                    "{}: the schema is not JSON: {err}",
+                    accum_core::shown::path(path)
+                ))
             })?;
             let map = SchemaMap::from_schema(&value);
             (value, map, None)

@@ -30,51 +30,8 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Whether `c` is hidden: a control character (C0, DEL, C1), a
-/// bidirectional control, a line or paragraph separator, or U+FEFF.
-pub(crate) fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061C}'
-                | '\u{200E}'
-                | '\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{FEFF}'
-        )
-}
-
-/// Appends `c` as `\u{1b}`.
-fn push_shown(out: &mut String, c: char) {
-    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-}
-
-/// `text` with every character for which `show` holds written as
-/// `\u{…}`; borrowed when there is none.
-fn shown_where(text: &str, show: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !text.chars().any(&show) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if show(c) {
-            push_shown(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// One physical line: every hidden character, line breaks and tabs
-/// included, shown as `\u{…}`. For `--format short` and for a name or key
-/// quoted in a message of one line.
-pub(crate) fn line(text: &str) -> Cow<'_, str> {
-    shown_where(text, is_hidden)
-}
+use accum_core::shown::shown_where;
+pub(crate) use accum_core::shown::{is_hidden, line, push_shown};
 
 /// Text for a terminal, or for whatever reads stdout and stderr: every
 /// hidden character but line breaks and tabs shown as `\u{…}`. Every write

@@ -110,10 +110,10 @@ pub(crate) fn summary(
         out.push_str(&format!("  warning: {warning}\n"));
     }
     if let Some(path) = report_path {
-        out.push_str(&format!("  report: {}\n", path.display()));
+        out.push_str(&format!("  report: {}\n", accum_core::shown::path(path)));
     }
     if let Some(dir) = dump {
-        out.push_str(&format!("  dump: {}\n", dir.display()));
+        out.push_str(&format!("  dump: {}\n", accum_core::shown::path(dir)));
     }
     out
 }

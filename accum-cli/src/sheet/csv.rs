@@ -180,6 +180,8 @@ mod tests {
         let whole = pieces.concat();
         assert_eq!(whole, render(&updates));
         assert_eq!(whole.lines().count(), 20_001);
-        assert!(whole.ends_with("20000,0,0,true,20000,4,40,2,false,80000,800000,0.00005,40,0.001,1.25,false,1\n"));
+        assert!(whole.ends_with(
+            "20000,0,0,true,20000,4,40,2,false,80000,800000,0.00005,40,0.001,1.25,false,1\n"
+        ));
     }
 }

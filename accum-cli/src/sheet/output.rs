@@ -193,9 +193,9 @@ pub(crate) fn print_written(paths: &[PathBuf]) -> Result<(), CliError> {
     let mut text = String::new();
     for (i, path) in paths.iter().enumerate() {
         if i == 0 {
-            text.push_str(&format!("wrote {}\n", path.display()));
+            text.push_str(&format!("wrote {}\n", accum_core::shown::path(path)));
         } else {
-            text.push_str(&format!("  and {}\n", path.display()));
+            text.push_str(&format!("  and {}\n", accum_core::shown::path(path)));
         }
     }
     print_text(&text)

@@ -376,7 +376,9 @@ impl fmt::Display for LoadError {
             LoadError::Io { path, .. }
             | LoadError::TooLarge { path, .. }
             | LoadError::UnknownFormat { path }
-            | LoadError::NotUtf8 { path, .. } => write!(f, "{}: {}", path.display(), self.reason()),
+            | LoadError::NotUtf8 { path, .. } => {
+                write!(f, "{}: {}", accum_core::shown::path(path), self.reason())
+            }
             // `name:line:col: …`, as compilers write a location.
             LoadError::Syntax(err) => write!(f, "{}:{}", err.name, self.reason()),
         }

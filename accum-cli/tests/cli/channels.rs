@@ -473,3 +473,42 @@ fn lint_explain_and_run_write_no_hidden_character() {
         out.stderr
     );
 }
+
+#[test]
+fn file_names_reach_every_message_on_one_line() {
+    // A name the user passes on (a glob over a cloned repository) is
+    // quoted in messages of every kind: a file written, a file created, a
+    // file that cannot be read, an argument clap refuses. Each shows the
+    // name on one line, so that no part of it reads as a line of its own
+    // (a runner's `::error::` command), and with no hidden character raw.
+    let dir = scratch("channels-names");
+    let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quickstart.toml");
+    let quickstart = quickstart.to_str().expect("a UTF-8 path");
+    for name in file_names() {
+        let md = path_arg(&name, "md");
+        let toml = path_arg(&name, "toml");
+        let missing = path_arg(&format!("{name}-missing"), "toml");
+        let runs: [(&str, Vec<&str>, i32); 4] = [
+            ("sheet -o", vec!["sheet", quickstart, "-o", &md], 0),
+            ("init", vec!["init", &toml], 0),
+            ("validate of a missing file", vec!["validate", &missing], 2),
+            ("an argument clap refuses", vec!["lint", &name, "x.json"], 2),
+        ];
+        for (what, args, code) in runs {
+            let out = clean(what, run_in(&dir, &args));
+            assert_eq!(out.code, code, "{what} {name:?}: {}", out.stderr);
+            let lines = out.stdout.lines().chain(out.stderr.lines());
+            assert!(
+                lines.clone().all(|l| !l.trim_start().starts_with("::")),
+                "{what} {name:?}: {}{}",
+                out.stdout,
+                out.stderr
+            );
+        }
+        for entry in fs::read_dir(&dir).expect("the folder") {
+            let path = entry.expect("an entry").path();
+            let _ = fs::remove_file(path);
+        }
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

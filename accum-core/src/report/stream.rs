@@ -74,7 +74,7 @@ pub fn stream_file(report: &RunReport, report_path: &Path) -> Result<Option<Path
     if !real.starts_with(&real_folder) {
         return Err(refuse(format!(
             "a link to {}, outside the report's folder",
-            real.display()
+            crate::shown::path(&real)
         )));
     }
     Ok(Some(path))
@@ -266,7 +266,7 @@ impl fmt::Display for StatsError {
             // It names the file already.
             return write!(f, "{e}");
         }
-        write!(f, "{}", self.path.display())?;
+        write!(f, "{}", crate::shown::path(&self.path))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
