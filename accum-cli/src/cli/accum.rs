@@ -214,7 +214,8 @@ pub(crate) struct RunArgs {
     /// micro_batch, accumulation or replicas, so that m × A × D stays): an
     /// elastic resume, noted and recorded in the report's segments. Another
     /// global batch, seq_len, normalization, data or other setting is
-    /// refused with what differs.
+    /// refused with what differs. Checkpoints go on to DIR unless
+    /// --checkpoint names another folder.
     #[arg(long, value_name = "DIR")]
     pub(crate) resume: Option<std::path::PathBuf>,
 

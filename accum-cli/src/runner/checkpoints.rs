@@ -143,12 +143,8 @@ impl Checkpoints {
                  (docs/loop.md, \"Resume\")",
             ));
         }
-        let dir = args.checkpoint.clone().or_else(|| {
-            args.checkpoint_every
-                .is_some()
-                .then(|| args.resume.clone())
-                .flatten()
-        });
+        // A resumed run goes on writing to its folder, unless told otherwise.
+        let dir = args.checkpoint.clone().or_else(|| args.resume.clone());
         let every = match (args.checkpoint_every, &dir) {
             (None, _) => None,
             (Some(_), None) => {
@@ -194,8 +190,12 @@ impl Checkpoints {
         }
     }
 
-    /// Whether a checkpoint is due at this boundary.
+    /// Whether a checkpoint is due at this boundary (a skipped attempt
+    /// leaves the boundary where the last checkpoint was taken).
     fn due(&mut self, engine: &Engine) -> bool {
+        if self.last_updates == Some(engine.counters().applied_updates.get()) {
+            return false;
+        }
         match &mut self.every {
             None => false,
             Some(Every::Updates(n)) => engine.counters().applied_updates.get() % *n == 0,
