@@ -148,7 +148,7 @@ fn check_kills(name: &str, text: &str, total: u64, kills: &[&str]) {
             killed_at(&dir, "run.toml", kill, i > 0),
             "{name}: killed at {kill}"
         );
-        if kill.starts_with("checkpoint:") {
+        if let Some(updates) = kill.strip_prefix("checkpoint:") {
             // Killed between the files and the rename: a temporary folder,
             // and the previous checkpoints complete.
             let left = checkpoints(&dir.join("ck"));
@@ -157,7 +157,7 @@ fn check_kills(name: &str, text: &str, total: u64, kills: &[&str]) {
                 "{name}: {left:?}"
             );
             assert!(
-                !left.contains(&format!("ckpt-{}", &kill["checkpoint:".len()..])),
+                !left.contains(&format!("ckpt-{updates}")),
                 "{name}: {left:?}"
             );
         }
