@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use accum_core::checkpoint::{
     CheckpointError, last_checkpoint, write_checkpoint, write_checkpoint_then,
 };
+use accum_core::driver::ResumeError;
 use accum_core::engine::{Engine, EngineError, MicrobatchEvent, Observer, RunOptions, StateError};
 use accum_core::report::{PlanSummary, RunReport};
 use accum_core::{Span, UnitKind, Updates, group_digits};
@@ -82,7 +83,8 @@ pub(crate) fn resume(engine: &mut Engine, dir: &Path, doc: &Document) -> Result<
             StateError::Settings { differences } => differences
                 .first()
                 .map_or_else(|| doc.name.clone(), |d| located(doc, &d.key)),
-            StateError::Driver(_) => located(doc, "batch"),
+            StateError::Driver(ResumeError::SeqLen { .. }) => located(doc, "batch.seq_len"),
+            StateError::Driver(_) => located(doc, "batch.global_batch"),
             _ => doc.name.clone(),
         };
         CliError::invalid(format!(
@@ -262,9 +264,14 @@ fn every(span: Span, engine: &Engine) -> Result<Every, CliError> {
 /// after this point runs, no destructor, no temporary file removed.
 fn kill_this_process() {
     let pid = std::process::id().to_string();
-    let _ = std::process::Command::new("kill")
+    let sent = std::process::Command::new("kill")
         .args(["-KILL", &pid])
-        .status();
+        .status()
+        .is_ok_and(|s| s.success());
+    if !sent {
+        // No `kill` to run: end at once all the same, by another signal.
+        std::process::abort();
+    }
     // The signal is on its way; nothing of the run may go on meanwhile.
     loop {
         std::thread::park();

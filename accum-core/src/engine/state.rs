@@ -344,15 +344,8 @@ impl EngineState {
                 });
             }
         }
-        let head: Head = serde_json::from_value(value).map_err(|e| {
-            match e.to_string().contains("driver state is of version") {
-                true => StateError::Unreadable {
-                    reason: format!("its `driver`: {e}"),
-                },
-                false => StateError::Unreadable {
-                    reason: format!("state.json: {e}"),
-                },
-            }
+        let head: Head = serde_json::from_value(value).map_err(|e| StateError::Unreadable {
+            reason: format!("state.json: {e}"),
         })?;
         if head.tensors.len() > MAX_TENSORS {
             return Err(StateError::Unreadable {
