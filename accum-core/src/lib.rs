@@ -23,11 +23,14 @@
 //! - [`engine`]: the group loop on CPU tensors, and what a model of one's own
 //!   implements ([`engine::Model`] over [`engine::Tensors`]), its data, optimizer,
 //!   loss scaler and `accum-dump/1` dumps (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::group`, `accum::run::loss-scale`, `accum::run::memory`)
+//! - [`checkpoint`]: the engine's checkpoints on disk (`accum-checkpoint/1`), written
+//!   whole or not at all, and the last complete one found again
 //! - [`report`]: the run report, its memory peaks and stats stream (`accum::sheet`)
 //! - [`verify`]: accumulated vs large-batch equivalence (`accum::verify::equivalence`, `accum::verify::preflight`)
 //!
 //! `api/accum-core.txt` in the repository lists every public path.
 
+pub mod checkpoint;
 mod code;
 pub mod config;
 mod data;

@@ -60,6 +60,46 @@ impl Optimizer {
             Optimizer::AdamW(o) => o.state.as_ref().map_or(0, |(m, v)| m.bytes() + v.bytes()),
         }
     }
+
+    /// The state a checkpoint saves: the steps taken (AdamW's bias
+    /// correction counts them; SGD's 0) and the state tensors allocated so
+    /// far, in order (SGD's momentum buffer; AdamW's first and second
+    /// moments), none before the first step.
+    pub(crate) fn saved(&self) -> (u64, Vec<&Tensors>) {
+        match self {
+            Optimizer::Sgd(o) => (0, o.buf.iter().collect()),
+            Optimizer::AdamW(o) => (
+                u64::try_from(o.step).unwrap_or(0),
+                o.state.iter().flat_map(|(m, v)| [m, v]).collect(),
+            ),
+        }
+    }
+
+    /// The state tensors this optimizer holds once it has stepped: 1 for
+    /// SGD with momentum, 0 without, 2 for AdamW.
+    pub(crate) fn state_tensors(&self) -> usize {
+        match self {
+            Optimizer::Sgd(o) if o.momentum == 0.0 => 0,
+            Optimizer::Sgd(_) => 1,
+            Optimizer::AdamW(_) => 2,
+        }
+    }
+
+    /// Puts back what [`Optimizer::saved`] gave: `tensors` holds no
+    /// tensor (before the first step) or [`Optimizer::state_tensors`] of
+    /// them; the caller checks the count and each tensor's layout.
+    pub(crate) fn restore(&mut self, steps: u64, mut tensors: Vec<Tensors>) {
+        match self {
+            Optimizer::Sgd(o) => o.buf = tensors.pop(),
+            Optimizer::AdamW(o) => {
+                o.step = i32::try_from(steps).unwrap_or(i32::MAX);
+                o.state = match (tensors.pop(), tensors.pop()) {
+                    (Some(v), Some(m)) => Some((m, v)),
+                    _ => None,
+                };
+            }
+        }
+    }
 }
 
 /// SGD with momentum: `g ← g + wd·p`, `buf ← μ·buf + g` (`buf = g` at the

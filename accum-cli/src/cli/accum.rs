@@ -3,6 +3,7 @@
 
 use clap::{Args, ValueEnum};
 
+use super::common::parse_span;
 use super::{DiagnosticFormat, Format};
 
 /// Arguments of `accum import` and `accum lint`.
@@ -190,10 +191,65 @@ pub(crate) struct RunArgs {
     #[arg(long, requires = "report")]
     pub(crate) stream_stats: bool,
 
+    /// Write checkpoints to this folder: DIR/ckpt-<updates>/ (state.json and
+    /// tensors.bin: model, optimizer, loss scaler, data position, schedule
+    /// and the report so far, format accum-checkpoint/1), each written whole
+    /// or not at all, the last two kept. One is written when the run ends or
+    /// is stopped with Ctrl-C, and every --checkpoint-every.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) checkpoint: Option<std::path::PathBuf>,
+
+    /// How often to write a checkpoint, as a length: `50-updates`,
+    /// `2000-examples`, `1M-tokens`. A checkpoint is taken at an update
+    /// boundary: in examples or tokens, at the first boundary past each
+    /// multiple. Needs --checkpoint (or --resume, whose folder it then
+    /// writes to).
+    #[arg(long, value_name = "SPAN", value_parser = parse_span)]
+    pub(crate) checkpoint_every: Option<accum_core::Span>,
+
+    /// Continue the run from the last complete checkpoint in DIR: the same
+    /// weights, optimizer, loss scale, data order, schedule and report, bit
+    /// for bit; a group the run was stopped inside is redone from its first
+    /// microbatch. FILE may be re-planned with the same global batch (other
+    /// micro_batch, accumulation or replicas, so that m × A × D stays): an
+    /// elastic resume, noted and recorded in the report's segments. Another
+    /// global batch, seq_len, normalization, data or other setting is
+    /// refused with what differs. Checkpoints go on to DIR unless
+    /// --checkpoint names another folder.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) resume: Option<std::path::PathBuf>,
+
     /// Test hook: replica RANK fails with an error after the backward pass of
     /// microbatch MICROBATCH (0-based) of update attempt ATTEMPT (1-based).
     #[arg(long, value_name = "RANK:ATTEMPT:MICROBATCH", value_parser = parse_fail_at, hide = true)]
     pub(crate) fail_at: Option<FailAt>,
+
+    /// Test hook: the process kills itself with SIGKILL after the backward
+    /// passes of update attempt ATTEMPT (`group:ATTEMPT`), or while writing
+    /// the checkpoint after UPDATES updates, its files written but the
+    /// folder not yet renamed (`checkpoint:UPDATES`).
+    #[arg(long, value_name = "WHERE:N", value_parser = parse_kill_at, hide = true)]
+    pub(crate) kill_at: Option<KillAt>,
+}
+
+/// `--kill-at group:ATTEMPT` or `--kill-at checkpoint:UPDATES`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KillAt {
+    /// Inside the group of this update attempt (1-based).
+    Group(u64),
+    /// While writing the checkpoint after this many updates.
+    Checkpoint(u64),
+}
+
+fn parse_kill_at(s: &str) -> Result<KillAt, String> {
+    let bad = || format!("`{s}` is not group:ATTEMPT or checkpoint:UPDATES, e.g. group:7");
+    let (at, n) = s.split_once(':').ok_or_else(bad)?;
+    let n: u64 = n.trim().parse().map_err(|_| bad())?;
+    match at.trim() {
+        "group" if n > 0 => Ok(KillAt::Group(n)),
+        "checkpoint" => Ok(KillAt::Checkpoint(n)),
+        _ => Err(bad()),
+    }
 }
 
 /// Where `accum run` runs the data-parallel replicas.

@@ -10,7 +10,9 @@ mod examples;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-pub(crate) use accum::{Backend, ExportArgs, ImportArgs, InitArgs, LintArgs, RunArgs, VerifyArgs};
+pub(crate) use accum::{
+    Backend, ExportArgs, ImportArgs, InitArgs, KillAt, LintArgs, RunArgs, VerifyArgs,
+};
 pub(crate) use common::{
     CalcArgs, CommonCommand, CompareArgs, CompareAxis, CompletionsArgs, ExplainArgs, Optimizer,
     Precision, ReplanArgs, SchemaArgs, SheetArgs, SheetFormat, ValidateArgs,

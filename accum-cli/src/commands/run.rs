@@ -8,6 +8,11 @@
 //! ends at once. With `--backend mpi` each MPI process runs one replica and
 //! only rank 0 writes (report, dump, output); errors name the rank.
 //!
+//! With `--checkpoint DIR` the run writes checkpoints (`accum-checkpoint/1`,
+//! [`accum_core::checkpoint`]) every `--checkpoint-every` and when it ends
+//! or is stopped; `--resume DIR` continues from the last complete one,
+//! under the same plan or another of the same global batch (`resume.rs`).
+//!
 //! The observers and the text around the run are [`crate::runner`]'s.
 
 use std::io::IsTerminal;
@@ -29,7 +34,8 @@ use crate::load::load_checked;
 use crate::output::eprintln_safe;
 use crate::output::{print_json, print_text};
 use crate::runner::{
-    self, Progress, Stream, attach_backend, plural, ramp_text, stop_flag, summary, threads_cap,
+    self, Checkpoints, KillInGroup, Progress, Stream, attach_backend, plural, ramp_text, stop_flag,
+    summary, threads_cap,
 };
 use accum_core::fsio::Naming;
 
@@ -62,6 +68,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
             microbatch: at.microbatch,
         });
     }
+    let resumed = match &args.resume {
+        Some(dir) => Some(runner::resume(&mut engine, dir, &checked.doc)?),
+        None => None,
+    };
+    let mut checkpoints = Checkpoints::new(args, &engine)?;
     // With one process per replica only rank 0 writes anything but errors.
     let ranks = engine.local_ranks();
     let lead = ranks.start == 0;
@@ -75,6 +86,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         crate::fsio::check_writable(path, Naming::Given)?;
     }
     let total = engine.total_updates().get();
+    let done = engine.counters().applied_updates.get();
     let quiet = args.quiet || !lead;
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden())
@@ -85,6 +97,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         ProgressStyle::with_template(runner::TEMPLATE)
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    bar.set_position(done);
     let plan = checked.plan;
     if !quiet {
         let ramp = if stages.is_constant() {
@@ -101,6 +114,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
             config.loss.normalization,
             config.precision.mode,
         );
+        if let Some(resumed) = &resumed {
+            eprintln_safe!("{}", resumed.note());
+        }
     }
     let mut progress = Progress {
         bar,
@@ -136,21 +152,28 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
         }
         None => None,
     };
+    let mut kill = KillInGroup::new(args.kill_at);
     let result = {
         let mut options = RunOptions {
             stop: Some(&stop),
             ..RunOptions::default()
         }
-        .observe(&mut progress);
+        .observe(&mut progress)
+        .observe(&mut kill);
         if let Some(dump) = dump.as_mut() {
             options = options.observe(dump);
         }
         if let Some(stream) = stream.as_mut() {
             options = options.observe(stream);
         }
-        engine.run(&mut options)
+        checkpoints.run(&mut engine, &mut options)
     };
     progress.bar.finish_and_clear();
+    // A checkpoint that could not be written stops the run: continuing
+    // would leave the user without the resume they asked for.
+    if let Some(err) = checkpoints.failure.take() {
+        return Err(exit_sync.fail(CliError::usage(format!("{who}{err}"))));
+    }
     let elapsed = progress.started.elapsed();
     let report = result.map_err(|err| {
         exit_sync.fail(CliError::invalid(format!(
@@ -163,6 +186,17 @@ pub(crate) fn run(args: &RunArgs) -> Result<Exit, CliError> {
     }
     if let Some(err) = progress.print_error.take() {
         return Err(err);
+    }
+    // The run's end (or the boundary it was stopped at) is resumable too.
+    checkpoints
+        .at_end(&engine)
+        .map_err(|err| CliError::usage(err.to_string()))?;
+    if !quiet && let Some(path) = &checkpoints.last {
+        eprintln_safe!(
+            "checkpoint after update {}: {}",
+            group_digits(engine.counters().applied_updates.get()),
+            path.display()
+        );
     }
     let mut report = report;
     // The stream and the report: both or neither.

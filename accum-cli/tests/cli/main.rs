@@ -24,6 +24,7 @@ mod mpi;
 mod named_paths;
 mod precommit;
 mod replan;
+mod resume;
 mod run;
 mod schema;
 mod semantics;

@@ -95,8 +95,8 @@ use std::fmt;
 pub use group::{Denominator, Group, GroupCounts, MicrobatchIds};
 pub use progress::Progress;
 pub use record::{RecordError, Recorder, Step};
-pub(crate) use state::Resumed;
 pub use state::{DRIVER_STATE_VERSION, DriverState, ResumeError};
+pub(crate) use state::{Resumed, describe_batches};
 pub(crate) use walk::{Draw, Position, Walk, survey};
 pub use walk::{GroupAssignment, StageGroupError, epoch_order};
 

@@ -107,7 +107,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::walk::Position;
+use super::walk::{Position, Walk};
 use super::{Driver, DriverError, Progress};
 use crate::code::Code;
 use crate::plan::{LastGroup, StagedPlan};
@@ -344,9 +344,74 @@ impl Driver {
             (Some(_), Some(from)) => from,
             _ => (self.walk.position(), self.dropped.len()),
         };
-        let p = &self.progress;
-        let plan = self
-            .walk
+        let mut state = DriverState::of_walk(
+            &self.walk,
+            at,
+            self.progress,
+            self.dropped[..dropped].to_vec(),
+            self.schedule.as_ref().map(|s| s.position()),
+        );
+        state.body.short = self.short;
+        state.body.total_end = self.total_end;
+        state.body.batch_changes = self.batch_changes.clone();
+        state
+    }
+
+    /// Puts a freshly built driver at `state`, after checking that the
+    /// state fits it: the same data, seed, policy and `seq_len`, a schedule
+    /// if and only if the state has one, and the same global batch at every
+    /// update unless `allow_batch_change`.
+    pub(super) fn restore(
+        &mut self,
+        state: DriverState,
+        allow_batch_change: bool,
+    ) -> Result<(), ResumeError> {
+        let body = &state.body;
+        let (changes, changed_from) = state.check(&self.walk, allow_batch_change)?;
+        match (&mut self.schedule, &body.schedule) {
+            (None, None) => {}
+            (Some(schedule), Some(position)) => {
+                schedule
+                    .set_position(position)
+                    .map_err(|(saved, now)| ResumeError::ScheduleKind { saved, now })?;
+            }
+            (now, saved) => {
+                return Err(ResumeError::Schedule {
+                    saved: saved.is_some(),
+                    now: now.is_some(),
+                });
+            }
+        }
+        self.walk.seek(state.position());
+        self.progress = state.progress();
+        self.before = self.progress;
+        self.short = body.short;
+        self.total_end = if self.finished() {
+            body.total_end
+                .or(Some(self.progress.count(self.total.unit())))
+        } else {
+            None
+        };
+        self.dropped = body.dropped.clone();
+        self.batch_changes = changes;
+        self.resumed = Some(Resumed { changed_from });
+        Ok(())
+    }
+}
+
+impl DriverState {
+    /// The state of a walk standing at `at` after `progress`, with its
+    /// dropped groups and schedule position: what [`Driver::state`] saves,
+    /// and what the engine saves of its own walk.
+    pub(crate) fn of_walk(
+        walk: &Walk,
+        at: Position,
+        progress: Progress,
+        dropped: Vec<DroppedGroup>,
+        schedule: Option<SchedulePosition>,
+    ) -> DriverState {
+        let p = &progress;
+        let plan = walk
             .stages()
             .stages()
             .iter()
@@ -364,9 +429,9 @@ impl Driver {
             body: StateV1 {
                 plan,
                 data: SavedData {
-                    examples: self.walk.examples() as u64,
-                    seed: self.walk.seed(),
-                    last_group: self.walk.policy(),
+                    examples: walk.examples() as u64,
+                    seed: walk.seed(),
+                    last_group: walk.policy(),
                     epoch: at.epoch,
                     index: at.cursor as u64,
                 },
@@ -379,48 +444,48 @@ impl Driver {
                     skipped: p.skipped,
                     partial: p.partial,
                 },
-                stage: self.stage(),
-                short: self.short,
-                total_end: self.total_end,
-                dropped: self.dropped[..dropped].to_vec(),
-                batch_changes: self.batch_changes.clone(),
-                schedule: self.schedule.as_ref().map(|s| s.position()),
+                stage: walk.plan_for_next(p.updates).0,
+                short: 0,
+                total_end: None,
+                dropped,
+                batch_changes: Vec::new(),
+                schedule,
                 scaler: None,
             },
         }
     }
 
-    /// Puts a freshly built driver at `state`, after checking that the
-    /// state fits it: the same data, seed, policy and `seq_len`, a schedule
-    /// if and only if the state has one, and the same global batch at every
-    /// update unless `allow_batch_change`.
-    pub(super) fn restore(
-        &mut self,
-        state: DriverState,
+    /// Checks that the state fits a walk: the same data, seed, policy and
+    /// `seq_len`, and the same global batch at every update unless
+    /// `allow_batch_change`. Gives the batch changes to record and, when
+    /// the plan of the next update differs, the saved one.
+    pub(crate) fn check(
+        &self,
+        walk: &Walk,
         allow_batch_change: bool,
-    ) -> Result<(), ResumeError> {
-        let body = &state.body;
+    ) -> Result<(Vec<BatchChange>, Option<PlanSummary>), ResumeError> {
+        let body = &self.body;
         let data = &body.data;
-        let examples = self.walk.examples() as u64;
+        let examples = walk.examples() as u64;
         if data.examples != examples {
             return Err(ResumeError::Examples {
                 saved: data.examples,
                 now: examples,
             });
         }
-        if data.seed != self.walk.seed() {
+        if data.seed != walk.seed() {
             return Err(ResumeError::Seed {
                 saved: data.seed,
-                now: self.walk.seed(),
+                now: walk.seed(),
             });
         }
-        if data.last_group != self.walk.policy() {
+        if data.last_group != walk.policy() {
             return Err(ResumeError::LastGroup {
                 saved: data.last_group,
-                now: self.walk.policy(),
+                now: walk.policy(),
             });
         }
-        let seq_len = self.walk.stages().final_plan().seq_len();
+        let seq_len = walk.stages().final_plan().seq_len();
         if body.plan[0].seq_len != seq_len {
             return Err(ResumeError::SeqLen {
                 saved: body.plan[0].seq_len,
@@ -433,9 +498,9 @@ impl Driver {
             .iter()
             .map(|s| (s.start, s.effective_batch()))
             .collect();
-        let now_batches = batches(self.walk.stages());
-        let saved_plan = state.stage_at(updates).summary();
-        let now_plan = PlanSummary::from(self.walk.plan_for_next(Updates::new(updates)).1);
+        let now_batches = batches(walk.stages());
+        let saved_plan = self.stage_at(updates).summary();
+        let now_plan = PlanSummary::from(walk.plan_for_next(Updates::new(updates)).1);
         let mut changes = body.batch_changes.clone();
         if saved_batches != now_batches {
             if !allow_batch_change {
@@ -451,39 +516,25 @@ impl Driver {
                 to: now_plan.effective_batch,
             });
         }
-        match (&mut self.schedule, &body.schedule) {
-            (None, None) => {}
-            (Some(schedule), Some(position)) => {
-                schedule
-                    .set_position(position)
-                    .map_err(|(saved, now)| ResumeError::ScheduleKind { saved, now })?;
-            }
-            (now, saved) => {
-                return Err(ResumeError::Schedule {
-                    saved: saved.is_some(),
-                    now: now.is_some(),
-                });
-            }
+        Ok((changes, (saved_plan != now_plan).then_some(saved_plan)))
+    }
+
+    /// The walk's position the state was taken at.
+    pub(crate) fn position(&self) -> Position {
+        Position {
+            epoch: self.body.data.epoch,
+            cursor: usize::try_from(self.body.data.index).unwrap_or(usize::MAX),
         }
-        self.walk.seek(Position {
-            epoch: data.epoch,
-            cursor: usize::try_from(data.index).unwrap_or(usize::MAX),
-        });
-        self.progress = state.progress();
-        self.before = self.progress;
-        self.short = body.short;
-        self.total_end = if self.finished() {
-            body.total_end
-                .or(Some(self.progress.count(self.total.unit())))
-        } else {
-            None
-        };
-        self.dropped = body.dropped.clone();
-        self.batch_changes = changes;
-        self.resumed = Some(Resumed {
-            changed_from: (saved_plan != now_plan).then_some(saved_plan),
-        });
-        Ok(())
+    }
+
+    /// The schedule's position, when the state has a schedule.
+    pub(crate) fn schedule_position(&self) -> Option<&SchedulePosition> {
+        self.body.schedule.as_ref()
+    }
+
+    /// The plan of the next update under the saved plan.
+    pub(crate) fn next_plan(&self) -> PlanSummary {
+        self.stage_at(self.body.progress.updates).summary()
     }
 }
 
@@ -599,7 +650,7 @@ impl ResumeError {
 }
 
 /// "B 32 from update 1, 64 from update 51".
-fn describe_batches(stages: &[(u64, u64)]) -> String {
+pub(crate) fn describe_batches(stages: &[(u64, u64)]) -> String {
     match stages {
         [(_, b)] => format!("B {}", group_digits(*b)),
         _ => {

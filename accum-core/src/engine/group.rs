@@ -50,6 +50,14 @@ pub(crate) struct Groups {
     pub(crate) same_shard: bool,
 }
 
+/// The walk's position and the dropped groups before a draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Mark {
+    at: Position,
+    dropped: usize,
+    dropped_examples: u64,
+}
+
 /// An empty batch with room for `m` examples of `positions` positions in all.
 fn reserved_batch(m: usize, positions: usize) -> PackedMicrobatch {
     let mut b = PackedMicrobatch::default();
@@ -102,6 +110,33 @@ impl Groups {
     /// Moves the walk to `at`, as if the groups before it had been drawn.
     pub(crate) fn seek(&mut self, at: Position) {
         self.walk.seek(at);
+    }
+
+    /// The walk the groups come from.
+    pub(crate) fn walk(&self) -> &Walk {
+        &self.walk
+    }
+
+    /// Where the walk stands: the next group starts here.
+    pub(crate) fn position(&self) -> Position {
+        self.walk.position()
+    }
+
+    /// What [`Groups::rewind`] needs to undo the next draw.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark {
+            at: self.walk.position(),
+            dropped: self.dropped.len(),
+            dropped_examples: self.dropped_examples,
+        }
+    }
+
+    /// Undoes the draws since `mark`: a group stopped inside is drawn
+    /// again when the run continues.
+    pub(crate) fn rewind(&mut self, mark: Mark) {
+        self.walk.seek(mark.at);
+        self.dropped.truncate(mark.dropped);
+        self.dropped_examples = mark.dropped_examples;
     }
 
     /// The epoch of the current group, 0-based.

@@ -77,7 +77,7 @@ use crate::plan::{Plan, PlanError, Rounding, StagedPlan};
 use crate::replica::{InProcess, Reducer};
 use crate::report::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, KEPT_UPDATES, LossCurve, PlanSummary,
-    REPORT_FORMAT, RunReport, RunSummary, StageCounters, UpdateStats,
+    REPORT_FORMAT, ReplicaCounters, RunReport, RunSummary, Segment, StageCounters, UpdateStats,
 };
 use crate::schedule::Schedule;
 use crate::span::Span;
@@ -89,6 +89,7 @@ mod group;
 mod hooks;
 mod reduce;
 mod remote;
+mod state;
 mod update;
 
 // The engine's config is `settings::EngineConfig`, its one public path.
@@ -109,6 +110,7 @@ pub(crate) use hooks::Mistakes;
 pub use hooks::{
     Fault, GroupView, MicrobatchEvent, Observer, ObserverError, RunOptions, UpdateView,
 };
+pub use state::{CHECKPOINT_FORMAT, EngineState, SettingDifference, StateError, TENSORS_FILE};
 
 /// Consecutive skipped attempts after which a run gives up.
 const MAX_SKIPS_IN_A_ROW: u64 = 64;
@@ -215,6 +217,13 @@ pub struct Engine<M: Model = TokenMlp> {
     next_log: u64,
     skips_in_a_row: u64,
     stopped_early: bool,
+    /// Applied updates whose group was an epoch's partial last group.
+    partial_updates: u64,
+    /// The report's segments, when the run was resumed (empty: one).
+    segments: Vec<Segment>,
+    /// Each replica's counters before the current group, to undo a group
+    /// stopped inside (reused).
+    replica_counters: Vec<ReplicaCounters>,
     keep_gradient: bool,
     last_gradient: Option<Tensors>,
     failure: Option<Fault>,
@@ -357,6 +366,9 @@ impl<M: Model> Engine<M> {
             next_log: config.log.every.value(),
             skips_in_a_row: 0,
             stopped_early: false,
+            partial_updates: 0,
+            segments: Vec::new(),
+            replica_counters: vec![ReplicaCounters::default(); d],
             keep_gradient: false,
             last_gradient: None,
             failure: None,
@@ -573,19 +585,39 @@ impl<M: Model> Engine<M> {
     /// Runs groups until the total is reached or `options.stop` is set, and
     /// returns the report.
     pub fn run(&mut self, options: &mut RunOptions<'_>) -> Result<RunReport, EngineError> {
+        let report = self.run_until(options, Updates::new(u64::MAX))?;
+        Ok(report.expect("a run without a pause point ends finished or stopped"))
+    }
+
+    /// Runs groups until `pause` updates are applied, the total is reached
+    /// or `options.stop` is set. The report when the run ended (finished
+    /// or stopped); `None` when it paused at `pause`, an update boundary
+    /// where [`Engine::state`] can be taken, to go on with another call.
+    pub fn run_until(
+        &mut self,
+        options: &mut RunOptions<'_>,
+        pause: Updates,
+    ) -> Result<Option<RunReport>, EngineError> {
         match self.pool() {
             // The whole loop runs inside the pool, so that a group enters
             // no new parallel region from outside it (which would allocate
             // a job in the pool's queue). Collectives across processes are
             // called from the calling thread, so a distributed run stays
             // outside.
-            Some(pool) if !self.distributed() => pool.install(|| self.run_loop(options)),
-            _ => self.run_loop(options),
+            Some(pool) if !self.distributed() => pool.install(|| self.run_loop(options, pause)),
+            _ => self.run_loop(options, pause),
         }
     }
 
-    fn run_loop(&mut self, options: &mut RunOptions<'_>) -> Result<RunReport, EngineError> {
+    fn run_loop(
+        &mut self,
+        options: &mut RunOptions<'_>,
+        pause: Updates,
+    ) -> Result<Option<RunReport>, EngineError> {
         loop {
+            if self.counters.applied_updates >= pause && !self.finished() {
+                return Ok(None);
+            }
             match self.step(options) {
                 Ok(Some(_)) => {}
                 Ok(None) => {
@@ -597,7 +629,7 @@ impl<M: Model> Engine<M> {
                             .all_reduce_counts(self.reducer.local_ranks().start, &mut [0])
                             .map_err(EngineError::Reduce)?;
                     }
-                    return Ok(self.report());
+                    return Ok(Some(self.report()));
                 }
                 Err(e) => {
                     // Replicas in other processes would otherwise wait for
@@ -640,6 +672,11 @@ impl<M: Model> Engine<M> {
             return Ok(None);
         }
         let attempt = self.counters.update_attempts + 1;
+        let mark = self.groups.mark();
+        let epochs = self.counters.epochs;
+        for (saved, state) in self.replica_counters.iter_mut().zip(&self.replicas) {
+            *saved = state.counters;
+        }
 
         // Fix the group's boundaries and its denominator first (`accum::run::group`).
         #[cfg(test)]
@@ -663,6 +700,15 @@ impl<M: Model> Engine<M> {
             // run ends as if stopped at the boundary before it.
             Err(EngineError::Interrupted { .. }) => {
                 self.stopped_early = true;
+                // Nothing of the group stays: its draw, its counts and its
+                // gradients, so that the state is the boundary before it.
+                self.groups.rewind(mark);
+                self.counters.epochs = epochs;
+                self.counters.dropped_examples = Examples::new(self.groups.dropped_examples);
+                for (state, saved) in self.replicas.iter_mut().zip(&self.replica_counters) {
+                    state.counters = *saved;
+                    state.grads.fill_zero();
+                }
                 return Ok(None);
             }
             other => other?,
@@ -745,7 +791,7 @@ impl<M: Model> Engine<M> {
             dropped: self.groups.dropped.clone(),
             stopped_early: self.stopped_early,
             warnings,
-            segments: Vec::new(),
+            segments: self.segments.clone(),
             recorder: None,
         }
     }
@@ -774,7 +820,7 @@ pub mod kernels {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 #[cfg(test)]
 mod fault_tests;

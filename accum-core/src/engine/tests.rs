@@ -21,7 +21,7 @@ fn small(examples: u64) -> EngineConfig {
 }
 
 /// The same config over `examples` examples for a run of `total`.
-pub(super) fn small_for(examples: u64, total: &str) -> EngineConfig {
+pub(crate) fn small_for(examples: u64, total: &str) -> EngineConfig {
     EngineConfig {
         data: DataSection {
             examples,

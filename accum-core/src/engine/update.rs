@@ -79,6 +79,7 @@ impl<M: Model> Engine<M> {
             // `accum::run::scheduler`: one scheduler step per applied update.
             self.schedule.step();
             self.counters.applied_updates += Updates::ONE;
+            self.partial_updates += u64::from(self.groups.partial());
             self.skips_in_a_row = 0;
         } else {
             self.counters.skipped_updates += 1;

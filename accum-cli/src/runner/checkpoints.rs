@@ -1,0 +1,304 @@
+//! Checkpoints around the engine for `accum run`: `--resume DIR` puts the
+//! engine at the last complete checkpoint (a refusal located in the config
+//! where a setting differs), `--checkpoint DIR --checkpoint-every SPAN`
+//! pauses the engine at update boundaries and writes one when the span is
+//! reached, and the run's end writes the last one. The hidden `--kill-at`
+//! hook ends the process with SIGKILL inside a group or during a write, for
+//! the tests of exact resume.
+
+use std::path::{Path, PathBuf};
+
+use accum_core::checkpoint::{
+    CheckpointError, last_checkpoint, write_checkpoint, write_checkpoint_then,
+};
+use accum_core::driver::ResumeError;
+use accum_core::engine::{Engine, EngineError, MicrobatchEvent, Observer, RunOptions, StateError};
+use accum_core::report::{PlanSummary, RunReport};
+use accum_core::{Span, UnitKind, Updates, group_digits};
+
+use crate::cli::{Backend, KillAt, RunArgs};
+use crate::error::CliError;
+use crate::source::{Document, line_col};
+
+/// How a run was resumed, for the line printed before it.
+pub(crate) struct Resumed {
+    /// The checkpoint's folder.
+    from: PathBuf,
+    /// Applied updates in the checkpoint.
+    updates: u64,
+    /// The plan the checkpoint was saved under, when it differs.
+    changed_from: Option<PlanSummary>,
+    /// This run's plan of the next update.
+    now: PlanSummary,
+}
+
+fn formula(p: &PlanSummary) -> String {
+    format!(
+        "m {} × A {} × D {} = {}",
+        p.micro_batch, p.accumulation, p.replicas, p.effective_batch
+    )
+}
+
+impl Resumed {
+    /// `resuming after update 30 from DIR/ckpt-30`, and for an elastic
+    /// resume the two plans.
+    pub(crate) fn note(&self) -> String {
+        let mut text = format!(
+            "resuming after update {} from {}",
+            group_digits(self.updates),
+            self.from.display()
+        );
+        if let Some(before) = &self.changed_from {
+            text.push_str(&format!(
+                "\nnote: elastic resume: {} now, {} in the checkpoint; the same global batch, \
+                 so the examples of every update and the schedule carry over (the report \
+                 records both plans)",
+                formula(&self.now),
+                formula(before)
+            ));
+        }
+        text
+    }
+}
+
+/// `FILE:LINE: ` of a dotted key in the config, or `FILE: `.
+fn located(doc: &Document, key: &str) -> String {
+    let path: Vec<String> = key.split('.').map(str::to_owned).collect();
+    let span = doc.span_for(&path);
+    let (line, _) = line_col(&doc.text, span.start);
+    format!("{}:{line}", doc.name)
+}
+
+/// Puts `engine` at the last complete checkpoint in `dir`.
+pub(crate) fn resume(engine: &mut Engine, dir: &Path, doc: &Document) -> Result<Resumed, CliError> {
+    let (from, state) = last_checkpoint(dir).map_err(|err| match err.state() {
+        // The checkpoint's own file, and the fix.
+        Some(_) => CliError::invalid(err.to_string()),
+        None => CliError::usage(err.to_string()),
+    })?;
+    let updates = state.updates();
+    let state_file = from.join(accum_core::checkpoint::STATE_FILE);
+    let changed_from = engine.resume(state).map_err(|err| {
+        let at = match &err {
+            StateError::Settings { differences } => differences
+                .first()
+                .map_or_else(|| doc.name.clone(), |d| located(doc, &d.key)),
+            StateError::Driver(ResumeError::SeqLen { .. }) => located(doc, "batch.seq_len"),
+            StateError::Driver(_) => located(doc, "batch.global_batch"),
+            _ => doc.name.clone(),
+        };
+        CliError::invalid(format!(
+            "{at}: this config cannot continue the checkpoint {}: {err}",
+            state_file.display()
+        ))
+    })?;
+    let now = PlanSummary::from(engine.stages().plan_at(engine.counters().applied_updates));
+    Ok(Resumed {
+        from,
+        updates,
+        changed_from,
+        now,
+    })
+}
+
+/// When checkpoints are due.
+enum Every {
+    /// Every `n` applied updates.
+    Updates(u64),
+    /// At the first update boundary past each multiple of `value` examples
+    /// or tokens (all attempts', as the report counts them).
+    Count {
+        unit: UnitKind,
+        value: u64,
+        next: u64,
+    },
+}
+
+/// The checkpoints of a run.
+pub(crate) struct Checkpoints {
+    dir: Option<PathBuf>,
+    every: Option<Every>,
+    kill_at: Option<KillAt>,
+    /// The last checkpoint written, and its applied updates.
+    pub(crate) last: Option<PathBuf>,
+    last_updates: Option<u64>,
+    /// The write that failed and stopped the run.
+    pub(crate) failure: Option<CheckpointError>,
+}
+
+fn count(engine: &Engine, unit: UnitKind) -> u64 {
+    let c = engine.counters();
+    match unit {
+        UnitKind::Example => c.examples.get(),
+        UnitKind::Token => c.supervised_tokens.get(),
+        UnitKind::Update | UnitKind::Microbatch => c.applied_updates.get(),
+    }
+}
+
+impl Checkpoints {
+    /// The checkpoints `args` ask for, `engine` placed (resumed or not).
+    pub(crate) fn new(args: &RunArgs, engine: &Engine) -> Result<Checkpoints, CliError> {
+        if args.backend == Backend::Mpi && (args.checkpoint.is_some() || args.resume.is_some()) {
+            return Err(CliError::usage(
+                "--checkpoint and --resume run the replicas as threads of one process: drop \
+                 --backend mpi, or save and resume with the driver in a loop of one's own \
+                 (docs/loop.md, \"Resume\")",
+            ));
+        }
+        // A resumed run goes on writing to its folder, unless told otherwise.
+        let dir = args.checkpoint.clone().or_else(|| args.resume.clone());
+        let every = match (args.checkpoint_every, &dir) {
+            (None, _) => None,
+            (Some(_), None) => {
+                return Err(CliError::usage(
+                    "--checkpoint-every needs a folder to write to: add --checkpoint DIR",
+                ));
+            }
+            (Some(span), Some(_)) => Some(every(span, engine)?),
+        };
+        Ok(Checkpoints {
+            dir,
+            every,
+            kill_at: args.kill_at,
+            last: None,
+            last_updates: Some(engine.counters().applied_updates.get())
+                .filter(|_| args.resume.is_some()),
+            failure: None,
+        })
+    }
+
+    /// Runs the engine to its end, pausing at each update boundary a
+    /// checkpoint is due at. A failed write stops the run
+    /// ([`Checkpoints::failure`]) with the report so far.
+    pub(crate) fn run(
+        &mut self,
+        engine: &mut Engine,
+        options: &mut RunOptions<'_>,
+    ) -> Result<RunReport, EngineError> {
+        if self.every.is_none() {
+            return engine.run(options);
+        }
+        loop {
+            let pause = engine.counters().applied_updates + Updates::ONE;
+            if let Some(report) = engine.run_until(options, pause)? {
+                return Ok(report);
+            }
+            if self.due(engine)
+                && let Err(err) = self.write(engine)
+            {
+                self.failure = Some(err);
+                return Ok(engine.report());
+            }
+        }
+    }
+
+    /// Whether a checkpoint is due at this boundary (a skipped attempt
+    /// leaves the boundary where the last checkpoint was taken).
+    fn due(&mut self, engine: &Engine) -> bool {
+        if self.last_updates == Some(engine.counters().applied_updates.get()) {
+            return false;
+        }
+        match &mut self.every {
+            None => false,
+            Some(Every::Updates(n)) => engine.counters().applied_updates.get() % *n == 0,
+            Some(Every::Count { unit, value, next }) => {
+                let now = count(engine, *unit);
+                if now < *next {
+                    return false;
+                }
+                *next = (now / *value + 1).saturating_mul(*value);
+                true
+            }
+        }
+    }
+
+    fn write(&mut self, engine: &Engine) -> Result<(), CheckpointError> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let state = engine.state();
+        let updates = state.updates();
+        let path = match self.kill_at {
+            Some(KillAt::Checkpoint(n)) if n == updates => {
+                write_checkpoint_then(dir, &state, kill_this_process)?
+            }
+            _ => write_checkpoint(dir, &state)?,
+        };
+        self.last = Some(path);
+        self.last_updates = Some(updates);
+        Ok(())
+    }
+
+    /// Writes the checkpoint of the run's end (or of the boundary it was
+    /// stopped at), unless it is the last one written already.
+    pub(crate) fn at_end(&mut self, engine: &Engine) -> Result<(), CheckpointError> {
+        if self.last_updates == Some(engine.counters().applied_updates.get()) {
+            return Ok(());
+        }
+        self.write(engine)
+    }
+}
+
+/// The updates between checkpoints of `span`.
+fn every(span: Span, engine: &Engine) -> Result<Every, CliError> {
+    if span.value() == 0 {
+        return Err(CliError::usage(format!(
+            "--checkpoint-every {span}: a checkpoint every 0 is none; give a length of at least 1, \
+             e.g. 50-updates"
+        )));
+    }
+    Ok(match span.unit() {
+        UnitKind::Example | UnitKind::Token => Every::Count {
+            unit: span.unit(),
+            value: span.value(),
+            next: (count(engine, span.unit()) / span.value() + 1).saturating_mul(span.value()),
+        },
+        UnitKind::Update | UnitKind::Microbatch => {
+            let updates = engine
+                .span_in_updates(&span)
+                .map_err(|err| CliError::usage(format!("--checkpoint-every {span}: {err}")))?;
+            Every::Updates(updates.get().max(1))
+        }
+    })
+}
+
+/// Ends this process at once with SIGKILL, as a preemption would: nothing
+/// after this point runs, no destructor, no temporary file removed.
+fn kill_this_process() {
+    let pid = std::process::id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-KILL", &pid])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !sent {
+        // No `kill` to run: end at once all the same, by another signal.
+        std::process::abort();
+    }
+    // The signal is on its way; nothing of the run may go on meanwhile.
+    loop {
+        std::thread::park();
+    }
+}
+
+/// The `--kill-at group:ATTEMPT` hook: SIGKILL after the attempt's
+/// backward passes, before its update.
+pub(crate) struct KillInGroup {
+    attempt: Option<u64>,
+}
+
+impl KillInGroup {
+    pub(crate) fn new(at: Option<KillAt>) -> KillInGroup {
+        KillInGroup {
+            attempt: match at {
+                Some(KillAt::Group(n)) => Some(n),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl Observer for KillInGroup {
+    fn on_microbatch(&mut self, event: &MicrobatchEvent) {
+        if Some(event.attempt) == self.attempt {
+            kill_this_process();
+        }
+    }
+}
