@@ -332,9 +332,14 @@ pub(crate) fn parse_span(text: &str) -> Result<Span, String> {
             rest.trim_start()
         ));
     }
-    let parsed = match trimmed.find(|c: char| c == '-' || c.is_whitespace()) {
-        Some(at) => {
-            let (number, unit) = (&trimmed[..at], trimmed[at + 1..].trim());
+    let parsed = match trimmed
+        .char_indices()
+        .find(|&(_, c)| c == '-' || c.is_whitespace())
+    {
+        // The joining character may be any blank, some of them several
+        // bytes long (U+2000).
+        Some((at, joint)) => {
+            let (number, unit) = (&trimmed[..at], trimmed[at + joint.len_utf8()..].trim());
             accum_core::parse_count(number)
                 .and_then(|_| format!("{number} {}", unit.replace(['-', '_'], " ")).parse::<Span>())
         }

@@ -354,6 +354,12 @@ fn negative_and_zero_lengths_are_refused() {
         assert_eq!(out.code, 2, "{arg}: {}{}", out.stdout, out.stderr);
         assert!(out.stderr.contains(needle), "{arg}: {}", out.stderr);
     }
+    // Any blank joins the number to its unit, a wide one (U+2000, three
+    // bytes) too.
+    for arg in ["--span=1000\u{2000}updates", "--span=1000\u{3000}updates"] {
+        let out = calc(arg);
+        assert_eq!(out.code, 0, "{arg}: {}", out.stderr);
+    }
     let out = calc("--span=1_000-updates");
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
