@@ -142,20 +142,22 @@ fn a_sheet_of_a_long_stream_keeps_its_extremes_in_a_gibibyte() {
     // docs/reliability.md has 6,000,000 attempts in a release build.
     let attempts = 300_000;
     let (loss, norm) = long_run(&dir, "run", attempts, 1);
-    let out = in_a_gibibyte(
-        &dir,
-        &[
+    // The sheet of the run in `format`, written to `out`, in a gibibyte.
+    let sheet_in = |format: &str, out: &str| {
+        let args = [
             "sheet",
             "tiny.toml",
             "--report",
             "run.json",
             "--format",
-            "json",
+            format,
             "-o",
-            "sheet.json",
-        ],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
+            out,
+        ];
+        let out = in_a_gibibyte(&dir, &args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    };
+    sheet_in("json", "sheet.json");
     let sheet: Value =
         serde_json::from_str(&fs::read_to_string(dir.join("sheet.json")).expect("sheet"))
             .expect("json");
@@ -172,20 +174,7 @@ fn a_sheet_of_a_long_stream_keeps_its_extremes_in_a_gibibyte() {
         "the gradient norm keeps its extremes"
     );
     // The CSV of every attempt, row by row from the stream.
-    let out = in_a_gibibyte(
-        &dir,
-        &[
-            "sheet",
-            "tiny.toml",
-            "--report",
-            "run.json",
-            "--format",
-            "csv",
-            "-o",
-            "every.csv",
-        ],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    sheet_in("csv", "every.csv");
     let csv = fs::read_to_string(dir.join("every.csv")).expect("csv");
     assert_eq!(u64::try_from(csv.lines().count()), Ok(attempts + 1));
     assert!(
