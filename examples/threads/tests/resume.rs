@@ -23,9 +23,9 @@ fn config(edit: Option<(&str, &str)>) -> (Config, Plan) {
 
 /// A checkpoint file of its own for each test and case.
 fn file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("accum-threads-resume-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("the temporary folder can be made");
-    dir.join(format!("{name}.json"))
+    // Removed once read back (`killed`): nothing is left behind.
+    let pid = std::process::id();
+    std::env::temp_dir().join(format!("accum-threads-resume-{pid}-{name}.json"))
 }
 
 /// Runs until killed inside the group of attempt `kill`, checkpointing
