@@ -286,10 +286,14 @@ fn refusal(doc: &Document, map: &SchemaMap, plan: &Plan, replicas: u64) -> Strin
             )
         },
     );
-    let below = (1..replicas.min(batch + 1))
+    // Bounded work, as `Plan::replan`'s search: a few milliseconds; 1 always divides.
+    const SEARCH: u64 = 1 << 22;
+    let below = (replicas.saturating_sub(SEARCH).max(1)..replicas.min(batch + 1))
         .rev()
+        .find(|d| batch.is_multiple_of(*d))
+        .or(Some(1).filter(|_| replicas > 1));
+    let above = (replicas.max(1)..=batch.min(replicas.saturating_add(SEARCH)))
         .find(|d| batch.is_multiple_of(*d));
-    let above = (replicas.max(1)..=batch).find(|d| batch.is_multiple_of(*d));
     let offer = match (below, above) {
         (Some(b), Some(a)) => format!("use --replicas {b} or {a}"),
         (Some(d), None) | (None, Some(d)) => format!("use --replicas {d}"),
