@@ -1,6 +1,7 @@
-//! Re-planning a configuration file to a smaller micro-batch while keeping
-//! the effective batch (`accum::run::memory`), as a text edit that preserves
-//! the file's comments and layout.
+//! Re-planning a configuration file to a smaller micro-batch, or to another
+//! number of data-parallel replicas, while keeping the effective batch
+//! (`accum::run::memory`), as a text edit that preserves the file's comments
+//! and layout.
 //!
 //! Spans in microbatches change meaning when `A` changes (`accum::run::scheduler`: a schedule
 //! counted in backward passes shifts). They are rewritten so that they keep
@@ -46,27 +47,39 @@ pub(crate) struct Replanned {
 }
 
 /// Rewrites `doc` so that its plan uses `target` instead of `plan`
-/// (same `B` and `D`).
+/// (same `B`; `D` changes only when `target` says so).
 fn rewrite(
     doc: &Document,
     map: &SchemaMap,
     plan: &Plan,
     target: &Plan,
+    micro_batch_reason: &str,
 ) -> Result<Vec<(Range<usize>, String, Change)>, String> {
     use accum_core::plan::Role;
     let mut edits = Vec::new();
-    for (role, new_value, reason) in [
-        (
-            Role::MicroBatch,
-            target.micro_batch(),
-            "the largest micro-batch within the limit",
-        ),
+    let mut roles = vec![
+        (Role::MicroBatch, target.micro_batch(), micro_batch_reason),
         (
             Role::Accumulation,
             target.accumulation(),
             "recomputed to keep the effective batch",
         ),
-    ] {
+    ];
+    if target.replicas() != plan.replicas() {
+        roles.push((
+            Role::Replicas,
+            target.replicas(),
+            "the new data-parallel degree",
+        ));
+        if let Some(layout) = target.layout() {
+            roles.push((
+                Role::WorldSize,
+                layout.world_size,
+                "the new data-parallel degree × tensor × pipeline × context",
+            ));
+        }
+    }
+    for (role, new_value, reason) in roles {
         let Some(path) = map.path_of(role) else {
             continue;
         };
@@ -96,6 +109,8 @@ fn rewrite(
             None if role == Role::Accumulation => {
                 // Solved from the global batch: it follows the new micro-batch by itself.
             }
+            // `D` is written either as `replicas` or through `world_size`.
+            None if matches!(role, Role::Replicas | Role::WorldSize) => {}
             None => return Err(format!("`{}` is missing; fix the file first", dotted(path))),
         }
     }
@@ -172,7 +187,138 @@ pub(crate) fn replan(
     max_micro_batch: u64,
 ) -> Result<Replanned, String> {
     let result = plan.replan(max_micro_batch).map_err(|e| e.to_string())?;
-    let edits = rewrite(doc, map, plan, &result.plan)?;
+    finish(
+        doc,
+        map,
+        plan,
+        result,
+        "the largest micro-batch within the limit",
+    )
+}
+
+/// Re-plans `doc` to `replicas` data-parallel replicas keeping `B`: the same
+/// `m` when `B` is divisible by `m·D'`, else the largest smaller one (and
+/// `≤ max_micro_batch`) that is. When the file writes `D` through
+/// `world_size`, the new `world_size` is `D' × tensor × pipeline × context`.
+pub(crate) fn replan_replicas(
+    doc: &Document,
+    map: &SchemaMap,
+    plan: &Plan,
+    replicas: u64,
+    max_micro_batch: Option<u64>,
+) -> Result<Replanned, String> {
+    use accum_core::plan::{Layout, Role};
+    let batch = plan.effective_batch().get();
+    if replicas == 0 || !batch.is_multiple_of(replicas) {
+        return Err(refusal(doc, map, plan, replicas));
+    }
+    let per_replica = batch / replicas;
+    let mut wide = match plan.layout() {
+        Some(layout) => {
+            let world_size = [layout.tensor, layout.pipeline, layout.context]
+                .iter()
+                .try_fold(replicas, |acc, f| acc.checked_mul(*f))
+                .ok_or_else(|| {
+                    format!(
+                        "world_size {replicas} × tensor {} × pipeline {} × context {} overflows",
+                        layout.tensor, layout.pipeline, layout.context
+                    )
+                })?;
+            Plan::with_layout(
+                1,
+                per_replica,
+                Layout::new(world_size, layout.tensor, layout.pipeline, layout.context),
+            )
+        }
+        None => Plan::new(1, per_replica, replicas),
+    }
+    .map_err(|e| e.to_string())?;
+    if let Some(seq_len) = plan.seq_len() {
+        wide = wide.with_seq_len(seq_len).map_err(|e| e.to_string())?;
+    }
+    if map
+        .path_of(Role::Replicas)
+        .is_none_or(|p| doc.node(p).is_none())
+        && map
+            .path_of(Role::WorldSize)
+            .is_none_or(|p| doc.node(p).is_none())
+        && replicas != plan.replicas()
+    {
+        let key = map
+            .path_of(Role::Replicas)
+            .map_or_else(|| "replicas".to_owned(), dotted);
+        return Err(format!(
+            "the file sets no `{key}` (one replica by default); add `{key} = {}` first",
+            plan.replicas()
+        ));
+    }
+    let limit = max_micro_batch.map_or(plan.micro_batch(), |max| max.min(plan.micro_batch()));
+    let result = wide.replan(limit).map_err(|e| e.to_string())?;
+    let reason = if result.plan.micro_batch() == plan.micro_batch() {
+        "kept"
+    } else {
+        "the largest micro-batch with B divisible by micro_batch × replicas"
+    };
+    finish(doc, map, plan, result, reason)
+}
+
+/// Why `replicas` cannot keep `B`, at the line of the batch, with the
+/// nearest data-parallel degrees that can.
+fn refusal(doc: &Document, map: &SchemaMap, plan: &Plan, replicas: u64) -> String {
+    use accum_core::plan::Role;
+    let batch = plan.effective_batch().get();
+    let at = [
+        Role::GlobalBatch,
+        Role::Replicas,
+        Role::WorldSize,
+        Role::MicroBatch,
+    ]
+    .iter()
+    .filter_map(|role| map.path_of(*role))
+    .find_map(|path| doc.node(path).map(|node| node.span.start))
+    .map_or_else(
+        || doc.name.clone(),
+        |start| {
+            format!(
+                "{}:{}",
+                doc.name,
+                crate::source::line_col(&doc.text, start).0
+            )
+        },
+    );
+    // Bounded work, as `Plan::replan`'s search: a few milliseconds; 1 always divides.
+    const SEARCH: u64 = 1 << 22;
+    let below = (replicas.saturating_sub(SEARCH).max(1)..replicas.min(batch + 1))
+        .rev()
+        .find(|d| batch.is_multiple_of(*d))
+        .or(Some(1).filter(|_| replicas > 1));
+    let above = (replicas.max(1)..=batch.min(replicas.saturating_add(SEARCH)))
+        .find(|d| batch.is_multiple_of(*d));
+    let offer = match (below, above) {
+        (Some(b), Some(a)) => format!("use --replicas {b} or {a}"),
+        (Some(d), None) | (None, Some(d)) => format!("use --replicas {d}"),
+        (None, None) => "use --replicas 1".to_owned(),
+    };
+    format!(
+        "{at}: {replicas} replicas cannot keep the global batch B = {} = m {} × A {} × D {}: \
+         B is not divisible by {replicas}, so no micro-batch m and accumulation A give \
+         m × A × {replicas} = {batch}; {offer}, or change the global batch on purpose",
+        batch,
+        plan.micro_batch(),
+        plan.accumulation(),
+        plan.replicas()
+    )
+}
+
+/// The edits of a re-plan, applied.
+fn finish(
+    doc: &Document,
+    map: &SchemaMap,
+    plan: &Plan,
+    result: accum_core::plan::Replan,
+    micro_batch_reason: &str,
+) -> Result<Replanned, String> {
+    let edits = rewrite(doc, map, plan, &result.plan, micro_batch_reason)?;
     Ok(Replanned {
         text: apply(&doc.text, &edits),
         before: *plan,
@@ -217,7 +363,9 @@ pub(crate) fn summary_text(r: &Replanned) -> String {
             alts.join(", ")
         ));
     }
-    out.push_str("  note: a smaller micro-batch guarantees neither a proportional memory drop nor a faster run\n");
+    if r.after.micro_batch() < r.before.micro_batch() || r.after.replicas() == r.before.replicas() {
+        out.push_str("  note: a smaller micro-batch guarantees neither a proportional memory drop nor a faster run\n");
+    }
     out
 }
 

@@ -149,7 +149,7 @@ pub(crate) struct ValidateArgs {
 
 /// Arguments of `replan`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("limit").required(true).args(["max_micro_batch", "memory_budget"])))]
+#[command(group(clap::ArgGroup::new("limit").required(true).multiple(true).args(["max_micro_batch", "memory_budget", "replicas"])))]
 pub(crate) struct ReplanArgs {
     /// The configuration file to re-plan.
     #[arg(value_name = "FILE")]
@@ -158,6 +158,13 @@ pub(crate) struct ReplanArgs {
     /// The largest micro-batch that fits.
     #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_micro_batch: Option<u64>,
+
+    /// A new data-parallel degree D, keeping the global batch B = m·A·D:
+    /// the same micro-batch when B is divisible by m·D, else the largest
+    /// smaller one (and ≤ --max-micro-batch) that is; A follows. A file that
+    /// sets world_size gets world_size = D × tensor × pipeline × context.
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "memory_budget")]
+    pub(crate) replicas: Option<u64>,
 
     /// The per-device memory budget, e.g. 24GiB: the largest micro-batch whose
     /// estimate (weights, gradients, optimizer state, activations × m) fits.

@@ -56,6 +56,8 @@ Exit status: 0 valid, 1 findings (printed), 2 usage or I/O error."
   accum replan train.toml --max-micro-batch 8 --in-place     # keeps train.toml.bak
   # the largest micro-batch whose estimated memory fits 2 MiB per device
   accum replan examples/quickstart.toml --memory-budget 2MiB
+  # resume a D = 2 run on one device: same B, A doubled, then `accum run one.toml --resume DIR`
+  accum replan examples/quickstart.toml --replicas 1 -o one.toml
 
 Spans counted in microbatches are rewritten to keep their number of updates."
         }
@@ -136,6 +138,8 @@ Exit status: 0 valid, 1 findings (printed), 2 usage or I/O error."
   {bin} replan my-run.toml --max-micro-batch 8 --in-place     # keeps my-run.toml.bak
   # the largest micro-batch whose estimated memory fits 24 GiB per device
   {bin} replan my-run.toml --memory-budget 24GiB --params 1.3e9 --activation-per-example 1.5GiB
+  # move to 4 data-parallel replicas keeping B (m, A and world_size follow)
+  {bin} replan my-run.toml --replicas 4 -o my-run-d4.toml
 
 Spans counted in microbatches are rewritten to keep their number of updates."
         }

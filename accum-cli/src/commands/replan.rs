@@ -1,6 +1,7 @@
 //! `accum replan FILE`: re-plans the file to a smaller micro-batch
 //! ([`crate::replan`]), from `--max-micro-batch` or from a memory budget
-//! (`accum::run::memory`), and writes the edited text where the flags say.
+//! (`accum::run::memory`), or to another data-parallel degree
+//! (`--replicas`), and writes the edited text where the flags say.
 
 use accum_core::estimate::{ByteSize, MemoryInputs};
 use accum_core::plan::Plan;
@@ -12,12 +13,31 @@ use crate::fsio::{BACKUP, Outputs, backup_path, read_for_backup, write_atomic};
 use crate::load::{CliConfig, Schema, load_checked};
 use crate::output::print_text;
 use crate::output::{eprint_safe, eprintln_safe};
-use crate::replan::{replan, summary_text};
+use crate::replan::{Replanned, replan, replan_replicas, summary_text};
+use crate::source::Document;
 
 /// Re-plans `args.file` and writes the result, the summary on stderr.
 pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<Exit, CliError> {
     let checked = load_checked::<T>(&args.file, hooks.check)?;
     let schema = Schema::<T>::builtin();
+    if let Some(replicas) = args.replicas {
+        let result = replan_replicas(
+            &checked.doc,
+            &schema.map,
+            &checked.plan,
+            replicas,
+            args.max_micro_batch,
+        )
+        .map_err(|err| {
+            // The refusal is located already; other errors get the file's name.
+            if err.starts_with(&format!("{}:", checked.doc.name)) {
+                CliError::invalid(err)
+            } else {
+                CliError::invalid(format!("{}: {err}", checked.doc.name))
+            }
+        })?;
+        return write(args, &checked.doc, &result);
+    }
     let max = match (args.max_micro_batch, args.memory_budget) {
         (Some(max), _) => max,
         (None, Some(budget)) => {
@@ -50,12 +70,17 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
     };
     let result = replan(&checked.doc, &schema.map, &checked.plan, max)
         .map_err(|err| CliError::invalid(format!("{}: {err}", checked.doc.name)))?;
+    write(args, &checked.doc, &result)
+}
+
+/// Writes the re-planned file where the flags say, and the summary on stderr.
+fn write(args: &ReplanArgs, doc: &Document, result: &Replanned) -> Result<Exit, CliError> {
     match (&args.output, args.in_place) {
         (Some(out), _) => {
             // The new configuration keeps the file's format, which the
             // output's name must say.
             use crate::outfile::{FileFormat, output_format};
-            let kept = match checked.doc.format {
+            let kept = match doc.format {
                 crate::source::SourceFormat::Toml => FileFormat::Toml,
                 crate::source::SourceFormat::Yaml => FileFormat::Yaml,
                 crate::source::SourceFormat::Json => FileFormat::Json,
@@ -79,11 +104,11 @@ pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<E
     }
     match args.format {
         Format::Json => {
-            let summary = serde_json::to_string_pretty(&result)
+            let summary = serde_json::to_string_pretty(result)
                 .map_err(|err| CliError::usage(format!("cannot render JSON: {err}")))?;
             eprintln_safe!("{}", crate::escape::json(summary));
         }
-        Format::Text => eprint_safe!("{}", summary_text(&result)),
+        Format::Text => eprint_safe!("{}", summary_text(result)),
     }
     Ok(Exit::Ok)
 }
