@@ -33,13 +33,19 @@ use std::fmt::Write as _;
 use accum_core::shown::shown_where;
 pub(crate) use accum_core::shown::{is_hidden, line, push_shown};
 
+/// A hidden character that text of several lines may not hold raw: any
+/// but the line break and the tab, which lay such text out.
+fn hidden_in_text(c: char) -> bool {
+    is_hidden(c) && c != '\n' && c != '\t'
+}
+
 /// Text for a terminal, or for whatever reads stdout and stderr: every
 /// hidden character but line breaks and tabs shown as `\u{…}`. Every write
 /// of the CLI to stdout and stderr goes through it (`crate::output`), to a
 /// terminal or not: a log viewer, `less -R` or a CI page interprets the
 /// sequences as a terminal does.
 pub(crate) fn terminal(text: &str) -> Cow<'_, str> {
-    shown_where(text, |c| is_hidden(c) && c != '\n' && c != '\t')
+    shown_where(text, hidden_in_text)
 }
 
 /// [`terminal`] for text that accum coloured itself, from input escaped
@@ -47,7 +53,7 @@ pub(crate) fn terminal(text: &str) -> Cow<'_, str> {
 /// colour sequences `ESC [ digits;… m` stay, every other hidden character
 /// is shown.
 pub(crate) fn styled_terminal(text: &str) -> Cow<'_, str> {
-    let show = |c: char| is_hidden(c) && c != '\n' && c != '\t';
+    let show = hidden_in_text;
     if !text.chars().any(show) {
         return Cow::Borrowed(text);
     }
@@ -334,7 +340,7 @@ fn is_hidden_raw_in_json(c: char) -> bool {
 /// value; in a comment it is shown as `\u{…}`. Line breaks and tabs
 /// between values stay.
 pub(crate) fn toml(text: String) -> String {
-    if !text.chars().any(|c| is_hidden(c) && c != '\n' && c != '\t') {
+    if !text.chars().any(hidden_in_text) {
         return text;
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -354,7 +360,7 @@ pub(crate) fn toml(text: String) -> String {
                 };
                 let end = basic_string_end(rest, delimiter);
                 for c in rest[..end].chars() {
-                    if is_hidden(c) && c != '\n' && c != '\t' {
+                    if hidden_in_text(c) {
                         let _ = write!(out, "\\u{:04X}", u32::from(c));
                     } else {
                         out.push(c);
@@ -373,10 +379,7 @@ pub(crate) fn toml(text: String) -> String {
                     .find(delimiter)
                     .map_or(rest.len(), |at| body_start + at + delimiter.len());
                 let token = &rest[..end];
-                if token
-                    .chars()
-                    .any(|c| is_hidden(c) && c != '\n' && c != '\t')
-                {
+                if token.chars().any(hidden_in_text) {
                     let body = token
                         .strip_prefix(delimiter)
                         .and_then(|t| t.strip_suffix(delimiter))
@@ -410,7 +413,7 @@ pub(crate) fn toml(text: String) -> String {
                 }
                 end
             }
-            c if is_hidden(c) && c != '\n' && c != '\t' => {
+            c if hidden_in_text(c) => {
                 // Nothing the `toml` crate writes puts one here; shown all the same.
                 push_shown(&mut out, c);
                 c.len_utf8()
