@@ -9,6 +9,19 @@
 //! `serde_derive`, and, with the `load` feature (on by default), the config
 //! loader of the `accum` CLI ([`load_config`]).
 //!
+//! # Features
+//!
+//! All on by default; a program that needs less turns them off
+//! (`default-features = false`) and names the ones it uses:
+//! - `derive`: `#[derive(AccumConfig)]`. With it alone, accum is the
+//!   plan, units, spans, findings, the loop driver, schedules, the loss
+//!   scaler and the Recorder: no tensor crate, no command line.
+//! - `schema`: [`schema_for`], JSON Schemas of derived configs.
+//! - `load`: [`load_config`] and the diagnostics of `accum validate`
+//!   (brings `schema`).
+//! - `engine`: accum's own engine on CPU tensors ([`engine`], [`verify`],
+//!   [`checkpoint`], the [`ndarray`] re-export).
+//!
 //! The sections below follow the order people learn accum in: the derive
 //! on a config of one's own, the plan it gives, the loop driver for a
 //! training loop in any framework, and accum's own engine.
@@ -127,8 +140,10 @@
 //! ```
 
 /// The tensor crate of the engine's `Model` trait, at the version accum uses.
+#[cfg(feature = "engine")]
 pub use accum_core::ndarray;
 pub use accum_core::*;
+#[cfg(feature = "derive")]
 pub use accum_macros::AccumConfig;
 
 /// Loading a config file into the user's own type with the diagnostics of

@@ -112,7 +112,7 @@ fn a_key_typo_is_located_with_a_did_you_mean() {
     assert_eq!(diagnostics.len(), 1, "{err}");
     let d = &diagnostics[0];
     assert_eq!(d.code.as_str(), "accum::schema::unknown-key");
-    assert_eq!(d.path, ["parallel", "tensor_paralel"]);
+    assert_eq!(d.path.segments(), ["parallel", "tensor_paralel"]);
     let rendered = err.to_string();
     assert!(rendered.contains("train.toml:8:1"), "{rendered}");
     assert!(rendered.contains("tensor_paralel = 2"), "{rendered}");
@@ -148,7 +148,7 @@ fn typed_counts_say_what_is_wrong_with_the_unit() {
         let d = &err.diagnostics()[0];
         assert_eq!(err.diagnostics().len(), 1, "{err}");
         assert_eq!(d.code.as_str(), "accum::span", "{err}");
-        assert_eq!(d.path, ["optim", "eval_every"]);
+        assert_eq!(d.path.segments(), ["optim", "eval_every"]);
         assert_eq!(d.message, message);
         assert!(d.help.is_some(), "{err}");
         let rendered = err.to_string();
@@ -177,7 +177,7 @@ fn plan_findings_are_located_at_their_fields() {
     let err = load("train.toml", &text).expect_err("9 is not divisible by 2");
     let d = &err.diagnostics()[0];
     assert_eq!(d.code.as_str(), "accum::plan::layout");
-    assert_eq!(d.path, ["parallel", "world_size"]);
+    assert_eq!(d.path.segments(), ["parallel", "world_size"]);
     assert!(err.to_string().contains("train.toml:7:14"), "{err}");
     // A warmup longer than the run: 200 updates of a 100-update run.
     let text = GOOD.replace("\"20k tokens\"", "\"200 updates\"");

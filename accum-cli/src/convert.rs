@@ -28,6 +28,7 @@ pub(crate) fn options(args: &ImportArgs) -> ImportOptions {
         seq_len: args.seq_len,
         variable_lengths: args.variable_lengths,
         env: args.env.clone(),
+        set: args.set.clone(),
         deepspeed_config: args.deepspeed_config.clone(),
         accelerate_config: args.accelerate_config.clone(),
         search_dirs: Vec::new(),
@@ -40,18 +41,37 @@ pub(crate) fn options(args: &ImportArgs) -> ImportOptions {
 pub(crate) struct Read {
     pub(crate) imported: Option<interop::Imported>,
     pub(crate) files: Vec<FileReport>,
+    /// The framework read: the one named, or the one detected.
+    pub(crate) framework: Option<interop::Framework>,
+    /// The detection, when no framework was named and one was detected.
+    pub(crate) detected: Option<interop::Detected>,
 }
 
 impl Read {
-    pub(crate) fn of(args: &ImportArgs, file: &Path) -> Result<Read, CliError> {
-        match interop::import_file(args.framework, file, &options(args)) {
+    /// Reads `file` as `framework`, or as the framework its keys identify
+    /// when none is named.
+    pub(crate) fn of(
+        args: &ImportArgs,
+        framework: Option<interop::Framework>,
+        file: &Path,
+    ) -> Result<Read, CliError> {
+        let (detected, result) = match framework {
+            Some(f) => (None, interop::import_file(f, file, &options(args))),
+            None => interop::import_file_detected(file, &options(args)),
+        };
+        let framework = framework.or(detected.as_ref().map(|d| d.framework));
+        match result {
             Ok(imported) => Ok(Read {
                 files: imported.files.clone(),
                 imported: Some(imported),
+                framework,
+                detected,
             }),
             Err(ImportError::Invalid { files }) => Ok(Read {
                 imported: None,
                 files,
+                framework,
+                detected,
             }),
             Err(err) => {
                 // A file that cannot be read or parsed is one finding with
@@ -59,7 +79,12 @@ impl Read {
                 // codes stay those of a usage error (unreadable) and of an
                 // invalid file.
                 if args.format == DiagnosticFormat::Json
-                    && let Some(json) = failure_json(args, &file.display().to_string(), &err)
+                    && let Some(json) = failure_json(
+                        framework,
+                        detected.as_ref(),
+                        &file.display().to_string(),
+                        &err,
+                    )
                 {
                     print_json(&json)?;
                 }
@@ -94,6 +119,25 @@ impl Read {
                 if unread == 1 { " was" } else { "s were" }
             )
         })
+    }
+
+    /// The line that says which framework was detected and why, when none
+    /// was named.
+    pub(crate) fn detected_note(&self, name: &str) -> Option<String> {
+        let d = self.detected.as_ref()?;
+        let keys: Vec<String> = d.evidence.iter().map(|k| format!("`{k}`")).collect();
+        Some(format!(
+            "note: {name}: read as {} ({}): {} identif{} it{}",
+            d.framework.display_name(),
+            d.framework.key(),
+            crate::output::listed(&keys),
+            if keys.len() == 1 { "ies" } else { "y" },
+            if d.confident {
+                ""
+            } else {
+                "; name the framework before the file if it is another"
+            }
+        ))
     }
 
     /// How many findings have `severity`.
@@ -148,14 +192,14 @@ pub(crate) fn stderr_color() -> bool {
 /// `lint --format json`'s object for one file.
 pub(crate) fn json_summary(
     name: &str,
-    args: &ImportArgs,
     read: &Read,
     errors: usize,
     warnings: usize,
 ) -> serde_json::Value {
     serde_json::json!({
         "file": name,
-        "framework": args.framework.key(),
+        "framework": read.framework.map(interop::Framework::key),
+        "detected": detected_json(read.detected.as_ref()),
         "errors": errors,
         "warnings": warnings,
         "confident": read.confident(),
@@ -167,7 +211,8 @@ pub(crate) fn json_summary(
 
 /// The JSON of an import that read no file: the one finding, located.
 pub(crate) fn failure_json(
-    args: &ImportArgs,
+    framework: Option<interop::Framework>,
+    detected: Option<&interop::Detected>,
     name: &str,
     err: &ImportError,
 ) -> Option<serde_json::Value> {
@@ -210,7 +255,8 @@ pub(crate) fn failure_json(
     };
     Some(serde_json::json!({
         "file": name,
-        "framework": args.framework.key(),
+        "framework": framework.map(interop::Framework::key),
+        "detected": detected_json(detected),
         "errors": 1,
         "warnings": 0,
         "confident": false,
@@ -218,6 +264,18 @@ pub(crate) fn failure_json(
         "config": null,
         "batch_schedule": null,
     }))
+}
+
+/// The detection as JSON: the framework, the keys that identify it, and
+/// whether it leads by two signs or more; `null` when a framework was named.
+pub(crate) fn detected_json(detected: Option<&interop::Detected>) -> serde_json::Value {
+    detected.map_or(serde_json::Value::Null, |d| {
+        serde_json::json!({
+            "framework": d.framework.key(),
+            "evidence": d.evidence,
+            "confident": d.confident,
+        })
+    })
 }
 
 /// Every file's findings as JSON, in file order.

@@ -10,8 +10,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use accum_core::Code;
 pub use accum_core::Severity;
+use accum_core::{Code, FieldPath};
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde::Serialize;
 
@@ -30,8 +30,8 @@ pub struct Diagnostic {
     pub message: String,
     /// The fix, when there is one.
     pub help: Option<String>,
-    /// The path of keys to the value (`["batch", "micro_batch"]`).
-    pub path: Vec<String>,
+    /// The path of keys to the value (`batch.micro_batch`).
+    pub path: FieldPath,
     /// The text to underline, and what to say under it (may be empty).
     pub primary: Option<(Range<usize>, String)>,
     /// Other places that take part (the factors of an equation).
@@ -40,13 +40,17 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error at `path`.
-    pub(crate) fn error(code: Code, path: Vec<String>, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn error(
+        code: Code,
+        path: impl Into<FieldPath>,
+        message: impl Into<String>,
+    ) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             code,
             message: message.into(),
             help: None,
-            path,
+            path: path.into(),
             primary: None,
             secondary: Vec::new(),
         }
@@ -78,7 +82,7 @@ impl Diagnostic {
 
     /// The dotted path (`batch.micro_batch`), or `(root)`.
     pub fn dotted_path(&self) -> String {
-        dotted(&self.path)
+        self.path.to_string()
     }
 
     /// Where the primary span starts, 1-based (`(1, 1)` without a span).
@@ -89,23 +93,11 @@ impl Diagnostic {
     }
 }
 
-/// `["batch", "micro_batch"]` → `batch.micro_batch`; array indices as `[0]`.
+/// `["batch", "micro_batch"]` → `batch.micro_batch`, as [`FieldPath`]
+/// renders every path: array indices as `[0]`, keys that are not bare
+/// quoted the way TOML quotes them.
 pub(crate) fn dotted(path: &[String]) -> String {
-    if path.is_empty() {
-        return "(root)".to_owned();
-    }
-    let mut out = String::new();
-    for segment in path {
-        if segment.parse::<usize>().is_ok() {
-            out.push_str(&format!("[{segment}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(segment);
-        }
-    }
-    out
+    FieldPath::from(path).to_string()
 }
 
 /// A span clamped into `text` and onto character boundaries, so that no

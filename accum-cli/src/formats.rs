@@ -71,7 +71,7 @@ pub(crate) fn render_github(files: &[FileFindings<'_>]) -> String {
 /// The rule of `code` for the SARIF driver: its id and the one-sentence
 /// summary `accum explain` opens with.
 fn rule(code: Code) -> sarif::ReportingDescriptor {
-    let summary = crate::rules::entry(code).summary;
+    let summary = code.summary();
     sarif::ReportingDescriptor::builder()
         .id(code.as_str())
         .short_description(

@@ -4,29 +4,55 @@
 //! Exit codes are part of the interface (docs/architecture.md): 0 ok, 1 the input is
 //! invalid (findings printed), 2 usage or I/O error.
 
+// Without the commands (the `load` layer), the modules they share with the
+// loader keep items only the commands use.
+#![cfg_attr(
+    not(feature = "cli"),
+    allow(
+        dead_code,
+        unused_macros,
+        unused_imports,
+        reason = "the modules the loader shares also serve the commands"
+    )
+)]
+
+#[cfg(feature = "cli")]
 use crate::output::eprintln_safe;
+#[cfg(feature = "cli")]
 use std::process::ExitCode;
 
+#[cfg(feature = "cli")]
 mod calc;
+#[cfg(feature = "cli")]
 mod cli;
+#[cfg(feature = "cli")]
 mod commands;
+#[cfg(feature = "cli")]
 mod convert;
 mod diagnostic;
 mod error;
 mod escape;
+#[cfg(feature = "cli")]
 mod formats;
-mod fsio;
 #[cfg(feature = "harness")]
 pub mod harness;
 pub mod interop;
 mod load;
+#[cfg(feature = "cli")]
 mod outfile;
 mod output;
+#[cfg(feature = "cli")]
 mod quantity;
+#[cfg(feature = "cli")]
 mod replan;
+#[cfg(feature = "cli")]
 mod rules;
+#[cfg(feature = "cli")]
 mod runner;
+#[cfg(feature = "cli")]
 mod sheet;
+#[cfg(feature = "cli")]
+mod writes;
 // The source parser is being reworked in place; its items are
 // crate-internal though still spelled `pub`.
 #[allow(
@@ -38,8 +64,10 @@ mod sheet;
     allow(dead_code, reason = "`Document::format` is read by the harness")
 )]
 mod source;
+#[cfg(feature = "cli")]
 mod starter;
 mod suggest;
+#[cfg(feature = "cli")]
 mod training;
 mod typed;
 mod validate;
@@ -50,6 +78,7 @@ pub use load::{CliConfig, ConfigError, Loaded, load_config, load_config_str};
 /// The standard library's words for a number that does not parse, and
 /// accum's: a value given on the command line is the user's input, and its
 /// message says what to write.
+#[cfg(feature = "cli")]
 const NUMBER_WORDS: [(&str, &str); 6] = [
     (
         "invalid digit found in string",
@@ -84,6 +113,7 @@ const NUMBER_WORDS: [(&str, &str); 6] = [
 /// holds such a character, the arguments are parsed again by `again` with
 /// each one shown so, and that error is printed: it says the same of the
 /// same arguments, as a reader should see them.
+#[cfg(feature = "cli")]
 fn usage_error(err: &clap::Error, again: &dyn Fn(Vec<String>) -> Option<clap::Error>) -> ExitCode {
     let code = ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
     let args: Vec<String> = std::env::args_os()
@@ -129,6 +159,7 @@ fn usage_error(err: &clap::Error, again: &dyn Fn(Vec<String>) -> Option<clap::Er
 }
 
 /// Parses the process arguments, runs the command and returns its exit code.
+#[cfg(feature = "cli")]
 pub fn main() -> ExitCode {
     output::set_bin_name("accum");
     let cli = match cli::parse_accum() {
@@ -169,6 +200,7 @@ pub fn main() -> ExitCode {
 ///     accum_cli::run::<Train>()
 /// }
 /// ```
+#[cfg(feature = "cli")]
 pub fn run<T: CliConfig>() -> ExitCode {
     let bin = std::env::args()
         .next()

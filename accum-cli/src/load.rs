@@ -170,15 +170,11 @@ pub(crate) fn check_document<T: CliConfig>(
     })
 }
 
-/// Loads, validates and types one configuration file for commands that need
-/// a valid config (sheet, replan, run). Findings are printed; invalid input
-/// ends the command with exit 1.
-pub(crate) fn load_checked<T: CliConfig>(
-    path: &Path,
-    check: Checker<T>,
-) -> Result<Checked<T>, CliError> {
-    let doc = match load(path)? {
-        Ok(doc) => doc,
+/// The file at `path` parsed, or its one finding printed and the command
+/// ended with exit 1.
+pub(crate) fn load_or_print(path: &Path) -> Result<Document, CliError> {
+    match load(path)? {
+        Ok(doc) => Ok(doc),
         Err(bad) => {
             eprint_styled(&diagnostic::render_text(
                 &bad.name,
@@ -186,12 +182,22 @@ pub(crate) fn load_checked<T: CliConfig>(
                 std::slice::from_ref(&bad.finding),
                 color(),
             ));
-            return Err(CliError::invalid(format!(
+            Err(CliError::invalid(format!(
                 "{}: not a valid configuration",
                 accum_core::shown::path(path)
-            )));
+            )))
         }
-    };
+    }
+}
+
+/// Loads, validates and types one configuration file for commands that need
+/// a valid config (sheet, replan, run). Findings are printed; invalid input
+/// ends the command with exit 1.
+pub(crate) fn load_checked<T: CliConfig>(
+    path: &Path,
+    check: Checker<T>,
+) -> Result<Checked<T>, CliError> {
+    let doc = load_or_print(path)?;
     let (config, checked, warnings) = match check_file::<T>(&doc, check)? {
         Ok(valid) => valid,
         Err(findings) => {

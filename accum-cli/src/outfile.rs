@@ -96,9 +96,9 @@ pub(crate) fn output_format(
 ) -> Result<FileFormat, CliError> {
     // An output that is an input is refused as such first: that is the
     // mistake, whatever its name says.
-    crate::fsio::not_an_input(path)?;
+    crate::writes::not_an_input(path)?;
     // So is a folder, or a name that ends in `/`.
-    crate::fsio::output_path(path)?;
+    crate::writes::output_path(path)?;
     // A device or a pipe (`/dev/null`, `/dev/stdout`) is written to in the
     // format asked for, else the command's first: its name says none.
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {

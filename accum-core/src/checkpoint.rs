@@ -18,6 +18,16 @@
 //! inside a checkpoint are read with `O_NOFOLLOW`. Only the last
 //! [`KEPT_CHECKPOINTS`] checkpoints are kept. One run writes to a folder
 //! at a time.
+//!
+//! A run that writes a stats stream keeps it in parts beside the
+//! checkpoints, `DIR/stats/<first>-<last>.jsonl`: the stream's lines of the
+//! update attempts `first` to `last`, each part written whole (synced and
+//! renamed) before the checkpoint it leads up to. The parts are the run's
+//! history and are never removed with old checkpoints; a resume reads the
+//! parts up to its checkpoint back into the new stream
+//! ([`stats_until`]), so the stream covers the whole run, and removes the
+//! parts past it (written by the run that was stopped before its next
+//! checkpoint).
 
 use std::fmt;
 use std::fs;
@@ -32,6 +42,9 @@ pub const STATE_FILE: &str = "state.json";
 
 /// The prefix of a checkpoint's folder: `ckpt-<updates>`.
 pub const CHECKPOINT_PREFIX: &str = "ckpt-";
+
+/// The folder in a checkpoint folder that keeps the stats stream's parts.
+pub const STATS_FOLDER: &str = "stats";
 
 /// The prefix of a checkpoint folder being written.
 const TEMPORARY_PREFIX: &str = ".ckpt-tmp-";
@@ -223,6 +236,117 @@ fn sync(dir: &Path) -> io::Result<()> {
     {
         let _ = dir;
         Ok(())
+    }
+}
+
+/// Keeps `lines`, the stats stream's lines of the update attempts after
+/// `after` up to and including `through`, as the part
+/// `dir/stats/<after + 1>-<through>.jsonl` (module header): written whole
+/// or not at all, and before the checkpoint taken after attempt `through`.
+pub fn write_stats_part(
+    dir: &Path,
+    after: u64,
+    through: u64,
+    lines: &[u8],
+) -> Result<(), CheckpointError> {
+    let folder = stats_folder(dir, true)?.expect("created");
+    let path = folder.join(format!("{}-{through}.jsonl", after + 1));
+    fsio::write_atomic(
+        &path,
+        lines,
+        Durability::Synced,
+        crate::report::stream::STREAM_NAME,
+    )
+    .map_err(|e| CheckpointError::io(&path, "write", e.source))?;
+    sync(&folder).map_err(|e| CheckpointError::io(&folder, "sync", e))
+}
+
+/// The stats stream of a run before a resume, read back from its parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EarlierStats {
+    /// Every line of the attempts up to the checkpoint, in order.
+    Whole(Vec<u8>),
+    /// No part holds the attempts from `from` on (the run before the
+    /// resume wrote no stream, or its parts were removed): a new stream
+    /// covers the attempts after the checkpoint only.
+    Missing {
+        /// The first attempt no part holds.
+        from: u64,
+    },
+}
+
+/// The stats stream's lines of the attempts `1..=attempts`, read from the
+/// parts in `dir/stats` (module header); the parts past `attempts` are
+/// removed, so that the resumed run writes its own. Parts are read without
+/// following links, at most [`MAX_STREAM_BYTES`](crate::report::MAX_STREAM_BYTES)
+/// in all.
+pub fn stats_until(dir: &Path, attempts: u64) -> Result<EarlierStats, CheckpointError> {
+    let Some(folder) = stats_folder(dir, false)? else {
+        return Ok(if attempts == 0 {
+            EarlierStats::Whole(Vec::new())
+        } else {
+            EarlierStats::Missing { from: 1 }
+        });
+    };
+    let entries = fs::read_dir(&folder).map_err(|e| CheckpointError::io(&folder, "list", e))?;
+    let mut parts = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| CheckpointError::io(&folder, "list", e))?;
+        let name = entry.file_name();
+        let Some((first, last)) = name.to_str().and_then(part_of) else {
+            continue;
+        };
+        if last > attempts {
+            // Written by the run that stopped before its next checkpoint.
+            if entry.file_type().is_ok_and(|t| t.is_file()) {
+                let _ = fs::remove_file(entry.path());
+            }
+            continue;
+        }
+        parts.push((first, last, entry.path()));
+    }
+    parts.sort_unstable();
+    let mut lines = Vec::new();
+    let mut next = 1;
+    while next <= attempts {
+        let Some((_, last, path)) = parts.iter().rev().find(|(first, ..)| *first == next) else {
+            return Ok(EarlierStats::Missing { from: next });
+        };
+        let left = crate::report::MAX_STREAM_BYTES.saturating_sub(lines.len() as u64);
+        lines.extend(read_file(path, left)?);
+        next = last + 1;
+    }
+    Ok(EarlierStats::Whole(lines))
+}
+
+/// The attempts of a part's name, `<first>-<last>.jsonl`.
+fn part_of(name: &str) -> Option<(u64, u64)> {
+    let (first, last) = name.strip_suffix(".jsonl")?.split_once('-')?;
+    let number = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let (first, last) = (number(first)?, number(last)?);
+    (first >= 1 && first <= last).then_some((first, last))
+}
+
+/// `dir/stats`, created when `create` and missing; `None` when missing.
+/// Anything but a folder there (a link included) is refused.
+fn stats_folder(dir: &Path, create: bool) -> Result<Option<PathBuf>, CheckpointError> {
+    let folder = dir.join(STATS_FOLDER);
+    match fs::symlink_metadata(&folder) {
+        Ok(meta) if meta.is_dir() => Ok(Some(folder)),
+        Ok(_) => Err(CheckpointError {
+            path: folder,
+            kind: CheckpointErrorKind::NotAFolder,
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
+            fs::create_dir_all(&folder).map_err(|e| CheckpointError::io(&folder, "create", e))?;
+            Ok(Some(folder))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CheckpointError::io(&folder, "list", e)),
     }
 }
 

@@ -30,7 +30,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 macro_rules! codes {
     ($(
         $(#[$fdoc:meta])* $family:ident = $ftext:literal {
-            $($(#[$doc:meta])* $variant:ident = $text:literal, $summary:literal;)*
+            $($variant:ident = $text:literal, $summary:literal;)*
         }
     )*) => {
         /// The family of a [`Code`]: the part of accum whose rule it is
@@ -58,7 +58,7 @@ macro_rules! codes {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
         pub enum Code {
-            $($($(#[$doc])* $variant,)*)*
+            $($(#[doc = $summary] $variant,)*)*
         }
 
         impl Code {
@@ -72,7 +72,9 @@ macro_rules! codes {
                 }
             }
 
-            /// What the rule checks, in one line.
+            /// The rule's one-line description: the variant's doc, the
+            /// first paragraph of its entry in docs/rules.md and of `accum
+            /// explain`, and the short description of SARIF, written once.
             pub const fn summary(self) -> &'static str {
                 match self {
                     $($(Code::$variant => $summary,)*)*
@@ -93,210 +95,152 @@ macro_rules! codes {
 codes! {
     /// The syntax of a configuration file.
     Syntax = "accum::syntax" {
-        /// The file is not valid TOML, JSON or YAML.
         Syntax = "accum::syntax",
-            "the file parses in the format its extension names";
+            "The file is not valid TOML, JSON or YAML.";
     }
     /// The shape of a configuration: its keys, types and ranges.
     Schema = "accum::schema" {
-        /// A value that does not have the form the schema describes.
         Schema = "accum::schema",
-            "every value has the form the configuration's schema describes";
-        /// A key the configuration does not have.
+            "A value does not have the form the schema describes.";
         UnknownKey = "accum::schema::unknown-key",
-            "every key of every table is one the configuration declares";
-        /// A key the configuration needs is not there.
+            "A key that the configuration does not have.";
         MissingKey = "accum::schema::missing-key",
-            "every required key of a table is given";
-        /// A value of the wrong type.
+            "A key the configuration needs is not there.";
         SchemaType = "accum::schema::type",
-            "every value has the type its key takes";
-        /// A value outside a fixed set of choices.
+            "A value of the wrong type: a string where a count goes, a fraction where a whole number goes, a number where a table goes.";
         SchemaEnum = "accum::schema::enum",
-            "a value with fixed choices is one of them";
-        /// A number outside its range, or an array or text of the wrong length.
+            "A value outside a fixed set of choices.";
         SchemaRange = "accum::schema::range",
-            "numbers are in their ranges, arrays and texts of their lengths";
-        /// A value of the right type that its type refuses.
+            "A number outside its range, or an array or text of the wrong length.";
         SchemaValue = "accum::schema::value",
-            "a value of the right type is one its type accepts";
+            "A value of the right type that its type refuses: a count too large for its field, a zero where the type is non-zero, a key given twice, or the type's own check failed.";
     }
     /// Lengths and intervals of a run.
     Span = "accum::span" {
-        /// A length that cannot be read, or whose unit is ambiguous.
         Span = "accum::span",
-            "a length has a number and an unambiguous unit: updates, microbatches, examples or tokens";
-        /// The warmup is longer than the run.
+            "A length without a unit, or with a unit that does not say what it counts.";
         Warmup = "accum::span::warmup",
-            "the warmup is not longer than the run";
-        /// An interval is longer than the run.
+            "The warmup is longer than the run.";
         Every = "accum::span::every",
-            "an interval such as \"every 500 updates\" is not longer than the run";
-        /// A run length that is not a whole number of updates.
+            "An interval is longer than the run.";
         Rounding = "accum::span::rounding",
-            "a run length in examples or microbatches is a whole number of updates, or says how it rounds";
+            "A run length is not a whole number of updates (a warning).";
     }
     /// The plan `B = m·A·D`.
     Plan = "accum::plan" {
-        /// A plan rule, as a whole: the roles make one consistent plan.
         Plan = "accum::plan",
-            "the roles of the configuration make one consistent plan";
-        /// A plan factor is 0.
+            "A plan rule failed; the message states the equation with its numbers.";
         Zero = "accum::plan::zero",
-            "every factor of the plan (m, A, D, world size, tp, pp, cp, L, B) is at least 1";
-        /// A value the plan needs is not given and cannot be solved.
+            "A factor of the plan is 0.";
         Missing = "accum::plan::missing",
-            "m, A and D (or a world size) are given, or can be solved from the global batch";
-        /// `world_size` is not divisible by `tp·pp·cp`.
+            "A factor of the plan is not given and cannot be solved.";
         Layout = "accum::plan::layout",
-            "world_size is divisible by tp·pp·cp: devices that share a model copy are not replicas";
-        /// `replicas` disagrees with the layout.
+            "The world size is not divisible by the devices that share one model copy.";
         Replicas = "accum::plan::replicas",
-            "replicas, when given with a layout, equals world_size / (tp·pp·cp)";
-        /// The declared global batch is not `m·A·D`.
+            "The replicas given disagree with the world layout.";
         GlobalBatch = "accum::plan::global-batch",
-            "the declared global batch equals B = m·A·D";
-        /// A product of plan values does not fit in 64 bits.
+            "The declared global batch is not `m·A·D`, or cannot be reached with whole factors.";
         Overflow = "accum::plan::overflow",
-            "products of plan values such as m·A·D·L fit in a 64-bit count";
-        /// A plan value is given in two places.
+            "A product of the plan does not fit in 64 bits.";
         Duplicate = "accum::plan::duplicate",
-            "each plan value is given in one place only";
-        /// A parallel degree is given without `world_size`.
+            "A plan value is given in two places.";
         WorldSize = "accum::plan::world-size",
-            "tensor, pipeline and context degrees come with the world_size they divide";
-        /// A count in tokens without a fixed `seq_len`.
+            "A tensor, pipeline or context degree is given without the world size it divides.";
         SeqLen = "accum::plan::seq-len",
-            "counts in tokens have a fixed seq_len, or lengths that the data counts";
-        /// A count that is not a whole number of updates, with exact rounding.
+            "A count in tokens needs a fixed sequence length.";
         WholeUpdates = "accum::plan::whole-updates",
-            "a count converted with exact rounding is a whole number of updates";
-        /// The data ends in a partial group.
+            "A length that must be a whole number of updates is not.";
         PartialGroup = "accum::plan::partial-group",
-            "the data fills whole groups of B examples, or the last group has an explicit policy";
-        /// A re-planning request that cannot be answered.
+            "The last group of the data is handled by an explicit policy; `error` refuses one.";
         Replan = "accum::plan::replan",
-            "a re-planning limit of 1 or more, small enough to search the divisors of m·A";
+            "A re-planning request that cannot be answered.";
     }
     /// A batch that changes during the run.
     Stages = "accum::stages" {
-        /// A stage's batch is not given once, or is not a multiple of `m·D`.
         StageBatch = "accum::stages::batch",
-            "every stage gives one of global_batch or accumulation, and its B is a multiple of m·D";
-        /// Stages out of order, or without the ends they need.
+            "A stage's batch is given once, and is a multiple of `m·D`.";
         StageOrder = "accum::stages::order",
-            "stages are listed in order; each but the last ends with `until`, and the last lasts to the end of the run";
-        /// A stage ends inside one of its updates.
+            "Stages are listed in order, and each says where it ends.";
         StageBoundary = "accum::stages::boundary",
-            "a stage ends on a whole update of its own batch";
-        /// A linear ramp that cannot reach its final batch in whole increments.
+            "A stage ends on a whole update of its own batch.";
         Ramp = "accum::stages::ramp",
-            "a linear ramp grows from start to the final batch in whole increments, each a multiple of m·D";
-        /// A length in updates under a batch that changes.
+            "A linear ramp reaches its final batch in whole increments.";
         StageShift = "accum::stages::shift",
-            "under a ramp, a length written in updates covers a number of tokens that depends on the stages";
+            "Under a ramp-up, a length written in updates covers a number of tokens that depends on the stages.";
     }
     /// The engine's settings.
     Settings = "accum::settings" {
-        /// An engine setting out of its range.
         Settings = "accum::settings",
-            "engine settings (loss, precision, optimizer, data, model, log) are in their ranges";
+            "An engine setting outside its range.";
     }
     /// The accumulation loop.
     Run = "accum::run" {
-        /// Gradients are zeroed once per group, after the update.
         Zeroing = "accum::run::zeroing",
-            "gradients are zeroed once per group, after the optimizer update";
-        /// The loss is normalized by what the whole group evaluated, once.
+            "Gradients are zeroed once per group, after the update.";
         Normalization = "accum::run::normalization",
-            "the loss of a group is divided once, by the examples or tokens of the whole group";
-        /// One group: boundaries and denominator first, then its microbatches.
+            "The loss of a group is normalized by what the whole group evaluated, once.";
         Group = "accum::run::group",
-            "a group fixes its boundaries and denominator first, then runs each microbatch, then updates";
-        /// One loss scale per group; a non-finite gradient skips the update.
+            "One group: boundaries and denominator first, then each microbatch, then the update.";
         LossScale = "accum::run::loss-scale",
-            "the loss scale is constant during a group, and a non-finite gradient skips the update";
-        /// The scheduler steps once per applied update.
+            "The loss scale is constant during a group; a non-finite gradient skips the update.";
         Scheduler = "accum::run::scheduler",
-            "the learning-rate schedule steps once per applied update";
-        /// Replicas see different examples, and reduce once per group.
+            "The learning-rate schedule advances in its unit: once per applied update.";
         DataParallel = "accum::run::data-parallel",
-            "replicas see different examples, and gradients are reduced once per group";
-        /// A group that does not fit: lower `m`, recompute `A`, keep `B`.
+            "Data-parallel replicas see different examples, and the reduction and the denominator are designed together.";
         Memory = "accum::run::memory",
-            "a smaller micro-batch keeps B with a whole A, within the memory it is given";
+            "A group that does not fit: lower `m`, recompute `A`, keep `B`.";
     }
     /// The pre-flight check.
     Verify = "accum::verify" {
-        /// Accumulation gives the large batch's gradient, within a tolerance.
         Equivalence = "accum::verify::equivalence",
-            "one update of A microbatches on D replicas matches one batch of B, within a tolerance";
-        /// One controlled update before a campaign.
+            "Accumulation gives the large batch's gradient, within a tolerance.";
         Preflight = "accum::verify::preflight",
-            "one controlled update passes every check before a campaign";
+            "One controlled update before a campaign.";
     }
     /// A run's data sheet.
     Sheet = "accum::sheet" {
-        /// A run's data sheet records what the run was.
         Sheet = "accum::sheet",
-            "a run's data sheet records its plan, tokens, precision, normalization and schedule";
+            "A run's data sheet records what the run was.";
     }
     /// The calculator's estimates.
     Calc = "accum::calc" {
-        /// Tokens per update are `B·L` only with a fixed length.
         Tokens = "accum::calc::tokens",
-            "tokens per update are B·L only when every example has L tokens";
-        /// One gradient reduction per update, not per microbatch.
+            "Tokens per update are `B·L` only when every example has `L` tokens.";
         Scaling = "accum::calc::scaling",
-            "more replicas cost one gradient reduction per update, not one per microbatch";
+            "More replicas: one gradient reduction per update, not per microbatch.";
     }
     /// Files of other frameworks, imported, linted or exported.
     Interop = "accum::interop" {
-        /// The framework would silently round a value.
         Rounds = "accum::interop::rounds",
-            "values the framework derives with a floor or a ceiling come out exact";
-        /// The framework's own start-up check would fail.
+            "The framework would silently round a value.";
         EngineAssert = "accum::interop::engine-assert",
-            "the framework's own start-up checks of the batch pass";
-        /// A framework value of the wrong type, out of range, or contradictory.
+            "The framework's own start-up check would fail.";
         InteropValue = "accum::interop::value",
-            "the framework's keys have their types and ranges, and do not contradict each other";
-        /// A key counts microbatches where updates are likely meant.
+            "A value of the wrong type, negative, not finite, or contradictory.";
         StepUnit = "accum::interop::step-unit",
-            "intervals that count training batches are multiples of A";
-        /// The loss is not normalized by the group's tokens.
+            "A \"step\" that counts microbatches where updates are likely meant.";
         PerToken = "accum::interop::per-token",
-            "with variable lengths, the framework divides the loss by the tokens of the whole group";
-        /// Model-parallel devices are counted as replicas.
+            "Lengths vary, but the loss is not divided by the group's tokens.";
         ModelParallelReplicas = "accum::interop::model-parallel-replicas",
-            "the framework counts world / (tp·pp·cp) replicas, not every device";
-        /// The world size given disagrees with the file.
+            "Devices that share one model copy are counted as data-parallel replicas.";
         InteropWorldSize = "accum::interop::world-size",
-            "the world size given agrees with the launcher in the file";
-        /// A key is understood but not carried into accum's config.
+            "The world size given disagrees with the file.";
         NotConverted = "accum::interop::not-converted",
-            "every key read has an equivalent in the accum configuration, or is named";
-        /// A value is left to another tool (`"auto"`).
+            "A key is understood but not carried into the accum configuration.";
         Auto = "accum::interop::auto",
-            "batch values are written, not left \"auto\" to another tool";
-        /// The file is another framework's, or a shape accum does not read.
+            "A value is `\"auto\"`: another tool fills it in.";
         Dialect = "accum::interop::dialect",
-            "the file is the named framework's, in a shape accum reads";
-        /// A file named by the imported one could not be read.
+            "The file belongs to another framework than the one named, or has a shape accum does not read.";
         File = "accum::interop::file",
-            "the files an imported one names can be read";
-        /// The file makes the reader do more work than any real file needs.
+            "A file that the imported one names could not be read, or was not read because it is outside the imported file's repository (with `--format json`, also the imported file itself, exit 2).";
         Limit = "accum::interop::limit",
-            "nesting, self-reference and expansion of a file stay within the reader's limits";
-        /// What the framework does with a setting depends on its version.
+            "The file makes the reader do more work than any real file of its kind needs.";
         Version = "accum::interop::version",
-            "settings whose effect depends on the framework's version are named";
-        /// A key of the batch vocabulary that the reader did not read.
+            "What the framework does with a setting depends on its version.";
         Unread = "accum::interop::unread",
-            "every key of the batch vocabulary in the file is read";
-        /// The framework restarts its count at each change of the batch.
+            "A key or argument of the batch vocabulary that the framework's reader did not read.";
         RampRestarts = "accum::interop::ramp-restarts",
-            "a ramp-up that stops the run at each change of the batch is named";
+            "The framework stops the run at each change of the batch, and its count of consumed samples leaves out the first step after each start.";
     }
 }
 

@@ -23,62 +23,7 @@ use ndarray::Array2;
 
 use crate::settings::DataSection;
 
-/// A small, fast, seedable generator (SplitMix64). Deterministic across
-/// platforms, which keeps data and initial parameters reproducible.
-#[derive(Clone, Debug)]
-pub struct Rng {
-    state: u64,
-}
-
-impl Rng {
-    /// A generator from a seed and a stream number (different streams of one
-    /// seed are independent for practical purposes).
-    pub fn new(seed: u64, stream: u64) -> Rng {
-        let mut rng = Rng {
-            state: seed ^ stream.wrapping_mul(0xA076_1D64_78BD_642F),
-        };
-        // Decorrelate nearby seeds.
-        rng.next_u64();
-        rng.next_u64();
-        rng
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn next_f64(&mut self) -> f64 {
-        // 53 random mantissa bits.
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Uniform in `0..n` (`n > 0`), without modulo bias worth noting for
-    /// the sizes used here (multiply-shift).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// A standard normal sample (Box–Muller).
-    pub fn normal(&mut self) -> f64 {
-        let u1 = self.next_f64().max(f64::MIN_POSITIVE);
-        let u2 = self.next_f64();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
-
-    /// Shuffles `items` in place (Fisher–Yates).
-    pub fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
-            items.swap(i, j);
-        }
-    }
-}
+pub use crate::rng::Rng;
 
 /// Examples given to [`Dataset::from_examples`] are inconsistent.
 #[derive(Clone, PartialEq, Eq)]
@@ -129,9 +74,11 @@ impl fmt::Display for DataError {
 
 impl std::error::Error for DataError {}
 
-/// One example: input tokens and their labels (the next token), same length.
+/// One example of the data, as the engine reads it: a sequence of input
+/// tokens and their labels (the next token), same length. (The unit it
+/// counts as is [`Example`](crate::Example).)
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Example {
+pub struct Sequence {
     /// Stable id: the example's index in the data set.
     pub id: u64,
     /// Input token ids.
@@ -144,7 +91,7 @@ pub struct Example {
 /// the engines a check compares read one copy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dataset {
-    examples: Arc<[Example]>,
+    examples: Arc<[Sequence]>,
     vocab: usize,
 }
 
@@ -170,7 +117,7 @@ impl Dataset {
         }
         let weights = [0.55, 0.25, 0.12, 0.08];
         let mut rng = Rng::new(section.seed, 2);
-        let examples: Arc<[Example]> = (0..section.examples)
+        let examples: Arc<[Sequence]> = (0..section.examples)
             .map(|id| {
                 let len = (min_len + rng.below(max_len - min_len + 1)) as usize;
                 let mut seq = Vec::with_capacity(len + 1);
@@ -190,7 +137,7 @@ impl Dataset {
                     state = next[state as usize * SUCCESSORS + pick];
                     seq.push(state);
                 }
-                Example {
+                Sequence {
                     id,
                     tokens: seq[..len].to_vec(),
                     labels: seq[1..].iter().map(|&t| i64::from(t)).collect(),
@@ -203,7 +150,7 @@ impl Dataset {
     /// A data set from given examples (tests, user data): ids unique,
     /// one label per token, token ids below `vocab`, labels below `vocab` or
     /// negative (an ignore index).
-    pub fn from_examples(examples: Vec<Example>, vocab: usize) -> Result<Dataset, DataError> {
+    pub fn from_examples(examples: Vec<Sequence>, vocab: usize) -> Result<Dataset, DataError> {
         let mut seen = std::collections::HashSet::with_capacity(examples.len());
         for e in &examples {
             if !seen.insert(e.id) {
@@ -242,7 +189,7 @@ impl Dataset {
     }
 
     /// All examples, in id order.
-    pub fn examples(&self) -> &[Example] {
+    pub fn examples(&self) -> &[Sequence] {
         &self.examples
     }
 
@@ -303,7 +250,7 @@ impl PackedMicrobatch {
     }
 
     /// Appends one example.
-    pub fn push(&mut self, example: &Example) {
+    pub fn push(&mut self, example: &Sequence) {
         if self.offsets.is_empty() {
             self.offsets.push(0);
         }
@@ -314,7 +261,7 @@ impl PackedMicrobatch {
     }
 
     /// A batch of the given examples.
-    pub fn of<'a>(examples: impl IntoIterator<Item = &'a Example>) -> PackedMicrobatch {
+    pub fn of<'a>(examples: impl IntoIterator<Item = &'a Sequence>) -> PackedMicrobatch {
         let mut batch = PackedMicrobatch::default();
         for e in examples {
             batch.push(e);
@@ -351,7 +298,7 @@ impl PackedMicrobatch {
     }
 
     /// The padded `[m_i, L_i]` token ids (padding 0) and labels (padding and
-    /// ignored positions = `ignore_index`), as `DUMP.md` specifies.
+    /// ignored positions = `ignore_index`), as docs/dump-format.md specifies.
     pub fn padded(&self, ignore_index: i64) -> (Array2<i64>, Array2<i64>) {
         let rows = self.examples();
         let cols = (0..rows).map(|i| self.span(i).len()).max().unwrap_or(0);
@@ -506,7 +453,7 @@ mod tests {
 
     #[test]
     fn user_examples_are_checked() {
-        let ex = |id, tokens: Vec<u32>, labels: Vec<i64>| Example { id, tokens, labels };
+        let ex = |id, tokens: Vec<u32>, labels: Vec<i64>| Sequence { id, tokens, labels };
         let ok = Dataset::from_examples(vec![ex(0, vec![1, 2], vec![2, -100])], 4).unwrap();
         assert_eq!(ok.len(), 1);
         let dup = Dataset::from_examples(vec![ex(0, vec![1], vec![2]), ex(0, vec![1], vec![2])], 4);

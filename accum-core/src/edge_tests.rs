@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 
 use crate::estimate::{ByteSize, MemoryInputs, OptimizerState};
-use crate::plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Rounding};
+use crate::plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Rounding, Violation};
 use crate::span::{Span, SpanError};
 use crate::units::{Examples, UnitKind, Updates};
 
@@ -100,7 +100,7 @@ proptest! {
                     }
                 }
             }
-            Err(PlanError::Zero { .. }) => prop_assert!(m == 0 || a == 0 || d == 0),
+            Err(PlanError::Rule(Violation::Zero { .. })) => prop_assert!(m == 0 || a == 0 || d == 0),
             Err(err) => {
                 prop_assert!(exact > u128::from(u64::MAX), "{err}");
                 prop_assert!(err.to_string().contains("does not fit"), "{err}");

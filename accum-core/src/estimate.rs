@@ -331,6 +331,7 @@ impl ScalingInputs {
 }
 
 #[cfg(test)]
+#[cfg(feature = "engine")]
 mod tests {
     use super::*;
 

@@ -7,9 +7,9 @@
 //!
 //! ```
 //! use accum_core::{Code, FieldPath, Finding};
-//! use accum_core::plan::{PlanError, Role};
+//! use accum_core::plan::{PlanError, Role, Violation};
 //!
-//! let err = PlanError::Zero { role: Role::Accumulation };
+//! let err = PlanError::Rule(Violation::Zero { role: Role::Accumulation });
 //! let finding = Finding::from_error(&err, FieldPath::parse("optim.grad_accum"));
 //! assert_eq!(finding.code, Code::Zero);
 //! assert_eq!(finding.path.to_string(), "optim.grad_accum");
@@ -28,8 +28,9 @@ use crate::plan::{Fix, PlanError, Role, StageError};
 /// array indices as decimal segments. The root is the empty path.
 ///
 /// Displayed dotted, the way TOML writes keys: `batch.micro_batch`,
-/// `runs[0].name`, `(root)`; a key that is not a bare word is quoted
-/// (`"a.b"`).
+/// `runs[0].name`, `(root)`; a key that is not a bare word is quoted as a
+/// TOML basic string (`"a.b"`, `"say \"hi\""`, `"tab\there"`). This is the
+/// one rendering of a path: diagnostics, findings and messages use it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FieldPath {
     segments: Vec<String>,
@@ -103,6 +104,27 @@ fn is_bare(segment: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// `segment` as a TOML basic string: quotes and backslashes escaped, the
+/// control characters TOML names by their short escapes, the others as
+/// `\uXXXX`.
+fn write_quoted(f: &mut fmt::Formatter<'_>, segment: &str) -> fmt::Result {
+    f.write_str("\"")?;
+    for c in segment.chars() {
+        match c {
+            '"' => f.write_str("\\\"")?,
+            '\\' => f.write_str("\\\\")?,
+            '\u{8}' => f.write_str("\\b")?,
+            '\t' => f.write_str("\\t")?,
+            '\n' => f.write_str("\\n")?,
+            '\u{c}' => f.write_str("\\f")?,
+            '\r' => f.write_str("\\r")?,
+            c if c.is_control() => write!(f, "\\u{:04X}", u32::from(c))?,
+            c => write!(f, "{c}")?,
+        }
+    }
+    f.write_str("\"")
+}
+
 impl fmt::Display for FieldPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.segments.is_empty() {
@@ -119,7 +141,7 @@ impl fmt::Display for FieldPath {
             if is_bare(segment) {
                 f.write_str(segment)?;
             } else {
-                write!(f, "{segment:?}")?;
+                write_quoted(f, segment)?;
             }
         }
         Ok(())
@@ -130,6 +152,18 @@ impl Serialize for FieldPath {
     /// The dotted form, as displayed.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+impl From<Vec<String>> for FieldPath {
+    fn from(segments: Vec<String>) -> FieldPath {
+        FieldPath { segments }
+    }
+}
+
+impl From<&[String]> for FieldPath {
+    fn from(segments: &[String]) -> FieldPath {
+        FieldPath::new(segments.iter().cloned())
     }
 }
 
@@ -456,6 +490,7 @@ impl Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Violation;
 
     #[test]
     fn paths_display_like_toml_keys() {
@@ -471,6 +506,11 @@ mod tests {
         );
         assert_eq!(FieldPath::new(["a.b", "c"]).to_string(), "\"a.b\".c");
         assert_eq!(FieldPath::new(["0"]).to_string(), "0");
+        // Quoted as TOML quotes a key, not as Rust escapes a string.
+        assert_eq!(
+            FieldPath::new(["say \"hi\"", "tab\there", "bell\u{7}", "é"]).to_string(),
+            r#""say \"hi\""."tab\there"."bell\u0007"."é""#
+        );
         let batch = FieldPath::parse("batch");
         assert_eq!(batch.child("seq_len"), FieldPath::parse("batch.seq_len"));
         assert_eq!(batch.child(""), batch, "a flattened section stays");
@@ -484,9 +524,9 @@ mod tests {
 
     #[test]
     fn findings_list_paths_codes_and_fixes() {
-        let err = PlanError::Zero {
+        let err = PlanError::Rule(Violation::Zero {
             role: Role::MicroBatch,
-        };
+        });
         let mut findings = Findings::default();
         assert_eq!(findings.clone().into_result(), Ok(Findings::default()));
         findings.push(Finding::from_error(
@@ -520,9 +560,9 @@ mod tests {
         assert_eq!(kept.codes(), [Code::StageShift]);
         // One error among them: Err, with the warning still in it.
         findings.push(Finding::from_error(
-            &PlanError::Zero {
+            &PlanError::Rule(Violation::Zero {
                 role: Role::MicroBatch,
-            },
+            }),
             FieldPath::parse("batch.micro_batch"),
         ));
         let all = findings.into_result().expect_err("an error");

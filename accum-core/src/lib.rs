@@ -19,6 +19,7 @@
 //! - [`estimate`]: per-device memory (`accum::run::memory`) and data-parallel scaling (`accum::calc::scaling`)
 //! - [`driver`]: the loop driver for a training loop of one's own in any framework:
 //!   groups, microbatches, sync flags, denominators, progress (`accum::run::zeroing`, `accum::run::normalization`, `accum::run::group`, `accum::plan::partial-group`, `accum::run::loss-scale`, `accum::run::scheduler`, `accum::run::data-parallel`)
+//! - [`scaler`]: dynamic loss scaling for any loop, the engine's or one's own (`accum::run::loss-scale`)
 //! - [`replica`]: the reduction across data-parallel replicas (`accum::run::data-parallel`, `accum::calc::scaling`)
 //! - [`engine`]: the group loop on CPU tensors, and what a model of one's own
 //!   implements ([`engine::Model`] over [`engine::Tensors`]), its data, optimizer,
@@ -28,50 +29,72 @@
 //! - [`report`]: the run report, its memory peaks and stats stream (`accum::sheet`)
 //! - [`verify`]: accumulated vs large-batch equivalence (`accum::verify::equivalence`, `accum::verify::preflight`)
 //!
+//! Features (all default): `derive` re-exports `#[derive(AccumConfig)]`;
+//! `schema` brings [`schema_for`] and `JsonSchema` for the config types;
+//! `engine` brings the modules on CPU tensors ([`engine`], [`checkpoint`],
+//! [`verify`]) and the `ndarray` re-export. Without them the crate is the
+//! plan, units, spans, findings, the driver, schedules, the scaler and the
+//! Recorder, with no tensor crate (docs/architecture.md, "Layers").
+//!
 //! `api/accum-core.txt` in the repository lists every public path.
 
+#[cfg(feature = "engine")]
 pub mod checkpoint;
 mod code;
 pub mod config;
+#[cfg(feature = "engine")]
 mod data;
 mod derive;
 pub mod driver;
+#[cfg(feature = "engine")]
 mod dump;
+#[cfg(feature = "engine")]
 pub mod engine;
 pub mod estimate;
 mod finding;
 #[doc(hidden)]
 pub mod fsio;
 mod memory;
+#[cfg(feature = "engine")]
 mod model;
 pub mod norm;
+#[cfg(feature = "engine")]
 mod optim;
 pub mod plan;
 pub mod replica;
 pub mod report;
-mod scaler;
+mod rng;
+pub mod scaler;
 pub mod schedule;
 pub mod settings;
 #[doc(hidden)]
 pub mod shown;
 mod span;
+#[cfg(feature = "engine")]
 mod tensor;
 mod units;
+#[cfg(feature = "engine")]
 pub mod verify;
 
+#[cfg(feature = "derive")]
 pub use accum_macros::AccumConfig;
+// The crate derives its own config types either way.
+#[cfg(not(feature = "derive"))]
+pub(crate) use accum_macros::AccumConfig;
 pub use code::{Code, Family, UnknownCode};
 pub use derive::Origin;
+#[cfg(feature = "schema")]
+pub use derive::schema_for;
 pub use derive::{
     AccumConfig, CheckedPlan, ConstPlan, FieldInfo, Given, NestedConfig, RampField, RampRole,
     RampUp, RampValue, RoleField, RoleType, RoleValue, SCHEMA_VERSION, SpanField, SpanUse,
-    SpanValue, StagesField, check_roles, check_spans, check_values, schema_for, staged_plan_of,
-    step_findings,
+    SpanValue, StagesField, check_roles, check_spans, check_values, staged_plan_of, step_findings,
 };
 pub use finding::{FieldPath, Finding, Findings, Related, Severity};
 /// The tensor crate of the engine's [`Model`](engine::Model) trait
 /// ([`Tensors`](engine::Tensors) hold `ndarray` arrays), re-exported so that
 /// a model can be written against the same version.
+#[cfg(feature = "engine")]
 pub use ndarray;
 pub use span::{Span, SpanError, parse_count};
 /// Digits grouped by thousands (`1,234,567`), the way accum's messages
@@ -120,7 +143,7 @@ pub mod __private {
 }
 
 /// The engine guide (`docs/engine.md`), compiled so its example runs.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "engine"))]
 #[doc = include_str!("../../docs/engine.md")]
 pub struct EngineGuide;
 

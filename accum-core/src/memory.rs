@@ -159,6 +159,7 @@ impl MemoryTracker {
 }
 
 #[cfg(test)]
+#[cfg(feature = "engine")]
 mod tests {
     use super::*;
 

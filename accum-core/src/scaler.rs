@@ -20,7 +20,7 @@
 //! keeps the scale at 1 and ignores updates.
 //!
 //! ```
-//! use accum_core::engine::{LossScaler, ScaleChange};
+//! use accum_core::scaler::{LossScaler, ScaleChange};
 //! use accum_core::settings::LossScaleSettings;
 //!
 //! let mut scaler = LossScaler::dynamic(&LossScaleSettings { growth_interval: 2, ..Default::default() });
@@ -39,6 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::settings::{LossScaleSettings, PrecisionMode};
 
 /// The largest finite fp16 value; a scaled gradient above it overflows.
+#[cfg(feature = "engine")]
 pub(crate) const FP16_MAX: f32 = 65504.0;
 
 /// The loss scaler.

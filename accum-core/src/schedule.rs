@@ -138,7 +138,7 @@ impl SchedulePosition {
 /// The run's real counters, as a loop counts them: what a counted schedule
 /// ([`Schedule::counted`]) follows. The driver's
 /// [`Progress`](crate::driver::Progress) is one.
-pub trait Counters {
+pub trait Consumed {
     /// How much of `unit` the applied updates so far consumed.
     fn count(&self, unit: UnitKind) -> u64;
 }
@@ -213,16 +213,10 @@ pub enum ScheduleError {
     },
     /// The run has no update.
     ZeroTotal,
-    /// The warmup is longer than the run.
+    /// The warmup is longer than the run (`accum::span::warmup`), compared
+    /// in one unit: in updates, or through the plan for a counted schedule,
+    /// whose lengths stay in their units.
     WarmupTooLong {
-        /// Warmup in updates.
-        warmup: Updates,
-        /// Total in updates.
-        total: Updates,
-    },
-    /// The warmup is longer than the run, compared in one unit through the
-    /// plan (a counted schedule, whose lengths stay in their units).
-    WarmupLongerThanRun {
         /// The warmup as written.
         warmup: Span,
         /// The run's length as written.
@@ -248,11 +242,7 @@ impl fmt::Display for ScheduleError {
                 f,
                 "the schedule's total is 0 updates; a run needs at least 1 update"
             ),
-            ScheduleError::WarmupTooLong { warmup, total } => write!(
-                f,
-                "the warmup of {warmup} is longer than the run of {total}; shorten the warmup or lengthen the run"
-            ),
-            ScheduleError::WarmupLongerThanRun {
+            ScheduleError::WarmupTooLong {
                 warmup,
                 total,
                 compared,
@@ -285,9 +275,7 @@ impl ScheduleError {
         match self {
             ScheduleError::Plan { error, .. } => Some(error.code()),
             ScheduleError::ZeroTotal => None,
-            ScheduleError::WarmupTooLong { .. } | ScheduleError::WarmupLongerThanRun { .. } => {
-                Some(Code::Warmup)
-            }
+            ScheduleError::WarmupTooLong { .. } => Some(Code::Warmup),
             ScheduleError::NeedsCounting { .. } => Some(Code::SeqLen),
         }
     }
@@ -366,7 +354,7 @@ impl Schedule {
 
     /// A schedule whose lengths are counted on the run itself: the warmup
     /// ends on the update whose real count (tokens, examples, …, as the
-    /// driver counts them: [`Counters`]) reaches it, and the decay runs to
+    /// driver counts them: [`Consumed`]) reaches it, and the decay runs to
     /// the update whose count reaches `total`. Exact for variable-length
     /// data, with no estimate of the tokens per update; also exact for
     /// examples when partial groups make some updates smaller than `B`.
@@ -394,7 +382,7 @@ impl Schedule {
         if let Some((w, t)) = in_one_unit(warmup, total, &staged)
             && w.value() > t.value()
         {
-            return Err(ScheduleError::WarmupLongerThanRun {
+            return Err(ScheduleError::WarmupTooLong {
                 warmup,
                 total,
                 compared: (warmup.unit() != total.unit()).then_some((w, t)),
@@ -546,8 +534,9 @@ impl Schedule {
         }
         if self.warmup > self.total {
             return Err(ScheduleError::WarmupTooLong {
-                warmup: self.warmup,
-                total: self.total,
+                warmup: Span::of(self.warmup),
+                total: Span::of(self.total),
+                compared: None,
             });
         }
         Ok(self)
@@ -752,7 +741,7 @@ impl Schedule {
     /// `counters` (the driver's [`Progress`](crate::driver::Progress)). A
     /// counted schedule moves to them: its warmup ends on this update when
     /// the count reaches the warmup, and so does its total.
-    pub fn step_to(&mut self, counters: &dyn Counters) {
+    pub fn step_to(&mut self, counters: &dyn Consumed) {
         self.step();
         let steps = self.steps;
         let Some(c) = &mut self.counted else {
@@ -1031,8 +1020,9 @@ mod tests {
         assert_eq!(
             long,
             Err(ScheduleError::WarmupTooLong {
-                warmup: Updates::new(5),
-                total: Updates::new(4)
+                warmup: Span::of(Updates::new(5)),
+                total: Span::of(Updates::new(4)),
+                compared: None,
             })
         );
         let zero = Schedule::from_spans(
@@ -1175,8 +1165,9 @@ mod tests {
         assert_eq!(
             long,
             Err(ScheduleError::WarmupTooLong {
-                warmup: Updates::new(219),
-                total: Updates::new(200)
+                warmup: Span::of(Updates::new(219)),
+                total: Span::of(Updates::new(200)),
+                compared: None,
             })
         );
         let no_len = Schedule::from_spans_staged(
@@ -1244,8 +1235,9 @@ mod tests {
         assert_eq!(
             err,
             ScheduleError::WarmupTooLong {
-                warmup: Updates::new(565),
-                total: Updates::new(100)
+                warmup: Span::of(Updates::new(565)),
+                total: Span::of(Updates::new(100)),
+                compared: None,
             }
         );
         // Through stages too, and in examples.
@@ -1284,7 +1276,7 @@ mod tests {
     /// Counters of a made-up run: `(updates, examples, tokens)`.
     struct Run(u64, u64, u64);
 
-    impl Counters for Run {
+    impl Consumed for Run {
         fn count(&self, unit: UnitKind) -> u64 {
             match unit {
                 UnitKind::Update => self.0,

@@ -16,6 +16,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "schema")]
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
@@ -546,6 +547,7 @@ impl<'de, U: Unit> Visitor<'de> for CountVisitor<U> {
 
 /// A typed count's schema: the whole number, or the string form the
 /// deserializer above reads, in the count's unit only.
+#[cfg(feature = "schema")]
 impl<U: Unit> schemars::JsonSchema for Count<U> {
     fn schema_name() -> Cow<'static, str> {
         U::KIND.type_name().into()
@@ -576,6 +578,7 @@ impl<U: Unit> schemars::JsonSchema for Count<U> {
 /// The string form of a length as a JSON-schema `pattern`: a number as the
 /// parser reads it (digits with `_` or `,`, a decimal part, a `k`/`M`/`G`/
 /// `B`/`T` multiplier), then the singular or plural noun of one of `units`.
+#[cfg(feature = "schema")]
 fn schema_pattern(units: impl IntoIterator<Item = UnitKind>) -> String {
     let nouns: Vec<&str> = units
         .into_iter()
@@ -587,6 +590,7 @@ fn schema_pattern(units: impl IntoIterator<Item = UnitKind>) -> String {
     )
 }
 
+#[cfg(feature = "schema")]
 impl schemars::JsonSchema for Span {
     fn schema_name() -> Cow<'static, str> {
         "Span".into()
@@ -757,6 +761,7 @@ mod tests {
         assert!(err.to_string().contains("exactly one key"), "{err}");
     }
 
+    #[cfg(feature = "schema")]
     #[test]
     fn schema_marks_the_unit_and_takes_both_forms() {
         let schema = schemars::schema_for!(crate::units::Updates);

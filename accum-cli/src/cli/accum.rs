@@ -9,14 +9,15 @@ use super::{DiagnosticFormat, Format};
 /// Arguments of `accum import` and `accum lint`.
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
-    /// The framework: deepspeed, megatron, hf (Hugging Face), lightning, nemo, axolotl, litgpt.
-    #[arg(value_name = "FRAMEWORK")]
-    pub(crate) framework: crate::interop::Framework,
+    /// The framework (deepspeed, megatron, hf, lightning, nemo, axolotl, litgpt), then the
+    /// file; without a framework, the one the file's keys identify is read and named.
+    #[arg(value_name = "[FRAMEWORK] FILE")]
+    pub(crate) first: std::path::PathBuf,
 
     /// The framework's file (DeepSpeed JSON, a Megatron launch script or YAML arguments,
     /// TrainingArguments JSON/YAML, Trainer YAML/JSON, axolotl YAML, a LitGPT recipe).
-    #[arg(value_name = "FILE")]
-    pub(crate) file: std::path::PathBuf,
+    #[arg(value_name = "FILE", hide = true)]
+    pub(crate) file: Option<std::path::PathBuf>,
 
     /// All devices of the job (the launcher's world size).
     #[arg(long, value_name = "N")]
@@ -67,6 +68,11 @@ pub(crate) struct ImportArgs {
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env)]
     pub(crate) env: Vec<(String, String)>,
 
+    /// The value of a key that an OmegaConf file (NeMo, Hydra) computes with a resolver accum
+    /// does not evaluate, as a Hydra override gives it: --set trainer.accumulate_grad_batches=4.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
+    pub(crate) set: Vec<(String, String)>,
+
     /// Hugging Face: the DeepSpeed file, instead of the one named by `deepspeed:`.
     #[arg(long, value_name = "FILE")]
     pub(crate) deepspeed_config: Option<std::path::PathBuf>,
@@ -96,6 +102,33 @@ pub(crate) struct ImportArgs {
     /// Exit 1 on warnings too, not only on errors (for CI and pre-commit).
     #[arg(long)]
     pub(crate) deny_warnings: bool,
+}
+
+impl ImportArgs {
+    /// The framework named before the file, if any, and the files: a first
+    /// word that is a framework's name, followed by a file, names it.
+    pub(crate) fn targets(
+        &self,
+        more: &[std::path::PathBuf],
+    ) -> (Option<crate::interop::Framework>, Vec<std::path::PathBuf>) {
+        let named = self
+            .first
+            .to_str()
+            .and_then(|word| word.parse::<crate::interop::Framework>().ok());
+        match (named, &self.file) {
+            (Some(framework), Some(file)) => {
+                let mut files = vec![file.clone()];
+                files.extend(more.iter().cloned());
+                (Some(framework), files)
+            }
+            _ => {
+                let mut files = vec![self.first.clone()];
+                files.extend(self.file.iter().cloned());
+                files.extend(more.iter().cloned());
+                (None, files)
+            }
+        }
+    }
 }
 
 /// Arguments of `accum lint`: `import`'s, with more files of the same

@@ -86,6 +86,15 @@ pub(crate) struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareAxis::Tokens)]
     pub(crate) axis: CompareAxis,
 
+    /// Draw the loss on a logarithmic axis.
+    #[arg(long)]
+    pub(crate) log_y: bool,
+
+    /// Show only this part of the x axis of the run's plots: A..B, A.. or
+    /// ..B, in the axis' unit (for example 1000..5000).
+    #[arg(long, value_name = "A..B")]
+    pub(crate) range: Option<String>,
+
     /// Output format (default: from the -o extension; md on stdout); csv is not
     /// one of them.
     #[arg(long, value_enum)]
@@ -104,9 +113,30 @@ pub(crate) struct SheetArgs {
     #[arg(value_name = "FILE")]
     pub(crate) file: std::path::PathBuf,
 
-    /// A run report written by `accum run --report`.
+    /// A run report written by `accum run --report` or a loop's recorder.
     #[arg(long, value_name = "RUN.json")]
     pub(crate) report: Option<std::path::PathBuf>,
+
+    /// Read FILE through this JSON Schema instead of the built-in one (a
+    /// config type's own, from its binary's `schema` command): plan roles,
+    /// ramp-up and lengths come from its `x-accum-*` marks, as in `validate --schema`.
+    #[arg(long, value_name = "SCHEMA")]
+    pub(crate) schema: Option<std::path::PathBuf>,
+
+    /// Render a report that does not belong to FILE (another configuration
+    /// hash, plan or length) under a banner that says what differs, instead
+    /// of refusing it.
+    #[arg(long)]
+    pub(crate) force: bool,
+
+    /// Draw the loss on a logarithmic axis.
+    #[arg(long)]
+    pub(crate) log_y: bool,
+
+    /// Show only this part of the x axis of the run's plots: A..B, A.. or
+    /// ..B, in the axis' unit (for example 1000..5000).
+    #[arg(long, value_name = "A..B")]
+    pub(crate) range: Option<String>,
 
     /// Output format (default: from the -o extension; md on stdout).
     #[arg(long, value_enum)]

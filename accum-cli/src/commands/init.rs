@@ -12,10 +12,10 @@ use accum_core::config::TrainingConfig;
 
 use crate::cli::InitArgs;
 use crate::error::{CliError, Exit};
-use crate::fsio::create_new;
 use crate::load::Schema;
 use crate::output::eprintln_safe;
 use crate::starter::{SCHEMA_FILE, starter_text};
+use crate::writes::create_new;
 
 /// Writes the starter to `args.file` (`accum.toml` by default) and the
 /// schema beside it, never over an existing file.

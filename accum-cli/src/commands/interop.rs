@@ -10,17 +10,24 @@ use crate::convert::{Read, findings_of, json_findings, json_summary, render_line
 use crate::diagnostic::Severity;
 use crate::error::{CliError, Exit};
 use crate::formats;
-use crate::fsio::write_atomic;
 use crate::interop::{self, FileReport};
 use crate::load::load_checked;
 use crate::outfile::{FileFormat, output_format};
 use crate::output::{eprint_safe, eprintln_safe};
 use crate::output::{print_json, print_text};
+use crate::writes::write_atomic;
 
 /// `accum import`: the config on stdout (or in `-o`), the findings on
 /// stderr in the chosen format (`json` prints both as one object).
 pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
-    let name = args.file.display().to_string();
+    let (framework, files) = targets(args, &[])?;
+    let [file] = files.as_slice() else {
+        return Err(CliError::usage(format!(
+            "`accum import` reads one file, and {} were given: use `accum lint` to check several",
+            files.len()
+        )));
+    };
+    let name = file.display().to_string();
     // The name is checked before the work: the config is written in the
     // format of its extension.
     let out_format = args
@@ -35,13 +42,14 @@ pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
             )
         })
         .transpose()?;
-    let read = Read::of(args, &args.file)?;
+    let read = Read::of(args, framework, file)?;
     let errors = read.count(Severity::Error);
     let reports = findings_of(&read.files);
     match args.format {
         DiagnosticFormat::Json => print_json(&serde_json::json!({
             "file": name,
-            "framework": args.framework.key(),
+            "framework": read.framework.map(interop::Framework::key),
+            "detected": crate::convert::detected_json(read.detected.as_ref()),
             "errors": errors,
             "warnings": read.count(Severity::Warning),
             "confident": read.confident(),
@@ -50,6 +58,9 @@ pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
             "batch_schedule": read.imported.as_ref().and_then(|i| i.batch_schedule.as_ref()),
         }))?,
         DiagnosticFormat::Human => {
+            if let Some(note) = read.detected_note(&name) {
+                eprintln_safe!("{note}");
+            }
             crate::output::eprint_styled(&interop::render_reports(&read.files, stderr_color()));
             if let Some(note) = read.unread_note(&name) {
                 eprintln_safe!("{note}");
@@ -111,17 +122,19 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
             accum_core::shown::path(out)
         )));
     }
-    let mut paths = vec![import.file.clone()];
-    paths.extend(args.more.iter().cloned());
+    let (framework, paths) = targets(import, &args.more)?;
     let mut reads = Vec::new();
     for path in &paths {
-        reads.push((path.display().to_string(), Read::of(import, path)?));
+        reads.push((
+            path.display().to_string(),
+            Read::of(import, framework, path)?,
+        ));
     }
     let all: Vec<FileReport> = reads.iter().flat_map(|(_, r)| r.files.clone()).collect();
     let reports = findings_of(&all);
     let summary = |name: &str, read: &Read| {
         let (errors, warnings) = (read.count(Severity::Error), read.count(Severity::Warning));
-        json_summary(name, import, read, errors, warnings)
+        json_summary(name, read, errors, warnings)
     };
     match import.format {
         DiagnosticFormat::Json => match reads.as_slice() {
@@ -133,6 +146,9 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         DiagnosticFormat::Human => {
             let mut out = String::new();
             for (name, read) in &reads {
+                if let Some(note) = read.detected_note(name) {
+                    eprintln_safe!("{note}");
+                }
                 crate::output::eprint_styled(&interop::render_reports(&read.files, stderr_color()));
                 if let Some(note) = read.unread_note(name) {
                     eprintln_safe!("{note}");
@@ -142,7 +158,10 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
                 // One line per file, whatever its name holds.
                 let name = crate::escape::line(name);
                 out.push_str(&if errors + warnings == 0 {
-                    format!("{name}: ok ({})\n", import.framework.display_name())
+                    format!(
+                        "{name}: ok ({})\n",
+                        read.framework.map_or("?", interop::Framework::display_name)
+                    )
                 } else {
                     format!(
                         "{name}: {errors} error{}, {warnings} warning{}\n",
@@ -160,6 +179,27 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         &reports,
         import.deny_warnings,
     ))
+}
+
+/// The framework named, if any, and the files; a framework's name given
+/// alone is a usage error that says the file is missing.
+fn targets(
+    args: &ImportArgs,
+    more: &[std::path::PathBuf],
+) -> Result<(Option<interop::Framework>, Vec<std::path::PathBuf>), CliError> {
+    let (framework, files) = args.targets(more);
+    if framework.is_none()
+        && let [only] = files.as_slice()
+        && let Some(word) = only.to_str()
+        && let Ok(named) = word.parse::<interop::Framework>()
+        && !only.exists()
+    {
+        return Err(CliError::usage(format!(
+            "`{word}` names a framework, and no file follows it: write `{word} FILE` (the file alone also works: accum names its framework)",
+            word = named.key()
+        )));
+    }
+    Ok((framework, files))
 }
 
 /// `accum export`: what the config file says (not its defaults), for the

@@ -9,12 +9,12 @@ use accum_core::plan::Plan;
 use crate::cli::{Format, ReplanArgs};
 use crate::commands::Hooks;
 use crate::error::{CliError, Exit};
-use crate::fsio::{BACKUP, Outputs, backup_path, read_for_backup, write_atomic};
 use crate::load::{CliConfig, Schema, load_checked};
 use crate::output::print_text;
 use crate::output::{eprint_safe, eprintln_safe};
 use crate::replan::{Replanned, replan, replan_replicas, summary_text};
 use crate::source::Document;
+use crate::writes::{BACKUP, Outputs, backup_path, read_for_backup, write_atomic};
 
 /// Re-plans `args.file` and writes the result, the summary on stderr.
 pub(crate) fn run<T: CliConfig>(args: &ReplanArgs, hooks: &Hooks<T>) -> Result<Exit, CliError> {

@@ -3,10 +3,10 @@
 
 use crate::cli::SchemaArgs;
 use crate::error::{CliError, Exit};
-use crate::fsio::write_atomic;
 use crate::load::{CliConfig, Schema};
 use crate::outfile::{FileFormat, output_format};
 use crate::output::print_text;
+use crate::writes::write_atomic;
 
 pub(crate) fn run<T: CliConfig>(args: &SchemaArgs) -> Result<Exit, CliError> {
     let schema = Schema::<T>::builtin();

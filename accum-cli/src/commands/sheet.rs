@@ -5,14 +5,18 @@
 
 use std::path::Path;
 
-use accum_core::Code;
+use accum_core::{AccumConfig, Code};
 
 use crate::cli::{SheetArgs, SheetFormat};
 use crate::commands::Hooks;
 use crate::error::{CliError, Exit};
 use crate::load::{CliConfig, load_checked};
 use crate::output::eprintln_safe;
+use crate::sheet::belongs::{Belonging, belonging};
+use crate::sheet::extras::Extras;
+use crate::sheet::schema::Read;
 use crate::sheet::series::Attempts;
+use crate::source::Document;
 
 /// Reads the run report at `path`.
 pub(crate) fn read_report(path: &Path) -> Result<accum_core::report::RunReport, CliError> {
@@ -45,7 +49,38 @@ pub(crate) fn read_report(path: &Path) -> Result<accum_core::report::RunReport, 
 }
 
 pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Exit, CliError> {
+    // Any config type, through its schema: the stock binary renders a
+    // user's run as the type's own binary would, without its sheet hook.
+    if let Some(schema) = &args.schema {
+        let (doc, read) = crate::sheet::schema::read(&args.file, schema)?;
+        return match read {
+            Read::Fixed(config) => render(args, &doc, &config, Extras::default()),
+            Read::Variable(config) => render(args, &doc, &config, Extras::default()),
+        };
+    }
     let checked = load_checked::<T>(&args.file, hooks.check)?;
+    let extras = (hooks.sheet)(&checked.config, &checked.plan);
+    render(args, &checked.doc, &checked.config, extras)
+}
+
+/// The sheet of `config`, read from `doc`, with the report `--report`
+/// names, in the format asked for.
+fn render<C: AccumConfig>(
+    args: &SheetArgs,
+    doc: &Document,
+    config: &C,
+    extras: Extras,
+) -> Result<Exit, CliError> {
+    let view = crate::sheet::chart::View::new(args.log_y, args.range.as_deref())
+        .map_err(CliError::usage)?;
+    // The config passed its checks: its gate gives the plan.
+    let staged = config.staged_plan().map_err(|findings| {
+        CliError::invalid(format!(
+            "{}: {findings}",
+            accum_core::shown::path(&args.file)
+        ))
+    })?;
+    let plan = *staged.final_plan();
     let report = match &args.report {
         Some(path) => Some((path.display().to_string(), read_report(path)?)),
         None => None,
@@ -58,6 +93,30 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
             "sheet",
         )?),
         None => args.format,
+    };
+    let file = accum_core::shown::path(&args.file).to_string();
+    let belonging = match &report {
+        Some((source, report)) => {
+            // The planned length is the sheet's (its schedule, through the
+            // stages); built once without the report to know it.
+            let planned = crate::sheet::build::build(config, &plan, &file, extras.clone(), None)
+                .summary
+                .planned_updates;
+            let mut found = belonging(report, &file, &doc.text, &staged, planned);
+            // Another run's report: its configuration's hash is one more
+            // thing that differs.
+            if !found.differs.is_empty() {
+                found.differs.extend(found.changed.take());
+            }
+            if !found.differs.is_empty() && !args.force {
+                return Err(CliError::invalid(format!(
+                    "{source} is not a report of {file}: {}; give the report of a run of {file}, or add --force to render it under a banner that says so",
+                    found.differs.join("; ")
+                )));
+            }
+            found
+        }
+        None => Belonging::default(),
     };
     if format == Some(SheetFormat::Csv) {
         let Some((source, report)) = &report else {
@@ -75,7 +134,7 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
         // stdout.
         return match &args.output {
             Some(out) => {
-                let mut file = crate::fsio::Streamed::create(out)?;
+                let mut file = crate::writes::Streamed::create(out)?;
                 crate::sheet::csv::write(&attempts, &mut |rows| file.write(rows.as_bytes()))?;
                 file.commit()?;
                 crate::sheet::output::print_written(std::slice::from_ref(out))?;
@@ -87,16 +146,20 @@ pub(crate) fn run<T: CliConfig>(args: &SheetArgs, hooks: &Hooks<T>) -> Result<Ex
             }
         };
     }
-    let extras = (hooks.sheet)(&checked.config, &checked.plan);
-    let model = crate::sheet::build::build(
-        &checked.config,
-        &checked.plan,
+    let mut model = crate::sheet::build::build(
+        config,
+        &plan,
         &args.file.display().to_string(),
         extras,
         report
             .as_ref()
             .map(|(source, report)| (source.clone(), report)),
     );
+    for chart in model.trial.iter_mut().flat_map(|t| t.charts.iter_mut()) {
+        view.apply(chart);
+    }
+    model.mismatch = belonging.differs;
+    model.config_changed = belonging.changed;
     crate::sheet::output::write(&model, format, args.output.as_deref(), "sheet")?;
     Ok(Exit::Ok)
 }

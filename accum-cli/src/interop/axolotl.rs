@@ -78,6 +78,11 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     } else {
         1
     };
+    // axolotl's schema defaults gradient_accumulation_steps to 1
+    // (`src/axolotl/utils/schemas/training.py`, `HyperparametersConfig`), so
+    // `normalize_config` (`src/axolotl/utils/config/__init__.py`) keeps it
+    // (`cfg.gradient_accumulation_steps or batch_size // micro_batch_size`
+    // sees 1). axolotl runs that batch: a warning with it, not an error.
     if !r.has(&[GAS])
         && let Some(b) = r.uint(&[BATCH], 1)
         && b.value != m
@@ -87,10 +92,11 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
                 Code::InteropValue,
                 owned(&[BATCH]),
                 format!(
-                    "batch_size {} does not set the accumulation: axolotl's schema fills gradient_accumulation_steps with 1 before normalize_config reads batch_size, so each process runs micro_batch_size {m} × 1",
+                    "batch_size {} is ignored: axolotl's schema fills gradient_accumulation_steps with 1 before normalize_config reads batch_size, so axolotl trains micro_batch_size {m} × 1 per process and update",
                     b.value
                 ),
             )
+            .warning()
             .help(format!("write gradient_accumulation_steps (batch_size / micro_batch_size = {})", b.value / m.max(1)))
             .at(b.span, "not the accumulation"),
         );

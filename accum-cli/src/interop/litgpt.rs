@@ -109,6 +109,9 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
                     g.value, g.value
                 ),
             )
+            // LitGPT runs it: a warning, with the batch it trains
+            // (docs/interop.md, the severity rule).
+            .warning()
             .help(format!(
                 "write train.global_batch_size {trained} (or {}) so that the batch written is the one trained",
                 trained.saturating_add(step)

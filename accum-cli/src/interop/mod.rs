@@ -50,6 +50,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 mod axolotl;
 mod census;
 mod deepspeed;
+mod detect;
 mod dialect;
 #[cfg_attr(
     not(feature = "harness"),
@@ -59,6 +60,7 @@ pub(crate) use dialect::READER_GAP;
 mod export;
 mod files;
 mod huggingface;
+mod interpolate;
 mod lightning;
 mod litgpt;
 mod megatron;
@@ -67,6 +69,8 @@ mod stages;
 
 #[cfg(test)]
 mod census_tests;
+#[cfg(test)]
+mod detect_tests;
 #[cfg(test)]
 mod ramp_export_tests;
 #[cfg(test)]
@@ -227,8 +231,13 @@ pub struct ImportOptions {
     /// Examples have different numbers of supervised tokens (or padding).
     pub variable_lengths: bool,
     /// Variables of a launch script (`MBS=4`), or its positional arguments
-    /// (`1=…`), as the shell would have them.
+    /// (`1=…`), as the shell would have them; for OmegaConf's files, the
+    /// environment `${oc.env:NAME}` reads.
     pub env: Vec<(String, String)>,
+    /// Values of keys an OmegaConf file computes with a resolver accum does
+    /// not evaluate (`trainer.accumulate_grad_batches=4`), as Hydra's
+    /// overrides give them.
+    pub set: Vec<(String, String)>,
     /// Hugging Face: the DeepSpeed file, instead of the one the file names
     /// with `deepspeed:`.
     pub deepspeed_config: Option<PathBuf>,
@@ -419,7 +428,11 @@ impl ImportError {
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ImportError::Read { name, reason } => write!(f, "{name}: {reason}"),
+            // A name given on the command line shows on one line, whatever
+            // it holds.
+            ImportError::Read { name, reason } => {
+                write!(f, "{}: {reason}", crate::escape::line(name))
+            }
             ImportError::Syntax {
                 name,
                 line,
@@ -571,6 +584,9 @@ pub fn import(
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
     use dialect::run;
+    if let Some(refusal) = wrong_dialect(framework, name, text) {
+        return Err(refusal);
+    }
     match framework {
         Framework::DeepSpeed => run::<deepspeed::DeepSpeed>(name, text, opts),
         Framework::Megatron => run::<megatron::Megatron>(name, text, opts),
@@ -579,6 +595,167 @@ pub fn import(
         Framework::NeMo => run::<lightning::NeMo>(name, text, opts),
         Framework::Axolotl => run::<axolotl::Axolotl>(name, text, opts),
         Framework::LitGpt => run::<litgpt::LitGpt>(name, text, opts),
+    }
+}
+
+/// A file the evidence confidently claims for a framework other than the
+/// one named: refused with the framework it is, rather than read with the
+/// wrong rules.
+fn wrong_dialect(framework: Framework, name: &str, text: &str) -> Option<ImportError> {
+    let detect::Detection::Claim {
+        kind,
+        evidence,
+        confident: true,
+    } = detect::detect(name, text)
+    else {
+        return None;
+    };
+    if detect::reads_as(framework, kind) {
+        return None;
+    }
+    let first = evidence.first()?;
+    let (message, help) = match kind {
+        detect::Kind::Accelerate => (
+            format!(
+                "this is an Accelerate config ({}), not {framework}'s: it gives the processes, not the batch",
+                detect::listed(&evidence)
+            ),
+            "give the training file as FILE and this one with --accelerate-config".to_owned(),
+        ),
+        detect::Kind::Framework(other) => (
+            format!(
+                "this is a {other} file, not {framework}'s: {} {} {other}'s own, which {framework} does not read",
+                detect::listed(&evidence),
+                if evidence.len() == 1 { "is" } else { "are" },
+            ),
+            format!("import it with `accum import {} FILE`", other.key()),
+        ),
+    };
+    let finding = Diagnostic::error(
+        Code::Dialect,
+        accum_core::FieldPath::new(first.what.split('.')),
+        message,
+    )
+    .help(help)
+    .at(first.span.clone(), format!("{}'s key", kind.name()));
+    Some(ImportError::Invalid {
+        files: vec![FileReport {
+            name: name.to_owned(),
+            text: text.to_owned(),
+            findings: vec![finding],
+            unread: Vec::new(),
+            named_inside: false,
+        }],
+    })
+}
+
+/// The framework a file is detected as, and the evidence, for a command
+/// given no framework.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Detected {
+    /// The framework read.
+    pub(crate) framework: Framework,
+    /// The keys or options that identify it.
+    pub(crate) evidence: Vec<String>,
+    /// Whether it leads by two signs or more.
+    pub(crate) confident: bool,
+}
+
+/// Reads a file without a framework named: the one its keys identify
+/// ([`detect`]), with the evidence; refused, with the reason, when no
+/// framework or two fit equally.
+pub(crate) fn import_file_detected(
+    path: &Path,
+    opts: &ImportOptions,
+) -> (Option<Detected>, Result<Imported, ImportError>) {
+    let name = path.display().to_string();
+    let text = match files::read(path) {
+        Ok(text) => text,
+        Err(reason) => return (None, Err(ImportError::Read { name, reason })),
+    };
+    let detection = detect::detect(&name, &text);
+    let refuse = |finding: Diagnostic| ImportError::Invalid {
+        files: vec![FileReport {
+            name: name.clone(),
+            text: text.clone(),
+            findings: vec![finding],
+            unread: Vec::new(),
+            named_inside: false,
+        }],
+    };
+    let names = "`deepspeed`, `megatron`, `hf`, `lightning`, `nemo`, `axolotl` or `litgpt`";
+    match detection {
+        detect::Detection::Claim {
+            kind: detect::Kind::Framework(framework),
+            evidence,
+            confident,
+        } => {
+            let detected = Detected {
+                framework,
+                evidence: evidence.iter().map(|f| f.what.clone()).collect(),
+                confident,
+            };
+            (Some(detected), import_file(framework, path, opts))
+        }
+        detect::Detection::Claim {
+            kind: detect::Kind::Accelerate,
+            evidence,
+            ..
+        } => {
+            let span = evidence.first().map_or(0..0, |f| f.span.clone());
+            let finding = Diagnostic::error(
+                Code::Dialect,
+                vec![],
+                format!(
+                    "this is an Accelerate config ({}): it gives the processes, not the batch",
+                    detect::listed(&evidence)
+                ),
+            )
+            .help("give the training file as FILE and this one with --accelerate-config")
+            .at(span, "Accelerate's key");
+            (None, Err(refuse(finding)))
+        }
+        detect::Detection::Tie(kinds) => {
+            let span = kinds
+                .first()
+                .and_then(|(_, f)| f.first())
+                .map_or(0..0, |f| f.span.clone());
+            let each: Vec<String> = kinds
+                .iter()
+                .map(|(kind, found)| format!("{} ({})", kind.name(), detect::listed(found)))
+                .collect();
+            let keys: Vec<String> = kinds
+                .iter()
+                .filter_map(|(kind, _)| match kind {
+                    detect::Kind::Framework(f) => Some(format!("`{}`", f.key())),
+                    detect::Kind::Accelerate => None,
+                })
+                .collect();
+            let finding = Diagnostic::error(
+                Code::Dialect,
+                vec![],
+                format!(
+                    "the keys of this file fit several frameworks equally, so accum does not choose: {}",
+                    crate::output::listed_by(&each, "; ")
+                ),
+            )
+            .help(format!(
+                "name the framework before the file: {}",
+                crate::output::listed_by(&keys, " or ")
+            ))
+            .at(span, "evidence of more than one framework");
+            (None, Err(refuse(finding)))
+        }
+        detect::Detection::Unknown => {
+            let finding = Diagnostic::error(
+                Code::Dialect,
+                vec![],
+                "no key or option of this file identifies a framework accum reads",
+            )
+            .help(format!("name the framework before the file: {names}"))
+            .at(0..0, "framework unknown");
+            (None, Err(refuse(finding)))
+        }
     }
 }
 

@@ -38,6 +38,9 @@ pub(crate) struct Reader {
     /// Where each value looked up starts, for the notes on values the
     /// loader reads differently from their text.
     read_at: RefCell<HashSet<usize>>,
+    /// OmegaConf's interpolations are resolved (NeMo, Hydra), with these
+    /// variables and values.
+    pub(crate) interpolation: Option<super::interpolate::Interpolation>,
 }
 
 /// Whether a text looks like YAML rather than JSON (JSON is also YAML, but
@@ -84,6 +87,7 @@ impl Reader {
                 strings_are_numbers: false,
                 read: RefCell::default(),
                 read_at: RefCell::default(),
+                interpolation: None,
             })
             .map_err(|err| {
                 let (line, column) = err
@@ -198,6 +202,25 @@ impl Reader {
         }
     }
 
+    /// The node at `path` with an OmegaConf interpolation resolved, when
+    /// the dialect loads with OmegaConf; `None` (the finding pushed) when
+    /// it cannot be.
+    pub(crate) fn resolved(&mut self, path: &[&str], node: Node) -> Option<Node> {
+        let Some(interpolation) = &self.interpolation else {
+            return Some(node);
+        };
+        match super::interpolate::resolve(&self.doc, interpolation, path, node) {
+            Ok(r) => {
+                self.findings.extend(r.note);
+                Some(r.node)
+            }
+            Err(finding) => {
+                self.findings.push(*finding);
+                None
+            }
+        }
+    }
+
     /// The number a node holds: integers, floats, and (when allowed)
     /// strings that Python's `int()`/`float()` would read.
     fn number(&self, node: &Node) -> Option<Number> {
@@ -213,6 +236,7 @@ impl Reader {
     /// frameworks accept `32.0`). Anything else is a `value` finding and `None`.
     pub(crate) fn uint(&mut self, path: &[&str], min: u64) -> Option<At<u64>> {
         let node = self.node(path)?.clone();
+        let node = self.resolved(path, node)?;
         if matches!(node.kind, NodeKind::Null) {
             return None;
         }
@@ -234,6 +258,7 @@ impl Reader {
     /// A signed whole number (for `-1` sentinels).
     pub(crate) fn int(&mut self, path: &[&str]) -> Option<At<i128>> {
         let node = self.node(path)?.clone();
+        let node = self.resolved(path, node)?;
         if matches!(node.kind, NodeKind::Null) {
             return None;
         }
@@ -253,6 +278,7 @@ impl Reader {
     /// A finite number ≥ 0.
     pub(crate) fn float(&mut self, path: &[&str]) -> Option<At<f64>> {
         let node = self.node(path)?.clone();
+        let node = self.resolved(path, node)?;
         if matches!(node.kind, NodeKind::Null) {
             return None;
         }

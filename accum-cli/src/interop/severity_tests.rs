@@ -1,10 +1,12 @@
 //! One severity rule for every dialect (`docs/interop.md`, "Findings"): a
-//! finding is an error when the framework refuses the file, when it trains
-//! a batch or a loss denominator other than the one written, when a value
-//! the batch needs is unknown, or when accum cannot plan the batches the
-//! framework trains; otherwise (the run works as written, but is
-//! ambiguous, lossy to convert, not fully read or probably not what was
-//! meant) it is a warning. Each case names why, and the severity follows.
+//! finding is an error only when the framework refuses the file or accum
+//! cannot know the batch (a value it needs is unknown, or the framework
+//! trains batches accum cannot plan exactly); when the framework runs
+//! something other than what the file seems to say (another batch, a
+//! partial group scaled down), it is a warning that gives the framework's
+//! verdict; and when the run works as written but is ambiguous, lossy to
+//! convert, not fully read or probably not what was meant, a warning.
+//! Each case names why, and the severity follows.
 
 use accum_core::Code;
 
@@ -16,7 +18,8 @@ use crate::diagnostic::Severity;
 enum Why {
     /// The framework stops at start-up or during the run.
     Refuses,
-    /// The framework trains another batch or loss denominator than written.
+    /// The framework runs another batch or loss denominator than the file
+    /// seems to say; the finding gives the framework's.
     TrainsOther,
     /// A value the batch needs is not known (or the file is another tool's).
     Unknown,
@@ -30,8 +33,8 @@ enum Why {
 impl Why {
     fn severity(self) -> Severity {
         match self {
-            Why::Refuses | Why::TrainsOther | Why::Unknown | Why::NotPlanned => Severity::Error,
-            Why::Works => Severity::Warning,
+            Why::Refuses | Why::Unknown | Why::NotPlanned => Severity::Error,
+            Why::TrainsOther | Why::Works => Severity::Warning,
         }
     }
 }
@@ -91,7 +94,7 @@ const CASES: &[(&str, Code, Why)] = &[
     ("hf/warmup_ratio.yaml", Code::Rounds, Why::Works),
     ("hf/per_gpu_unread.yaml", Code::Unread, Why::Works),
     (
-        "lightning/scheduler_partial_epoch.yaml",
+        "lightning/partial_last_group.yaml",
         Code::PartialGroup,
         Why::TrainsOther,
     ),

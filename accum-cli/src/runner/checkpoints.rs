@@ -7,15 +7,18 @@
 //! the tests of exact resume.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use accum_core::checkpoint::{
-    CheckpointError, last_checkpoint, write_checkpoint, write_checkpoint_then,
+    CheckpointError, EarlierStats, last_checkpoint, stats_until, write_checkpoint,
+    write_checkpoint_then, write_stats_part,
 };
 use accum_core::driver::ResumeError;
 use accum_core::engine::{Engine, EngineError, MicrobatchEvent, Observer, RunOptions, StateError};
 use accum_core::report::{PlanSummary, RunReport};
 use accum_core::{Span, UnitKind, Updates, group_digits};
 
+use super::observers::Stream;
 use crate::cli::{Backend, KillAt, RunArgs};
 use crate::error::CliError;
 use crate::source::{Document, line_col};
@@ -30,13 +33,12 @@ pub(crate) struct Resumed {
     changed_from: Option<PlanSummary>,
     /// This run's plan of the next update.
     now: PlanSummary,
-}
-
-fn formula(p: &PlanSummary) -> String {
-    format!(
-        "m {} × A {} × D {} = {}",
-        p.micro_batch, p.accumulation, p.replicas, p.effective_batch
-    )
+    /// The folder resumed from.
+    dir: PathBuf,
+    /// The update attempts in the checkpoint.
+    attempts: u64,
+    /// The stats stream's lines up to the checkpoint, from its parts.
+    earlier: EarlierStats,
 }
 
 impl Resumed {
@@ -46,15 +48,14 @@ impl Resumed {
         let mut text = format!(
             "resuming after update {} from {}",
             group_digits(self.updates),
-            self.from.display()
+            accum_core::shown::path(&self.from)
         );
         if let Some(before) = &self.changed_from {
             text.push_str(&format!(
                 "\nnote: elastic resume: {} now, {} in the checkpoint; the same global batch, \
                  so the examples of every update and the schedule carry over (the report \
                  records both plans)",
-                formula(&self.now),
-                formula(before)
+                self.now, before
             ));
         }
         text
@@ -89,16 +90,72 @@ pub(crate) fn resume(engine: &mut Engine, dir: &Path, doc: &Document) -> Result<
         };
         CliError::invalid(format!(
             "{at}: this config cannot continue the checkpoint {}: {err}",
-            state_file.display()
+            accum_core::shown::path(&state_file)
         ))
     })?;
     let now = PlanSummary::from(engine.stages().plan_at(engine.counters().applied_updates));
+    // Read (and the parts past the checkpoint removed) whether or not this
+    // run streams: a later resume must not find the stopped run's parts.
+    let attempts = engine.counters().update_attempts;
+    let earlier = stats_until(dir, attempts).map_err(|err| CliError::usage(err.to_string()))?;
     Ok(Resumed {
         from,
         updates,
         changed_from,
         now,
+        dir: dir.to_owned(),
+        attempts,
+        earlier,
     })
+}
+
+/// Continues the stats stream of a resumed run with its lines before the
+/// checkpoint, and has the checkpoints keep its parts. Gives a note when
+/// the stream cannot cover the whole run.
+pub(crate) fn continue_stream(
+    stream: &mut Stream,
+    checkpoints: &mut Checkpoints,
+    resumed: Option<&Resumed>,
+) -> Result<Option<String>, CliError> {
+    let mut note = None;
+    // The lines a part in the checkpoint folder starts after, and those a
+    // first part there must hold before this run's.
+    let (mut through, mut pending) = (0, Vec::new());
+    if let Some(resumed) = resumed {
+        through = resumed.attempts;
+        match &resumed.earlier {
+            EarlierStats::Whole(lines) => {
+                stream
+                    .out
+                    .write_earlier(lines)
+                    .map_err(|err| CliError::usage(err.to_string()))?;
+                if checkpoints.dir.as_deref() != Some(resumed.dir.as_path()) {
+                    (through, pending) = (0, lines.clone());
+                }
+            }
+            EarlierStats::Missing { from } => {
+                note = Some(format!(
+                    "note: the stats stream covers the update attempts after {} only: {} keeps \
+                     no stream of attempts {} to {} (the run before the resume was not given \
+                     --stream-stats)",
+                    group_digits(resumed.attempts),
+                    accum_core::shown::path(&resumed.dir),
+                    group_digits(*from),
+                    group_digits(resumed.attempts),
+                ));
+            }
+        }
+    }
+    if checkpoints.dir.is_some() {
+        stream.out.keep_recent();
+        let parts = Arc::new(Mutex::new(pending));
+        stream.parts = Some(Arc::clone(&parts));
+        checkpoints.stats = Some(StatsParts {
+            lines: parts,
+            through,
+        });
+    }
+    Ok(note)
 }
 
 /// When checkpoints are due.
@@ -124,6 +181,16 @@ pub(crate) struct Checkpoints {
     last_updates: Option<u64>,
     /// The write that failed and stopped the run.
     pub(crate) failure: Option<CheckpointError>,
+    /// The stats stream's lines the next checkpoint keeps, when the run
+    /// writes one.
+    stats: Option<StatsParts>,
+}
+
+/// The stats stream's lines since the last part.
+struct StatsParts {
+    lines: Arc<Mutex<Vec<u8>>>,
+    /// The update attempts the parts written so far hold.
+    through: u64,
 }
 
 fn count(engine: &Engine, unit: UnitKind) -> u64 {
@@ -164,6 +231,7 @@ impl Checkpoints {
             last_updates: Some(engine.counters().applied_updates.get())
                 .filter(|_| args.resume.is_some()),
             failure: None,
+            stats: None,
         })
     }
 
@@ -216,6 +284,26 @@ impl Checkpoints {
         let Some(dir) = &self.dir else { return Ok(()) };
         let state = engine.state();
         let updates = state.updates();
+        if let Some(stats) = &mut self.stats {
+            let now = engine.counters().update_attempts;
+            if now > stats.through {
+                write_stats_part(
+                    dir,
+                    stats.through,
+                    now,
+                    &stats
+                        .lines
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner),
+                )?;
+                stats
+                    .lines
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clear();
+                stats.through = now;
+            }
+        }
         let path = match self.kill_at {
             Some(KillAt::Checkpoint(n)) if n == updates => {
                 write_checkpoint_then(dir, &state, kill_this_process)?

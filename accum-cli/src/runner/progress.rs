@@ -6,12 +6,14 @@
 use accum_core::group_digits;
 use accum_core::report::{Counters, UpdateStats};
 
-/// The bar's template: `[=====>    ] 1,234/3,000 updates (41%)  00:12 left  {msg}`.
-pub(crate) const TEMPLATE: &str =
-    "{bar:30} {human_pos}/{human_len} updates ({percent}%)  {elapsed} elapsed, {eta} left  {msg}";
+/// The bar's template: `[=====>    ] 1,234/3,000 updates (41%)  2s elapsed,
+/// 6s left  {msg}`. The message is indicatif's `wide_msg`: cut to what is
+/// left of the terminal's width, so that the line is redrawn in place and
+/// never wraps, at 80 columns as at 200.
+pub(crate) const TEMPLATE: &str = "{bar:20} {human_pos}/{human_len} updates ({percent}%)  {elapsed} elapsed, {eta} left  {wide_msg}";
 
 /// A rate, digit-grouped and whole (`12,345`).
-fn per_second(count: u64, secs: f64) -> String {
+pub(super) fn per_second(count: u64, secs: f64) -> String {
     #[allow(
         clippy::cast_precision_loss,
         clippy::cast_possible_truncation,

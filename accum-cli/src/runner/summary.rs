@@ -48,7 +48,6 @@ pub(crate) fn summary(
 ) -> String {
     let c = &report.counters;
     let secs = elapsed.as_secs_f64().max(1e-9);
-    let change = accum_core::report::LossChange::of(&report.updates);
     let mut out = String::new();
     out.push_str(&format!(
         "{} in {:.2} s{}\n",
@@ -74,18 +73,15 @@ pub(crate) fn summary(
         group_digits(c.supervised_tokens.get()),
         group_digits((c.supervised_tokens.get() as f64 / secs) as u64)
     ));
-    if let Some(change) = change {
+    if let Some(loss) = report.loss_headline() {
         out.push_str(&format!(
-            "  loss {:.4} → {:.4} ({}{})\n",
-            change.first,
-            change.last,
-            change.how(),
-            if report.updates_stride > 1 {
-                ", evenly spread over the run"
-            } else {
-                ""
-            }
+            "  loss {} (exact, over {} applied updates)\n",
+            loss.exact(),
+            group_digits(loss.count)
         ));
+        if let Some(means) = loss.means_text() {
+            out.push_str(&format!("  loss means {means}\n"));
+        }
     }
     if report.stages.len() > 1 {
         out.push_str(&stage_lines(&report.stages));

@@ -122,13 +122,15 @@ pub(crate) fn build<T: AccumConfig>(
         &extras,
         planned_updates,
         report.as_ref().map(|(_, r)| *r),
-        run.as_ref(),
     );
     Sheet {
         format: SHEET_FORMAT,
         name,
         notes: extras.notes,
         config: source.to_owned(),
+        mismatch: Vec::new(),
+        config_changed: None,
+        provenance: report.as_ref().and_then(|(_, r)| r.provenance.clone()),
         summary,
         preparation: Preparation {
             tables,
@@ -291,7 +293,6 @@ mod tests {
     use super::*;
     use crate::sheet::chart::{LogBase, Style};
     use crate::sheet::tests::{fp16_sheet, has_rule_id};
-    use crate::sheet::without_rule_ids;
 
     #[test]
     fn an_fp16_run_that_skipped_updates() {
@@ -317,25 +318,38 @@ mod tests {
                 "tokens per update",
                 "updates",
                 "epochs",
-                "loss"
+                "loss",
+                "loss, windowed means"
             ]
         );
         assert_eq!(s.cards[0].detail, "B = m·A·D = 4 × 2 × 2 = 16");
         assert!(s.cards[2].alert, "skipped updates need attention");
-        // The loss card: the first and the last applied update of a short
-        // run (60 updates: windows of 3), said so.
+        // The loss cards: the first, final and minimum loss, exact, and
+        // the means of windows at both ends of a short run (60 updates:
+        // windows of 3), said so.
         let applied: Vec<f64> = report
             .updates
             .iter()
             .filter(|u| u.applied)
             .map(|u| u.loss)
             .collect();
+        let min = applied.iter().copied().fold(f64::INFINITY, f64::min);
+        assert_eq!(s.first_loss, Some(applied[0]));
+        assert_eq!(s.final_loss, Some(applied[applied.len() - 1]));
+        assert_eq!(s.min_loss, Some(min));
+        assert_eq!(
+            s.cards[4].value,
+            format!("{:.4} → {:.4}", applied[0], applied[applied.len() - 1])
+        );
+        assert_eq!(
+            s.cards[4].detail,
+            format!("first → final applied update, exact; minimum {min:.4}")
+        );
         let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
         let window = applied.len() / 20;
         assert_eq!(window, 3);
-        assert_eq!(s.final_loss, Some(mean(&applied[applied.len() - 3..])));
         assert_eq!(
-            s.cards[4].value,
+            s.cards[5].value,
             format!(
                 "{:.4} → {:.4}",
                 mean(&applied[..3]),
@@ -343,7 +357,7 @@ mod tests {
             )
         );
         assert_eq!(
-            s.cards[4].detail,
+            s.cards[5].detail,
             format!(
                 "means of the first and the last 3 of {} applied updates' group losses",
                 applied.len()
@@ -586,7 +600,7 @@ mod tests {
         if let Some(trial) = &mut sheet.trial {
             trial
                 .warnings
-                .push(without_rule_ids("shifted (R8, R14) and skipped (R7)"));
+                .push("3 update attempts skipped for non-finite gradients".to_owned());
         }
         let ramp = crate::sheet::tests::sheet_of(crate::sheet::tests::RAMPUP);
         for sheet in [&sheet, &ramp] {

@@ -368,10 +368,19 @@ pub(crate) fn interval_means(points: &[(f64, f64)], intervals: usize) -> (Vec<(f
 }
 
 /// [`interval_means`] one finite point at a time, told how many will come:
-/// it keeps the running sums of the current interval only.
+/// it keeps the running sums of the current interval only. An interval is
+/// a run of consecutive points ([`Means::new`]) or a stretch of the x axis
+/// ([`Means::over_axis`], the same for every compared run). The first
+/// point is kept as it is, the mean of the one update so far, so that the
+/// line starts where the run starts.
 #[derive(Clone, Debug)]
 pub(crate) struct Means {
     size: u64,
+    /// The interval's width on the x axis, when intervals are stretches of it.
+    width: Option<f64>,
+    /// The x of the first point, and the stretch of the current interval.
+    origin: Option<f64>,
+    stretch: i64,
     filled: u64,
     sum: (f64, f64),
     out: Vec<(f64, f64)>,
@@ -388,21 +397,43 @@ impl Means {
         };
         Means {
             size,
+            width: None,
+            origin: None,
+            stretch: 0,
             filled: 0,
             sum: (0.0, 0.0),
-            out: Vec::with_capacity(total.min(intervals) as usize),
+            out: Vec::with_capacity(total.min(intervals) as usize + 1),
+        }
+    }
+
+    /// Means over stretches of `width` of the x axis, from the first point.
+    pub(crate) fn over_axis(width: f64) -> Means {
+        Means {
+            width: Some(width).filter(|w| w.is_finite() && *w > 0.0),
+            ..Means::new(u64::MAX, 1)
         }
     }
 
     /// The next point.
     pub(crate) fn push(&mut self, (x, y): (f64, f64)) {
-        if self.size == 1 {
+        if self.size == 1 && self.width.is_none() {
             self.out.push((x, y));
             return;
         }
+        let origin = *self.origin.get_or_insert_with(|| {
+            self.out.push((x, y));
+            x
+        });
+        if let Some(width) = self.width {
+            let stretch = ((x - origin) / width).floor() as i64;
+            if stretch != self.stretch {
+                self.flush();
+                self.stretch = stretch;
+            }
+        }
         self.sum = (self.sum.0 + x, self.sum.1 + y);
         self.filled += 1;
-        if self.filled == self.size {
+        if self.width.is_none() && self.filled == self.size {
             self.flush();
         }
     }
@@ -415,10 +446,15 @@ impl Means {
         }
     }
 
-    /// The means, and the points per interval.
+    /// The means, and the points per interval (0 when intervals are
+    /// stretches of the axis).
     pub(crate) fn finish(mut self) -> (Vec<(f64, f64)>, usize) {
         self.flush();
-        let size = usize::try_from(self.size).unwrap_or(usize::MAX);
+        let size = if self.width.is_some() {
+            0
+        } else {
+            usize::try_from(self.size).unwrap_or(usize::MAX)
+        };
         (self.out, size)
     }
 }
@@ -515,9 +551,24 @@ mod tests {
         let points: Vec<(f64, f64)> = (1..=10).map(|i| (f64::from(i), f64::from(i % 2))).collect();
         let (means, size) = interval_means(&points, 5);
         assert_eq!(size, 2);
+        // The line starts at the first point, the mean of the run so far.
         assert_eq!(
             means,
-            vec![(1.5, 0.5), (3.5, 0.5), (5.5, 0.5), (7.5, 0.5), (9.5, 0.5)]
+            vec![
+                (1.0, 1.0),
+                (1.5, 0.5),
+                (3.5, 0.5),
+                (5.5, 0.5),
+                (7.5, 0.5),
+                (9.5, 0.5)
+            ]
+        );
+        // Stretches of the axis: the same width whatever the points' spacing.
+        let mut over = Means::over_axis(4.0);
+        points.iter().for_each(|p| over.push(*p));
+        assert_eq!(
+            over.finish(),
+            (vec![(1.0, 1.0), (2.5, 0.5), (6.5, 0.5), (9.5, 0.5)], 0)
         );
         let (means, size) = interval_means(&points, 3);
         assert_eq!(size, 4);
@@ -551,5 +602,127 @@ mod tests {
             (0..1000).map(|i| (f64::from(i), 0.0)),
         );
         assert!(marks.points.len() <= MAX_MARKERS);
+    }
+}
+
+/// How the reader asked to see a run's plots (`--log-y`, `--range A..B`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct View {
+    /// The loss on a logarithmic axis.
+    pub(crate) log_y: bool,
+    /// The part of the x axis shown, from and to (either end open).
+    pub(crate) range: Option<(Option<f64>, Option<f64>)>,
+}
+
+impl View {
+    /// The view of the command line's `--log-y` and `--range`.
+    pub(crate) fn new(log_y: bool, range: Option<&str>) -> Result<View, String> {
+        let range = range.map(parse_range).transpose()?;
+        Ok(View { log_y, range })
+    }
+
+    /// `chart` as the view shows it: the loss on a log axis, and only the
+    /// points and marks inside the range, each said in the caption.
+    pub(crate) fn apply(&self, chart: &mut Chart) {
+        if self.log_y && chart.id == "loss" {
+            chart.y = Axis::log(chart.y.label.clone(), LogBase::Ten);
+            chart.caption.push_str(" The loss axis is logarithmic.");
+        }
+        if let Some((from, to)) = self.range {
+            let inside = |x: f64| from.is_none_or(|f| x >= f) && to.is_none_or(|t| x <= t);
+            for series in chart
+                .series
+                .iter_mut()
+                .chain(chart.above.iter_mut().flat_map(|p| p.series.iter_mut()))
+            {
+                series.points.retain(|p| inside(p[0]));
+            }
+            if let Some(marks) = &mut chart.marks {
+                marks.at.retain(|m| inside(m.x));
+            }
+            let shown = match (from, to) {
+                (Some(f), Some(t)) => {
+                    format!("from {} to {}", super::setting(f), super::setting(t))
+                }
+                (Some(f), None) => format!("from {} on", super::setting(f)),
+                (None, Some(t)) => format!("up to {}", super::setting(t)),
+                (None, None) => "all".to_owned(),
+            };
+            chart
+                .caption
+                .push_str(&format!(" Shown: {} {shown}.", chart.x.label));
+        }
+    }
+}
+
+/// `A..B`, `A..` or `..B`: numbers on the x axis (`1e6`, `250000`).
+fn parse_range(text: &str) -> Result<(Option<f64>, Option<f64>), String> {
+    let (a, b) = text.split_once("..").ok_or_else(|| {
+        format!(
+            "--range `{text}` is not a range: write it as A..B, A.. or ..B (for example 1000..5000)"
+        )
+    })?;
+    let end = |s: &str| -> Result<Option<f64>, String> {
+        let s = s.trim().replace(['_', ','], "");
+        if s.is_empty() {
+            return Ok(None);
+        }
+        s.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(Some)
+            .ok_or_else(|| format!("--range `{text}`: `{s}` is not a number; write it as A..B, for example 1000..5000"))
+    };
+    let (from, to) = (end(a)?, end(b)?);
+    if let (Some(f), Some(t)) = (from, to)
+        && f >= t
+    {
+        return Err(format!(
+            "--range `{text}` is empty: its start is not below its end; write it as A..B with A < B"
+        ));
+    }
+    Ok((from, to))
+}
+
+#[cfg(test)]
+mod view_tests {
+    use super::*;
+
+    #[test]
+    fn ranges_read_as_written() {
+        assert_eq!(parse_range("1000..5000"), Ok((Some(1000.0), Some(5000.0))));
+        assert_eq!(parse_range("1e3.."), Ok((Some(1000.0), None)));
+        assert_eq!(parse_range("..2,000"), Ok((None, Some(2000.0))));
+        assert!(parse_range("5..5").is_err());
+        assert!(parse_range("5-6").is_err());
+        assert!(parse_range("a..6").is_err());
+    }
+
+    #[test]
+    fn a_view_keeps_what_is_inside_and_says_so() {
+        let mut chart = Chart {
+            id: "loss".into(),
+            title: "Loss".into(),
+            caption: "The loss.".into(),
+            x: Axis::count("updates"),
+            x_scales: vec![],
+            y: Axis::linear("loss"),
+            series: vec![Series::new(
+                "loss",
+                Style::Line,
+                Tone::Primary,
+                [(1.0, 4.0), (2.0, 3.0), (3.0, 2.0)],
+            )],
+            above: vec![],
+            marks: None,
+        };
+        let view = View::new(true, Some("2..")).expect("a view");
+        view.apply(&mut chart);
+        assert_eq!(chart.series[0].points, [[2.0, 3.0], [3.0, 2.0]]);
+        assert_eq!(chart.y.log, Some(LogBase::Ten));
+        assert_eq!(
+            chart.caption,
+            "The loss. The loss axis is logarithmic. Shown: updates from 2 on."
+        );
     }
 }

@@ -17,6 +17,7 @@ use accum_core::report::RunReport;
 use accum_core::settings::LogAxis;
 
 use super::chart::{Axis, Chart, Marks, Series, Style, Tone};
+use super::segments::run_marks;
 use super::series::{LossLegend, RunSeries, loss_lines};
 use super::stages::steps;
 use super::trained::stage_marks;
@@ -224,30 +225,114 @@ pub(crate) fn plan_table(runs: &[Compared<'_>]) -> PlanTable {
         }),
     ];
     let mut rows = rows;
-    let changes: Vec<String> = runs
+    // Where a resumed run's segments start, before its counts.
+    if runs.iter().any(|r| super::segments::resumed(r.report)) {
+        let at = rows.len() - 3;
+        rows.insert(at, row("segments", &super::segments::compared));
+    }
+    // What one compares m·A splits for: memory and speed.
+    rows.push(row("peak memory per replica", &|r| {
+        if super::trial::memory_measured(r) {
+            accum_core::estimate::ByteSize::new(r.memory.peak_bytes).to_string()
+        } else {
+            "not measured".to_owned()
+        }
+    }));
+    let provenance = |r: &RunReport| r.provenance.clone().unwrap_or_default();
+    rows.push(row("wall time", &|r| {
+        provenance(r)
+            .wall_seconds
+            .map_or_else(|| "not measured".to_owned(), super::wall_time)
+    }));
+    rows.push(row("throughput", &|r| {
+        let p = provenance(r);
+        match (p.examples_per_second, p.tokens_per_second) {
+            (Some(e), Some(t)) if t > 0.0 => format!(
+                "{} examples/s, {} tokens/s",
+                super::per_second(e),
+                super::per_second(t)
+            ),
+            (Some(e), _) => format!("{} examples/s", super::per_second(e)),
+            _ => "not measured".to_owned(),
+        }
+    }));
+    // The loss as every headline gives it: exact first, final and minimum.
+    let losses: Vec<String> = runs
         .iter()
-        .map(|r| match r.series.loss_change {
-            Some(c) if c.window == 1 => {
-                format!("{:.4} → {:.4} (first → last update)", c.first, c.last)
-            }
-            Some(c) => format!(
-                "{:.4} → {:.4} (means of the first and last {} updates)",
-                c.first,
-                c.last,
-                n(c.window as u64)
+        .map(|r| match r.report.loss_headline() {
+            Some(l) => format!(
+                "{} (minimum {})",
+                l.first_to_last(),
+                accum_core::report::LossHeadline::loss(l.min)
             ),
             None => "no applied update".to_owned(),
         })
         .collect();
     rows.push(PlanRow {
-        label: "loss".into(),
-        differs: changes.windows(2).any(|w| w[0] != w[1]),
-        values: changes,
+        label: "loss, first → final".into(),
+        differs: losses.windows(2).any(|w| w[0] != w[1]),
+        values: losses,
     });
+    rows.push(agreement_row(runs));
     PlanTable {
         columns: runs.iter().map(|r| r.name.clone()).collect(),
         rows,
     }
+}
+
+/// How far each run's loss is from the first run's over the range of the
+/// axis both cover: the largest |Δloss| between a point of the run and the
+/// first run's loss there (interpolated between its neighbours), over the
+/// points the series keep; "identical" when it is 0.
+fn agreement_row(runs: &[Compared<'_>]) -> PlanRow {
+    let reference = &runs[0].series.lines.losses.points;
+    let mut values = vec!["the reference".to_owned()];
+    for run in &runs[1..] {
+        values.push(
+            match largest_difference(reference, &run.series.lines.losses.points) {
+                None => "no overlap with the first run".to_owned(),
+                Some(0.0) => "identical".to_owned(),
+                Some(d) if d < 1e-3 => format!("{d:.2e}"),
+                Some(d) => format!("{d:.4}"),
+            },
+        );
+    }
+    PlanRow {
+        label: format!("largest |Δloss| from {}", runs[0].name),
+        differs: values[1..].iter().any(|v| v != "identical"),
+        values,
+    }
+}
+
+/// The largest |Δy| between the points of `other` inside the x range
+/// both lines cover and `reference` at the same x, interpolated linearly;
+/// `None` when the ranges do not overlap. Both lines are in x order.
+pub(crate) fn largest_difference(reference: &[[f64; 2]], other: &[[f64; 2]]) -> Option<f64> {
+    let (first, last) = (reference.first()?, reference.last()?);
+    let (lo, hi) = (
+        first[0].max(other.first()?[0]),
+        last[0].min(other.last()?[0]),
+    );
+    if lo > hi {
+        return None;
+    }
+    let mut j = 0;
+    let mut largest: Option<f64> = None;
+    for p in other.iter().filter(|p| p[0] >= lo && p[0] <= hi) {
+        while j + 1 < reference.len() && reference[j + 1][0] <= p[0] {
+            j += 1;
+        }
+        let a = reference[j];
+        let at = match reference.get(j + 1) {
+            Some(b) if b[0] > a[0] && p[0] > a[0] => {
+                a[1] + (b[1] - a[1]) * (p[0] - a[0]) / (b[0] - a[0])
+            }
+            _ => a[1],
+        };
+        let d = (p[1] - at).abs();
+        largest = Some(largest.map_or(d, |l: f64| l.max(d)));
+    }
+    largest
 }
 
 /// The comparison of `runs` against `axis`, or why it is refused.
@@ -278,8 +363,15 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
     // Where the stages of each ramped run start, labelled with the run.
     let mut marks = Vec::new();
     for run in runs {
-        if let Some(m) = stage_marks(run.report, axis) {
-            if m.at.len() + 1 < run.report.stages.len() {
+        if super::segments::resumed(run.report) {
+            notes.push(format!(
+                "{}: dashed lines also mark where the run resumed",
+                run.name
+            ));
+        }
+        if let Some(m) = run_marks(run.report, axis) {
+            let stage_starts = stage_marks(run.report, axis).map_or(0, |m| m.at.len());
+            if stage_starts > 0 && stage_starts + 1 < run.report.stages.len() {
                 notes.push(format!(
                     "{}: {} stages; the dashed line marks where the last starts",
                     run.name,
@@ -292,13 +384,18 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
             }));
         }
     }
+    let resumes = runs.iter().any(|r| super::segments::resumed(r.report));
     let marks = (!marks.is_empty()).then(|| Marks {
-        name: "stage start".into(),
+        name: if resumes {
+            "stage start or resume".into()
+        } else {
+            "stage start".into()
+        },
         at: marks,
     });
 
     let mut loss = Vec::new();
-    let mut drawn = Vec::new();
+    let mut hows = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let (series, how) = loss_lines(
             LossLegend::Run(&run.name),
@@ -306,8 +403,20 @@ pub(crate) fn compare(runs: &[Compared<'_>], axis: LogAxis) -> Result<Comparison
             tone(i),
         );
         loss.extend(series);
-        drawn.push(format!("{}: {how}", run.name));
+        hows.push(how);
     }
+    // Said once when every run is drawn alike (one window for all).
+    let drawn: Vec<String> = if hows.windows(2).all(|w| w[0] == w[1]) {
+        hows.into_iter()
+            .take(1)
+            .map(|h| format!("for every run, {h}"))
+            .collect()
+    } else {
+        runs.iter()
+            .zip(&hows)
+            .map(|(run, how)| format!("{}: {how}", run.name))
+            .collect()
+    };
     let meaning = match axis {
         LogAxis::Updates => "applied updates (the runs have the same batches)",
         LogAxis::Examples => "examples processed",
@@ -487,7 +596,9 @@ pub(crate) fn html(c: &Comparison) -> String {
         }
         out.push_str("</ul></div>\n");
     }
-    out.push_str("<div class=\"grid\">\n<div class=\"panel\">\n<h3>Plans side by side</h3>\n<table>\n<tr><th></th>");
+    // The table across the page, its columns sharing the width: values
+    // wrap rather than push the table past the page, for any number of runs.
+    out.push_str("<div class=\"grid\">\n<div class=\"panel plans\">\n<h3>Plans side by side</h3>\n<table>\n<tr><th></th>");
     for name in &c.table.columns {
         out.push_str(&format!("<th scope=\"col\">{}</th>", e(name)));
     }
@@ -509,4 +620,21 @@ pub(crate) fn html(c: &Comparison) -> String {
     }
     out.push_str("</div>\n</main>\n</body>\n</html>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::largest_difference;
+
+    #[test]
+    fn agreement_is_the_largest_difference_over_the_overlap() {
+        let a = [[0.0, 4.0], [10.0, 2.0], [20.0, 1.0]];
+        assert_eq!(largest_difference(&a, &a), Some(0.0));
+        // Between the reference's points, it is interpolated; outside the
+        // overlap, nothing is compared.
+        let b = [[5.0, 3.5], [20.0, 1.0], [30.0, 9.0]];
+        assert_eq!(largest_difference(&a, &b), Some(0.5));
+        assert_eq!(largest_difference(&a, &[[40.0, 1.0]]), None);
+        assert_eq!(largest_difference(&a, &[]), None);
+    }
 }

@@ -33,7 +33,8 @@ h2 small{font-size:14px;font-weight:400;color:var(--muted)}\
 .columns{columns:2 520px;column-gap:16px;margin-bottom:16px}.columns>.panel{break-inside:avoid;margin-bottom:16px}.columns>figure.panel{display:block}\
 .featured{margin-bottom:16px}.featured .narrow{display:none}\
 @media (max-width:900px){.featured .wide{display:none}.featured .narrow{display:block}}\
-figure{margin:0}figure svg{display:block;width:100%;height:auto}\
+figure{margin:0}figure svg{display:block;width:100%;height:auto}figure .phone{display:none}\
+@media (max-width:700px){figure .normal{display:none}figure .phone{display:block}.featured .narrow{display:none}}\
 figcaption{font-size:13px;color:var(--soft);margin-top:4px}\
 table{border-collapse:collapse;width:100%;font-size:13.5px}\
 th,td{text-align:left;vertical-align:top;padding:5px 8px 5px 0;border-top:1px solid var(--line)}\
@@ -41,9 +42,12 @@ tr:first-child>*{border-top:none}\
 th{font-weight:500;color:var(--soft);width:30%}\
 td.v{font-variant-numeric:tabular-nums;font-weight:600;white-space:nowrap;padding-right:12px}td.long{white-space:normal;min-width:12em}\
 td.n{color:var(--muted);font-size:13px}\
+.plans{grid-column:1/-1}.plans table{table-layout:fixed}.plans th{width:11em}.plans td.v.long{min-width:0;overflow-wrap:anywhere}.plans th[scope=col]{width:auto;overflow-wrap:anywhere}\
+@media (max-width:700px){.plans th{width:7em}.plans table{font-size:12.5px}}\
 .warnings{background:#fffbeb;border:1px solid #fcd34d;border-radius:10px;padding:10px 16px;margin:0 0 16px}\
 .warnings h3{margin:0;font-size:14px;color:#92400e}.warnings ul{margin:4px 0 0;padding-left:20px}\
 .empty{color:var(--muted)}\
+.mismatch{background:#fef2f2;border:1px solid #fca5a5;border-radius:10px;padding:10px 16px;margin:10px 0;color:var(--alert)}.mismatch ul{margin:4px 0 0;padding-left:20px}.changed{background:#fffbeb;border:1px solid #fcd34d;border-radius:10px;padding:8px 16px;margin:10px 0;font-size:13.5px;overflow-wrap:anywhere}\
 .stages{margin-bottom:16px}.stages .lead{margin:0 0 8px;color:var(--soft);font-size:13.5px;max-width:70rem}\
 .stages .scroll{overflow-x:auto}.stages table{min-width:720px}\
 .stages th{width:auto;font-size:12.5px;color:var(--muted);vertical-align:bottom;border-bottom:2px solid var(--line);white-space:nowrap;padding-right:14px}.stages th.group{text-align:center;border-bottom:1px solid var(--line)}.stages thead tr:first-child>*{border-top:none}\
@@ -52,7 +56,7 @@ td.n{color:var(--muted);font-size:13px}\
 .stages .note{margin:8px 0 0;color:var(--alert);font-size:13.5px}\
 footer{margin-top:36px;color:var(--muted);font-size:12px}\
 @media (max-width:700px){main{padding:16px 12px}.card .value{font-size:21px}td.v{white-space:normal}th{width:auto}}\
-@media print{body{background:#fff}.panel,.card,figure{break-inside:avoid}}";
+@media print{body{background:#fff}.panel,.card,figure{break-inside:avoid}h2,h3{break-after:avoid}figure .phone{display:none}}";
 
 /// Renders the sheet.
 pub(crate) fn render(sheet: &Sheet) -> String {
@@ -71,6 +75,20 @@ pub(crate) fn render(sheet: &Sheet) -> String {
     if let Some(notes) = &sheet.notes {
         let _ = writeln!(out, "<p class=\"notes\">{}</p>", escape::html(notes));
     }
+    if !sheet.mismatch.is_empty() {
+        out.push_str("<div class=\"mismatch\" role=\"alert\"><strong>The run report does not belong to this configuration</strong> (rendered with <code>--force</code>): the preparation and the trial describe different runs.<ul>");
+        for said in &sheet.mismatch {
+            let _ = write!(out, "<li>{}</li>", escape::html(said));
+        }
+        out.push_str("</ul></div>\n");
+    }
+    if let Some(changed) = &sheet.config_changed {
+        let _ = writeln!(
+            out,
+            "<p class=\"changed\">The configuration file changed since the run; its plan and length did not: {}.</p>",
+            escape::html(changed)
+        );
+    }
     let _ = write!(
         out,
         "<p class=\"meta\">Configuration <code>{}</code>",
@@ -83,7 +101,20 @@ pub(crate) fn render(sheet: &Sheet) -> String {
             escape::html(&trial.source)
         );
     }
-    out.push_str("</p>\n</header>\n");
+    out.push_str("</p>\n");
+    if let Some(facts) = sheet
+        .provenance
+        .as_ref()
+        .map(super::provenance_facts)
+        .filter(|f| !f.is_empty())
+    {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">{}</p>",
+            escape::html(&facts.join(" · "))
+        );
+    }
+    out.push_str("</header>\n");
 
     out.push_str("<section class=\"summary\" aria-label=\"Summary\">\n");
     for card in &sheet.summary.cards {
@@ -197,12 +228,15 @@ pub(crate) fn render(sheet: &Sheet) -> String {
     out
 }
 
+/// A plot in a column: the column's drawing, and on a phone the drawing
+/// made for its width (text stays at its size rather than shrinking).
 pub(crate) fn figure(out: &mut String, chart: &Chart) {
     let _ = writeln!(
         out,
-        "<figure class=\"panel\" id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>",
+        "<figure class=\"panel\" id=\"{}\">\n<div class=\"normal\">{}</div>\n<div class=\"phone\">{}</div>\n<figcaption>{}</figcaption>\n</figure>",
         escape::html(&chart.id),
         plot::render(chart),
+        plot::render_narrow(chart),
         escape::html(&chart.caption)
     );
 }
@@ -223,14 +257,16 @@ fn columns(out: &mut String, charts: &[Chart], tables: &[Table]) {
 }
 
 /// A plot across the page: the wide drawing on a wide screen, the column
-/// drawing on a narrow one (so that its text stays legible).
+/// drawing on a narrower one and the phone's on a phone (so that its text
+/// stays legible).
 fn wide_figure(out: &mut String, chart: &Chart) {
     let _ = writeln!(
         out,
-        "<figure class=\"panel featured\" id=\"{}\">\n<div class=\"wide\">{}</div>\n<div class=\"narrow\">{}</div>\n<figcaption>{}</figcaption>\n</figure>",
+        "<figure class=\"panel featured\" id=\"{}\">\n<div class=\"wide\">{}</div>\n<div class=\"narrow normal\">{}</div>\n<div class=\"phone\">{}</div>\n<figcaption>{}</figcaption>\n</figure>",
         escape::html(&chart.id),
         plot::render_wide(chart),
         plot::render(chart),
+        plot::render_narrow(chart),
         escape::html(&chart.caption)
     );
 }
@@ -274,10 +310,11 @@ mod tests {
         assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
         assert!(html.contains("<h1>fp16 &lt;b&gt;tiny&lt;/b&gt; &amp; skipped</h1>"));
         assert!(html.contains("the first attempts overflow | the scale backs off"));
-        // The schedule; the loss wide and narrow; the learning rate used;
-        // gradient norm; loss scale.
-        assert_eq!(html.matches("<svg ").count(), 6);
-        assert_eq!(html.matches("class=\"card").count(), 5);
+        // The schedule; the loss wide, in a column and on a phone; the
+        // learning rate used; gradient norm; loss scale: each in a column
+        // and on a phone.
+        assert_eq!(html.matches("<svg ").count(), 11);
+        assert_eq!(html.matches("class=\"card").count(), 6);
         assert_eq!(html.matches("class=\"card alert\"").count(), 1);
         let order: Vec<usize> = [
             "class=\"summary\"",
@@ -301,14 +338,18 @@ mod tests {
         sheet.trial = None;
         let html = render(&sheet);
         assert!(html.contains("No run report given"));
-        assert_eq!(html.matches("<svg ").count(), 1, "the schedule only");
+        assert_eq!(
+            html.matches("<svg ").count(),
+            2,
+            "the schedule only, in a column and on a phone"
+        );
     }
 
     #[test]
     fn a_ramp_up_puts_its_plots_abreast_and_its_stages_across() {
         let sheet = crate::sheet::tests::sheet_of(crate::sheet::tests::RAMPUP);
         let html = render(&sheet);
-        assert_eq!(html.matches("<svg ").count(), 2);
+        assert_eq!(html.matches("<svg ").count(), 4);
         let order: Vec<usize> = [
             "id=\"schedule\"",
             "id=\"schedule-tokens\"",

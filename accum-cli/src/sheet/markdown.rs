@@ -12,6 +12,23 @@ use crate::escape;
 pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Run sheet: {}\n", escape::markdown(&sheet.name));
+    if !sheet.mismatch.is_empty() {
+        let _ = writeln!(
+            out,
+            "> **The run report does not belong to this configuration** (rendered with `--force`): the preparation and the trial describe different runs.\n>"
+        );
+        for said in &sheet.mismatch {
+            let _ = writeln!(out, "> - {}", escape::markdown(said));
+        }
+        out.push('\n');
+    }
+    if let Some(changed) = &sheet.config_changed {
+        let _ = writeln!(
+            out,
+            "> **The configuration file changed since the run**; its plan and length did not: {}.\n",
+            escape::markdown(changed)
+        );
+    }
     if let Some(notes) = &sheet.notes {
         let _ = writeln!(out, "> {}\n", escape::markdown(notes));
     }
@@ -28,6 +45,14 @@ pub(crate) fn render(sheet: &Sheet, link: &dyn Fn(&Chart) -> Option<String>) -> 
         );
     }
     out.push_str("\n\n");
+    if let Some(facts) = sheet
+        .provenance
+        .as_ref()
+        .map(super::provenance_facts)
+        .filter(|f| !f.is_empty())
+    {
+        let _ = writeln!(out, "Run: {}\n", escape::markdown(&facts.join(" · ")));
+    }
 
     // The summary as one table: a column per figure.
     let cards = &sheet.summary.cards;
@@ -156,7 +181,7 @@ mod tests {
         assert!(at("## Preparation") < at("## Trial"));
         assert!(at("## Trial") < at("## Accepted results"));
         assert!(md.contains(
-            "| effective batch B | tokens per update | updates | epochs | loss |\n| --- | --- | --- | --- | --- |\n| **16 examples** |"
+            "| effective batch B | tokens per update | updates | epochs | loss | loss, windowed means |\n| --- | --- | --- | --- | --- | --- |\n| **16 examples** |"
         ));
         for (title, id) in [
             ("Learning-rate schedule", "schedule"),

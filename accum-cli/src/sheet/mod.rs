@@ -13,6 +13,7 @@
 use serde::Serialize;
 
 mod axes;
+pub(crate) mod belongs;
 pub(crate) mod build;
 pub(crate) mod chart;
 pub(crate) mod compare;
@@ -24,6 +25,8 @@ pub(crate) mod markdown;
 pub(crate) mod output;
 pub(crate) mod plot;
 mod schedule;
+pub(crate) mod schema;
+mod segments;
 pub(crate) mod series;
 pub(crate) mod stages;
 mod summary;
@@ -118,9 +121,12 @@ pub(crate) struct Headline {
     pub(crate) skipped_updates: Option<u64>,
     /// Passes over the data the trial made.
     pub(crate) epochs: Option<f64>,
-    /// The trial's loss at the end: the mean over its last applied
-    /// updates (see the loss card for how many).
+    /// The loss of the trial's first applied update, exact.
+    pub(crate) first_loss: Option<f64>,
+    /// The loss of the trial's last applied update, exact.
     pub(crate) final_loss: Option<f64>,
+    /// The smallest loss of an applied update of the trial, exact.
+    pub(crate) min_loss: Option<f64>,
     /// The same, formatted for reading.
     pub(crate) cards: Vec<Card>,
 }
@@ -166,6 +172,17 @@ pub(crate) struct Sheet {
     pub(crate) notes: Option<String>,
     /// The configuration file the sheet describes.
     pub(crate) config: String,
+    /// What differs between the configuration and a report that does not
+    /// belong to it, rendered under `--force` (`belongs.rs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) mismatch: Vec<String>,
+    /// How the configuration file changed since the run, when its plan
+    /// and length did not (`belongs.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) config_changed: Option<String>,
+    /// Where the report comes from, when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) provenance: Option<accum_core::report::Provenance>,
     /// The figures a reader looks for first.
     pub(crate) summary: Headline,
     /// Preparation: the plan and settings, as configured and computed.
@@ -183,6 +200,66 @@ impl Sheet {
             .charts
             .iter()
             .chain(self.trial.iter().flat_map(|t| t.charts.iter()))
+    }
+}
+
+/// Where a report comes from, as short facts for a sheet's header or a
+/// comparison's table: the run's name, the start, the wall time, the
+/// throughput, the accum version and the commit. Empty for a report that
+/// records none.
+pub(crate) fn provenance_facts(p: &accum_core::report::Provenance) -> Vec<String> {
+    let mut facts = Vec::new();
+    if let Some(name) = &p.run_name {
+        facts.push(format!("run {name}"));
+    }
+    if let Some(at) = &p.started_at {
+        facts.push(format!("started {at}"));
+    }
+    if let Some(seconds) = p.wall_seconds {
+        facts.push(format!("wall time {}", wall_time(seconds)));
+    }
+    if let Some(rate) = p.examples_per_second {
+        facts.push(format!("{} examples/s", per_second(rate)));
+    }
+    if let Some(rate) = p.tokens_per_second.filter(|r| *r > 0.0) {
+        facts.push(format!("{} tokens/s", per_second(rate)));
+    }
+    if let Some(version) = &p.accum_version {
+        facts.push(format!("accum {version}"));
+    }
+    if let Some(commit) = &p.git_commit {
+        facts.push(format!("commit {}", &commit[..commit.len().min(12)]));
+    }
+    facts
+}
+
+/// A wall time as people read it: `0.42 s`, `12.4 s`, `3 min 12 s`, `2 h 05 min`.
+pub(crate) fn wall_time(seconds: f64) -> String {
+    if !seconds.is_finite() || seconds < 0.0 {
+        return "not measured".to_owned();
+    }
+    if seconds < 10.0 {
+        format!("{seconds:.2} s")
+    } else if seconds < 60.0 {
+        format!("{seconds:.1} s")
+    } else if seconds < 3600.0 {
+        let s = seconds.round() as u64;
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        let m = (seconds / 60.0).round() as u64;
+        format!("{} h {:02} min", m / 60, m % 60)
+    }
+}
+
+/// A rate per second: whole and grouped from 100 up, three significant
+/// digits below.
+pub(crate) fn per_second(rate: f64) -> String {
+    if (100.0..1e18).contains(&rate) {
+        group(rate.round() as u64)
+    } else if rate >= 10.0 {
+        format!("{rate:.1}")
+    } else {
+        format!("{rate:.3}")
     }
 }
 
@@ -206,55 +283,6 @@ pub(crate) fn setting(value: f64) -> String {
     } else {
         format!("{value}")
     }
-}
-
-/// Text from elsewhere (a run report's warnings) without references to
-/// rule ids such as `(`accum::run::loss-scale`)` or `(the symptom table of docs/rules.md: …)`, which readers of a sheet cannot
-/// look up.
-pub(crate) fn without_rule_ids(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("(R") {
-        out.push_str(&rest[..start]);
-        let inner = &rest[start + 1..];
-        // A list of ids: ``accum::run::loss-scale``, ``accum::run::scheduler`, the symptom table of docs/rules.md`, ended by `)` or by `: ` before more text.
-        let mut len = 0;
-        let bytes = inner.as_bytes();
-        loop {
-            if bytes.get(len) != Some(&b'R') {
-                break;
-            }
-            let digits = bytes[len + 1..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-            if digits == 0 {
-                break;
-            }
-            len += 1 + digits;
-            if inner[len..].starts_with(", R") {
-                len += 2;
-            } else {
-                break;
-            }
-        }
-        let ids_end = len;
-        if ids_end > 0 && inner[ids_end..].starts_with(')') {
-            // ` (`accum::run::loss-scale`)` goes with the space before it.
-            if out.ends_with(' ') {
-                out.pop();
-            }
-            rest = &inner[ids_end + 1..];
-        } else if ids_end > 0 && inner[ids_end..].starts_with(": ") {
-            out.push('(');
-            rest = &inner[ids_end + 2..];
-        } else {
-            out.push('(');
-            rest = inner;
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 #[cfg(test)]
@@ -359,6 +387,7 @@ pub(crate) mod tests {
             warnings: vec![],
             segments: vec![],
             recorder: None,
+            provenance: None,
         }
     }
 
@@ -370,24 +399,5 @@ pub(crate) mod tests {
         assert_eq!(setting(16_777_216.0), "16,777,216");
         assert_eq!(setting(0.5), "0.5");
         assert_eq!(setting(0.0), "0");
-    }
-
-    #[test]
-    fn rule_ids_leave_borrowed_text() {
-        assert_eq!(
-            without_rule_ids("3 update attempt(s) skipped for non-finite gradients (R7)"),
-            "3 update attempt(s) skipped for non-finite gradients"
-        );
-        assert_eq!(
-            without_rule_ids(
-                "memory peak grows across groups (R14: release losses after each backward pass)"
-            ),
-            "memory peak grows across groups (release losses after each backward pass)"
-        );
-        assert_eq!(without_rule_ids("shifted (R8, R14) now"), "shifted now");
-        assert_eq!(
-            without_rule_ids("(Reason) and (R) and (R2x)"),
-            "(Reason) and (R) and (R2x)"
-        );
     }
 }

@@ -2,7 +2,7 @@
 //! extension; Markdown gets its plots as SVG files beside it
 //! (`sheet.md` → `sheet.schedule.svg`, `sheet.loss.svg`, …), written
 //! before the Markdown that links them. The files are written all or none
-//! ([`crate::fsio::Outputs`]); the plots are names accum made, so a link, a
+//! ([`crate::writes::Outputs`]); the plots are names accum made, so a link, a
 //! folder or a file that is not one of accum's plots at such a name refuses
 //! the sheet.
 
@@ -13,8 +13,8 @@ use super::compare::{self, Comparison};
 use super::{Sheet, html, markdown, plot};
 use crate::cli::SheetFormat;
 use crate::error::CliError;
-use crate::fsio::{Outputs, check_writable};
 use crate::output::print_text;
+use crate::writes::{Outputs, check_writable};
 use accum_core::fsio::{Derived, Naming, Replaces};
 
 /// The format of a sheet: `--format`'s, which the extension of `output`

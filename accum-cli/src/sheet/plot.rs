@@ -3,10 +3,15 @@
 //! (linear, decades or powers of two), axis titles, and further x scales
 //! below the axis.
 //!
-//! Text is SVG text, sized in pixels of a 640-wide drawing, so it stays
-//! legible when a page scales the drawing to its column. Every string goes
-//! through [`escape::svg`] (hidden characters shown) and plotters writes
-//! markup characters as references.
+//! Text is SVG text, sized in pixels of the drawing; a page shows the
+//! drawing made for its width (640 wide in a column, 360 wide on a phone,
+//! [`render_narrow`]) so that text is not shrunk below 10 px. Every string
+//! goes through [`escape::svg`] (hidden characters shown) and plotters
+//! writes markup characters as references.
+//!
+//! Hovering over a line shows its values with no script: each series gets
+//! transparent targets along it, each with an SVG `<title>` (`loss at
+//! 1,024 examples: 2.3456`), at most [`HOVER_TARGETS`] a series.
 
 use std::ops::Range;
 
@@ -23,6 +28,11 @@ use crate::escape;
 const NORMAL: (u32, u32) = (640, 300);
 /// Size of a drawing across a wide page.
 const WIDE: (u32, u32) = (1200, 360);
+/// Size of a drawing on a phone (a page narrower than 700 px): drawn for
+/// its width rather than scaled down from [`NORMAL`].
+const NARROW: (u32, u32) = (360, 300);
+/// Hover targets drawn along one series at most.
+const HOVER_TARGETS: usize = 48;
 /// Height added for each further x scale.
 const SCALE_ROW: u32 = 30;
 /// Height of a panel above the main one, with the gap above it.
@@ -62,8 +72,13 @@ pub(crate) fn render_wide(chart: &Chart) -> String {
     render_sized(chart, WIDE)
 }
 
+/// The chart as an SVG document for a phone's width.
+pub(crate) fn render_narrow(chart: &Chart) -> String {
+    render_sized(chart, NARROW)
+}
+
 fn render_sized(chart: &Chart, (width, height): (u32, u32)) -> String {
-    let size = (width, drawing_height(chart, height));
+    let size = (width, drawing_height(chart, width, height));
     match draw(chart, size) {
         Ok(svg) => svg,
         // Drawing into a string does not fail in practice; if it does, the
@@ -178,8 +193,30 @@ fn panels(chart: &Chart) -> Vec<PanelRef<'_>> {
 }
 
 /// The height a drawing of `chart` needs for a main plot of `height`.
-fn drawing_height(chart: &Chart, height: u32) -> u32 {
+fn drawing_height(chart: &Chart, width: u32, height: u32) -> u32 {
+    // A legend of more rows than one below the title gets their room, so
+    // that the plot keeps its height (estimated at 7 px a character of
+    // 12 px text; `heading` places the entries).
+    let entries: Vec<usize> = chart
+        .above
+        .iter()
+        .flat_map(|p| p.series.iter())
+        .chain(chart.series.iter())
+        .filter(|s| !s.name.is_empty())
+        .map(|s| s.name.chars().count() * 7 + 44)
+        .chain(chart.marks.iter().map(|m| m.name.chars().count() * 7 + 44))
+        .collect();
+    let room = (width as usize).saturating_sub(32).max(1);
+    let (mut rows, mut x) = (1u32, 0usize);
+    for w in entries {
+        if x > 0 && x + w > room {
+            rows += 1;
+            x = 0;
+        }
+        x += w;
+    }
     height
+        + ROW as u32 * (rows - 1)
         + SCALE_ROW * chart.x_scales.len() as u32
         + ABOVE_PANEL * chart.above.len() as u32
         + if chart.marks.is_some() { MARK_ROW } else { 0 }
@@ -204,7 +241,8 @@ fn draw(chart: &Chart, size: (u32, u32)) -> Result<String, Failure> {
     if !has_data {
         return message(&chart.title, "no finite values to plot", size.0);
     }
-    let x_ticks = ticks_for(&chart.x, &xs, 7, false);
+    let x_ticks = ticks_for(&chart.x, &xs, if size.0 < 500 { 4 } else { 7 }, false);
+    let mut hover: Vec<(i32, i32, String)> = Vec::new();
 
     let mut svg = String::new();
     {
@@ -349,15 +387,79 @@ fn draw(chart: &Chart, size: (u32, u32)) -> Result<String, Failure> {
                 }
             }
 
-            // The series, clipped to the panel.
+            // The series, clipped to the panel, and their hover targets.
             let area = plot.plotting_area();
             for series in panel.series {
                 draw_series(area, series, x_ticks.mapping, y_ticks.mapping)?;
+                if series.style == Style::Reference {
+                    continue;
+                }
+                let points: Vec<([f64; 2], (f64, f64))> = series
+                    .points
+                    .iter()
+                    .filter_map(|p| {
+                        let x = x_ticks.mapping.to_axis(p[0])?;
+                        let y = y_ticks.mapping.to_axis(p[1])?;
+                        Some((*p, (x, y)))
+                    })
+                    .collect();
+                let step = points.len().div_ceil(HOVER_TARGETS).max(1);
+                let name = if series.name.is_empty() {
+                    panel.y.label.as_str()
+                } else {
+                    series.name.as_str()
+                };
+                for (i, (p, (x, y))) in points.iter().enumerate() {
+                    if i % step != 0 && i + 1 != points.len() {
+                        continue;
+                    }
+                    let (px_at, py_at) = at(*x, *y);
+                    if !(px.start..=px.end).contains(&px_at)
+                        || !(py.start..=py.end).contains(&py_at)
+                    {
+                        continue;
+                    }
+                    hover.push((
+                        px_at,
+                        py_at,
+                        format!(
+                            "{name} at {} {}: {}",
+                            hover_number(p[0]),
+                            chart.x.label,
+                            hover_number(p[1])
+                        ),
+                    ));
+                }
             }
         }
         root.present()?;
     }
+    if !hover.is_empty()
+        && let Some(end) = svg.rfind("</svg>")
+    {
+        let mut targets = String::from("<g class=\"hover\" fill=\"#000\" fill-opacity=\"0\">");
+        for (x, y, title) in &hover {
+            targets.push_str(&format!(
+                "<circle cx=\"{x}\" cy=\"{y}\" r=\"7\"><title>{}</title></circle>",
+                // As plotters writes text: the five XML references.
+                escape::html(&drawn(title)).replace("&#39;", "&apos;")
+            ));
+        }
+        targets.push_str("</g>\n");
+        svg.insert_str(end, &targets);
+    }
     Ok(svg)
+}
+
+/// A value in a hover title: four significant figures, grouped when whole.
+fn hover_number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        super::setting(value)
+    } else if value != 0.0 && (value.abs() < 1e-3 || value.abs() >= 1e6) {
+        format!("{value:.3e}")
+    } else {
+        format!("{value:.4}")
+    }
 }
 
 fn draw_series<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
@@ -502,21 +604,41 @@ fn heading(root: &Area<'_>, chart: &Chart, width: u32) -> Result<u32, Failure> {
     let (title, _) = root.estimate_text_size(&chart.title, &title_style)?;
     let right = width as i32 - 20;
     let beside = 12 + title as i32 + 24 + legend <= right;
-    let baseline = if beside {
-        ROW / 2 + 4
+    // Where each entry's swatch starts, and on which row: beside the title,
+    // right-aligned, when all fit there; else in rows below it, left to
+    // right, a new row when the next entry would cross the right edge, so
+    // that no two entries overlap whatever their number.
+    let mut placed: Vec<(i32, i32)> = Vec::with_capacity(entries.len());
+    let rows = if beside {
+        let mut end = right;
+        for w in widths.iter().rev() {
+            let swatch = end - w - 26;
+            placed.push((swatch, ROW / 2 + 4));
+            end = swatch - 18;
+        }
+        placed.reverse();
+        0
     } else {
-        ROW + ROW / 2 + 4
+        let mut row = 1;
+        let mut x = 12;
+        for w in &widths {
+            if x > 12 && x + 26 + w > right {
+                row += 1;
+                x = 12;
+            }
+            placed.push((x, ROW * row + ROW / 2 + 4));
+            x += w + 44;
+        }
+        row
     };
-    let mut end = right;
-    for ((name, style_of, tone, color), w) in entries.iter().zip(&widths).rev() {
-        let label_x = end - w;
+    for ((name, style_of, tone, color), (swatch, baseline)) in entries.iter().zip(&placed) {
+        let (swatch, baseline) = (*swatch, *baseline);
         root.draw(&Text::new(
             drawn(name),
-            (label_x, baseline),
+            (swatch + 26, baseline),
             style.pos(Pos::new(HPos::Left, VPos::Center)),
         ))?;
         let color = *color;
-        let swatch = label_x - 26;
         let line = vec![(swatch, baseline), (swatch + 20, baseline)];
         match style_of {
             Style::Crosses => {
@@ -548,12 +670,11 @@ fn heading(root: &Area<'_>, chart: &Chart, width: u32) -> Result<u32, Failure> {
                 None => root.draw(&PathElement::new(line, color.stroke_width(2)))?,
             },
         }
-        end = swatch - 18;
     }
-    Ok(if beside {
+    Ok(if rows == 0 {
         ROW as u32 + 16
     } else {
-        2 * ROW as u32 + 14
+        (rows as u32 + 1) * ROW as u32 + 14
     })
 }
 
@@ -593,6 +714,9 @@ mod tests {
             "<polygon",
             "<g",
             "</g",
+            "<title",
+            "</title",
+            "</circle",
             "<?xml",
         ];
         let references = ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"];
@@ -685,8 +809,13 @@ mod tests {
         assert!(!svg.contains("<b>") && !svg.contains("<script"));
         assert_eq!(
             svg.matches("<circle").count(),
-            12 + 1,
-            "every point and the legend's"
+            12 + 1 + 12,
+            "every point, the legend's, and a hover target at each point"
+        );
+        assert_eq!(svg.matches("<title>").count(), 12, "{svg}");
+        assert!(
+            svg.contains("<title>loss &lt;i&gt; at 12 updates: 0.2500</title>"),
+            "{svg}"
         );
         // Tick labels between the ends of both axes.
         for tick in [">\n0\n<", ">\n2\n<", ">\n6\n<", ">\n12\n<", ">\n1.5\n<"] {
@@ -804,7 +933,7 @@ mod tests {
             ],
         });
         let svg = render(&c);
-        let height = drawing_height(&c, NORMAL.1);
+        let height = drawing_height(&c, NORMAL.0, NORMAL.1);
         assert_eq!(height, NORMAL.1 + ABOVE_PANEL + MARK_ROW);
         assert!(svg.contains(&format!("height=\"{height}\"")), "{svg}");
         for text in ["batch B", "learning rate", "B 32", "B 64", "stage start"] {

@@ -106,8 +106,13 @@ pub(crate) struct LossLine {
     /// extremes (every point when no more).
     pub(crate) points: Vec<[f64; 2]>,
     /// The means of [`INTERVALS`] runs of consecutive points, and the
-    /// points per run.
+    /// points per run; or, with `mean_width`, of stretches of the x axis
+    /// of that width (0 points per run).
     pub(crate) means: (Vec<(f64, f64)>, usize),
+    /// The width on the x axis of the stretches the means are taken over,
+    /// with the axis' unit, when they are (a comparison's one window for
+    /// every run).
+    pub(crate) mean_width: Option<(f64, &'static str)>,
 }
 
 /// The series of one run, as the sheet plots them.
@@ -168,29 +173,45 @@ pub(crate) fn loss_lines(
         return (vec![series], "each dot is one update".to_owned());
     }
     let (means, size) = &losses.means;
-    let size_text = group_digits(*size as u64);
+    // What one mean is taken over: a run of consecutive updates, or a
+    // stretch of the axis (a comparison's one window for every run).
+    let over = match losses.mean_width {
+        Some((width, unit)) => format!("{} {unit}", super::setting(width)),
+        None => format!("{} updates", group_digits(*size as u64)),
+    };
     let (faint_name, mean_name) = match legend {
-        LossLegend::Sheet(name) => (name.to_owned(), format!("mean of {size_text} updates")),
-        LossLegend::Run(name) => (
-            String::new(),
-            format!("{name} (mean of {size_text} updates)"),
-        ),
+        LossLegend::Sheet(name) => (name.to_owned(), format!("mean of {over}")),
+        LossLegend::Run(name) => (String::new(), name.to_owned()),
     };
     let faint = Series::new(faint_name, Style::Faint, tone, points);
     let mean = Series::new(mean_name, Style::Line, tone, means.iter().copied());
-    (
-        vec![faint, mean],
-        format!(
-            "the light line is every update, the bold line the mean of each {} consecutive updates",
+    let how = match losses.mean_width {
+        Some(_) => format!(
+            "the light line is every update, the bold line the mean over each {over} of the axis, from the first update's loss"
+        ),
+        None => format!(
+            "the light line is every update, the bold line the mean of each {} consecutive updates, from the first update's loss",
             group_digits(*size as u64)
         ),
-    )
+    };
+    (vec![faint, mean], how)
 }
 
 /// The series of `report`, read from the file `report_path` (whose folder
 /// holds the stats stream the report names, if any), with the attempts'
 /// lines drawn against `axis`.
 pub(crate) fn read(report: &RunReport, report_path: &Path, axis: LogAxis) -> RunSeries {
+    read_with(report, report_path, axis, None)
+}
+
+/// [`read`], with the loss's means taken over stretches of `window` of the
+/// axis when it is given (a comparison's one window for every run).
+pub(crate) fn read_with(
+    report: &RunReport,
+    report_path: &Path,
+    axis: LogAxis,
+    window: Option<f64>,
+) -> RunSeries {
     let mut problems = Vec::new();
     let mut logged = Decimated::<CurvePoint>::new(LOGGED_CAPACITY);
     let mut from_stream = false;
@@ -240,7 +261,7 @@ pub(crate) fn read(report: &RunReport, report_path: &Path, axis: LogAxis) -> Run
         AttemptSource::Stream(_) => true,
         AttemptSource::Report(_) => report.updates_stride <= 1,
     };
-    let mut drawing = Drawing::new(&census, axis);
+    let mut drawing = Drawing::new(&census, axis, window);
     if let Err(err) = source.each(|a| drawing.push(&a)) {
         // The stream changed between the two passes.
         problems.push(format!("the attempts stop early: {err}"));
@@ -435,6 +456,8 @@ impl Census {
 /// The second pass: every line thinned as its points come.
 struct Drawing {
     axis: LogAxis,
+    /// The stretch of the axis the loss's means are taken over, if any.
+    window: Option<f64>,
     losses: Decimator,
     means: Means,
     lrs: Decimator,
@@ -458,13 +481,14 @@ struct Change {
 }
 
 impl Drawing {
-    fn new(census: &Census, axis: LogAxis) -> Drawing {
+    fn new(census: &Census, axis: LogAxis, window: Option<f64>) -> Drawing {
         let [losses, lrs, norms, scales, s0, s1, s2, s3] = census.counts;
         let of = losses;
         Drawing {
             axis,
+            window,
             losses: Decimator::new(losses, MAX_LINE_POINTS),
-            means: Means::new(losses, INTERVALS),
+            means: window.map_or_else(|| Means::new(losses, INTERVALS), Means::over_axis),
             lrs: Decimator::new(lrs, MAX_LINE_POINTS),
             norms: Decimator::new(norms, MAX_LINE_POINTS),
             scales: Decimator::new(scales, MAX_LINE_POINTS),
@@ -535,6 +559,7 @@ impl Drawing {
                 count: c.seen,
                 points: self.losses.finish(),
                 means: self.means.finish(),
+                mean_width: self.window.map(|w| (w, self.axis.key())),
             },
             lrs: self.lrs.finish(),
             norms: self.norms.finish(),
@@ -679,15 +704,12 @@ mod tests {
             names,
             [
                 ("loss of every update", Style::Faint, 400),
-                ("mean of 4 updates", Style::Line, 100)
+                ("mean of 4 updates", Style::Line, 101)
             ]
         );
         assert!(how.contains("each 4 consecutive updates"), "{how}");
         let (run, _) = loss_lines(LossLegend::Run("flat"), &line, Tone::Run(0));
-        assert_eq!(
-            (run[0].name.as_str(), run[1].name.as_str()),
-            ("", "flat (mean of 4 updates)")
-        );
+        assert_eq!((run[0].name.as_str(), run[1].name.as_str()), ("", "flat"));
         // Few points: every one drawn with a dot, under the legend's name.
         let (few, how) = loss_lines(
             LossLegend::Run("flat"),

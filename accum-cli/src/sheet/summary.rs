@@ -8,7 +8,6 @@ use accum_core::{UnitKind, group_digits};
 
 use super::axes::Axes;
 use super::extras::Extras;
-use super::series::RunSeries;
 use super::stages::steps;
 use super::{Card, Headline};
 
@@ -17,7 +16,6 @@ pub(super) fn headline(
     extras: &Extras,
     planned_updates: Option<u64>,
     report: Option<&RunReport>,
-    run: Option<&RunSeries>,
 ) -> Headline {
     let n = group_digits;
     let staged = axes.staged();
@@ -156,23 +154,38 @@ pub(super) fn headline(
                     alert: false,
                 });
             }
-            let change = run.and_then(|r| r.loss_change);
-            if let Some(change) = change {
-                let spread = run.is_some_and(|r| !r.every_attempt);
+            // The figures the terminal and a comparison give too.
+            let loss = r.loss_headline();
+            if let Some(loss) = loss {
                 cards.push(Card {
                     label: "loss".into(),
-                    value: format!("{:.4} → {:.4}", change.first, change.last),
+                    value: loss.first_to_last(),
                     detail: format!(
-                        "{}{}",
-                        change.how(),
-                        if spread {
-                            ", of the attempts the report keeps, evenly spread"
-                        } else {
-                            ""
-                        }
+                        "first → final applied update, exact; minimum {}",
+                        accum_core::report::LossHeadline::loss(loss.min)
                     ),
                     alert: false,
                 });
+                if let Some(means) = loss.means {
+                    cards.push(Card {
+                        label: "loss, windowed means".into(),
+                        value: format!(
+                            "{} → {}",
+                            accum_core::report::LossHeadline::loss(means.first),
+                            accum_core::report::LossHeadline::loss(means.last)
+                        ),
+                        detail: format!(
+                            "{}{}",
+                            means.how(),
+                            if loss.spread {
+                                ", of the updates the report keeps, evenly spread"
+                            } else {
+                                ""
+                            }
+                        ),
+                        alert: false,
+                    });
+                }
             }
             if r.stopped_early {
                 cards.push(Card {
@@ -182,7 +195,7 @@ pub(super) fn headline(
                     alert: true,
                 });
             }
-            (Some(applied), Some(skipped), epochs, change.map(|c| c.last))
+            (Some(applied), Some(skipped), epochs, loss)
         }
         None => {
             if let Some(total) = planned_updates {
@@ -232,7 +245,9 @@ pub(super) fn headline(
         applied_updates,
         skipped_updates,
         epochs,
-        final_loss,
+        first_loss: final_loss.map(|l| l.first),
+        final_loss: final_loss.map(|l| l.last),
+        min_loss: final_loss.map(|l| l.min),
         cards,
     }
 }

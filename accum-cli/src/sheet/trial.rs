@@ -11,7 +11,7 @@ use super::chart::{Axis, Chart, LogBase, Series, Style, Tone};
 use super::extras::Extras;
 use super::series::RunSeries;
 use super::trained::{TrainedStages, stage_marks};
-use super::{Row, Table, Trial, without_rule_ids};
+use super::{Row, Table, Trial};
 
 pub(super) fn trial(
     source: String,
@@ -26,7 +26,7 @@ pub(super) fn trial(
     let mut warnings: Vec<String> = report
         .warnings
         .iter()
-        .map(|w| without_rule_ids(w))
+        .cloned()
         .chain(run.problems.iter().cloned())
         .collect();
     let p = &report.plan;
@@ -133,20 +133,29 @@ pub(super) fn trial(
             ));
         }
     }
+    // Nothing measured is not "no": a loop of one's own that gave no
+    // memory figures leaves the question open.
+    let measured = memory_measured(report);
     memory_rows.push(Row::new(
         "retained memory grows across groups",
-        if report.memory.peak_grows {
-            "yes"
-        } else {
-            "no"
+        match (measured, report.memory.peak_grows) {
+            (false, _) => "not measured",
+            (true, true) => "yes",
+            (true, false) => "no",
         },
-        "memory kept between microbatches, compared with the first group's; optimizer state allocated at the first applied update is not a leak; peaks are per device",
+        if measured {
+            "memory kept between microbatches, compared with the first group's; optimizer state allocated at the first applied update is not a leak; peaks are per device"
+        } else {
+            "the run reported no memory figures (a loop of one's own gives them with `Step::memory`)"
+        },
     ));
     let memory = Table {
         title: "Memory peaks per replica".into(),
         rows: memory_rows,
     };
-    let mut tables = vec![counters, memory];
+    let mut tables = vec![counters];
+    tables.extend(super::segments::table(report));
+    tables.push(memory);
     tables.extend(engine_model(report));
     Trial {
         source,
@@ -191,6 +200,12 @@ fn trial_charts(report: &RunReport, run: &RunSeries, extras: &Extras) -> Vec<Cha
         }
         None => where_skips,
     };
+    let where_skips = match super::segments::marks_sentence(report) {
+        Some(resumes) => format!("{where_skips} {resumes}"),
+        None => where_skips,
+    };
+    // The stage starts and the resumes, marked on every plot.
+    let stage_marks = super::segments::run_marks(report, axis);
 
     // The skipped attempts, as crosses at one of their values (0: the
     // loss, 1: zero, 2: the gradient norm, 3: the loss scale).
@@ -380,6 +395,12 @@ fn axis_meaning(axis: LogAxis) -> &'static str {
         LogAxis::Examples => "examples processed",
         LogAxis::Tokens => "supervised tokens processed",
     }
+}
+
+/// Whether the run measured any memory: a report without peaks was
+/// written by a loop that gave none.
+pub(crate) fn memory_measured(report: &RunReport) -> bool {
+    !report.memory.replicas.is_empty() || report.memory.peak_bytes > 0
 }
 
 fn bytes(n: u64) -> String {

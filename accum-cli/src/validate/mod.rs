@@ -16,6 +16,7 @@ use serde_json::Value;
 pub(crate) use editors::{enums_for_editors, solvable_factors_optional};
 pub(crate) use map::SchemaMap;
 pub(crate) use plan::finding_diagnostic;
+pub(crate) use plan::{all_spans, values as plan_values};
 
 use accum_core::Code;
 use accum_core::plan::Role;
@@ -42,22 +43,25 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
         .iter()
         .filter(|f| f.code == Code::UnknownKey)
         .flat_map(|unknown| {
-            let Some((key, section)) = unknown.path.split_last() else {
+            let Some((key, section)) = unknown.path.segments().split_last() else {
                 return Vec::new();
             };
             missing_keys
                 .iter()
                 .filter(|f| {
-                    f.path.split_last().is_some_and(|(name, parent)| {
-                        parent == section
-                            && crate::suggest::did_you_mean(key, [name.as_str()]).is_some()
-                    })
+                    f.path
+                        .segments()
+                        .split_last()
+                        .is_some_and(|(name, parent)| {
+                            parent == section
+                                && crate::suggest::did_you_mean(key, [name.as_str()]).is_some()
+                        })
                 })
-                .map(|missing| missing.path.clone())
+                .map(|missing| missing.path.segments().to_vec())
                 .collect()
         })
         .collect();
-    findings.retain(|f| !(MISSING.contains(&f.code) && misspelt.contains(&f.path)));
+    findings.retain(|f| !(MISSING.contains(&f.code) && misspelt.contains(f.path.segments())));
 }
 
 /// A factor left out to be solved from the global batch, when the global
@@ -71,7 +75,7 @@ fn fold_unsolved_factors(findings: &mut Vec<Diagnostic>, map: &SchemaMap) {
         .into_iter()
         .filter_map(|role| map.path_of(role))
         .collect();
-    findings.retain(|f| !(f.code == Code::MissingKey && solvable.contains(&f.path.as_slice())));
+    findings.retain(|f| !(f.code == Code::MissingKey && solvable.contains(&f.path.segments())));
 }
 
 /// The key editors read a JSON file's schema from (`"$schema": "…"`): a
@@ -160,7 +164,7 @@ pub(crate) fn validate(
         }
     }
 
-    let mut said: std::collections::HashSet<(Vec<String>, Code)> = findings
+    let mut said: std::collections::HashSet<(accum_core::FieldPath, Code)> = findings
         .iter()
         .map(|f: &Diagnostic| (f.path.clone(), f.code))
         .collect();
@@ -182,7 +186,7 @@ pub(crate) fn validate(
             let known = !said.insert((diagnostic.path.clone(), diagnostic.code))
                 || span_paths_with_errors
                     .iter()
-                    .any(|p| diagnostic.path.starts_with(p));
+                    .any(|p| diagnostic.path.segments().starts_with(p));
             if !known {
                 findings.push(diagnostic);
             }
@@ -195,11 +199,14 @@ pub(crate) fn validate(
     // each prefix of its path is looked up in a set (the path's length,
     // not the findings' count).
     let found: std::collections::HashSet<&[String]> =
-        findings.iter().map(|f| f.path.as_slice()).collect();
+        findings.iter().map(|f| f.path.segments()).collect();
     let fresh: Vec<Diagnostic> = floats
         .diagnostics
         .into_iter()
-        .filter(|d| !(0..=d.path.len()).any(|n| found.contains(&d.path[..n])))
+        .filter(|d| {
+            let path = d.path.segments();
+            !(0..=path.len()).any(|n| found.contains(&path[..n]))
+        })
         .collect();
     findings.extend(fresh);
 
@@ -212,7 +219,10 @@ pub(crate) fn validate(
                 .is_some_and(|path| plan::value_at(instance, path).is_none_or(Value::is_null))
         });
     if (plan_check || left_out || !findings.is_empty()) && !map.roles.is_empty() {
-        let broken: Vec<Vec<String>> = findings.iter().map(|f| f.path.clone()).collect();
+        let broken: Vec<Vec<String>> = findings
+            .iter()
+            .map(|f| f.path.segments().to_vec())
+            .collect();
         findings.extend(plan::plan_findings(doc, instance, map, &broken));
     }
     fold_misspelt_keys(&mut findings);
@@ -354,10 +364,7 @@ mod tests {
             "[batch]\nmicro_batch = 2\naccumulation = 8\n[parallel]\nworld_size = 10\ntensor = 4\n",
         );
         assert_eq!(findings[0].code, Code::Layout);
-        assert_eq!(
-            findings[0].path,
-            vec!["parallel".to_owned(), "world_size".to_owned()]
-        );
+        assert_eq!(findings[0].path.segments(), ["parallel", "world_size"]);
     }
 
     #[test]

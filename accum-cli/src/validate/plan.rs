@@ -20,10 +20,10 @@ use crate::source::Document;
 /// A core finding at its place in `doc`: its code, message, label, fix,
 /// and the other fields of its equation labelled.
 pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnostic {
-    let path = finding.path.segments().to_vec();
-    let span = doc.span_for(&path);
-    let mut diagnostic = Diagnostic::error(finding.code, path, finding.message.clone())
-        .at(span, finding.label.clone());
+    let span = doc.span_for(finding.path.segments());
+    let mut diagnostic =
+        Diagnostic::error(finding.code, finding.path.clone(), finding.message.clone())
+            .at(span, finding.label.clone());
     if finding.severity == Severity::Warning {
         diagnostic = diagnostic.warning();
     }
@@ -42,16 +42,16 @@ pub(super) fn value_at<'a>(instance: &'a Value, path: &[String]) -> Option<&'a V
         .try_fold(instance, |node, segment| node.get(segment))
 }
 
-/// The plan findings of a document whose roles the schema locates. A value
+/// The plan's values of a document read through a schema: each role at
+/// its `x-accum-role` place, the batch ramp-up at its `stages` or `ramp`
+/// place, and the lengths with a use at their `x-accum-span` place. A value
 /// at or under a place that already has a structural finding (`broken`) is
-/// unreadable: its reader reported it, and the rules that need it are
-/// skipped, so that a file with several mistakes gets each reported once.
-pub(super) fn plan_findings(
-    doc: &Document,
+/// unreadable: its reader reported it.
+pub(crate) fn values(
     instance: &Value,
     map: &SchemaMap,
     broken: &[Vec<String>],
-) -> Vec<Diagnostic> {
+) -> (Vec<RoleValue>, Vec<SpanValue>, Vec<RampValue>) {
     let reported = |path: &[String]| {
         broken
             .iter()
@@ -96,6 +96,46 @@ pub(super) fn plan_findings(
             ))
         })
         .collect();
+    (roles, spans, ramps)
+}
+
+/// Every length of a document read through a schema, as a derived
+/// config's `span_values` gives them: the spans (`x-accum-unit = "span"`)
+/// and the typed counts, each with its use when the schema gives one
+/// (`x-accum-span`), in the order of the schema's paths.
+pub(crate) fn all_spans(instance: &Value, map: &SchemaMap) -> Vec<SpanValue> {
+    let use_of = |path: &[String]| {
+        map.uses
+            .iter()
+            .find(|(_, p, _)| p.as_slice() == path)
+            .map(|(span_use, _, unit)| (*span_use, *unit))
+    };
+    map.spans
+        .iter()
+        .map(|path| (path, None))
+        .chain(map.counts.iter().map(|(path, unit)| (path, Some(*unit))))
+        .filter_map(|(path, unit)| {
+            let (span_use, declared) = match use_of(path) {
+                Some((span_use, declared)) => (Some(span_use), declared.or(unit)),
+                None => (None, unit),
+            };
+            let span = span_from_json(value_at(instance, path)?, declared)?;
+            Some(SpanValue::at(FieldPath::new(path.clone()), span_use, span))
+        })
+        .collect()
+}
+
+/// The plan findings of a document whose roles the schema locates
+/// ([`values`]); a value with a structural finding (`broken`) is skipped by
+/// the rules that need it, so that a file with several mistakes gets each
+/// reported once.
+pub(super) fn plan_findings(
+    doc: &Document,
+    instance: &Value,
+    map: &SchemaMap,
+    broken: &[Vec<String>],
+) -> Vec<Diagnostic> {
+    let (roles, spans, ramps) = values(instance, map, broken);
     check_values(&roles, &spans, &ramps, map.variable_length)
         .iter()
         .map(|finding| {

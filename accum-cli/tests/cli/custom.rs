@@ -165,26 +165,25 @@ fn an_ignored_key_is_a_warning_with_a_suggestion() {
     );
 }
 
-/// A plain-Rust loop of the user's own, driven by accum's driver with the
-/// config's plan and a cosine schedule, writes a run report through the
-/// recorder; the user's binary renders its sheet with the loss of every
-/// update and the learning rate the loop used, though the config type has
-/// no schedule accum knows of.
-#[test]
-fn a_user_binary_sheets_the_report_of_its_own_loop() {
+/// A plain-Rust loop of the user's own on `custom_good.toml` (m 4 × A 4 ×
+/// D 2, warmup 40 microbatches = 10 updates), driven by accum's driver with
+/// the config's plan and a cosine schedule, writing `run.json` through the
+/// recorder in a scratch folder `name`, with the config's provenance; the
+/// folder and the losses of its updates.
+fn custom_loop(name: &str) -> (PathBuf, Vec<f64>) {
     use accum::Updates;
     use accum::driver::{Driver, Outcome, Recorder, Step};
     use accum::plan::Plan;
+    use accum::report::Provenance;
     use accum::schedule::Schedule;
     use accum::settings::{Normalization, ScheduleKind};
 
-    let dir = crate::scratch("custom-report");
+    let dir = crate::scratch(name);
     std::fs::copy(
         fixtures().join("custom_good.toml"),
         dir.join("custom_good.toml"),
     )
     .expect("copy");
-    // custom_good.toml: m 4 × A 4 × D 2, warmup 40 microbatches = 10 updates.
     let plan = Plan::new(4, 4, 2).expect("the config's plan");
     let schedule = Schedule::new(
         ScheduleKind::Cosine,
@@ -197,7 +196,10 @@ fn a_user_binary_sheets_the_report_of_its_own_loop() {
         .build()
         .expect("a driver");
     let report = dir.join("run.json");
+    let config = dir.join("custom_good.toml");
+    let bytes = std::fs::read(&config).expect("the config");
     let mut recorder = Recorder::new(&driver, Normalization::PerToken)
+        .provenance(Provenance::default().with_config(&config, &bytes, Some("custom loop")))
         .stream_beside(&report)
         .expect("a stream");
     let mut losses = Vec::new();
@@ -215,7 +217,16 @@ fn a_user_binary_sheets_the_report_of_its_own_loop() {
             .expect("recorded");
     }
     recorder.write(&driver, &report).expect("written");
+    (dir, losses)
+}
 
+/// A plain-Rust loop of the user's own writes a run report through the
+/// recorder; the user's binary renders its sheet with the loss of every
+/// update and the learning rate the loop used, though the config type has
+/// no schedule accum knows of.
+#[test]
+fn a_user_binary_sheets_the_report_of_its_own_loop() {
+    let (dir, losses) = custom_loop("custom-report");
     let out = custom()
         .current_dir(&dir)
         .args([
@@ -257,8 +268,170 @@ fn a_user_binary_sheets_the_report_of_its_own_loop() {
         .iter()
         .find(|c| c["label"] == "loss")
         .expect("a loss card");
+    // The exact first, final and minimum loss; 30 updates make windows of
+    // one update, so no windowed means.
     assert_eq!(
         loss_card["detail"],
-        "the first and the last applied update's group loss"
+        format!(
+            "first → final applied update, exact; minimum {:.4}",
+            losses[losses.len() - 1]
+        )
+    );
+    assert!(!cards.iter().any(|c| c["label"] == "loss, windowed means"));
+}
+
+/// The stock `accum` renders the report of a user's own config type
+/// through the type's schema (`sheet --schema`): the same sheet, figure for
+/// figure, as the type's own binary renders, with the run's provenance in
+/// its header; without the schema, the built-in one refuses the file.
+#[test]
+fn the_stock_binary_sheets_a_users_own_run_through_its_schema() {
+    let (dir, losses) = custom_loop("custom-stock");
+    let schema = custom()
+        .current_dir(&dir)
+        .args(["schema", "-o", "custom.schema.json"])
+        .output()
+        .expect("runs");
+    assert!(schema.status.success());
+    let args = [
+        "sheet",
+        "custom_good.toml",
+        "--report",
+        "run.json",
+        "--format",
+        "json",
+    ];
+    let own = custom()
+        .current_dir(&dir)
+        .args(args)
+        .output()
+        .expect("runs");
+    assert!(
+        own.status.success(),
+        "{}",
+        String::from_utf8_lossy(&own.stderr)
+    );
+    let stock = crate::run_in(
+        &dir,
+        &[&args[..], &["--schema", "custom.schema.json"]].concat(),
+    );
+    assert_eq!(stock.code, 0, "{}", stock.stderr);
+    let own: serde_json::Value = serde_json::from_slice(&own.stdout).expect("json");
+    let stock: serde_json::Value = serde_json::from_str(&stock.stdout).expect("json");
+    assert_eq!(stock, own, "the stock binary's sheet is the type's own");
+    let loss: Vec<f64> = stock["trial"]["charts"][0]["series"][0]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .filter_map(|p| p[1].as_f64())
+        .collect();
+    assert_eq!(loss, losses);
+    assert_eq!(stock["provenance"]["run_name"], "custom loop");
+    let md = crate::run_in(
+        &dir,
+        &[
+            "sheet",
+            "custom_good.toml",
+            "--report",
+            "run.json",
+            "--schema",
+            "custom.schema.json",
+        ],
+    );
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    assert!(
+        md.stdout
+            .contains("| effective batch B | 32 examples | B = m·A·D = 4 × 4 × 2 = 32 |"),
+        "{}",
+        md.stdout
+    );
+    assert!(
+        md.stdout.contains("\nRun: run custom loop · started "),
+        "{}",
+        md.stdout
+    );
+    // The built-in schema does not describe the user's type.
+    let builtin = crate::run_in(&dir, &["sheet", "custom_good.toml", "--report", "run.json"]);
+    assert_eq!(builtin.code, 1, "{}", builtin.stderr);
+}
+
+/// A report of another configuration is refused with what differs (its
+/// plan); `--force` renders it under a banner that says so, and that the
+/// configuration file is not the one the run read (its hash).
+#[test]
+fn a_report_of_another_configuration_is_refused() {
+    let (dir, _) = custom_loop("custom-mismatch");
+    custom()
+        .current_dir(&dir)
+        .args(["schema", "-o", "custom.schema.json"])
+        .assert()
+        .success();
+    let edited = std::fs::read_to_string(dir.join("custom_good.toml"))
+        .expect("config")
+        .replace("micro_batch_size = 4", "micro_batch_size = 2")
+        .replace("global_batch = 32", "global_batch = 16");
+    std::fs::write(dir.join("custom_good.toml"), edited).expect("write");
+    let args = [
+        "sheet",
+        "custom_good.toml",
+        "--report",
+        "run.json",
+        "--schema",
+        "custom.schema.json",
+    ];
+    let out = crate::run_in(&dir, &args);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let said = out.stderr.trim_end();
+    assert!(
+        said.starts_with(
+            "error: run.json is not a report of custom_good.toml: the report's plan is m 4 × A 4 × D 2 = B 32; custom_good.toml plans m 2 × A 4 × D 2 = B 16; the report was written from a configuration ("
+        ),
+        "{said}"
+    );
+    assert!(
+        said.ends_with("; give the report of a run of custom_good.toml, or add --force to render it under a banner that says so"),
+        "{said}"
+    );
+    let forced = crate::run_in(&dir, &[&args[..], &["--force"]].concat());
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert!(
+        forced.stdout.contains(
+            "> **The run report does not belong to this configuration** (rendered with `--force`)"
+        ),
+        "{}",
+        forced.stdout
+    );
+    assert!(
+        forced
+            .stdout
+            .contains("> - the report's plan is m 4 × A 4 × D 2 = B 32; custom\\_good.toml plans m 2 × A 4 × D 2 = B 16\n"),
+        "{}",
+        forced.stdout
+    );
+    assert!(
+        forced
+            .stdout
+            .contains("> - the report was written from a configuration ("),
+        "{}",
+        forced.stdout
+    );
+    // The same file, edited where the plan does not change: rendered, with
+    // a note that it changed since the run.
+    let (dir, _) = custom_loop("custom-edited");
+    custom()
+        .current_dir(&dir)
+        .args(["schema", "-o", "custom.schema.json"])
+        .assert()
+        .success();
+    let edited = std::fs::read_to_string(dir.join("custom_good.toml"))
+        .expect("config")
+        .replace("lr = 3e-4", "lr = 1e-3");
+    std::fs::write(dir.join("custom_good.toml"), edited).expect("write");
+    let out = crate::run_in(&dir, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("> **The configuration file changed since the run**; its plan and length did not: the report was written from a configuration ("),
+        "{}",
+        out.stdout
     );
 }

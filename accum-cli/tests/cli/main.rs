@@ -3,10 +3,12 @@
 mod atomic;
 mod backend;
 mod bounded;
+mod browser;
 mod calc;
 mod channels;
 mod compare;
 mod custom;
+mod detect;
 mod docs;
 mod editors;
 mod engines;

@@ -288,7 +288,11 @@ fn dump_matches_threads_and_large_batch(n: u64) {
     );
     // Rank 0 prints the summary once; the other ranks print nothing.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(stdout.matches("5 applied updates").count(), 1, "{stdout}");
+    assert_eq!(
+        stdout.matches("5 applied updates in ").count(),
+        1,
+        "{stdout}"
+    );
     for (args, what) in [
         (vec!["run", acc, "-q", "--dump", "threads"], "threads"),
         (vec!["run", large, "-q", "--dump", "large"], "large"),

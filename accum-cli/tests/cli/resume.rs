@@ -523,3 +523,210 @@ fn another_format_version_is_refused_and_not_read() {
         out.stderr
     );
 }
+
+/// The update lines of a stats stream, parsed.
+fn stream_updates(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .expect("stream")
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a stats line"))
+        .filter_map(|l| l.get("update").cloned())
+        .collect()
+}
+
+#[test]
+fn a_killed_run_s_stats_stream_is_continued_whole_by_its_resume() {
+    let dir = scratch("resume-stream");
+    write(&dir, "run.toml", &config(4, 2, 2, 10, ""));
+    let out = run_in(
+        &dir,
+        &[
+            "run",
+            "run.toml",
+            "--report",
+            "whole.json",
+            "--stream-stats",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Killed inside the group of attempt 8, after the checkpoint of 6, and
+    // again while writing the checkpoint of 9 (its part written, the
+    // checkpoint not): the part of attempts 7 to 9 is the stopped run's.
+    let stream = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "run.toml",
+            "--checkpoint-every",
+            "3-updates",
+            "--report",
+            "resumed.json",
+            "--stream-stats",
+            "--quiet",
+        ];
+        args.extend(extra);
+        accum()
+            .current_dir(&dir)
+            .args(&args)
+            .output()
+            .expect("accum runs")
+    };
+    let out = stream(&["--checkpoint", "ck", "--kill-at", "group:8"]);
+    assert_eq!(out.status.signal(), Some(9));
+    let out = stream(&["--resume", "ck", "--kill-at", "checkpoint:9"]);
+    assert_eq!(out.status.signal(), Some(9));
+    assert!(
+        dir.join("ck/stats/7-9.jsonl").exists(),
+        "{:?}",
+        names(&dir.join("ck/stats"))
+    );
+    let out = stream(&["--resume", "ck"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("whole.stats.jsonl")).expect("whole"),
+        std::fs::read(dir.join("resumed.stats.jsonl")).expect("resumed"),
+        "the resumed run's stream is the uninterrupted one's, byte for byte"
+    );
+
+    // A stream asked for only at the resume says what it lacks.
+    let plain = scratch("resume-stream-late");
+    write(&plain, "run.toml", &config(4, 2, 2, 10, ""));
+    assert!(killed_at(&plain, "run.toml", "group:8", false));
+    let out = run_in(
+        &plain,
+        &[
+            "run",
+            "run.toml",
+            "--resume",
+            "ck",
+            "--report",
+            "r.json",
+            "--stream-stats",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "note: the stats stream covers the update attempts after 6 only: ck keeps no stream of attempts 1 to 6"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(stream_updates(&plain.join("r.stats.jsonl")).len(), 4);
+}
+
+#[test]
+fn a_resumed_and_re_planned_run_shows_both_segments_in_its_sheets_and_comparison() {
+    let dir = scratch("resume-sheet");
+    write(&dir, "two.toml", &config(4, 2, 2, 10, ""));
+    let out = run_in(
+        &dir,
+        &["run", "two.toml", "--report", "whole.json", "--quiet"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(killed_at(&dir, "two.toml", "group:6", false));
+    // Moved to one replica: B kept with A doubled.
+    let out = run_in(
+        &dir,
+        &["replan", "two.toml", "--replicas", "1", "-o", "one.toml"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run_in(
+        &dir,
+        &[
+            "run",
+            "one.toml",
+            "--resume",
+            "ck",
+            "--report",
+            "resumed.json",
+            "--stream-stats",
+            "--quiet",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report = json(&dir.join("resumed.json"));
+    assert_eq!(report["counters"]["applied_updates"], 10, "the whole run");
+
+    for format in ["json", "md", "html"] {
+        let file = format!("sheet.{format}");
+        let out = run_in(
+            &dir,
+            &["sheet", "one.toml", "--report", "resumed.json", "-o", &file],
+        );
+        assert_eq!(out.code, 0, "{format}: {}", out.stderr);
+        let text = std::fs::read_to_string(dir.join(&file)).expect("sheet");
+        for shown in [
+            "Segments",
+            "segment 1: from the start",
+            "m 4 × A 2 × D 2 = B 16",
+            "segment 2: after update 3",
+            "m 4 × A 4 × D 1 = B 16",
+            "resumed under another plan; saved under m 4 × A 2 × D 2 = B 16",
+            "A dashed line marks where the run resumed",
+        ] {
+            assert!(text.contains(shown), "{format}: `{shown}` missing");
+        }
+    }
+    // The mark on the trial's loss plot, at the resume on its axis
+    // (examples: 3 updates of 16).
+    let sheet = json(&dir.join("sheet.json"));
+    let loss = sheet["trial"]["charts"]
+        .as_array()
+        .expect("charts")
+        .iter()
+        .find(|c| c["id"] == "loss")
+        .expect("loss chart");
+    assert_eq!(loss["marks"]["name"], "resume");
+    assert_eq!(loss["marks"]["at"][0]["x"], 48.0);
+    assert_eq!(
+        loss["marks"]["at"][0]["label"],
+        "resumed: m 4 × A 4 × D 1 = B 16"
+    );
+    // The summary counts the whole run: every attempt, before and after.
+    assert!(
+        sheet["trial"].to_string().contains("\"10\""),
+        "{}",
+        sheet["trial"]
+    );
+
+    let out = run_in(
+        &dir,
+        &[
+            "compare",
+            "whole.json",
+            "resumed.json",
+            "--format",
+            "json",
+            "-o",
+            "cmp.json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let cmp = json(&dir.join("cmp.json"));
+    let segments = cmp["table"]["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["label"] == "segments")
+        .expect("a segments row");
+    assert_eq!(segments["values"][0], "1 (never resumed)");
+    assert_eq!(
+        segments["values"][1],
+        "2: m 4 × A 2 × D 2 = B 16 from the start, m 4 × A 4 × D 1 = B 16 after update 3 (re-planned)"
+    );
+    let marks = &cmp["charts"][0]["marks"];
+    assert!(
+        marks["at"]
+            .as_array()
+            .expect("marks")
+            .iter()
+            // The run is labelled by its name, its configuration's.
+            .any(|m| m["label"] == "one resumed: m 4 × A 4 × D 1 = B 16"),
+        "{marks}"
+    );
+}

@@ -24,11 +24,20 @@ fn run_writes_a_report_and_counts_in_units() {
         "{}",
         out.stdout
     );
-    // Logs are in the declared axis: every 64 examples (B = 16).
+    // Logs are in the declared axis: every 64 examples (B = 16), with the
+    // learning rate (a constant 1e-2), the gradient norm, the throughput
+    // and the time since the start.
+    let log = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("      64 examples  loss "))
+        .unwrap_or_else(|| panic!("a log line: {}", out.stdout));
+    assert!(log.contains("  lr 1.00e-2  grad norm "), "{log}");
+    assert!(log.contains(" tok/s  "), "{log}");
+    let clock = log.rsplit("  ").next().unwrap_or_default();
     assert!(
-        out.stdout.contains("      64 examples  loss"),
-        "{}",
-        out.stdout
+        clock.contains(':') && clock.chars().all(|c| c.is_ascii_digit() || c == ':'),
+        "{log}"
     );
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("report"))
@@ -311,4 +320,64 @@ fn a_stats_stream_beside_the_report_feeds_the_sheet() {
         "{}",
         sheet.stdout
     );
+}
+
+/// On an 80-column terminal (a pseudo-terminal from util-linux `script`),
+/// the status line is redrawn in place and never longer than the terminal
+/// is wide, so it never wraps.
+#[test]
+fn the_status_line_fits_80_columns() {
+    let dir = scratch("run-terminal");
+    let config = std::fs::read_to_string(examples().join("quickstart.toml"))
+        .expect("quickstart")
+        .replace("total = \"300 updates\"", "total = \"60 updates\"");
+    std::fs::write(dir.join("q.toml"), config).expect("config");
+    let command = format!(
+        "stty cols 80 rows 24; '{}' run q.toml",
+        env!("CARGO_BIN_EXE_accum")
+    );
+    let out = std::process::Command::new("script")
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .env("SHELL", "/bin/sh")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux `script` runs (.ci/run installs it)");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    // The terminal's control sequences (cursor moves, clears) end a line
+    // as a carriage return does.
+    let mut plain = String::new();
+    let mut chars = shown.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            plain.push('\r');
+            continue;
+        }
+        plain.push(c);
+    }
+    // indicatif pads each line it prints to the terminal's width, so a log
+    // line and the bar after it can share a segment: the status line starts
+    // at the bar.
+    let status: Vec<&str> = plain
+        .split(['\r', '\n'])
+        .filter(|l| l.contains(" updates (") && l.contains("%)"))
+        .filter_map(|l| l.find(['█', '░']).map(|at| &l[at..]))
+        .collect();
+    assert!(!status.is_empty(), "a status line was drawn: {plain:?}");
+    for line in status {
+        assert!(
+            line.trim_end().chars().count() <= 80,
+            "{} columns: {line:?}",
+            line.trim_end().chars().count()
+        );
+    }
 }

@@ -50,15 +50,25 @@ fn redact(value: &mut Value) {
                     ("points", Value::Array(points)) => {
                         *item = Value::String(format!("[{} points]", points.len()));
                     }
-                    ("final_loss", Value::Number(_)) => *item = Value::String("[loss]".into()),
+                    ("final_loss" | "first_loss" | "min_loss", Value::Number(_)) => {
+                        *item = Value::String("[loss]".into());
+                    }
+                    // Where and when the run ran, and how fast.
+                    ("provenance", Value::Object(_)) => {
+                        *item = Value::String("[provenance]".into());
+                    }
                     _ => redact(item),
                 }
             }
-            // The loss card (a card has a detail; an axis labelled loss has not).
-            if map.get("label").and_then(Value::as_str) == Some("loss")
+            // The loss cards (a card has a detail; an axis labelled loss has not).
+            if map
+                .get("label")
+                .and_then(Value::as_str)
+                .is_some_and(|l| l.starts_with("loss"))
                 && map.contains_key("detail")
             {
                 map.insert("value".into(), Value::String("[loss]".into()));
+                map.insert("detail".into(), Value::String("[loss]".into()));
             }
         }
         Value::Array(items) => items.iter_mut().for_each(redact),
@@ -66,16 +76,33 @@ fn redact(value: &mut Value) {
     }
 }
 
-/// The Markdown sheet with its final loss replaced (see [`redact`]).
+/// The Markdown sheet with its losses and its provenance (when and how
+/// fast it ran) replaced (see [`redact`]).
 fn redact_md(text: &str) -> String {
     text.lines()
         .map(|line| {
-            if line.starts_with("| **") {
-                let mut cells: Vec<String> = line.split(" | ").map(str::to_owned).collect();
-                if let Some(last) = cells.last_mut() {
-                    *last = "**[loss]** |".into();
-                }
-                cells.join(" | ")
+            if line.starts_with("Run: ") {
+                "Run: [provenance]".to_owned()
+            } else if line.starts_with("| ") {
+                // The loss cards' values and their minimum.
+                let (cells, end) = line
+                    .strip_suffix(" |")
+                    .map_or((line, ""), |cells| (cells, " |"));
+                let cells = cells
+                    .split(" | ")
+                    .map(|cell| {
+                        if cell.starts_with("**") && cell.contains(" → ") {
+                            "**[loss]**"
+                        } else if cell.starts_with("first → final applied update, exact; minimum ")
+                        {
+                            "first → final applied update, exact; minimum [loss]"
+                        } else {
+                            cell
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                format!("{cells}{end}")
             } else {
                 line.to_owned()
             }
@@ -433,7 +460,7 @@ fn decode(bytes: &[u8]) -> Picture {
 }
 
 /// Flags for a headless Chromium that stays off the network.
-const HEADLESS: [&str; 8] = [
+pub(crate) const HEADLESS: [&str; 8] = [
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
@@ -527,7 +554,8 @@ fn html_sheet_in_a_real_browser_with_a_screenshot() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let page = dir.join("sheet.html");
     let dom = dump_dom(&browser, &dir, &page);
-    assert_eq!(dom.matches("<svg ").count(), 6, "every plot is in the DOM");
+    // Every plot, in a column and on a phone; the loss across the page too.
+    assert_eq!(dom.matches("<svg ").count(), 11, "every plot is in the DOM");
     assert!(dom.contains("<polyline"), "the plots have lines");
     // Had the script in the notes run, the title would be "pwned".
     assert!(
@@ -580,7 +608,11 @@ fn a_ramp_up_sheet_in_a_real_browser_with_a_screenshot() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let page = dir.join("sheet.html");
     let dom = dump_dom(&browser, &dir, &page);
-    assert_eq!(dom.matches("<svg ").count(), 2, "both plots are in the DOM");
+    assert_eq!(
+        dom.matches("<svg ").count(),
+        4,
+        "both plots are in the DOM, in a column and on a phone"
+    );
     assert!(dom.contains("<h3>Batch ramp-up in 3 stages</h3>"), "{dom}");
     assert_eq!(
         dom.matches("<tr><td class=\"num\">").count(),
@@ -693,4 +725,84 @@ fn per_update_stats_as_csv() {
     let out = run_in(&dir, &["sheet", "fp16.toml", "-o", "sheet.md"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout, "wrote sheet.md\n  and sheet.schedule.svg\n");
+}
+
+/// The terminal, the sheet (HTML), its Markdown and a comparison give the
+/// same first, final and minimum loss: the report's exact ones.
+#[test]
+fn the_headline_loss_is_the_same_everywhere() {
+    let dir = scratch("sheet-headline");
+    std::fs::copy(fixtures().join("fp16.toml"), dir.join("fp16.toml")).expect("copy");
+    let run = run_in(&dir, &["run", "fp16.toml", "--report", "run.json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let line = run
+        .stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("loss first "))
+        .unwrap_or_else(|| panic!("a loss line: {}", run.stdout));
+    // `4.2121, final 1.1350, minimum 1.0999 (exact, over 60 applied updates)`
+    let figures: Vec<&str> = line
+        .split(" (")
+        .next()
+        .expect("figures")
+        .split(", ")
+        .map(|f| f.rsplit(' ').next().expect("a figure"))
+        .collect();
+    let [first, last, min] = figures[..] else {
+        panic!("three figures: {line}")
+    };
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).expect("report"))
+            .expect("json");
+    let exact = |key: &str| format!("{:.4}", report["summary"]["loss"][key].as_f64().expect(key));
+    assert_eq!(
+        (first, last, min),
+        (
+            exact("first").as_str(),
+            exact("last").as_str(),
+            exact("min").as_str()
+        )
+    );
+    let card = format!("**{first} → {last}**");
+    let detail = format!("first → final applied update, exact; minimum {min}");
+    let md = run_in(&dir, &["sheet", "fp16.toml", "--report", "run.json"]);
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    assert!(
+        md.stdout.contains(&card) && md.stdout.contains(&detail),
+        "{}",
+        md.stdout
+    );
+    let html = run_in(
+        &dir,
+        &[
+            "sheet",
+            "fp16.toml",
+            "--report",
+            "run.json",
+            "--format",
+            "html",
+        ],
+    );
+    assert!(
+        html.stdout
+            .contains(&format!("<div class=\"value\">{first} → {last}</div>"))
+            && html.stdout.contains(&detail),
+        "the HTML's loss card"
+    );
+    std::fs::copy(dir.join("run.json"), dir.join("again.json")).expect("copy");
+    let compared = run_in(&dir, &["compare", "run.json", "again.json"]);
+    assert_eq!(compared.code, 0, "{}", compared.stderr);
+    assert!(
+        compared.stdout.contains(&format!(
+            "| {first} → {last} (minimum {min}) | {first} → {last} (minimum {min}) |"
+        )),
+        "{}",
+        compared.stdout
+    );
+    // Two copies of one run agree exactly.
+    assert!(
+        compared.stdout.contains("| the reference | identical |"),
+        "{}",
+        compared.stdout
+    );
 }

@@ -145,12 +145,6 @@ fn string_literals_are_read_like_rustc_reads_them() {
     );
 }
 
-/// Folders whose strings are being reworded where they are being rewritten
-/// (the framework importers, the sheet renderers). A ratchet: their bare
-/// ids are tolerated while they are listed, and a listed folder without any
-/// fails, so that the list only shrinks.
-const PENDING: &[&str] = &["accum-cli/src/sheet/"];
-
 /// Every string literal with a bare rule id, by file (relative to the
 /// workspace root).
 fn source_offenders() -> Vec<(String, String)> {
@@ -176,23 +170,15 @@ fn source_offenders() -> Vec<(String, String)> {
 
 #[test]
 fn no_source_string_cites_a_bare_rule_id() {
-    let offenders = source_offenders();
-    let new: Vec<String> = offenders
+    let offenders: Vec<String> = source_offenders()
         .iter()
-        .filter(|(file, _)| !PENDING.iter().any(|dir| file.starts_with(dir)))
         .map(|(file, line)| format!("{file}: {line}"))
         .collect();
     assert!(
-        new.is_empty(),
+        offenders.is_empty(),
         "bare rule ids in user-facing strings:\n{}",
-        new.join("\n")
+        offenders.join("\n")
     );
-    for dir in PENDING {
-        assert!(
-            offenders.iter().any(|(file, _)| file.starts_with(dir)),
-            "{dir} has no bare rule id left: remove it from PENDING"
-        );
-    }
 }
 
 /// The subcommands a `--help` lists, without `help`.

@@ -36,8 +36,9 @@
 //! The engine sections (loss, precision, optimizer, schedule, data, model,
 //! log) join [`TrainingConfig`] the way `batch` and `parallel` do:
 //!
-//! 1. On the section struct: `#[derive(…, Serialize, Deserialize, JsonSchema,
-//!    AccumConfig)]`, `#[accum(crate = "crate", section)]` and
+//! 1. On the section struct: `#[derive(…, Serialize, Deserialize,
+//!    AccumConfig)]`, `#[cfg_attr(feature = "schema", derive(JsonSchema))]`,
+//!    `#[accum(crate = "crate", section)]` and
 //!    `#[serde(deny_unknown_fields)]`. Deriving on every section, even one
 //!    without roles, is what makes the compiler reject `warmup_steps: u64`
 //!    there (`accum::span`) and puts `x-accum-unit` on its typed fields in the schema.
@@ -51,13 +52,14 @@
 //!    [`TrainingConfig`] then.
 //! 5. Review the schema snapshot diff (`cargo insta review`).
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub mod partial;
 
-use crate::engine::EngineConfig;
 use crate::plan::{LinearRamp, StageSpec};
+use crate::settings::EngineConfig;
 use crate::settings::{
     DataSection, LogSection, LossSection, ModelSection, OptimizerSection, PrecisionSection,
     ScheduleSection,
@@ -68,7 +70,8 @@ use crate::{AccumConfig, Code, FieldPath, Finding, Findings};
 // `variable_length`: the built-in data's sequences run from `data.min_len`
 // to `data.max_len`, and the engine counts the tokens of each update, so
 // lengths in tokens need no fixed `seq_len` (`accum::calc::tokens`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 // `check`: the engine sections' ranges are findings of `validate()` too, so
 // that `plan()` refuses what `accum validate` refuses.
 #[accum(crate = "crate", variable_length, check = Self::settings_findings)]
@@ -140,9 +143,15 @@ impl TrainingConfig {
     ///
     /// Beside them, a valid plan that the built-in engine cannot hold
     /// (buffers past what can be allocated) is a warning: `run` and
-    /// `verify` refuse it, so it is said before they do.
+    /// `verify` refuse it, so it is said before they do. Without the
+    /// `engine` feature there is no engine to hold it, and no such warning.
     pub fn check(&self) -> Result<Findings, Findings> {
+        #[cfg_attr(
+            not(feature = "engine"),
+            allow(unused_mut, reason = "the engine's warning")
+        )]
         let mut result = AccumConfig::validate(self);
+        #[cfg(feature = "engine")]
         if let Ok(warnings) = &mut result
             && let Ok(stages) = self.staged_plan()
             && let Some(refusal) = crate::engine::buffer_refusal(&stages, &self.engine_config())
@@ -187,7 +196,8 @@ impl TrainingConfig {
 }
 
 /// `[run]`: the run's name and notes, for the run sheet.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
     /// A short name for the run. Default: the config file's name without
@@ -213,7 +223,8 @@ impl RunSection {
 }
 
 /// `[batch]`: the accumulation plan, `B = m·A·D`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[accum(crate = "crate", section)]
 #[serde(deny_unknown_fields)]
 pub struct BatchSection {
@@ -251,7 +262,8 @@ pub struct BatchSection {
 
 /// `[parallel]`: all devices and the degrees that split one model copy;
 /// only what is left are replicas.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[accum(crate = "crate", section)]
 #[serde(deny_unknown_fields)]
 pub struct ParallelSection {

@@ -4,7 +4,7 @@
 //! [`Findings`](crate::Findings) with field paths), the batch ramp-up
 //! ([`staged_plan_of`]), the rules of lengths ([`check_spans`]), all of them
 //! at once ([`check_values`]), and [`schema_for`], the JSON Schema 2020-12
-//! with `x-accum-role` / `x-accum-unit` annotations (docs/architecture.md "Interfaces").
+//! with `x-accum-role` / `x-accum-unit` annotations (docs/derive.md).
 //!
 //! The derive generates only data: a static description of the fields
 //! ([`AccumConfig::FIELDS`]) and a function that reads the role values
@@ -55,14 +55,24 @@ use serde::Serialize;
 
 pub use ramp::{RampField, RampRole, RampUp, RampValue, StagesField, staged_plan_of};
 pub use rules::check_roles;
-pub use schema::{SCHEMA_VERSION, no_step_findings, schema_for, step_findings, step_findings_of};
+#[cfg(feature = "schema")]
+pub use schema::schema_for;
+pub use schema::{SCHEMA_VERSION, no_step_findings, step_findings, step_findings_of};
 
 /// A derived config with a JSON Schema, whose step-like fields the
 /// derive's `validate()` looks for in the schema. Named by generated code.
+#[cfg(feature = "schema")]
 #[doc(hidden)]
 pub trait SchemaConfig: AccumConfig + schemars::JsonSchema {}
 
+#[cfg(feature = "schema")]
 impl<T: AccumConfig + schemars::JsonSchema> SchemaConfig for T {}
+
+/// Without the `schema` feature, no config has a JSON Schema: a trait no
+/// type implements, so the derive's probe finds none.
+#[cfg(not(feature = "schema"))]
+#[doc(hidden)]
+pub trait SchemaConfig: AccumConfig {}
 pub use spans::{SpanField, SpanUse, SpanValue, check_spans};
 
 use crate::finding::{FieldPath, Finding, Findings};

@@ -143,7 +143,7 @@ pub fn check_roles(values: &[RoleValue]) -> Findings {
 /// `accum::plan::zero`: every factor is at least 1.
 fn zeroes(values: &[RoleValue], findings: &mut Findings) {
     for v in values.iter().filter(|v| v.given == Given::Value(0)) {
-        let err = PlanError::Zero { role: v.role };
+        let err = PlanError::Rule(Violation::Zero { role: v.role });
         let path = v.source.path().clone();
         let fix = Fix::from(rules::zero(v.role, &format!("`{path}`")));
         findings.push(Finding::from_error(&err, path).with_fix(fix));
@@ -228,10 +228,14 @@ fn replicas(places: &Places<'_>, findings: &mut Findings) -> Replicas {
         (State::Known(d), Some((State::Known(_), layout)))
             if rules::replicas_agree(d, layout.parts()).is_err() =>
         {
-            let err = PlanError::ReplicasDisagree {
+            let [world_size, tensor, pipeline, context] = layout.parts();
+            let err = PlanError::Rule(Violation::ReplicasDisagree {
                 replicas: d,
-                layout,
-            };
+                world_size,
+                tensor,
+                pipeline,
+                context,
+            });
             findings.push(places.finding_with_factors(&err, Role::Replicas));
             Replicas {
                 state: State::Blocked,
@@ -296,9 +300,9 @@ fn layout_replicas(places: &Places<'_>, findings: &mut Findings) -> Option<(Stat
 }
 
 fn missing_replicas(places: &Places<'_>) -> Finding {
-    let err = PlanError::Missing {
+    let err = PlanError::Rule(Violation::Missing {
         role: Role::Replicas,
-    };
+    });
     let (path, fix) = match (places.path(Role::Replicas), places.path(Role::WorldSize)) {
         (Some(r), Some(w)) => (
             r.clone(),
@@ -327,7 +331,7 @@ fn missing(places: &Places<'_>, m: State, a: State, b: State, findings: &mut Fin
         let state = if role == Role::MicroBatch { m } else { a };
         let solvable = b != State::Absent && other != State::Absent;
         if state == State::Absent && !solvable {
-            let err = PlanError::Missing { role };
+            let err = PlanError::Rule(Violation::Missing { role });
             let path = places.path_or_root(role);
             let fix = Fix::text(format!("set `{path}`, {}", rules::solvable_as(role)));
             findings.push(Finding::from_error(&err, path).with_fix(fix));

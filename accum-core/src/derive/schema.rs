@@ -3,8 +3,9 @@
 //! `"ramp"`), typed-unit fields `x-accum-unit`, length
 //! fields with a use `x-accum-span` (`warmup`, `total`, `every`), structs
 //! with constant roles `x-accum-constants`, and a config whose lengths vary
-//! `x-accum-variable-length` (docs/architecture.md "Interfaces").
+//! `x-accum-variable-length` (docs/derive.md).
 
+#[cfg(feature = "schema")]
 use super::{AccumConfig, FieldInfo};
 use crate::code::Code;
 use crate::finding::{FieldPath, Finding, Findings};
@@ -18,13 +19,14 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The JSON Schema (2020-12) of a derived config, with `x-accum-role` on
 /// every role field (`"stages"` or `"ramp"` on a batch ramp-up field) and
 /// `x-accum-unit` on every field with a declared unit,
-/// nested sections included (docs/architecture.md "Interfaces"). Role fields are plan
+/// nested sections included (docs/derive.md). Role fields are plan
 /// factors and have `minimum: 1`, so that editors and third-party validators
 /// reject a zero. Struct-level constant roles are listed as
 /// `"x-accum-constants": {"micro_batch": 2, …}` on the object of the struct
 /// that declares them. The root has an `$id`
 /// (`urn:accum:schema:v1:TrainingConfig`) and `x-accum-schema-version`.
 /// The schema alone is enough to rebuild the plan from a config file.
+#[cfg(feature = "schema")]
 pub fn schema_for<T: AccumConfig + schemars::JsonSchema>() -> schemars::Schema {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
@@ -56,6 +58,7 @@ pub fn schema_for<T: AccumConfig + schemars::JsonSchema>() -> schemars::Schema {
     schemars::Schema::try_from(root).unwrap_or_default()
 }
 
+#[cfg(feature = "schema")]
 fn annotate_object(
     schema: &mut serde_json::Value,
     fields: &[FieldInfo],
@@ -127,6 +130,7 @@ fn annotate_object(
 
 /// The `$defs` entry a property refers to, directly or through the
 /// `anyOf: [{$ref}, {type: null}]` of an `Option`.
+#[cfg(feature = "schema")]
 fn def_name(property: &serde_json::Value) -> Option<String> {
     let reference = property.get("$ref").and_then(serde_json::Value::as_str);
     let reference = reference.or_else(|| {
@@ -161,8 +165,17 @@ pub fn step_findings(schema: &serde_json::Value) -> Findings {
 
 /// [`step_findings`] of a derived config's own schema. Called by the
 /// derive's `validate()` for configs whose type has a JSON Schema.
+#[cfg(feature = "schema")]
 pub fn step_findings_of<T: AccumConfig + schemars::JsonSchema>(out: &mut Findings) {
     out.extend(step_findings(schema_for::<T>().as_value()));
+}
+
+/// Without the `schema` feature no type has a JSON Schema to walk: no type
+/// implements [`SchemaConfig`](super::SchemaConfig), so generated code,
+/// which names this for the types that do, never calls it.
+#[cfg(not(feature = "schema"))]
+pub fn step_findings_of<T: super::SchemaConfig>(out: &mut Findings) {
+    no_step_findings(out);
 }
 
 /// For configs without a JSON Schema: nothing to walk. Called by generated

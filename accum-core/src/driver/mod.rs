@@ -83,11 +83,15 @@ crate::code::debug_as_display!(DriverError);
 
 #[cfg(test)]
 mod length_tests;
+// The driver's tests run it beside the engine, on the engine's data.
 #[cfg(test)]
+#[cfg(feature = "engine")]
 mod resume_tests;
 #[cfg(test)]
+#[cfg(feature = "engine")]
 mod stage_tests;
 #[cfg(test)]
+#[cfg(feature = "engine")]
 mod tests;
 
 use std::fmt;
@@ -95,10 +99,14 @@ use std::fmt;
 pub use group::{Denominator, Group, GroupCounts, MicrobatchIds};
 pub use progress::Progress;
 pub use record::{RecordError, Recorder, Step};
+pub(crate) use state::Resumed;
+#[cfg(feature = "engine")]
+pub(crate) use state::describe_batches;
 pub use state::{DRIVER_STATE_VERSION, DriverState, ResumeError};
-pub(crate) use state::{Resumed, describe_batches};
-pub(crate) use walk::{Draw, Position, Walk, survey};
+#[cfg(feature = "engine")]
+pub(crate) use walk::{Draw, survey};
 pub use walk::{GroupAssignment, StageGroupError, epoch_order};
+pub(crate) use walk::{Position, Walk};
 
 use crate::code::Code;
 use crate::plan::{LastGroup, Plan, PlanError, StagedPlan};
@@ -448,7 +456,7 @@ impl DriverBuilder {
             if let Some((w, t)) = crate::schedule::in_one_unit(warmup, total, &staged)
                 && w.value() > t.value()
             {
-                return Err(DriverError::Schedule(ScheduleError::WarmupLongerThanRun {
+                return Err(DriverError::Schedule(ScheduleError::WarmupTooLong {
                     warmup,
                     total,
                     compared: (warmup.unit() != total.unit()).then_some((w, t)),

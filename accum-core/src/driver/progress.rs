@@ -51,7 +51,7 @@ impl Progress {
     }
 }
 
-impl crate::schedule::Counters for Progress {
+impl crate::schedule::Consumed for Progress {
     fn count(&self, unit: UnitKind) -> u64 {
         Progress::count(self, unit)
     }

@@ -51,8 +51,8 @@ use crate::fsio::{Batch, Durability, Naming, WriteError};
 use crate::memory::{MemoryBreakdown, MemoryTracker};
 use crate::report::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, KEPT_UPDATES, LossCurve, PlanSummary,
-    REPORT_FORMAT, RecorderPosition, RunReport, RunSummary, Segment, StageCounters, StatsError,
-    StatsStream, UpdateStats, stats_stream_beside,
+    Provenance, REPORT_FORMAT, RecorderPosition, RunReport, RunSummary, Segment, StageCounters,
+    StatsError, StatsStream, UpdateStats, stats_stream_beside,
 };
 use crate::settings::{LogAxis, Normalization, OptimizerKind, PrecisionMode};
 use crate::span::Span;
@@ -187,6 +187,11 @@ pub struct Recorder {
     stopped_early: bool,
     /// The run's segments once it was resumed; empty before.
     segments: Vec<Segment>,
+    /// Where the run comes from, as the caller said ([`Recorder::provenance`]).
+    provenance: Provenance,
+    /// When the recorder started, on the wall clock and on a monotonic one,
+    /// and the counters then.
+    started: (std::time::SystemTime, std::time::Instant, Counters),
 }
 
 impl Recorder {
@@ -217,6 +222,12 @@ impl Recorder {
             stream: None,
             stopped_early: false,
             segments: Vec::new(),
+            provenance: Provenance::default(),
+            started: (
+                std::time::SystemTime::now(),
+                std::time::Instant::now(),
+                Counters::default(),
+            ),
         }
     }
 
@@ -315,6 +326,14 @@ impl Recorder {
             stream: None,
             stopped_early: false,
             segments,
+            // The run's name and configuration carry over; its start and
+            // wall time are this segment's.
+            provenance: report.provenance.unwrap_or_default(),
+            started: (
+                std::time::SystemTime::now(),
+                std::time::Instant::now(),
+                report.counters,
+            ),
         })
     }
 
@@ -336,6 +355,16 @@ impl Recorder {
     /// "char_mlp", "hidden": 24}`), copied into the report.
     pub fn model(mut self, model: serde_json::Value) -> Recorder {
         self.model = model;
+        self
+    }
+
+    /// Where the run comes from: its name, its configuration file and
+    /// hash, the repository's commit
+    /// ([`Provenance::with_config`](crate::report::Provenance::with_config)).
+    /// The recorder adds the accum version, the start time, the wall time
+    /// and the throughput itself.
+    pub fn provenance(mut self, provenance: Provenance) -> Recorder {
+        self.provenance = provenance;
         self
     }
 
@@ -535,6 +564,21 @@ impl Recorder {
                 next_log: self.next_log,
                 logged: self.curve.offered(),
                 passes: self.passes,
+            }),
+            provenance: Some({
+                let timed = Provenance::timed(
+                    self.started.0,
+                    self.started.1.elapsed(),
+                    &self.started.2,
+                    &self.counters,
+                );
+                Provenance {
+                    run_name: self.provenance.run_name.clone(),
+                    config_path: self.provenance.config_path.clone(),
+                    config_hash: self.provenance.config_hash.clone(),
+                    git_commit: self.provenance.git_commit.clone(),
+                    ..timed
+                }
             }),
         }
     }

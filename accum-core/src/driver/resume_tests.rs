@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 
 use super::*;
-use crate::engine::{LossScaler, ScalerState};
 use crate::plan::{StageSpec, StagedPlan};
 use crate::report::RunReport;
+use crate::scaler::{LossScaler, ScalerState};
 use crate::settings::{LogAxis, LossScaleSettings, Normalization, ScheduleKind};
 use crate::units::{Examples, UnitKind};
 

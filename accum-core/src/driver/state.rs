@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use accum_core::driver::{Driver, DriverState, Outcome};
-//! use accum_core::engine::LossScaler;
+//! use accum_core::scaler::LossScaler;
 //! use accum_core::plan::{Plan, Rounding};
 //! use accum_core::replica::InProcess;
 //! use accum_core::schedule::Schedule;
@@ -528,11 +528,13 @@ impl DriverState {
     }
 
     /// The schedule's position, when the state has a schedule.
+    #[cfg(feature = "engine")]
     pub(crate) fn schedule_position(&self) -> Option<&SchedulePosition> {
         self.body.schedule.as_ref()
     }
 
     /// The plan of the next update under the saved plan.
+    #[cfg(feature = "engine")]
     pub(crate) fn next_plan(&self) -> PlanSummary {
         self.stage_at(self.body.progress.updates).summary()
     }

@@ -35,8 +35,8 @@
 use std::fmt;
 
 use super::DriverError;
-use crate::data::Rng;
 use crate::plan::{LastGroup, Plan, StagedPlan};
+use crate::rng::Rng;
 use crate::units::{Examples, Updates, group_digits};
 
 /// The order of epoch `epoch` over a data set of `examples` examples: a
@@ -190,6 +190,7 @@ impl Draw {
 
     /// The group's microbatches with their placement, under the group's
     /// own plan. Allocates nothing.
+    #[cfg(feature = "engine")]
     pub(crate) fn placements(&self) -> impl Iterator<Item = Placement<'_>> + '_ {
         placements(&self.members, &self.plan)
     }

@@ -54,16 +54,9 @@ pub enum EngineError {
         /// Bytes needed.
         bytes: u64,
     },
-    /// The schedule's lengths do not make a run (other than a warmup longer
-    /// than it, [`EngineError::WarmupTooLong`]).
+    /// The schedule's lengths do not make a run: a warmup longer than it
+    /// (`accum::span::warmup`), or a run of no update.
     Schedule(ScheduleError),
-    /// Warmup is longer than the run.
-    WarmupTooLong {
-        /// Warmup in updates.
-        warmup: u64,
-        /// Total in updates.
-        total: u64,
-    },
     /// An example reached two replicas in one epoch (`accum::run::data-parallel`).
     Overlap(OverlapError),
     /// With stages under `last_group = "error"`: a stage's group would be
@@ -183,7 +176,6 @@ impl EngineError {
             }
             EngineError::TooLarge { .. } | EngineError::GroupTooLarge { .. } => Some(Code::Memory),
             EngineError::Schedule(e) => e.code(),
-            EngineError::WarmupTooLong { .. } => Some(Code::Warmup),
             EngineError::Overlap(_)
             | EngineError::World { .. }
             | EngineError::ShardMismatch { .. } => Some(Code::DataParallel),
@@ -253,10 +245,6 @@ impl fmt::Display for EngineError {
                  or data.max_len",
                 *bytes as f64 / f64::from(1u32 << 30),
                 MAX_ACTIVATION_BYTES as f64 / f64::from(1u32 << 30),
-            ),
-            EngineError::WarmupTooLong { warmup, total } => write!(
-                f,
-                "warmup of {warmup} updates is longer than the run of {total} updates; shorten the warmup or lengthen schedule.total"
             ),
             EngineError::Schedule(e) => write!(f, "{e}"),
             EngineError::Overlap(e) => write!(f, "{e}"),
@@ -365,10 +353,6 @@ impl From<ScheduleError> for EngineError {
     fn from(e: ScheduleError) -> Self {
         match e {
             ScheduleError::Plan { error, .. } => EngineError::Plan(error),
-            ScheduleError::WarmupTooLong { warmup, total } => EngineError::WarmupTooLong {
-                warmup: warmup.get(),
-                total: total.get(),
-            },
             other => EngineError::Schedule(other),
         }
     }

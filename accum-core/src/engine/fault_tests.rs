@@ -4,7 +4,7 @@
 
 use super::tests::FailsOn;
 use super::*;
-use crate::data::{Dataset, Example, PackedMicrobatch};
+use crate::data::{Dataset, PackedMicrobatch, Sequence};
 use crate::model::{GradScale, LossSums, MlpWorkspace};
 use crate::plan::LastGroup;
 use crate::settings::{DataSection, ModelSection, ScheduleSection};
@@ -144,7 +144,7 @@ fn an_empty_data_set_is_refused_before_any_work() {
 
 fn three_examples() -> Dataset {
     let examples = (0..3)
-        .map(|id| Example {
+        .map(|id| Sequence {
             id,
             tokens: vec![1, 2, 3],
             labels: vec![2, 3, 4],

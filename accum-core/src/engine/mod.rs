@@ -79,6 +79,7 @@ use crate::report::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, KEPT_UPDATES, LossCurve, PlanSummary,
     REPORT_FORMAT, ReplicaCounters, RunReport, RunSummary, Segment, StageCounters, UpdateStats,
 };
+use crate::scaler::LossScaler;
 use crate::schedule::Schedule;
 use crate::span::Span;
 use crate::units::{Examples, Tokens, UnitKind, Updates};
@@ -96,11 +97,10 @@ mod update;
 pub(crate) use crate::settings::EngineConfig;
 // What a model, its data and a run of one's own use: the pieces of a
 // training step, public here and only here.
-pub use crate::data::{DataError, Dataset, Example, OverlapError, PackedMicrobatch, Rng};
+pub use crate::data::{DataError, Dataset, OverlapError, PackedMicrobatch, Rng, Sequence};
 pub use crate::dump::{DUMP_FORMAT, DumpError, DumpWriter};
 pub use crate::model::{GradScale, LossSums, MlpWorkspace, Model, Team, TokenMlp};
 pub use crate::optim::{AdamW, Optimizer, Sgd};
-pub use crate::scaler::{LossScaler, ScaleChange, ScalerState};
 pub use crate::tensor::Tensors;
 use backward::{ReplicaOutcome, ReplicaState};
 pub use error::EngineError;
@@ -793,6 +793,7 @@ impl<M: Model> Engine<M> {
             warnings,
             segments: self.segments.clone(),
             recorder: None,
+            provenance: None,
         }
     }
 

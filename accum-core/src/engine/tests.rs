@@ -3,11 +3,12 @@ use std::sync::atomic::AtomicBool;
 use proptest::prelude::*;
 
 use super::*;
-use crate::data::{Dataset, Example, PackedMicrobatch};
+use crate::data::{Dataset, PackedMicrobatch, Sequence};
 use crate::dump::DumpWriter;
 use crate::model::{GradScale, LossSums, TOKEN_MLP_PARAMS};
 use crate::plan::LastGroup;
 use crate::report::{Counters, CurvePoint};
+use crate::schedule::ScheduleError;
 use crate::settings::{
     DataSection, LogAxis, LogSection, ModelSection, Normalization, OptimizerKind, OptimizerSection,
     PrecisionMode, ScheduleKind, ScheduleSection,
@@ -167,13 +168,13 @@ fn weighted_mean_is_not_the_mean_of_means() {
     let x2 = ((2f64).exp() - 1.0 - (-2f64).exp()).ln() as f32;
     let b2 = model.params_mut().get_mut("b2").unwrap();
     b2.as_slice_mut().unwrap().copy_from_slice(&[0.0, -2.0, x2]);
-    let example = |id: u64, label: i64, len: usize| Example {
+    let example = |id: u64, label: i64, len: usize| Sequence {
         id,
         tokens: vec![0; len],
         labels: vec![label; len],
     };
-    let short: Vec<Example> = (0..4).map(|i| example(i, 0, 128)).collect(); // 512 tokens, loss 2
-    let long: Vec<Example> = (4..8).map(|i| example(i, 1, 384)).collect(); // 1,536 tokens, loss 4
+    let short: Vec<Sequence> = (0..4).map(|i| example(i, 0, 128)).collect(); // 512 tokens, loss 2
+    let long: Vec<Sequence> = (4..8).map(|i| example(i, 1, 384)).collect(); // 1,536 tokens, loss 4
     let batches = [PackedMicrobatch::of(&short), PackedMicrobatch::of(&long)];
     let scale = GradScale {
         normalization: Normalization::PerToken,
@@ -651,10 +652,7 @@ fn settings_are_validated_all_at_once() {
     assert!(
         matches!(
             err,
-            EngineError::WarmupTooLong {
-                warmup: 10,
-                total: 4
-            }
+            EngineError::Schedule(ScheduleError::WarmupTooLong { compared: None, .. })
         ),
         "{err}"
     );

@@ -657,22 +657,22 @@ impl Model for TokenMlp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::Example;
+    use crate::data::Sequence;
     use crate::settings::Normalization;
 
     fn tiny_batch() -> PackedMicrobatch {
         PackedMicrobatch::of(&[
-            Example {
+            Sequence {
                 id: 0,
                 tokens: vec![1, 4, 2],
                 labels: vec![4, -100, 6],
             },
-            Example {
+            Sequence {
                 id: 1,
                 tokens: vec![3, 0, 5, 5, 6],
                 labels: vec![0, 5, 5, 6, 2],
             },
-            Example {
+            Sequence {
                 id: 2,
                 tokens: vec![2],
                 labels: vec![-100],

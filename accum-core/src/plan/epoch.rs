@@ -10,9 +10,8 @@ use crate::units::{Examples, Microbatches, Updates};
 
 /// What happens to the last group when the data ends with fewer than `A`
 /// microbatches per replica, or with an incomplete microbatch.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LastGroup {
     /// Process it as one more update, normalized by what it really contains.

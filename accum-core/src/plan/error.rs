@@ -2,15 +2,17 @@
 //! [`Code`], the [`Role`] of the value to change, a message that states the
 //! equation with its numbers, a short label for the value, and the [`Fix`]
 //! with the values that would pass. `Display` joins message and fix for logs;
-//! front ends render the parts. The plan rules' sentences are written once,
-//! in `rules`, and shared with the derive's compile errors.
+//! front ends render the parts. A plan rule's [`Violation`] is held as the
+//! rules produce it, not mirrored: its sentences are written once, in
+//! `rules`, and shared with the derive's compile errors.
 
 use std::fmt;
 
 use serde::Serialize;
 
+use super::Role;
 use super::replan::REPLAN_SEARCH;
-use super::{Layout, Role, rules};
+use super::rules::{self, Violation};
 use crate::code::Code;
 use crate::units::{Overflow, UnitKind, group_digits};
 
@@ -84,65 +86,20 @@ impl Edit {
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PlanError {
-    /// A factor that must be at least 1 is zero.
-    Zero {
-        /// The role that is zero.
-        role: Role,
-    },
-    /// A required value is missing and cannot be solved for.
-    Missing {
-        /// The missing role.
-        role: Role,
-    },
-    /// A product does not fit in 64 bits.
+    /// A plan rule that the values break, with the numbers that break it
+    /// (`accum::plan::zero`, `accum::plan::missing`, `accum::plan::overflow`,
+    /// `accum::plan::layout`, `accum::plan::replicas`,
+    /// `accum::plan::global-batch`), as the rules and the derive's compile
+    /// errors have it.
+    Rule(Violation),
+    /// A count computed from a plan (a conversion, a stage's length) does
+    /// not fit in 64 bits (`accum::plan::overflow`).
     Overflow {
-        /// The product that overflowed, with its factors.
+        /// The operation that overflowed, with its operands.
         equation: String,
     },
-    /// `world_size` is not divisible by `tp·pp·cp` (`accum::plan::global-batch`).
-    LayoutNotDivisible {
-        /// Total devices.
-        world_size: u64,
-        /// Tensor-parallel degree.
-        tensor: u64,
-        /// Pipeline-parallel degree.
-        pipeline: u64,
-        /// Context-parallel degree.
-        context: u64,
-    },
-    /// The declared global batch is not `m·A·D`.
-    GlobalBatchMismatch {
-        /// Declared global batch.
-        global_batch: u64,
-        /// Micro-batch.
-        micro_batch: u64,
-        /// Accumulation steps.
-        accumulation: u64,
-        /// Data-parallel replicas.
-        replicas: u64,
-    },
-    /// Solving `A` (or `m`) from a global batch would need a fraction.
-    GlobalBatchNotDivisible {
-        /// Declared global batch.
-        global_batch: u64,
-        /// The role being solved for (`accumulation` or `micro_batch`).
-        solving: Role,
-        /// The known factor besides `D` (`m` when solving `A`, `A` when solving `m`).
-        known: u64,
-        /// Data-parallel replicas.
-        replicas: u64,
-    },
-    /// The declared global batch is not a multiple of the factors that are
-    /// known, so no value of the others gives `B = m·A·D`. Found by
-    /// validation when another factor is itself wrong.
-    GlobalBatchNotMultiple {
-        /// Declared global batch.
-        global_batch: u64,
-        /// The known factors, with their roles, in plan order.
-        factors: Vec<(Role, u64)>,
-    },
     /// A conversion from or to tokens needs the tokens of one update,
-    /// `T = B·L`, so a fixed sequence length (`accum::calc::tokens`).
+    /// `T = B·L`, so a fixed sequence length (`accum::plan::seq-len`).
     NeedsSeqLen {
         /// The count that was to be converted.
         value: u64,
@@ -152,7 +109,8 @@ pub enum PlanError {
         /// tokens.
         to: UnitKind,
     },
-    /// A count is not a whole number of updates and the rounding is exact.
+    /// A count is not a whole number of updates and the rounding is exact
+    /// (`accum::plan::whole-updates`).
     NotWholeUpdates {
         /// The count.
         value: u64,
@@ -170,22 +128,16 @@ pub enum PlanError {
         /// Examples left over after the full updates.
         remainder: u64,
     },
-    /// `replan` was asked for a micro-batch of zero.
+    /// `replan` was asked for a micro-batch of zero (`accum::plan::replan`).
     ReplanZero,
     /// Re-planning would have to search the divisors of a per-replica
-    /// batch too large to factor quickly, with no small micro-batch limit.
+    /// batch too large to factor quickly, with no small micro-batch limit
+    /// (`accum::plan::replan`).
     ReplanTooLarge {
         /// `m·A`, the examples per replica per update.
         per_replica: u64,
         /// The largest micro-batch asked for.
         max_micro_batch: u64,
-    },
-    /// Both `replicas` and a layout were given, and they disagree.
-    ReplicasDisagree {
-        /// The replicas given directly.
-        replicas: u64,
-        /// The layout given as well.
-        layout: Layout,
     },
 }
 
@@ -193,31 +145,22 @@ impl PlanError {
     /// The stable code of the rule (`accum::plan::global-batch`).
     pub fn code(&self) -> Code {
         match self {
-            PlanError::Zero { .. } => Code::Zero,
-            PlanError::Missing { .. } => Code::Missing,
+            PlanError::Rule(violation) => violation.code(),
             PlanError::Overflow { .. } => Code::Overflow,
-            PlanError::LayoutNotDivisible { .. } => Code::Layout,
-            PlanError::GlobalBatchMismatch { .. }
-            | PlanError::GlobalBatchNotDivisible { .. }
-            | PlanError::GlobalBatchNotMultiple { .. } => Code::GlobalBatch,
             PlanError::NeedsSeqLen { .. } => Code::SeqLen,
             PlanError::NotWholeUpdates { .. } => Code::WholeUpdates,
             PlanError::PartialGroup { .. } => Code::PartialGroup,
             PlanError::ReplanZero | PlanError::ReplanTooLarge { .. } => Code::Replan,
-            PlanError::ReplicasDisagree { .. } => Code::Replicas,
         }
     }
 
-    /// The role of the value to change, when the error is about one.
+    /// The role of the value to change, when the error is about one (an
+    /// overflow is about a product, not one of its factors).
     pub fn role(&self) -> Option<Role> {
-        match *self {
-            PlanError::Zero { role } | PlanError::Missing { role } => Some(role),
-            PlanError::LayoutNotDivisible { .. } => Some(Role::WorldSize),
-            PlanError::GlobalBatchMismatch { .. }
-            | PlanError::GlobalBatchNotDivisible { .. }
-            | PlanError::GlobalBatchNotMultiple { .. } => Some(Role::GlobalBatch),
+        match self {
+            PlanError::Rule(Violation::Overflow { .. }) => None,
+            PlanError::Rule(violation) => Some(violation.role()),
             PlanError::NeedsSeqLen { .. } => Some(Role::SeqLen),
-            PlanError::ReplicasDisagree { .. } => Some(Role::Replicas),
             PlanError::Overflow { .. }
             | PlanError::NotWholeUpdates { .. }
             | PlanError::PartialGroup { .. }
@@ -230,49 +173,13 @@ impl PlanError {
     /// of the equation the message states.
     pub fn factors(&self) -> Vec<(Role, u64)> {
         match self {
-            PlanError::LayoutNotDivisible {
-                tensor,
-                pipeline,
-                context,
-                ..
-            } => vec![
-                (Role::TensorParallel, *tensor),
-                (Role::PipelineParallel, *pipeline),
-                (Role::ContextParallel, *context),
-            ],
-            PlanError::GlobalBatchMismatch {
-                micro_batch,
-                accumulation,
-                replicas,
-                ..
-            } => vec![
-                (Role::MicroBatch, *micro_batch),
-                (Role::Accumulation, *accumulation),
-                (Role::Replicas, *replicas),
-            ],
-            PlanError::GlobalBatchNotDivisible {
-                solving,
-                known,
-                replicas,
-                ..
-            } => vec![
-                (rules::solving_partner(*solving), *known),
-                (Role::Replicas, *replicas),
-            ],
-            PlanError::GlobalBatchNotMultiple { factors, .. } => factors.clone(),
-            PlanError::ReplicasDisagree { layout, .. } => vec![
-                (Role::WorldSize, layout.world_size),
-                (Role::TensorParallel, layout.tensor),
-                (Role::PipelineParallel, layout.pipeline),
-                (Role::ContextParallel, layout.context),
-            ],
+            PlanError::Rule(violation) => violation.factors(),
             _ => Vec::new(),
         }
     }
 
-    /// The error in words. The plan rules (`accum::plan::zero` …
-    /// `accum::plan::global-batch`) take theirs from `rules`, the sentences
-    /// the derive's compile errors use too.
+    /// The error in words. A plan rule's are its [`Violation`]'s, the
+    /// sentences the derive's compile errors use too.
     fn text(&self) -> rules::Text {
         let other = |message: String, label: &str, fix: String| rules::Text {
             message,
@@ -281,38 +188,8 @@ impl PlanError {
             options: Vec::new(),
         };
         match *self {
-            PlanError::Zero { role } => rules::zero(role, role.key()),
-            PlanError::Missing { role } => rules::missing(role),
+            PlanError::Rule(ref violation) => violation.text(),
             PlanError::Overflow { ref equation } => rules::overflow(equation),
-            PlanError::LayoutNotDivisible {
-                world_size,
-                tensor,
-                pipeline,
-                context,
-            } => rules::layout_not_divisible(world_size, tensor, pipeline, context),
-            PlanError::ReplicasDisagree { replicas, layout } => rules::replicas_disagree(
-                replicas,
-                layout.world_size,
-                layout.tensor,
-                layout.pipeline,
-                layout.context,
-            ),
-            PlanError::GlobalBatchMismatch {
-                global_batch,
-                micro_batch,
-                accumulation,
-                replicas,
-            } => rules::global_batch_mismatch(global_batch, micro_batch, accumulation, replicas),
-            PlanError::GlobalBatchNotDivisible {
-                global_batch,
-                solving,
-                known,
-                replicas,
-            } => rules::global_batch_not_divisible(global_batch, solving, known, replicas),
-            PlanError::GlobalBatchNotMultiple {
-                global_batch,
-                ref factors,
-            } => rules::global_batch_not_multiple(global_batch, factors),
             PlanError::NeedsSeqLen { value, unit, to } => {
                 let count = format!(
                     "{} {}",
@@ -431,65 +308,76 @@ impl From<rules::Text> for Fix {
     }
 }
 
-impl From<rules::Violation> for PlanError {
-    fn from(violation: rules::Violation) -> PlanError {
-        use rules::Violation as V;
-        match violation {
-            V::Zero { role } => PlanError::Zero { role },
-            V::Missing { role } => PlanError::Missing { role },
-            V::Overflow { factors } => PlanError::Overflow {
-                equation: rules::equation(&factors),
-            },
-            V::LayoutNotDivisible {
-                world_size,
+impl From<Violation> for PlanError {
+    fn from(violation: Violation) -> PlanError {
+        PlanError::Rule(violation)
+    }
+}
+
+impl Violation {
+    /// The stable code of the rule the values break.
+    pub fn code(&self) -> Code {
+        match self {
+            Violation::Zero { .. } => Code::Zero,
+            Violation::Missing { .. } => Code::Missing,
+            Violation::Overflow { .. } => Code::Overflow,
+            Violation::LayoutNotDivisible { .. } => Code::Layout,
+            Violation::ReplicasDisagree { .. } => Code::Replicas,
+            Violation::GlobalBatchMismatch { .. }
+            | Violation::GlobalBatchNotDivisible { .. }
+            | Violation::GlobalBatchNotMultiple { .. } => Code::GlobalBatch,
+        }
+    }
+
+    /// The other plan values that take part, with their roles: the factors
+    /// of the equation the message states.
+    fn factors(&self) -> Vec<(Role, u64)> {
+        match *self {
+            Violation::LayoutNotDivisible {
                 tensor,
                 pipeline,
                 context,
-            } => PlanError::LayoutNotDivisible {
-                world_size,
-                tensor,
-                pipeline,
-                context,
-            },
-            V::ReplicasDisagree {
-                replicas,
-                world_size,
-                tensor,
-                pipeline,
-                context,
-            } => PlanError::ReplicasDisagree {
-                replicas,
-                layout: Layout::new(world_size, tensor, pipeline, context),
-            },
-            V::GlobalBatchMismatch {
-                global_batch,
+                ..
+            } => vec![
+                (Role::TensorParallel, tensor),
+                (Role::PipelineParallel, pipeline),
+                (Role::ContextParallel, context),
+            ],
+            Violation::GlobalBatchMismatch {
                 micro_batch,
                 accumulation,
                 replicas,
-            } => PlanError::GlobalBatchMismatch {
-                global_batch,
-                micro_batch,
-                accumulation,
-                replicas,
-            },
-            V::GlobalBatchNotDivisible {
-                global_batch,
+                ..
+            } => vec![
+                (Role::MicroBatch, micro_batch),
+                (Role::Accumulation, accumulation),
+                (Role::Replicas, replicas),
+            ],
+            Violation::GlobalBatchNotDivisible {
                 solving,
                 known,
                 replicas,
-            } => PlanError::GlobalBatchNotDivisible {
-                global_batch,
-                solving,
-                known,
-                replicas,
-            },
-            V::GlobalBatchNotMultiple {
-                global_batch,
-                factors,
-            } => PlanError::GlobalBatchNotMultiple {
-                global_batch,
-                factors,
-            },
+                ..
+            } => vec![
+                (rules::solving_partner(solving), known),
+                (Role::Replicas, replicas),
+            ],
+            Violation::GlobalBatchNotMultiple { ref factors, .. } => factors.clone(),
+            Violation::ReplicasDisagree {
+                world_size,
+                tensor,
+                pipeline,
+                context,
+                ..
+            } => vec![
+                (Role::WorldSize, world_size),
+                (Role::TensorParallel, tensor),
+                (Role::PipelineParallel, pipeline),
+                (Role::ContextParallel, context),
+            ],
+            Violation::Zero { .. } | Violation::Missing { .. } | Violation::Overflow { .. } => {
+                Vec::new()
+            }
         }
     }
 }
@@ -516,46 +404,47 @@ impl From<Overflow> for PlanError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Layout;
 
     fn samples() -> Vec<PlanError> {
         vec![
-            PlanError::Zero {
+            PlanError::Rule(Violation::Zero {
                 role: Role::Accumulation,
-            },
-            PlanError::Missing {
+            }),
+            PlanError::Rule(Violation::Missing {
                 role: Role::Replicas,
-            },
+            }),
             PlanError::Overflow {
                 equation: "micro_batch 2 × accumulation 18446744073709551615".to_owned(),
             },
-            PlanError::LayoutNotDivisible {
+            PlanError::Rule(Violation::LayoutNotDivisible {
                 world_size: 64,
                 tensor: 3,
                 pipeline: 2,
                 context: 1,
-            },
-            PlanError::GlobalBatchMismatch {
+            }),
+            PlanError::Rule(Violation::GlobalBatchMismatch {
                 global_batch: 28,
                 micro_batch: 2,
                 accumulation: 8,
                 replicas: 2,
-            },
-            PlanError::GlobalBatchMismatch {
+            }),
+            PlanError::Rule(Violation::GlobalBatchMismatch {
                 global_batch: 30,
                 micro_batch: 2,
                 accumulation: 8,
                 replicas: 2,
-            },
-            PlanError::GlobalBatchNotDivisible {
+            }),
+            PlanError::Rule(Violation::GlobalBatchNotDivisible {
                 global_batch: 30,
                 solving: Role::MicroBatch,
                 known: 4,
                 replicas: 2,
-            },
-            PlanError::GlobalBatchNotMultiple {
+            }),
+            PlanError::Rule(Violation::GlobalBatchNotMultiple {
                 global_batch: 30,
                 factors: vec![(Role::Accumulation, 8), (Role::Replicas, 2)],
-            },
+            }),
             PlanError::NeedsSeqLen {
                 value: 2_000_000,
                 unit: UnitKind::Token,
@@ -576,10 +465,13 @@ mod tests {
                 per_replica: 1 << 50,
                 max_micro_batch: 1 << 40,
             },
-            PlanError::ReplicasDisagree {
+            PlanError::Rule(Violation::ReplicasDisagree {
                 replicas: 3,
-                layout: Layout::new(8, 2, 1, 1),
-            },
+                world_size: 8,
+                tensor: 2,
+                pipeline: 1,
+                context: 1,
+            }),
         ]
     }
 

@@ -51,7 +51,7 @@ impl PlanInput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Role;
+    use crate::plan::{Role, Violation};
 
     #[test]
     fn resolve_solves_accumulation_exactly() {
@@ -132,9 +132,9 @@ mod tests {
         let none = PlanInput::default();
         assert_eq!(
             none.resolve(),
-            Err(PlanError::Missing {
+            Err(PlanError::Rule(Violation::Missing {
                 role: Role::Replicas
-            })
+            }))
         );
         let only_m = PlanInput {
             micro_batch: Some(2),
@@ -143,9 +143,9 @@ mod tests {
         };
         assert_eq!(
             only_m.resolve(),
-            Err(PlanError::Missing {
+            Err(PlanError::Rule(Violation::Missing {
                 role: Role::Accumulation
-            })
+            }))
         );
         let with_layout = PlanInput {
             micro_batch: Some(2),

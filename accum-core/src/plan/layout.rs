@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::{PlanError, rules};
 
 /// A device layout: all devices of a job and the degrees of the parallelisms
-/// that split one model copy. Only what is left are data-parallel replicas (`accum::plan::global-batch`).
+/// that split one model copy. Only what is left are data-parallel replicas (`accum::plan::layout`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Layout {
     /// All devices (`world_size`).
@@ -56,7 +56,7 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Plan;
+    use crate::plan::{Plan, Violation};
 
     #[test]
     fn model_parallel_devices_are_not_replicas() {
@@ -82,7 +82,10 @@ mod tests {
             "{err}"
         );
         let huge = Layout::new(64, u64::MAX, 2, 1).replicas().unwrap_err();
-        assert!(matches!(huge, PlanError::LayoutNotDivisible { .. }));
+        assert!(matches!(
+            huge,
+            PlanError::Rule(Violation::LayoutNotDivisible { .. })
+        ));
     }
 
     mod properties {

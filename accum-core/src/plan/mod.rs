@@ -27,10 +27,15 @@ mod error;
 mod input;
 mod layout;
 mod replan;
-// Shared by source with accum-macros, so its items are `pub` for both
-// crates; this crate re-exports what its users name.
+/// The plan rules (roles, arithmetic, wording), written once in
+/// accum-macros' `rules.rs` and compiled here through its `plan_rules!`, so
+/// that the derive's compile errors and this crate's errors are the same
+/// sentences. Its items are `pub` for both crates; this crate re-exports
+/// what its users name.
 #[allow(unreachable_pub)]
-pub(crate) mod rules;
+pub(crate) mod rules {
+    accum_macros::plan_rules!();
+}
 mod stages;
 
 use std::fmt;
@@ -47,7 +52,7 @@ pub use stages::{LinearRamp, MAX_STAGES, Stage, StageError, StageSpec, StagedPla
 
 use crate::units::{Examples, Microbatches, Tokens, group_digits};
 
-pub use rules::Role;
+pub use rules::{Role, Violation};
 
 impl Serialize for Role {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -447,41 +452,41 @@ mod tests {
     fn zeroes_are_rejected_with_their_role() {
         assert_eq!(
             Plan::new(0, 1, 1),
-            Err(PlanError::Zero {
+            Err(PlanError::Rule(Violation::Zero {
                 role: Role::MicroBatch
-            })
+            }))
         );
         assert_eq!(
             Plan::new(1, 0, 1),
-            Err(PlanError::Zero {
+            Err(PlanError::Rule(Violation::Zero {
                 role: Role::Accumulation
-            })
+            }))
         );
         assert_eq!(
             Plan::new(1, 1, 0),
-            Err(PlanError::Zero {
+            Err(PlanError::Rule(Violation::Zero {
                 role: Role::Replicas
-            })
+            }))
         );
         assert_eq!(
             Layout::new(0, 1, 1, 1).replicas(),
-            Err(PlanError::Zero {
+            Err(PlanError::Rule(Violation::Zero {
                 role: Role::WorldSize
-            })
+            }))
         );
         assert_eq!(
             Layout::new(8, 1, 0, 1).replicas(),
-            Err(PlanError::Zero {
+            Err(PlanError::Rule(Violation::Zero {
                 role: Role::PipelineParallel
-            })
+            }))
         );
         assert_eq!(
             plan(1, 1, 1).with_seq_len(0),
-            Err(PlanError::Zero { role: Role::SeqLen })
+            Err(PlanError::Rule(Violation::Zero { role: Role::SeqLen }))
         );
-        let msg = PlanError::Zero {
+        let msg = PlanError::Rule(Violation::Zero {
             role: Role::Accumulation,
-        }
+        })
         .to_string();
         assert!(msg.starts_with("accumulation is 0"), "{msg}");
     }
@@ -503,7 +508,10 @@ mod tests {
         let err = plan(1 << 20, 1 << 20, 1 << 20)
             .with_seq_len(1 << 10)
             .unwrap_err();
-        assert!(matches!(err, PlanError::Overflow { .. }), "{err}");
+        assert!(
+            matches!(err, PlanError::Rule(Violation::Overflow { .. })),
+            "{err}"
+        );
         assert!(Plan::new(u64::MAX, u64::MAX, u64::MAX).is_err());
         let p = plan(u64::MAX, 1, 1);
         assert!(p.from_updates(Updates::new(2), UnitKind::Example).is_err());

@@ -12,6 +12,7 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::{ReduceError, Reducer};
+#[cfg(feature = "engine")]
 use crate::tensor::Tensors;
 
 /// What one round of a collective is: every rank must call the same one
@@ -308,6 +309,7 @@ impl Inner {
         Ok(())
     }
 
+    #[cfg(feature = "engine")]
     fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
         if self.replicas == 1 {
             return Ok(());
@@ -334,6 +336,7 @@ impl Reducer for InProcess {
         self.inner.all_reduce_counts(rank, counts)
     }
 
+    #[cfg(feature = "engine")]
     fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
         self.inner.all_reduce_grads(rank, grads)
     }
@@ -402,6 +405,7 @@ impl Reducer for Member {
         self.inner.all_reduce_counts(rank, counts)
     }
 
+    #[cfg(feature = "engine")]
     fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
         self.check(rank, "all_reduce_grads")?;
         self.inner.all_reduce_grads(rank, grads)
@@ -437,6 +441,7 @@ impl Drop for Member {
 }
 
 #[cfg(test)]
+#[cfg(feature = "engine")]
 mod tests {
     use std::sync::mpsc;
     use std::time::Duration;

@@ -27,6 +27,7 @@
 use std::fmt;
 use std::ops::Range;
 
+#[cfg(feature = "engine")]
 use crate::tensor::Tensors;
 
 mod in_process;
@@ -59,8 +60,21 @@ pub trait Reducer: Sync {
     fn all_reduce_counts(&self, rank: usize, counts: &mut [u64]) -> Result<(), ReduceError>;
 
     /// Element-wise sum of `grads` over all replicas, written back to every
-    /// replica's `grads`.
-    fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError>;
+    /// replica's `grads` (the `engine` feature). By default the tensors go
+    /// through [`Reducer::all_reduce_f32`] as one flat buffer, so a
+    /// reducer written for plain slices serves the engine too.
+    #[cfg(feature = "engine")]
+    fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
+        let mut flat: Vec<f32> = grads.slices().flatten().copied().collect();
+        self.all_reduce_f32(rank, &mut flat)?;
+        let mut rest = &flat[..];
+        for slice in grads.slices_mut() {
+            let (head, tail) = rest.split_at(slice.len());
+            slice.copy_from_slice(head);
+            rest = tail;
+        }
+        Ok(())
+    }
 
     /// Element-wise sum of `values` over all replicas, written back to
     /// every replica's `values`: gradients held in plain `f32` slices.
@@ -104,6 +118,7 @@ impl<R: Reducer + Send + Sync + ?Sized> Reducer for std::sync::Arc<R> {
     fn all_reduce_counts(&self, rank: usize, counts: &mut [u64]) -> Result<(), ReduceError> {
         (**self).all_reduce_counts(rank, counts)
     }
+    #[cfg(feature = "engine")]
     fn all_reduce_grads(&self, rank: usize, grads: &mut Tensors) -> Result<(), ReduceError> {
         (**self).all_reduce_grads(rank, grads)
     }

@@ -19,8 +19,11 @@
 
 use serde::{Deserialize, Serialize};
 
+mod provenance;
 mod read;
-mod stream;
+pub(crate) mod stream;
+
+pub use provenance::{Provenance, config_hash, git_commit, rfc3339_utc};
 
 pub use stream::{
     LoggedPoints, MAX_STREAM_BYTES, StatsError, StatsErrorKind, StatsLine, StatsStream,
@@ -88,6 +91,21 @@ impl From<&Plan> for PlanSummary {
             effective_batch: plan.effective_batch().get(),
             seq_len: plan.seq_len(),
         }
+    }
+}
+
+/// `m 8 × A 4 × D 2 = B 64`, as [`Plan`] shows itself (without `L`).
+impl std::fmt::Display for PlanSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::units::group_digits as n;
+        write!(
+            f,
+            "m {} × A {} × D {} = B {}",
+            n(self.micro_batch),
+            n(self.accumulation),
+            n(self.replicas),
+            n(self.effective_batch)
+        )
     }
 }
 
@@ -498,6 +516,98 @@ impl LossChange {
     }
 }
 
+/// The loss a run's headline gives, the same in the terminal, the sheet,
+/// its Markdown and a comparison: the first, final and minimum group loss
+/// of the applied updates, exact (the report's running [`RunSummary`]),
+/// and the means of windows at both ends ([`LossChange`]) over the
+/// updates the report keeps, named with their window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossHeadline {
+    /// The first applied update's loss.
+    pub first: f64,
+    /// The last applied update's loss.
+    pub last: f64,
+    /// The smallest loss of an applied update.
+    pub min: f64,
+    /// Applied updates with a finite loss.
+    pub count: u64,
+    /// The windowed means, when the windows hold more than one update.
+    pub means: Option<LossChange>,
+    /// Whether the means are over the report's evenly spread updates
+    /// rather than every update.
+    pub spread: bool,
+}
+
+impl LossHeadline {
+    /// A loss as every headline writes it: four decimals.
+    pub fn loss(value: f64) -> String {
+        format!("{value:.4}")
+    }
+
+    /// `4.2121 → 1.1151`.
+    pub fn first_to_last(&self) -> String {
+        format!("{} → {}", Self::loss(self.first), Self::loss(self.last))
+    }
+
+    /// `first 4.2121, final 1.1151, minimum 1.0717`.
+    pub fn exact(&self) -> String {
+        format!(
+            "first {}, final {}, minimum {}",
+            Self::loss(self.first),
+            Self::loss(self.last),
+            Self::loss(self.min)
+        )
+    }
+
+    /// `2.5512 → 1.1156 (means of the first and the last 250 of 5,000
+    /// applied updates' group losses)`, when there are windowed means.
+    pub fn means_text(&self) -> Option<String> {
+        let means = self.means?;
+        Some(format!(
+            "{} → {} ({}{})",
+            Self::loss(means.first),
+            Self::loss(means.last),
+            means.how(),
+            if self.spread {
+                ", of the updates the report keeps, evenly spread"
+            } else {
+                ""
+            }
+        ))
+    }
+}
+
+impl RunReport {
+    /// The loss headline ([`LossHeadline`]); `None` without an applied
+    /// update with a finite loss. A report written before the running
+    /// summaries takes its exact figures from the updates it keeps.
+    pub fn loss_headline(&self) -> Option<LossHeadline> {
+        let change = LossChange::of(&self.updates);
+        let loss = self.summary.loss;
+        let (first, last, min, count) = if loss.count > 0 {
+            (loss.first, loss.last, loss.min, loss.count)
+        } else {
+            let kept: Vec<f64> = self
+                .updates
+                .iter()
+                .filter(|u| u.applied && u.loss.is_finite())
+                .map(|u| u.loss)
+                .collect();
+            let (first, last) = (*kept.first()?, *kept.last()?);
+            let min = kept.iter().copied().fold(f64::INFINITY, f64::min);
+            (first, last, min, kept.len() as u64)
+        };
+        Some(LossHeadline {
+            first,
+            last,
+            min,
+            count,
+            means: change.filter(|c| c.window > 1),
+            spread: self.updates_stride > 1,
+        })
+    }
+}
+
 /// Examples a last partial group dropped (`accum::plan::partial-group`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DroppedGroup {
@@ -622,6 +732,11 @@ pub struct RunReport {
     /// [`Recorder`](crate::driver::Recorder) wrote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorder: Option<RecorderPosition>,
+    /// Where the report comes from: run name, configuration file and hash,
+    /// accum version, start, wall time, throughput, commit. Absent in
+    /// reports written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 impl RunReport {

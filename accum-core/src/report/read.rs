@@ -18,8 +18,8 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, DroppedGroup, KEPT_UPDATES, LossCurve,
-    MemoryReport, PlanSummary, RecorderPosition, ReplicaCounters, ReplicaPeaks, RunReport,
-    RunSummary, Segment, StageCounters, UpdateStats, one,
+    MemoryReport, PlanSummary, Provenance, RecorderPosition, ReplicaCounters, ReplicaPeaks,
+    RunReport, RunSummary, Segment, StageCounters, UpdateStats, one,
 };
 use crate::group_digits;
 use crate::plan::LastGroup;
@@ -304,6 +304,52 @@ pub(super) struct ReadReport {
     segments: Capped<Segment, MAX_REPORT_ENTRIES>,
     #[serde(default)]
     recorder: Option<RecorderPosition>,
+    #[serde(default)]
+    provenance: Option<ReadProvenance>,
+}
+
+/// The provenance, its texts capped.
+#[derive(Deserialize)]
+struct ReadProvenance {
+    #[serde(default)]
+    run_name: Option<Text>,
+    #[serde(default)]
+    config_path: Option<Text>,
+    #[serde(default)]
+    config_hash: Option<Text>,
+    #[serde(default)]
+    accum_version: Option<Text>,
+    #[serde(default)]
+    started_at: Option<Text>,
+    #[serde(default)]
+    wall_seconds: Option<f64>,
+    #[serde(default)]
+    examples_per_second: Option<f64>,
+    #[serde(default)]
+    tokens_per_second: Option<f64>,
+    #[serde(default)]
+    updates_per_second: Option<f64>,
+    #[serde(default)]
+    git_commit: Option<Text>,
+}
+
+impl From<ReadProvenance> for Provenance {
+    fn from(read: ReadProvenance) -> Provenance {
+        let text = |t: Option<Text>| t.map(|t| t.0);
+        let finite = |v: Option<f64>| v.filter(|v| v.is_finite() && *v >= 0.0);
+        Provenance {
+            run_name: text(read.run_name),
+            config_path: text(read.config_path),
+            config_hash: text(read.config_hash),
+            accum_version: text(read.accum_version),
+            started_at: text(read.started_at),
+            wall_seconds: finite(read.wall_seconds),
+            examples_per_second: finite(read.examples_per_second),
+            tokens_per_second: finite(read.tokens_per_second),
+            updates_per_second: finite(read.updates_per_second),
+            git_commit: text(read.git_commit),
+        }
+    }
 }
 
 impl From<ReadReport> for RunReport {
@@ -375,6 +421,7 @@ impl From<ReadReport> for RunReport {
             warnings,
             segments,
             recorder: read.recorder,
+            provenance: read.provenance.map(Provenance::from),
         }
     }
 }

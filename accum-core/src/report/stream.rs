@@ -148,6 +148,10 @@ pub struct StatsStream {
     /// when the stream is dropped unfinished (the run failed): the previous
     /// stream stays as it was.
     out: Option<BufWriter<crate::fsio::Temporary>>,
+    /// The lines written since the last [`StatsStream::take_recent`], when
+    /// [`StatsStream::keep_recent`] asked for them: what a checkpoint keeps
+    /// of the stream.
+    recent: Option<Vec<u8>>,
 }
 
 impl StatsStream {
@@ -161,7 +165,49 @@ impl StatsStream {
         Ok(StatsStream {
             path: path.to_owned(),
             out: Some(BufWriter::with_capacity(64 * 1024, tmp)),
+            recent: None,
         })
+    }
+
+    /// Keeps a copy of each line written from now on until
+    /// [`StatsStream::take_recent`] takes it: the part of the stream a
+    /// checkpoint keeps (`checkpoint::write_stats_part`).
+    pub fn keep_recent(&mut self) {
+        self.recent.get_or_insert_with(Vec::new);
+    }
+
+    /// The lines written since the last call (or since
+    /// [`StatsStream::keep_recent`]); empty when no copy is kept.
+    pub fn take_recent(&mut self) -> Vec<u8> {
+        self.recent.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Writes the lines of the stream before a resume (read back from a
+    /// checkpoint's parts), so that the stream covers the whole run. Every
+    /// line must read as a [`StatsLine`]: nothing else is copied into a
+    /// stream. They are not kept by [`StatsStream::keep_recent`]: the
+    /// checkpoints have them already.
+    pub fn write_earlier(&mut self, lines: &[u8]) -> Result<(), StatsError> {
+        for (i, line) in lines.split_inclusive(|&b| b == b'\n').enumerate() {
+            let text = line.strip_suffix(b"\n").ok_or_else(|| StatsError {
+                path: self.path.clone(),
+                line: Some(i as u64 + 1),
+                kind: StatsErrorKind::Refused(
+                    "the earlier part of the stream ends inside a line".to_owned(),
+                ),
+            })?;
+            serde_json::from_slice::<StatsLine>(text).map_err(|e| StatsError {
+                path: self.path.clone(),
+                line: Some(i as u64 + 1),
+                kind: StatsErrorKind::Parse(e),
+            })?;
+        }
+        let out = self
+            .out
+            .as_mut()
+            .expect("a stream is written until it is finished");
+        out.write_all(lines)
+            .map_err(|e| StatsError::io(&self.path, e))
     }
 
     /// The stream's file.
@@ -188,10 +234,21 @@ impl StatsStream {
             .out
             .as_mut()
             .expect("a stream is written until it is finished");
-        serde_json::to_writer(&mut *out, line)
-            .map_err(io::Error::from)
-            .and_then(|()| out.write_all(b"\n"))
-            .map_err(|e| StatsError::io(&self.path, e))
+        let written = match &mut self.recent {
+            Some(recent) => {
+                let start = recent.len();
+                serde_json::to_writer(&mut *recent, line)
+                    .map_err(io::Error::from)
+                    .and_then(|()| {
+                        recent.push(b'\n');
+                        out.write_all(&recent[start..])
+                    })
+            }
+            None => serde_json::to_writer(&mut *out, line)
+                .map_err(io::Error::from)
+                .and_then(|()| out.write_all(b"\n")),
+        };
+        written.map_err(|e| StatsError::io(&self.path, e))
     }
 
     /// Flushes the buffer, syncs the file and renames it over the path
@@ -487,6 +544,7 @@ pub fn read_updates(path: &Path) -> Result<Vec<UpdateStats>, StatsError> {
 }
 
 #[cfg(test)]
+#[cfg(feature = "engine")]
 mod tests {
     use super::*;
     use crate::engine::{Engine, RunOptions};

@@ -14,6 +14,7 @@
 
 use std::fmt;
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +28,8 @@ use crate::units::{UnitKind, Updates};
 pub use engine_config::{EngineConfig, MAX_DATA_POSITIONS, MAX_MODEL_PARAMS, SettingError};
 
 /// How the loss of a group is normalized.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Normalization {
     /// Summed token losses ÷ supervised tokens of the whole group, across all
@@ -58,7 +60,8 @@ impl fmt::Display for Normalization {
 }
 
 /// `[loss]`: how token losses become the group's loss.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct LossSection {
@@ -81,7 +84,8 @@ impl Default for LossSection {
 }
 
 /// Numeric precision of the engine's compute (see `docs/engine.md`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PrecisionMode {
     /// Compute and store in f32. No loss scaling.
@@ -119,7 +123,8 @@ impl fmt::Display for PrecisionMode {
 
 /// `[precision.loss_scale]`: dynamic loss scaling for fp16. Defaults are
 /// PyTorch's `GradScaler` defaults.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct LossScaleSettings {
     /// Initial loss scale. Default 65536 (2^16).
@@ -145,7 +150,8 @@ impl Default for LossScaleSettings {
 }
 
 /// `[precision]`: compute precision and loss scaling.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct PrecisionSection {
@@ -157,7 +163,8 @@ pub struct PrecisionSection {
 }
 
 /// Which optimizer applies the update.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub enum OptimizerKind {
     /// AdamW with PyTorch's semantics: decoupled weight decay, bias correction.
     #[default]
@@ -185,7 +192,8 @@ impl fmt::Display for OptimizerKind {
 }
 
 /// `[optimizer]`: the update rule and gradient clipping.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct OptimizerSection {
@@ -229,7 +237,8 @@ impl Default for OptimizerSection {
 }
 
 /// The shape of the learning-rate schedule.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ScheduleKind {
     /// Linear warmup, then the peak learning rate.
@@ -260,7 +269,8 @@ impl fmt::Display for ScheduleKind {
 
 /// `[schedule]`: learning-rate schedule and run length, advancing per
 /// applied update.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct ScheduleSection {
@@ -302,7 +312,8 @@ impl Default for ScheduleSection {
 
 /// `[data]`: the built-in synthetic data set (a seeded Markov chain over the
 /// vocabulary, so the loss can fall).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct DataSection {
@@ -335,7 +346,8 @@ impl Default for DataSection {
 }
 
 /// `[model]`: dimensions of the reference `TokenMlp`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelSection {
@@ -355,7 +367,8 @@ impl Default for ModelSection {
 }
 
 /// The axis a loss curve is plotted against.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LogAxis {
     /// Applied optimizer updates.
@@ -394,7 +407,8 @@ impl fmt::Display for LogAxis {
 }
 
 /// `[log]`: how often to log and against which axis.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, AccumConfig)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, AccumConfig)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[accum(crate = "crate", section)]
 #[serde(default, deny_unknown_fields)]
 pub struct LogSection {
@@ -521,6 +535,7 @@ axis = "tokens"
         assert!(err.to_string().contains("ambiguous"), "{err}");
     }
 
+    #[cfg(feature = "schema")]
     #[test]
     fn schema_has_descriptions_and_enums() {
         let schema = schemars::schema_for!(OptimizerSection);

@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 
 /// A plan role, as written in `#[accum(...)]`: the role table of
 /// accum-core, compiled into this crate from the same file.
-pub(crate) use crate::shared_rules::Role;
+pub(crate) use crate::rules::Role;
 
 impl Role {
     pub(super) fn from_path(path: &syn::Path) -> Option<Role> {

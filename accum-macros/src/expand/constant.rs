@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use super::{const_u64, panic_message};
 use crate::ast::Container;
 use crate::attr::{ConstValue, Constant, Role};
-use crate::shared_rules::constant as says;
+use crate::rules::constant as says;
 use crate::valid;
 
 fn constant<'c>(cont: &'c Container<'_>, role: Role) -> Option<&'c Constant> {

@@ -1,5 +1,5 @@
 //! The constant-plan rules: constants written as literals on the struct are
-//! checked here with accum-core's plan rules (`shared_rules`), so that the
+//! checked here with accum-core's plan rules (`rules`), so that the
 //! compile error is the sentence `plan()` would give for the same numbers,
 //! on the literal to change. Constants given as paths are left to a
 //! generated const assertion (see `expand`).
@@ -9,7 +9,7 @@ use proc_macro2::Span;
 use crate::ast::Container;
 use crate::attr::{ConstValue, Role};
 use crate::ctxt::Ctxt;
-use crate::shared_rules::{self, Given, Violation};
+use crate::rules::{self, Given, Violation};
 
 /// The constant written for `role`, if any.
 fn constant<'c>(cont: &'c Container<'_>, role: Role) -> Option<&'c ConstValue> {
@@ -63,7 +63,7 @@ pub(super) fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
         seq_len: lit(Role::SeqLen),
         global_batch: lit(Role::GlobalBatch).filter(|_| all_factors),
     };
-    match shared_rules::resolve(&given) {
+    match rules::resolve(&given) {
         // Roles held by fields are the run-time check's.
         Ok(_) | Err(Violation::Missing { .. }) => {}
         Err(violation) => cx.error_at(span_of(cont, violation.role()), violation),

@@ -10,9 +10,9 @@
 use std::path::Path;
 
 use accum::driver::{Driver, Group, Outcome, Recorder, Step};
-use accum::engine::LossScaler;
 use accum::plan::{LastGroup, Plan, Rounding};
 use accum::replica::{InProcess, Member, Reducer};
+use accum::scaler::LossScaler;
 use accum::schedule::Schedule;
 use accum::settings::{LogAxis, Normalization, PrecisionMode, ScheduleKind};
 use burn::optim::{AdamWConfig, GradientsAccumulator, GradientsParams};

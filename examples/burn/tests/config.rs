@@ -108,7 +108,10 @@ fn the_paths_accum_reports_are_the_keys_burn_writes() {
 
 /// The dotted field path of each of `err`'s diagnostics, in file order.
 fn paths(err: &accum::ConfigError) -> Vec<String> {
-    err.diagnostics().iter().map(|d| d.path.join(".")).collect()
+    err.diagnostics()
+        .iter()
+        .map(|d| d.path.segments().join("."))
+        .collect()
 }
 
 #[test]

@@ -22,9 +22,10 @@ use std::error::Error;
 use std::path::Path;
 
 use accum::driver::{Driver, Group, Outcome, Recorder, Step};
-use accum::engine::{LossScaler, Rng, Tensors};
+use accum::engine::{Rng, Tensors};
 use accum::plan::{LastGroup, Plan, Rounding};
 use accum::replica::{InProcess, Reducer};
+use accum::scaler::LossScaler;
 use accum::schedule::Schedule;
 use accum::settings::{LogAxis, LossScaleSettings, Normalization, PrecisionMode, ScheduleKind};
 use accum::{Span, Updates};

@@ -64,10 +64,10 @@ impl Dialect for HuggingFace {
                 Diagnostic::error(
                     Code::Dialect,
                     owned(&["micro_batch_size"]),
-                    "this is an axolotl config (micro_batch_size): the Trainer's arguments would take per_device_train_batch_size's default of 8 instead",
+                    "micro_batch_size is not an argument of the Trainer (it is axolotl's and Megatron's name for the micro-batch): the Trainer would take per_device_train_batch_size's default of 8 instead",
                 )
-                .help("import it with `accum import axolotl FILE`")
-                .at(span, "axolotl's key"),
+                .help("write per_device_train_batch_size; or, if the file is another framework's, import it as that one (`accum import axolotl FILE`, or the file alone: accum names the framework its keys identify)")
+                .at(span, "not the Trainer's key"),
             );
             return Ok(refused(r, extra));
         }

@@ -90,7 +90,11 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
         "gpus"
     };
     let path = t.path(key);
-    let devices = r.node(&path).map(|n| n.kind.clone());
+    let devices = match r.node(&path).cloned() {
+        // An OmegaConf interpolation (`${oc.env:NUM_GPUS,1}`), resolved.
+        Some(node) => Some(r.resolved(&path, node)?.kind),
+        None => None,
+    };
     let devices = match devices {
         None | Some(NodeKind::Null) => Devices::Machine("not set (\"auto\")"),
         Some(kind) => parse(&kind),

@@ -51,19 +51,26 @@ impl Dialect for NeMo {
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
         // NeMo loads its configs with OmegaConf (Hydra).
         read_arguments(name, text, YamlLoader::OmegaConf, |r| {
-            if r.has(&["model", "global_batch_size"]) || r.has(&["model", "micro_batch_size"]) {
+            r.interpolation = Some(super::interpolate::Interpolation {
+                env: opts.env.clone(),
+                set: opts.set.clone(),
+            });
+            if nemo::has_batch(r) {
                 let t = trainer(r);
                 return nemo::read(r, opts, &t);
             }
+            // Without these keys NeMo does not build Megatron's calculator
+            // from the file; what trains it then (Lightning's own
+            // accumulation for the ASR and TTS models) is not in the file.
             let span = r.span(&[]);
             r.push(
                 Diagnostic::error(
                     Code::Dialect,
                     owned(&["model", "micro_batch_size"]),
-                    "no model.micro_batch_size or model.global_batch_size: this NeMo model is trained with Lightning's own accumulation",
+                    "no model.micro_batch_size or model.global_batch_size, nor model.data.train_ds's: accum reads a NeMo batch from these, which NeMo hands to Megatron's microbatch calculator",
                 )
-                .help("import it with `accum import lightning FILE`")
-                .at(span, "not a NeMo Megatron model"),
+                .help("add the batch keys; or, for a NeMo model whose accumulation is the Lightning trainer's (`trainer.accumulate_grad_batches`, as in NeMo's ASR and TTS models), import it with `accum import lightning FILE`")
+                .at(span, "no NeMo batch keys"),
             );
             None
         })
@@ -108,42 +115,37 @@ impl Dialect for Lightning {
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
         // LightningCLI's `LightningArgumentParser` is a jsonargparse
         // `ArgumentParser` (`lightning/pytorch/cli.py`).
-        read_arguments(name, text, YamlLoader::JsonArgParse, |r| read(r, opts))
+        // A Hydra config (OmegaConf) interpolates; LightningCLI's parser
+        // would refuse a `${…}` where a number goes, so resolving it reads
+        // the Hydra file as Hydra does and changes nothing for the others.
+        read_arguments(name, text, YamlLoader::JsonArgParse, |r| {
+            r.interpolation = Some(super::interpolate::Interpolation {
+                env: opts.env.clone(),
+                set: opts.set.clone(),
+            });
+            read(r, opts)
+        })
     }
 }
 
 /// The batch keys of LitGPT's recipes, which run on Lightning Fabric
-/// (`litgpt.rs` reads them; a Lightning reader refuses such a file).
+/// (`litgpt.rs` reads them).
 pub(crate) const LITGPT_GLOBAL: [&str; 2] = ["train", "global_batch_size"];
 /// See [`LITGPT_GLOBAL`].
 pub(crate) const LITGPT_MICRO: [&str; 2] = ["train", "micro_batch_size"];
 
-/// Whether a file is a LitGPT recipe: a `train:` section with its batch keys.
-fn is_litgpt_recipe(r: &Reader) -> bool {
-    r.is_table(&["train"]) && (r.has(&LITGPT_GLOBAL) || r.has(&LITGPT_MICRO))
-}
-
 fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let root = r.span(&[]);
     let t = trainer(r);
-    // NeMo's Megatron models: the model section sets the batch.
-    if r.has(&["model", "global_batch_size"]) || r.has(&["model", "micro_batch_size"]) {
+    // NeMo's Megatron models: the model section (or, for fine-tuning, its
+    // training data) sets the batch.
+    if nemo::has_batch(r) {
         return nemo::read(r, opts, &t);
     }
 
-    // LitGPT's recipes run on Lightning Fabric with their own batch keys.
-    if is_litgpt_recipe(r) {
-        r.push(
-            Diagnostic::error(
-                Code::Dialect,
-                owned(&["train", "global_batch_size"]),
-                "this is a LitGPT recipe (train.global_batch_size, train.micro_batch_size): LitGPT runs it on Lightning Fabric and computes the accumulation itself, not through a Lightning Trainer",
-            )
-            .help("import it with `accum import litgpt FILE`")
-            .at(r.key_span(&["train"]), "LitGPT's batch"),
-        );
-        return None;
-    }
+    // A LitGPT recipe given here is refused before it is read, by its own
+    // keys (`detect.rs`); `train.global_batch_size` alone is no evidence,
+    // as Hydra research configs keep one too.
 
     // The micro-batch lives in the DataLoader, not in the Trainer.
     let mut micro: Option<At<u64>> = None;
@@ -239,7 +241,8 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
         loss: divides_by_a(a, owned(&t.path(ACC)), acc_span.clone()),
         last_group: LastGroupRule {
             policy: LastGroup::Process,
-            severity: Severity::Error,
+            // Lightning runs it, scaled down: a warning that says so.
+            severity: Severity::Warning,
             behaviour: format!(
                 "Lightning steps the optimizer on the last batch of the epoch with only those microbatches, but still divides each loss by {ACC} = {a}, so that update is scaled down instead of normalized by what it contains"
             ),

@@ -24,20 +24,102 @@ use super::{ACC, Trainer, devices};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::NodeKind;
 
+/// Whether a file states the batch of a NeMo Megatron model: in the model
+/// section, or in the fine-tuning data section ([`batch_path`]).
+pub(crate) fn has_batch(r: &Reader) -> bool {
+    [MICRO, GLOBAL].iter().any(|key| {
+        r.has(&["model", key])
+            || r.has(&["model", "data", "train_ds", key])
+            || r.has(&["data", "common", key])
+    })
+}
+
+const MICRO: &str = "micro_batch_size";
+const GLOBAL: &str = "global_batch_size";
+
+/// Where the batch key `key` is read. NeMo's fine-tuning models run
+/// Megatron's calculator with the training data's values:
+/// `MegatronGPTSFTModel.on_train_epoch_start` reconfigures it
+/// (`reconfigure_num_microbatches_calculator`, in `inference_epoch_end`)
+/// with `cfg.data.train_ds.global_batch_size` and `micro_batch_size`, and
+/// `build_data_loader` samples with them
+/// (`nemo/collections/nlp/models/language_modeling/megatron_gpt_sft_model.py`);
+/// the T5 fine-tuning script copies them into the model's batch
+/// (`examples/nlp/language_modeling/megatron_t5_seq2seq_finetune.py`,
+/// `_modify_config`).
+/// A value there that only refers back to the model's (`${model.micro_batch_size}`,
+/// as `tuning/conf/megatron_gpt_finetuning_config.yaml` writes it) is the
+/// model's.
+///
+/// NeMo 2.0's recipes run from a YAML file keep the batch in `data.common`
+/// and the parallelism in `strategy`: the speech-LLM pipeline builds its
+/// data module on `cfg.data.common` (`nemo/collections/speechlm/data/audio_to_text_module.py`,
+/// `AudioToTextDataModule.data_cfg`), whose `MegatronDataSampler` sets up
+/// Megatron's calculator with those values
+/// (`nemo/lightning/pytorch/plugins/data_sampler.py`, `setup`:
+/// `setup_microbatch_calculator`), and its trainer's strategy from
+/// `cfg.strategy` (`nemo/collections/speechlm/recipes/pipeline.py`,
+/// `build_components`).
+fn batch_path(r: &Reader, key: &'static str) -> Vec<&'static str> {
+    let common = vec!["data", "common", key];
+    if r.has(&common) {
+        return common;
+    }
+    let data = vec!["model", "data", "train_ds", key];
+    let model = vec!["model", key];
+    match r.str(&data) {
+        Some(s) if s.value.trim() == format!("${{model.{key}}}") => model,
+        _ if r.has(&data) => data,
+        _ => model,
+    }
+}
+
+/// Whether two keys hold the same value once interpolations are resolved,
+/// without reading either for the census.
+fn same_value(r: &Reader, a: &[&str], b: &[&str]) -> bool {
+    let value = |path: &[&str]| {
+        let node = r.doc.node(&owned(path))?.clone();
+        let interpolation = r.interpolation.clone().unwrap_or_default();
+        super::super::interpolate::resolve(&r.doc, &interpolation, path, node)
+            .ok()
+            .map(|v| v.node.kind)
+    };
+    matches!((value(a), value(b)), (Some(x), Some(y)) if x == y)
+}
+
 pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<FrameworkBatch> {
     let root = r.span(&[]);
-    let m = match r.uint(&["model", "micro_batch_size"], 1) {
+    let micro_path = batch_path(r, MICRO);
+    let global_path = batch_path(r, GLOBAL);
+    // The model's own keys, when the training data's are read instead, are
+    // read too: NeMo replaces them by the data's.
+    for key in [MICRO, GLOBAL] {
+        let _ = r.has(&["model", key]);
+    }
+    // NeMo 2.0's training data that only repeats data.common's value
+    // (`${data.common.global_batch_size}`) says nothing more; another
+    // value is left to the census.
+    if micro_path.first() == Some(&"data") {
+        for key in [MICRO, GLOBAL] {
+            let path = ["data", "train_ds", key];
+            if same_value(r, &path, &["data", "common", key]) {
+                let _ = r.has(&path);
+            }
+        }
+    }
+    let m = match r.uint(&micro_path, 1) {
         Some(v) => v.value,
         None => {
-            if !r.has(&["model", "micro_batch_size"]) {
+            if !r.has(&micro_path) {
                 let span = r.span(&["model"]);
+                let (micro, global) = (micro_path.join("."), global_path.join("."));
                 r.push(
                     Diagnostic::error(
                         Code::Missing,
-                        owned(&["model", "micro_batch_size"]),
-                        "model.global_batch_size is set but model.micro_batch_size is not; NeMo needs both",
+                        owned(&micro_path),
+                        format!("{global} is set but {micro} is not; NeMo needs both"),
                     )
-                    .help("add model.micro_batch_size")
+                    .help(format!("add {micro}"))
                     .at(span, "micro-batch needed"),
                 );
             }
@@ -61,9 +143,15 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
         );
     }
     let world = devices::world(r, opts, t)?;
+    // NeMo 2.0's `strategy:` section (a `MegatronStrategy`), else the model's.
+    let section = if r.is_table(&["strategy"]) && r.has(&["data", "common"]) {
+        "strategy"
+    } else {
+        "model"
+    };
     let degree = |r: &mut Reader, key: &'static str| -> Option<Option<u64>> {
-        if r.has(&["model", key]) {
-            r.uint(&["model", key], 1)
+        if r.has(&[section, key]) {
+            r.uint(&[section, key], 1)
                 .map(Some)
                 .map(|v| v.map(|x| x.value))
         } else {
@@ -79,15 +167,15 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
         Err(err) => {
             r.push(plan_finding(
                 &err,
-                owned(&["model", "tensor_model_parallel_size"]),
+                owned(&[section, "tensor_model_parallel_size"]),
                 root,
             ));
             return None;
         }
     };
-    let global = match r.uint(&["model", "global_batch_size"], 1) {
+    let global = match r.uint(&global_path, 1) {
         Some(g) => Some(g),
-        None if r.has(&["model", "global_batch_size"]) => return None,
+        None if r.has(&global_path) => return None,
         None => None,
     };
     let span = global.as_ref().map_or(root.clone(), |g| g.span.clone());
@@ -123,11 +211,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     {
         Ok(plan) => plan,
         Err(err) => {
-            r.push(plan_finding(
-                &err,
-                owned(&["model", "global_batch_size"]),
-                span,
-            ));
+            r.push(plan_finding(&err, owned(&global_path), span));
             return None;
         }
     };

@@ -33,6 +33,9 @@ impl Arg {
 pub(crate) struct Invocation {
     pub(crate) launcher: Vec<Arg>,
     pub(crate) megatron: Vec<Arg>,
+    /// Variables the script assigns a process count to
+    /// (`NUM_GPUS=$((NUM_NODES * NUM_GPUS_PER_NODE))`), by [`WORLD_VARS`].
+    pub(crate) world_vars: Vec<(String, Field)>,
     /// Where the command is, for findings about what it lacks.
     pub(crate) span: Range<usize>,
 }
@@ -80,6 +83,19 @@ const FLAGS: &[&str] = &[
 pub(crate) const NPROC: &[&str] = &["--nproc-per-node", "--num-gpus"];
 /// Nodes, for the same launchers.
 pub(crate) const NNODES: &[&str] = &["--nnodes", "--num-nodes"];
+
+/// Names launch scripts give the job's process count (upper case, as
+/// written, or lower case), which their launcher takes from them or from
+/// the same variables (`deepspeed` with a hostfile, `srun`, `mpirun -np`).
+pub(crate) const WORLD_VARS: &[&str] = &[
+    "WORLD_SIZE",
+    "NUM_GPUS",
+    "NGPUS",
+    "N_GPUS",
+    "GPU_NUM",
+    "TOTAL_GPUS",
+    "NUM_PROCESSES",
+];
 
 /// Options from a list of words: `--key value`, `--key=value`, flags.
 fn options(words: &[Field]) -> Vec<Arg> {
@@ -174,9 +190,15 @@ fn invocation(script: &shell::Script) -> Option<Invocation> {
         Some(at) => (&chosen.words[..at], &chosen.words[at + 1..]),
         None => (&chosen.words[..0], &chosen.words[..]),
     };
+    let world_vars = WORLD_VARS
+        .iter()
+        .flat_map(|v| [(*v).to_owned(), v.to_ascii_lowercase()])
+        .filter_map(|name| script.assigned(&name).map(|field| (name, field)))
+        .collect();
     Some(Invocation {
         launcher: options(launcher),
         megatron: options(megatron),
+        world_vars,
         span: chosen.span.clone(),
     })
 }
@@ -226,6 +248,7 @@ pub(crate) fn from_yaml(
         Invocation {
             launcher: Vec::new(),
             megatron,
+            world_vars: Vec::new(),
             span: doc.root.span.clone(),
         },
         doc.notes,

@@ -10,8 +10,9 @@ use std::ops::Range;
 use accum_core::plan::{LinearRamp, Plan, StageError, StagedPlan};
 use accum_core::{Code, Span, UnitKind};
 
-use super::{Args, python_number};
+use super::arguments::Args;
 use crate::diagnostic::Diagnostic;
+use crate::interop::reader::python_number;
 use crate::interop::stages::{Form, Staged};
 
 /// The commit of Megatron-LM that replaced the ramp-up calculator by step
@@ -293,6 +294,117 @@ pub(crate) fn reached(
         out.push((batch, consumed));
     }
     Some(out)
+}
+
+/// Stages a ramp-up reads at most, for the batches a run reaches.
+const RAMP_STAGES: usize = 100_000;
+
+/// A ramp-up whose global batch is not a multiple of `micro × D`: the
+/// ramp-up calculator checks the batch of each iteration as it reaches it
+/// (`RampupBatchsizeNumMicroBatchesCalculator.update`, `consistency_check`),
+/// so Megatron stops at the first batch of the ramp that is not a multiple,
+/// and only when the run reaches it (`--train-samples`). `None` without a
+/// ramp-up the calculator accepts.
+pub(super) fn ramp_refusal(
+    a: &mut Args,
+    global: u64,
+    m: u64,
+    replicas: u64,
+    step: u64,
+    span: &Range<usize>,
+) -> Option<Diagnostic> {
+    let (values, ramp_span) = rampup_values(a)??;
+    // The calculator's own start-up checks come first
+    // (`RampupBatchsizeNumMicroBatchesCalculator.__init__`).
+    if let Some(says) = init_refusal(values, global) {
+        return Some(
+            Diagnostic::error(
+                Code::EngineAssert,
+                Args::path("--rampup-batch-size"),
+                format!("Megatron would stop at start-up: {says}"),
+            )
+            .help("write a ramp-up from a start at most the global batch, in whole increments up to it")
+            .at(ramp_span, "ramp-up refused"),
+        );
+    }
+    let batches = reached(values, global, RAMP_STAGES)?;
+    let (bad, consumed) = *batches.iter().find(|(b, _)| b % step != 0)?;
+    let train = a.quiet_uint("--train-samples").map(|v| v.0);
+    let assert = format!(
+        "\"current global batch size ({bad}) is not divisible by micro-batch-size ({m}) times data parallel size ({replicas})\""
+    );
+    if let Some(t) = train
+        && consumed >= t
+    {
+        let last = batches
+            .iter()
+            .take_while(|(_, c)| *c < t)
+            .last()
+            .map_or(values[0], |x| x.0);
+        return Some(
+            Diagnostic::error(
+                Code::GlobalBatch,
+                Args::path("--global-batch-size"),
+                format!(
+                    "the run ends (--train-samples {t}) before the ramp-up reaches global batch {bad}, the first that is not a multiple of micro {m} × D {replicas} = {step}, so Megatron trains it, up to global batch {last}; but --global-batch-size {global} is not a multiple of {step}, and accum plans a ramp-up to it"
+                ),
+            )
+            .help(format!(
+                "write --global-batch-size {last} with a ramp-up that ends there, or a multiple of {step} that the ramp reaches"
+            ))
+            .at(span.clone(), "never reached"),
+        );
+    }
+    let when = if consumed == 0 {
+        "at its first iteration".to_owned()
+    } else {
+        format!("once {consumed} samples are consumed, when the ramp-up reaches global batch {bad}")
+    };
+    Some(
+        Diagnostic::error(
+            Code::EngineAssert,
+            Args::path("--rampup-batch-size"),
+            format!("Megatron would stop {when}: update() asserts {assert}"),
+        )
+        .help(format!(
+            "make the ramp-up's start and increment multiples of micro × D = {step}"
+        ))
+        .at(ramp_span, "ramp-up reaches this batch"),
+    )
+}
+
+/// A run that ends (`--train-samples`) before the ramp-up reaches its last
+/// batch: the batch it reaches is named, as the run never trains the
+/// global batch.
+pub(super) fn ramp_cut_short(a: &mut Args, staged: &accum_core::plan::StagedPlan, global: u64) {
+    let Some((t, span)) = a.quiet_uint("--train-samples") else {
+        return;
+    };
+    let stages = staged.stages();
+    let reached = stages
+        .iter()
+        .take_while(|s| s.examples_before().get() < t)
+        .count();
+    if reached == 0 || reached >= stages.len() {
+        return;
+    }
+    let last = stages[reached - 1].plan().effective_batch().get();
+    a.findings.push(
+        Diagnostic::error(
+            Code::StageShift,
+            Args::path("--train-samples"),
+            format!(
+                "the run ends (--train-samples {t}) in the ramp-up: the largest global batch it trains is {last}, in stage {reached} of {}; it never reaches --global-batch-size {global}",
+                stages.len()
+            ),
+        )
+        .warning()
+        .help(format!(
+            "train at least {} samples to reach the global batch {global}, or write the batch the run trains",
+            stages[stages.len() - 1].examples_before().get()
+        ))
+        .at(span, "ends in the ramp-up"),
+    );
 }
 
 #[cfg(test)]

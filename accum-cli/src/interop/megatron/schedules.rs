@@ -14,8 +14,10 @@ use std::ops::Range;
 use accum_core::plan::{Plan, PlanError, Rounding, StagedPlan};
 use accum_core::{Code, Span, UnitKind, Updates, group_digits};
 
-use super::{Args, python_number, ramp};
+use super::arguments::Args;
+use super::ramp;
 use crate::diagnostic::Diagnostic;
+use crate::interop::reader::python_number;
 use crate::interop::stages::{Form, Staged, specs_of};
 use crate::interop::{BatchSchedule, BatchStep};
 

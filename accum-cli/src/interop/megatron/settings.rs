@@ -10,8 +10,8 @@ use accum_core::plan::{Plan, Rounding, StagedPlan};
 use accum_core::settings::{PrecisionMode, ScheduleKind};
 use accum_core::{Span, UnitKind, Updates, group_digits};
 
-use super::Args;
 use super::args::Arg;
+use super::arguments::Args;
 use super::schedules::{self, Rule};
 use crate::diagnostic::Diagnostic;
 use crate::interop::BatchSchedule;

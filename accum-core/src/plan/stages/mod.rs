@@ -58,16 +58,17 @@ pub const MAX_STAGES: usize = 100_000;
 ///
 /// Give exactly one of `global_batch` and `accumulation`, and `until`: the
 /// length of the run, counted from its start, at which the stage ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StageSpec {
     /// The stage's global batch `B`; a multiple of `m·D`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub global_batch: Option<u64>,
     /// The stage's accumulation steps `A`, instead of `global_batch`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub accumulation: Option<u64>,
     /// Where the stage ends, counted from the start of the run (`"2B tokens"`,
     /// `"100k examples"`, `"500 updates"`). After the last stage, the run
@@ -109,14 +110,15 @@ impl StageSpec {
 /// `--rampup-batch-size START INCREMENT SAMPLES`: the batch starts at
 /// `start`, grows by `increment` in equal parts of `over`, and ends at the
 /// plan's own global batch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LinearRamp {
     /// The global batch of the first updates; a multiple of `m·D`.
-    #[schemars(range(min = 1))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub start: u64,
     /// How much the global batch grows at each step of the ramp; a multiple of `m·D`.
-    #[schemars(range(min = 1))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub increment: u64,
     /// The length of the ramp (`"300k examples"`, `"4B tokens"`, `"2000 updates"`),
     /// split into equal parts, one per increment.

@@ -205,6 +205,18 @@ enum Value {
     Unknown(String),
 }
 
+impl Script {
+    /// A variable the script assigned (not one given with `--env`), as a
+    /// plain value: its text, and the variables it depends on when unknown.
+    pub(crate) fn assigned(&self, name: &str) -> Option<Field> {
+        match self.env.get(name)? {
+            Value::Str(field) if field.word_span != (0..0) => Some(field.clone()),
+            Value::Unknown(why) => Some(Field::at(String::new(), 0..0, vec![why.clone()])),
+            _ => None,
+        }
+    }
+}
+
 /// A script read as the shell runs it.
 pub(crate) struct Script {
     env: HashMap<String, Value>,

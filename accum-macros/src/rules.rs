@@ -4,17 +4,19 @@
 //! `accum::plan::layout`, `accum::plan::replicas`,
 //! `accum::plan::global-batch`).
 //!
-//! This file is compiled by two crates. accum-core has it as `plan::rules`:
+//! This file is compiled by two crates. accum-macros has it as `rules`,
+//! and checks a struct's literal constants with its functions at compile
+//! time. accum-core has it as `plan::rules`, the expansion of
+//! `accum_macros::plan_rules!()`, which emits this file's items:
 //! `Plan`, `PlanInput::resolve`, `Layout` and the derive's run-time checks
-//! call its functions, and `PlanError` renders its sentences. accum-macros
-//! includes the same file by path (`#[path = …] mod shared_rules;`) and
-//! checks a struct's literal constants with the same functions at compile
-//! time, so a compile error and a run-time error about the same numbers
-//! read alike. accum-core depends on accum-macros (it re-exports the
-//! derive), so the macro crate cannot depend on accum-core, and the design
-//! keeps the crates as they are rather than adding a third: hence one file
-//! compiled twice. It must stay plain `std`: no `crate::` paths, no serde,
-//! no syn, nothing that only one of the two crates has.
+//! call its functions, and `PlanError` holds its [`Violation`]s. So a
+//! compile error and a run-time error about the same numbers read alike.
+//! accum-core depends on accum-macros (it re-exports the derive), so the
+//! macro crate cannot depend on accum-core, and a proc-macro crate exports
+//! only macros: hence one file, shipped in accum-macros, compiled twice. It
+//! must stay plain `std`: no `crate::` paths, no serde, no syn, nothing
+//! that only one of the two crates has; its `//!` lines are left out of
+//! the expansion, and no other line may start with them.
 //!
 //! The fix sentences write plan values as `key = value`, the way a user
 //! writes them in `#[accum(...)]` and in TOML, without digit grouping so
@@ -245,7 +247,7 @@ pub struct Text {
 
 impl Violation {
     /// The violation in words; each variant has one function below.
-    pub fn text(&self) -> Text {
+    pub(crate) fn text(&self) -> Text {
         match *self {
             Violation::Zero { role } => zero(role, role.key()),
             Violation::Missing { role } => missing(role),
@@ -283,7 +285,7 @@ impl Violation {
     }
 
     /// The role of the value to change.
-    pub fn role(&self) -> Role {
+    pub(crate) fn role(&self) -> Role {
         match *self {
             Violation::Zero { role } | Violation::Missing { role } => role,
             // `L` when it is the factor that made `m·A·D·L` overflow, else `m`.
