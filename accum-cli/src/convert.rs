@@ -184,11 +184,6 @@ pub(crate) fn render_lines(
     })
 }
 
-/// Whether stderr takes colours.
-pub(crate) fn stderr_color() -> bool {
-    std::env::var_os("NO_COLOR").is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr())
-}
-
 /// `lint --format json`'s object for one file.
 pub(crate) fn json_summary(
     name: &str,

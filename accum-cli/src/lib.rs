@@ -66,6 +66,7 @@ mod writes;
 mod source;
 #[cfg(feature = "cli")]
 mod starter;
+mod style;
 mod suggest;
 #[cfg(feature = "cli")]
 mod training;
@@ -135,7 +136,7 @@ fn usage_error(err: &clap::Error, again: &dyn Fn(Vec<String>) -> Option<clap::Er
         return code;
     }
     let rendered = err.render();
-    let mut text = if err.use_stderr() && convert::stderr_color() {
+    let mut text = if err.use_stderr() && style::stderr() {
         rendered.ansi().to_string()
     } else {
         rendered.to_string()
@@ -162,8 +163,14 @@ fn usage_error(err: &clap::Error, again: &dyn Fn(Vec<String>) -> Option<clap::Er
 #[cfg(feature = "cli")]
 pub fn main() -> ExitCode {
     output::set_bin_name("accum");
+    if let Some(choice) = style::from_args(std::env::args_os()) {
+        style::choose(choice);
+    }
     let cli = match cli::parse_accum() {
-        Ok(cli) => cli,
+        Ok(cli) => {
+            style::choose(cli.color);
+            cli
+        }
         Err(err) => {
             return usage_error(&err, &|args| cli::parse_accum_from(args).err());
         }
@@ -211,9 +218,15 @@ pub fn run<T: CliConfig>() -> ExitCode {
         })
         .unwrap_or_else(|| "accum".to_owned());
     output::set_bin_name(&bin);
+    if let Some(choice) = style::from_args(std::env::args_os()) {
+        style::choose(choice);
+    }
     let build = move || cli::user_command(&bin);
     let parse = |args: Vec<std::ffi::OsString>| {
         build().try_get_matches_from(args).and_then(|matches| {
+            if let Some(choice) = matches.get_one::<style::ColorChoice>("color") {
+                style::choose(*choice);
+            }
             <cli::CommonCommand as clap::FromArgMatches>::from_arg_matches(&matches)
         })
     };

@@ -4,7 +4,6 @@
 //! binary (`accum_cli::run::<MyConfig>()`) behaves like `accum`.
 
 use std::fmt;
-use std::io::IsTerminal;
 use std::marker::PhantomData;
 use std::path::Path;
 
@@ -79,11 +78,6 @@ pub(crate) struct Checked<T> {
     pub(crate) config: T,
     /// Its plan.
     pub(crate) plan: Plan,
-}
-
-/// Whether findings on stdout may be coloured.
-pub(crate) fn color() -> bool {
-    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
 }
 
 /// A file that could not be parsed, with the finding that says why.
@@ -180,7 +174,7 @@ pub(crate) fn load_or_print(path: &Path) -> Result<Document, CliError> {
                 &bad.name,
                 &bad.text,
                 std::slice::from_ref(&bad.finding),
-                color(),
+                crate::style::stderr(),
             ));
             Err(CliError::invalid(format!(
                 "{}: not a valid configuration",
@@ -205,7 +199,7 @@ pub(crate) fn load_checked<T: CliConfig>(
                 &doc.name,
                 &doc.text,
                 &findings,
-                color(),
+                crate::style::stderr(),
             ));
             let errors = findings
                 .iter()
@@ -225,7 +219,7 @@ pub(crate) fn load_checked<T: CliConfig>(
             &doc.name,
             &doc.text,
             &warnings,
-            color(),
+            crate::style::stderr(),
         ));
     }
     let plan = *checked.plan();

@@ -21,6 +21,8 @@ pub(crate) use common::{
 pub(crate) use common::{parse_ramp, parse_span, parse_stage};
 use examples::{Binary, examples};
 
+use crate::style::ColorChoice;
+
 /// Gradient-accumulation plans that cannot be miscounted.
 ///
 /// accum keeps examples, microbatches, updates and tokens apart: the
@@ -33,6 +35,33 @@ pub(crate) struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub(crate) command: Command,
+
+    /// When to colour: auto (a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 colours a
+    /// pipe too), always, or never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t)]
+    pub(crate) color: ColorChoice,
+}
+
+/// `--color` for a command line built by hand (a user's binary), as
+/// [`Cli`]'s derive declares it.
+fn color_arg() -> clap::Arg {
+    clap::Arg::new("color")
+        .long("color")
+        .global(true)
+        .value_name("WHEN")
+        .value_parser(clap::builder::EnumValueParser::<ColorChoice>::new())
+        .default_value("auto")
+        .help("When to colour: auto (a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 colours a pipe too), always, or never")
+}
+
+/// clap colours its help and errors as accum does: the choice the
+/// arguments made, read before parsing ([`crate::style::from_args`]).
+fn colored(command: clap::Command) -> clap::Command {
+    command.color(match crate::style::chosen() {
+        ColorChoice::Auto => clap::ColorChoice::Auto,
+        ColorChoice::Always => clap::ColorChoice::Always,
+        ColorChoice::Never => clap::ColorChoice::Never,
+    })
 }
 
 /// The commands of `accum`.
@@ -83,7 +112,7 @@ fn with_examples(command: clap::Command, binary: Binary<'_>) -> clap::Command {
 
 /// The `accum` command line, with its examples.
 pub(crate) fn accum_command() -> clap::Command {
-    with_examples(Cli::command(), Binary::Accum)
+    colored(with_examples(Cli::command(), Binary::Accum))
 }
 
 /// Parses `accum`'s arguments.
@@ -107,7 +136,8 @@ pub(crate) fn user_command(bin: &str) -> clap::Command {
             .version(env!("CARGO_PKG_VERSION"))
             .propagate_version(true)
             .subcommand_required(true)
-            .arg_required_else_help(true),
+            .arg_required_else_help(true)
+            .arg(color_arg()),
     )
     .about("Check and plan this program's training configs (B = m·A·D, with units)")
     .mut_subcommand("sheet", |sheet| {
@@ -127,7 +157,7 @@ pub(crate) fn user_command(bin: &str) -> clap::Command {
                 arg.help("Activation memory of one example, for --memory-budget")
             })
     });
-    with_examples(command, Binary::User(bin))
+    colored(with_examples(command, Binary::User(bin)))
 }
 
 /// Output format of diagnostics.

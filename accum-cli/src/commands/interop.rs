@@ -6,7 +6,7 @@ use accum_core::config::TrainingConfig;
 use accum_core::config::partial::PartialConfig;
 
 use crate::cli::{DiagnosticFormat, ExportArgs, ImportArgs, LintArgs};
-use crate::convert::{Read, findings_of, json_findings, json_summary, render_lines, stderr_color};
+use crate::convert::{Read, findings_of, json_findings, json_summary, render_lines};
 use crate::diagnostic::Severity;
 use crate::error::{CliError, Exit};
 use crate::formats;
@@ -61,7 +61,10 @@ pub(crate) fn import(args: &ImportArgs) -> Result<Exit, CliError> {
             if let Some(note) = read.detected_note(&name) {
                 eprintln_safe!("{note}");
             }
-            crate::output::eprint_styled(&interop::render_reports(&read.files, stderr_color()));
+            crate::output::eprint_styled(&interop::render_reports(
+                &read.files,
+                crate::style::stderr(),
+            ));
             if let Some(note) = read.unread_note(&name) {
                 eprintln_safe!("{note}");
             }
@@ -149,7 +152,10 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
                 if let Some(note) = read.detected_note(name) {
                     eprintln_safe!("{note}");
                 }
-                crate::output::eprint_styled(&interop::render_reports(&read.files, stderr_color()));
+                crate::output::eprint_styled(&interop::render_reports(
+                    &read.files,
+                    crate::style::stderr(),
+                ));
                 if let Some(note) = read.unread_note(name) {
                     eprintln_safe!("{note}");
                 }

@@ -9,7 +9,7 @@ use crate::cli::{DiagnosticFormat, ValidateArgs};
 use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::error::{CliError, Exit};
 use crate::formats::{self, FileFindings};
-use crate::load::{Checker, CliConfig, Schema, check_document, color, load};
+use crate::load::{Checker, CliConfig, Schema, check_document, load};
 use crate::output::{print_json, print_styled, print_text};
 use crate::validate::SchemaMap;
 
@@ -98,7 +98,7 @@ fn print(format: DiagnosticFormat, files: &[FileFindings<'_>]) -> Result<(), Cli
                     file.name,
                     file.text,
                     file.diagnostics,
-                    color(),
+                    crate::style::stdout(),
                 ));
                 text.push_str(&diagnostic::summary(file.name, file.diagnostics));
             }

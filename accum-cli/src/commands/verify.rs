@@ -12,7 +12,8 @@ use crate::cli::{Format, VerifyArgs};
 use crate::error::{CliError, Exit};
 use crate::load::load_checked;
 use crate::output::eprintln_safe;
-use crate::output::{print_json, print_text};
+use crate::output::{print_json, print_styled};
+use crate::style::{Styled, Tone};
 
 pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
     let checked = load_checked::<TrainingConfig>(&args.file, TrainingConfig::check)?;
@@ -49,39 +50,45 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, CliError> {
         let report = verify::equivalence(&checked.plan, &config, tolerance).map_err(fail)?;
         match args.format {
             Format::Json => print_json(&report)?,
-            Format::Text => print_text(&render(&checked.doc.name, &checked.plan, &report))?,
+            Format::Text => print_styled(
+                &render(&checked.doc.name, &checked.plan, &report).render(crate::style::stdout()),
+            )?,
         }
         report.passed
     } else {
         let report = verify::stages(&stages, &config, tolerance).map_err(fail)?;
         match args.format {
             Format::Json => print_json(&report)?,
-            Format::Text => print_text(&render_stages(&checked.doc.name, &report))?,
+            Format::Text => print_styled(
+                &render_stages(&checked.doc.name, &report).render(crate::style::stdout()),
+            )?,
         }
         report.passed
     };
     Ok(if passed { Exit::Ok } else { Exit::Invalid })
 }
 
-fn render(name: &str, plan: &accum_core::plan::Plan, report: &VerifyReport) -> String {
-    let mut out = format!(
+/// The checks of one update; "pass" and the verdict in green, "FAIL" and
+/// a failed verdict in red.
+fn render(name: &str, plan: &accum_core::plan::Plan, report: &VerifyReport) -> Styled {
+    let mut out = Styled::from(format!(
         "pre-flight check of {name}: one update as {} vs one batch of {}\n",
         plan.batch_formula(),
         plan.effective_batch().get()
-    );
-    out.push_str(&render_checks(report));
+    ));
+    out.append(render_checks(report));
     if report.passed {
-        out.push_str("all checks passed\n");
+        out.toned("all checks passed", Tone::Pass).push("\n");
     } else {
-        out.push_str(&failed_line(String::new()));
+        out.append(failed_line(String::new()));
     }
     out
 }
 
 /// One block per stage: the stage's first update against one batch of the
 /// stage's `B`, then a line per stage that failed.
-fn render_stages(name: &str, report: &StagedVerifyReport) -> String {
-    let mut out = if report.stages.len() == report.stage_count {
+fn render_stages(name: &str, report: &StagedVerifyReport) -> Styled {
+    let head = if report.stages.len() == report.stage_count {
         format!(
             "pre-flight check of {name}: the first update of each of its {} stages vs one batch of the stage's size\n",
             report.stage_count
@@ -94,9 +101,10 @@ fn render_stages(name: &str, report: &StagedVerifyReport) -> String {
             group_digits((report.stage_count - report.stages.len()) as u64)
         )
     };
+    let mut out = Styled::from(head);
     for stage in &report.stages {
         let p = &stage.plan;
-        out.push_str(&format!(
+        out.push(format!(
             "stage {} (update {}): B = m·A·D = {} × {} × {} = {} vs one batch of {}\n",
             stage.stage + 1,
             group_digits(stage.update.get()),
@@ -106,7 +114,7 @@ fn render_stages(name: &str, report: &StagedVerifyReport) -> String {
             group_digits(p.effective_batch),
             group_digits(p.effective_batch)
         ));
-        out.push_str(&render_checks(&stage.check));
+        out.append(render_checks(&stage.check));
     }
     let failed: Vec<String> = report
         .stages
@@ -115,38 +123,44 @@ fn render_stages(name: &str, report: &StagedVerifyReport) -> String {
         .map(|s| (s.stage + 1).to_string())
         .collect();
     if failed.is_empty() {
-        out.push_str(if report.stages.len() == report.stage_count {
-            "all checks passed in every stage\n"
+        let verdict = if report.stages.len() == report.stage_count {
+            "all checks passed in every stage"
         } else {
-            "all checks passed in every stage checked\n"
-        });
+            "all checks passed in every stage checked"
+        };
+        out.toned(verdict, Tone::Pass).push("\n");
     } else {
-        out.push_str(&failed_line(format!(" in stage {}", failed.join(", "))));
+        out.append(failed_line(format!(" in stage {}", failed.join(", "))));
     }
     out
 }
 
 /// The last line of a check that failed, `where` it failed: the pre-flight
 /// rule's code, whose entry says how to read the checks.
-fn failed_line(place: String) -> String {
-    format!(
-        "some checks failed{place}: fix them before a campaign ({})\n",
-        Code::Preflight
-    )
+fn failed_line(place: String) -> Styled {
+    let mut line = Styled::new();
+    line.toned(format!("some checks failed{place}"), Tone::Fail)
+        .push(format!(
+            ": fix them before a campaign ({})\n",
+            Code::Preflight
+        ));
+    line
 }
 
 /// The checklist of one update, its differences and the tolerance.
-fn render_checks(report: &VerifyReport) -> String {
+fn render_checks(report: &VerifyReport) -> Styled {
+    let mut styled = Styled::new();
     let mut out = String::new();
     for check in &report.checks {
-        out.push_str(&format!(
-            "  {} {:<28} {}\n",
-            if check.passed { "pass" } else { "FAIL" },
-            check.name,
-            check.detail
-        ));
+        styled.push("  ");
+        if check.passed {
+            styled.toned("pass", Tone::Pass);
+        } else {
+            styled.toned("FAIL", Tone::Fail);
+        }
+        styled.push(format!(" {:<28} {}\n", check.name, check.detail));
         if !check.passed {
-            out.push_str(&format!(
+            styled.push(format!(
                 "       {:<28} `{} explain {}` says what it checks and how to fix it\n",
                 "",
                 crate::output::bin_name(),
@@ -166,7 +180,8 @@ fn render_checks(report: &VerifyReport) -> String {
         "  tolerance: |Δ| ≤ {:e} + {:e}·|reference| (not bit-exact)\n",
         report.tolerance.atol, report.tolerance.rtol
     ));
-    out
+    styled.push(out);
+    styled
 }
 
 #[cfg(test)]
@@ -208,7 +223,7 @@ mod tests {
                 .all(|c| matches!(c.family(), Family::Run | Family::Verify))
         );
         report.checks[2].passed = false;
-        let out = render_checks(&report);
+        let out = render_checks(&report).plain();
         assert!(
             out.contains("`accum explain accum::run::loss-scale` says what it checks"),
             "{out}"

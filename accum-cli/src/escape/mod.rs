@@ -101,6 +101,31 @@ pub(crate) fn html(text: &str) -> String {
     out
 }
 
+/// Prose for HTML element content: [`html`], with each pair of backticks
+/// around a span made a `<code>` element, as the same text renders in
+/// Markdown. A backtick without a partner stays a backtick.
+pub(crate) fn html_prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(open) = rest.find('`') {
+        let Some(len) = rest[open + 1..].find('`') else {
+            break;
+        };
+        let code = &rest[open + 1..open + 1 + len];
+        out.push_str(&html(&rest[..open]));
+        if code.is_empty() {
+            out.push_str("``");
+        } else {
+            out.push_str("<code>");
+            out.push_str(&html(code));
+            out.push_str("</code>");
+        }
+        rest = &rest[open + 2 + len..];
+    }
+    out.push_str(&html(rest));
+    out
+}
+
 /// Text of an SVG drawing made by plotters (titles, legends, labels), which
 /// writes `& < > " '` as references itself: every hidden character shown,
 /// since XML 1.0 allows no control character but `\t \n \r`, not even as a

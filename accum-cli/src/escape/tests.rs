@@ -355,3 +355,33 @@ fn toml_shows_hidden_characters_in_comments_and_keeps_clean_text() {
         "# a \\u{9b}31m note\nkey = 1\n"
     );
 }
+
+#[test]
+fn prose_in_html_makes_code_of_backtick_pairs_only() {
+    assert_eq!(
+        html_prose("run `accum <b>` & see `x`"),
+        "run <code>accum &lt;b&gt;</code> &amp; see <code>x</code>"
+    );
+    // An odd backtick stays, and nothing inside a pair escapes the element.
+    assert_eq!(html_prose("a ` b"), "a ` b");
+    assert_eq!(html_prose("`a` `b"), "<code>a</code> `b");
+    assert_eq!(html_prose("``"), "``");
+    assert_eq!(
+        html_prose("`</code><script>`"),
+        "<code>&lt;/code&gt;&lt;script&gt;</code>"
+    );
+}
+
+#[test]
+fn prose_in_html_holds_no_markup_but_code_and_reads_back_as_the_text() {
+    for s in hostile_strings() {
+        let out = html_prose(&s);
+        // The only markup is the code element around a pair's inside.
+        let inside = out.replace("<code>", "`").replace("</code>", "`");
+        assert_eq!(
+            read_html(&inside),
+            Some(expected(&s, &['\n', '\t'], None)),
+            "{s:?} → {out:?}"
+        );
+    }
+}

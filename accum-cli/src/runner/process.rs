@@ -2,10 +2,11 @@
 //! handling (like cargo's), the threads the machine can run, and the
 //! backend (threads, or MPI with one process per replica).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use accum_core::engine::Engine;
+use indicatif::ProgressBar;
 
 use crate::cli::Backend;
 use crate::error::CliError;
@@ -30,11 +31,12 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
             if handler_flag.swap(true, Ordering::SeqCst) {
                 // Held until the exit: no output is renamed or begun after.
                 let _held = accum_core::fsio::abandon_temporaries();
-                eprintln!("\ninterrupted again: stopping now; the previous outputs are kept");
+                say("interrupted again: stopping now; the previous outputs are kept");
                 std::process::exit(INTERRUPTED);
             }
-            eprintln!(
-                "\ninterrupted: stopping within the current microbatch and writing the report; press Ctrl-C again to stop at once"
+            say(
+                "interrupted: stopping within the current microbatch, then writing the report\n\
+                 press Ctrl-C again to stop at once",
             );
         }) {
             eprintln!("warning: Ctrl-C will not stop the run cleanly: {err}");
@@ -42,6 +44,36 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
         flag
     })
     .clone()
+}
+
+/// The status line while it is drawn, so that what Ctrl-C says is printed
+/// above it: written beside it, the next redraw of the line would draw over
+/// the message's last line.
+static STATUS_LINE: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// Registers the drawn status line ([`forget_status_line`] when it ends).
+pub(crate) fn show_status_line(bar: &ProgressBar) {
+    *lock_status_line() = (!bar.is_hidden()).then(|| bar.clone());
+}
+
+/// The status line is cleared: messages go straight to stderr again.
+pub(crate) fn forget_status_line() {
+    *lock_status_line() = None;
+}
+
+fn lock_status_line() -> std::sync::MutexGuard<'static, Option<ProgressBar>> {
+    STATUS_LINE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Prints a message of the Ctrl-C handler on lines of its own (each
+/// shorter than 80 columns): above the status line while it is drawn.
+fn say(message: &str) {
+    match lock_status_line().as_ref() {
+        Some(bar) => bar.println(message),
+        None => eprintln!("\n{message}"),
+    }
 }
 
 /// Threads per replica the machine can run at once: its cores shared by

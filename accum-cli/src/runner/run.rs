@@ -23,12 +23,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::checkpoints::{Checkpoints, KillInGroup, Resumed, continue_stream, resume};
 use super::observers::{Progress, Stream};
-use super::process::{ExitSync, attach_backend, stop_flag, threads_cap};
+use super::process::{
+    ExitSync, attach_backend, forget_status_line, show_status_line, stop_flag, threads_cap,
+};
 use super::summary::{plural, ramp_text, summary};
 use crate::cli::{Backend, Format, RunArgs};
 use crate::error::{CliError, Exit};
 use crate::load::Checked;
-use crate::output::{eprintln_safe, print_json, print_text};
+use crate::output::{eprintln_safe, print_json, print_styled};
 use crate::writes::{Outputs, not_an_input};
 
 /// A run on its backend, placed (resumed or at its start), with the
@@ -160,6 +162,7 @@ impl<'a> Run<'a> {
             }
         }
         bar.set_position(self.engine.counters().applied_updates.get());
+        show_status_line(&bar);
         Progress {
             bar,
             started: Instant::now(),
@@ -244,6 +247,7 @@ impl<'a> Run<'a> {
             self.checkpoints.run(&mut self.engine, &mut options)
         };
         progress.bar.finish_and_clear();
+        forget_status_line();
         let who = &self.who;
         // A checkpoint that could not be written stops the run: continuing
         // would leave the user without the resume they asked for.
@@ -308,12 +312,13 @@ impl<'a> Run<'a> {
         match args.format {
             Format::Json => print_json(&report)?,
             Format::Text => {
-                print_text(&summary(
+                let text = summary(
                     &report,
                     elapsed,
                     args.report.as_deref(),
                     args.dump.as_deref(),
-                ))?;
+                );
+                print_styled(&text.render(crate::style::stdout()))?;
             }
         }
         // A run Ctrl-C stopped did not do what was asked: say so in the status.

@@ -9,6 +9,8 @@ use accum_core::group_digits;
 use accum_core::plan::StagedPlan;
 use accum_core::report::{RunReport, StageCounters};
 
+use crate::style::{Styled, Tone};
+
 /// `"16 → 32 → 64 in 3 stages"`; the middle is elided past five stages.
 pub(crate) fn ramp_text(stages: &StagedPlan) -> String {
     let batches: Vec<String> = stages
@@ -39,26 +41,33 @@ pub(crate) fn plural(n: u64, noun: &str) -> String {
 }
 
 /// What `accum run` prints at the end in text: the counters, the loss, the
-/// stages, memory, warnings and where the outputs are.
+/// stages, memory, warnings and where the outputs are. The first line is
+/// green for a run that ended, yellow for one Ctrl-C stopped; warnings are
+/// yellow.
 pub(crate) fn summary(
     report: &RunReport,
     elapsed: Duration,
     report_path: Option<&Path>,
     dump: Option<&Path>,
-) -> String {
+) -> Styled {
     let c = &report.counters;
     let secs = elapsed.as_secs_f64().max(1e-9);
-    let mut out = String::new();
-    out.push_str(&format!(
-        "{} in {:.2} s{}\n",
+    let mut styled = Styled::new();
+    let done = format!(
+        "{} in {:.2} s",
         plural(c.applied_updates.get(), "applied update"),
-        secs,
-        if report.stopped_early {
-            " (stopped early by Ctrl-C; the last group was not applied)"
-        } else {
-            ""
-        }
-    ));
+        secs
+    );
+    if report.stopped_early {
+        styled.toned(
+            format!("{done} (stopped early by Ctrl-C; the last group was not applied)"),
+            Tone::Warn,
+        );
+    } else {
+        styled.toned(done, Tone::Pass);
+    }
+    styled.push("\n");
+    let mut out = String::new();
     out.push_str(&format!(
         "  attempts {}, skipped {}, microbatches {}, backward passes {}, scheduler steps {}\n",
         group_digits(c.update_attempts),
@@ -87,23 +96,30 @@ pub(crate) fn summary(
         out.push_str(&stage_lines(&report.stages));
     }
     out.push_str(&format!(
-        "  peak accounted memory per replica {} (activations {}){}\n",
+        "  peak accounted memory per replica {} (activations {})",
         ByteSize::new(report.memory.peak_bytes),
         ByteSize::new(report.memory.peak_activation_bytes),
-        if report.memory.peak_grows {
-            "; WARNING: memory kept between microbatches grows across groups"
-        } else {
-            ""
-        }
     ));
+    styled.push(std::mem::take(&mut out));
+    if report.memory.peak_grows {
+        styled.push("; ").toned(
+            "WARNING: memory kept between microbatches grows across groups",
+            Tone::Warn,
+        );
+    }
+    styled.push("\n");
     if c.dropped_examples.get() > 0 {
         out.push_str(&format!(
             "  dropped {} in partial groups (ids in the report)\n",
             plural(c.dropped_examples.get(), "example")
         ));
     }
+    styled.push(std::mem::take(&mut out));
     for warning in &report.warnings {
-        out.push_str(&format!("  warning: {warning}\n"));
+        styled
+            .push("  ")
+            .toned("warning", Tone::Warn)
+            .push(format!(": {warning}\n"));
     }
     if let Some(path) = report_path {
         out.push_str(&format!("  report: {}\n", accum_core::shown::path(path)));
@@ -111,7 +127,8 @@ pub(crate) fn summary(
     if let Some(dir) = dump {
         out.push_str(&format!("  dump: {}\n", accum_core::shown::path(dir)));
     }
-    out
+    styled.push(out);
+    styled
 }
 
 /// One line per stage of a batch ramp-up: its batch, its updates, and what

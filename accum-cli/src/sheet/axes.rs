@@ -176,7 +176,10 @@ impl Axes {
                 .map_err(|err| err.to_string());
         }
         if unit == UnitKind::Token && self.tokens().is_none() {
-            return Err("tokens need a fixed seq_len or data to count".into());
+            return Err(
+                "counted in the data's supervised tokens as the run goes (no fixed seq_len to convert ahead)"
+                    .into(),
+            );
         }
         match self.staged.to_updates(value, unit, Rounding::Exact) {
             Ok(u) => Ok((u.get(), true)),

@@ -62,6 +62,18 @@ pub(crate) fn build<T: AccumConfig>(
             let tokens = axes.tokens_per_update(first.effective_batch().get());
             Axes::new(StagedPlan::constant(first), tokens)
         });
+        // Without a fixed seq_len or an expected length, a length in tokens
+        // is counted as the run goes; a report's data says what it came to.
+        let measured = report
+            .as_ref()
+            .filter(|_| axes.tokens().is_none())
+            .and_then(|(_, r)| measured_tokens_per_update(r, axes.staged()))
+            .map(|(per_update, per_example)| {
+                (
+                    Axes::new(axes.staged().clone(), Some(per_update)),
+                    per_example,
+                )
+            });
         tables.push(Table {
             title: if ramp.is_some() {
                 "Lengths in every unit, through the stages".into()
@@ -86,6 +98,15 @@ pub(crate) fn build<T: AccumConfig>(
                             format!("{lead} {here}; at the full batch {at_full}")
                         }
                         _ => here,
+                    };
+                    let note = match &measured {
+                        Some((measured, per_example)) if v.span.unit() == UnitKind::Token => {
+                            format!(
+                                "{} at the {per_example:.1} supervised tokens per example the run's data held; {note}",
+                                in_every_unit(&v.span, measured)
+                            )
+                        }
+                        _ => note,
                     };
                     Row::new(v.path.to_string(), v.span.to_string(), note)
                 })
@@ -253,6 +274,21 @@ fn plan_table(plan: &Plan, expected_tokens: Option<u64>, ramped: bool) -> Table 
         },
         rows,
     }
+}
+
+/// What one update of the final plan held in supervised tokens, from the
+/// tokens and examples of the report's data (one epoch), and the tokens per
+/// example; `None` when the report counted none.
+fn measured_tokens_per_update(report: &RunReport, staged: &StagedPlan) -> Option<(u64, f64)> {
+    let (tokens, examples) = (report.data_tokens.get(), report.data_examples.get());
+    if tokens == 0 || examples == 0 {
+        return None;
+    }
+    let b = staged.final_plan().effective_batch().get();
+    let per_update = (u128::from(tokens) * u128::from(b)).div_ceil(u128::from(examples));
+    #[allow(clippy::cast_precision_loss)]
+    let per_example = tokens as f64 / examples as f64;
+    Some((u64::try_from(per_update).ok()?, per_example))
 }
 
 /// `"= 300 updates = 1,200 microbatches per replica = 19,200 examples =
@@ -427,6 +463,56 @@ mod tests {
         assert_eq!(scale.series[0].points.len(), c.update_attempts as usize);
         let clip = &trial.charts[2].series[1];
         assert_eq!((clip.style, clip.points[0][1]), (Style::Reference, 1.0));
+    }
+
+    /// A length in tokens that nothing converts ahead (no fixed seq_len and
+    /// no expected length, as for a user's own config type) is read through
+    /// what the report's data held, not called impossible.
+    #[test]
+    fn a_length_in_tokens_is_read_through_the_reports_data() {
+        use accum_core::AccumConfig;
+        let text = crate::sheet::tests::FP16
+            .replace("warmup = \"64 examples\"", "warmup = \"400 tokens\"");
+        let config: accum_core::config::TrainingConfig =
+            toml::from_str(&text).expect("the fixture parses");
+        let plan = config.plan().expect("a plan");
+        let report =
+            accum_core::engine::run(plan, &config.engine_config()).expect("the fixture runs");
+        let warmup_row = |report: Option<(String, &RunReport)>| {
+            let mut extras = crate::training::sheet_extras(&config, &plan);
+            extras.expected_tokens_per_update = None;
+            let sheet = build(&config, &plan, "fp16.toml", extras, report);
+            sheet
+                .preparation
+                .tables
+                .iter()
+                .flat_map(|t| &t.rows)
+                .find(|r| r.label == "schedule.warmup")
+                .expect("a warmup row")
+                .note
+                .clone()
+        };
+        let ahead = warmup_row(None);
+        assert!(
+            ahead.starts_with("counted in the data's supervised tokens as the run goes"),
+            "{ahead}"
+        );
+        let measured = warmup_row(Some(("run.json".into(), &report)));
+        let per_example = report.data_tokens.get() as f64 / report.data_examples.get() as f64;
+        // 400 tokens are ⌈400 / tokens per example⌉ examples, in updates of 16.
+        let per_update = (report.data_tokens.get() * 16).div_ceil(report.data_examples.get());
+        let examples = (400 * 16_u64).div_ceil(per_update);
+        let updates = examples.div_ceil(16);
+        assert!(
+            measured.starts_with(&format!("≈ {} update", updates)),
+            "{measured} ({per_example} per example)"
+        );
+        assert!(
+            measured.contains(&format!(
+                "at the {per_example:.1} supervised tokens per example the run's data held"
+            )),
+            "{measured}"
+        );
     }
 
     #[test]

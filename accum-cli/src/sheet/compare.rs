@@ -592,7 +592,7 @@ pub(crate) fn html(c: &Comparison) -> String {
     if !c.notes.is_empty() {
         out.push_str("<div class=\"warnings\"><h3>Read with care</h3><ul>");
         for note in &c.notes {
-            out.push_str(&format!("<li>{}</li>", e(note)));
+            out.push_str(&format!("<li>{}</li>", escape::html_prose(note)));
         }
         out.push_str("</ul></div>\n");
     }
@@ -610,7 +610,10 @@ pub(crate) fn html(c: &Comparison) -> String {
             if row.differs { " ≠" } else { "" }
         ));
         for value in &row.values {
-            out.push_str(&format!("<td class=\"v long\">{}</td>", e(value)));
+            out.push_str(&format!(
+                "<td class=\"v long\">{}</td>",
+                escape::html_prose(value)
+            ));
         }
         out.push_str("</tr>\n");
     }

@@ -68,8 +68,13 @@ pub(crate) struct Grid {
     pub(crate) columns: Vec<Column>,
     /// Its rows.
     pub(crate) rows: Vec<GridRow>,
-    /// What a reader must know after it.
+    /// What a reader must know after it: where the run differs from what
+    /// was asked (in the alert colour).
     pub(crate) notes: Vec<String>,
+    /// What a reader may like to know after it: what the settings make
+    /// happen as expected (a partial group at an epoch's end), not drawn
+    /// as an alert.
+    pub(crate) remarks: Vec<String>,
 }
 
 impl Grid {
@@ -104,7 +109,7 @@ impl Grid {
             }
         }
         out.push('\n');
-        for note in &self.notes {
+        for note in self.notes.iter().chain(&self.remarks) {
             let _ = writeln!(out, "{}\n", escape::markdown(note));
         }
     }
@@ -167,7 +172,7 @@ impl Grid {
                         out,
                         "<tr class=\"gap\"><td colspan=\"{}\">… {} …</td></tr>",
                         self.columns.len(),
-                        escape::html(text)
+                        escape::html_prose(text)
                     );
                 }
                 GridRow::Cells { cells, muted } => {
@@ -181,7 +186,7 @@ impl Grid {
                             out,
                             "<td{}>{}</td>",
                             class(column.numeric),
-                            escape::html(cell)
+                            escape::html_prose(cell)
                         );
                     }
                     out.push_str("</tr>\n");
@@ -190,7 +195,18 @@ impl Grid {
         }
         out.push_str("</tbody>\n</table></div>\n");
         for note in &self.notes {
-            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape::html(note));
+            let _ = writeln!(
+                out,
+                "<p class=\"note\" role=\"note\">{}</p>",
+                escape::html_prose(note)
+            );
+        }
+        for remark in &self.remarks {
+            let _ = writeln!(
+                out,
+                "<p class=\"remark\">{}</p>",
+                escape::html_prose(remark)
+            );
         }
         out.push_str("</div>\n");
     }
@@ -224,6 +240,7 @@ mod tests {
                 },
             ],
             notes: vec!["Stage 5 was not reached.".into()],
+            remarks: vec!["Stage 1 ended an epoch with a partial group.".into()],
         }
     }
 
@@ -239,7 +256,8 @@ mod tests {
              | 1 | 20 | 20 | 0 | a\\|b |\n\
              | … | 3 more stages |  |  |  |\n\
              | 5 | 10 | 0 | 0 |  |\n\n\
-             Stage 5 was not reached.\n\n"
+             Stage 5 was not reached.\n\n\
+             Stage 1 ended an epoch with a partial group.\n\n"
         );
     }
 
@@ -264,6 +282,9 @@ mod tests {
         assert!(html.contains("<tr class=\"unreached\"><td class=\"num\">5</td>"));
         assert!(html.contains("<td>a|b</td>"));
         assert!(html.contains("Each stage &lt;as run&gt;."));
-        assert!(html.contains("<p class=\"note\">Stage 5 was not reached.</p>"));
+        assert!(html.contains("<p class=\"note\" role=\"note\">Stage 5 was not reached.</p>"));
+        assert!(
+            html.contains("<p class=\"remark\">Stage 1 ended an epoch with a partial group.</p>")
+        );
     }
 }

@@ -53,7 +53,7 @@ td.n{color:var(--muted);font-size:13px}\
 .stages th{width:auto;font-size:12.5px;color:var(--muted);vertical-align:bottom;border-bottom:2px solid var(--line);white-space:nowrap;padding-right:14px}.stages th.group{text-align:center;border-bottom:1px solid var(--line)}.stages thead tr:first-child>*{border-top:none}\
 .stages td{font-variant-numeric:tabular-nums;white-space:nowrap;padding-right:14px}.stages .num{text-align:right}\
 .stages tbody tr:first-child>*{border-top:none}.stages thead tr+tr>th{border-top:none}.stages tr.gap td{color:var(--muted);text-align:center}.stages tr.unreached td{color:var(--muted)}\
-.stages .note{margin:8px 0 0;color:var(--alert);font-size:13.5px}\
+.stages .note{margin:8px 0 0;color:var(--alert);font-size:13.5px}.stages .remark{margin:8px 0 0;color:var(--soft);font-size:13.5px}\
 footer{margin-top:36px;color:var(--muted);font-size:12px}\
 @media (max-width:700px){main{padding:16px 12px}.card .value{font-size:21px}td.v{white-space:normal}th{width:auto}}\
 @media print{body{background:#fff}.panel,.card,figure{break-inside:avoid}h2,h3{break-after:avoid}figure .phone{display:none}}";
@@ -73,12 +73,12 @@ pub(crate) fn render(sheet: &Sheet) -> String {
         escape::html(&sheet.name)
     );
     if let Some(notes) = &sheet.notes {
-        let _ = writeln!(out, "<p class=\"notes\">{}</p>", escape::html(notes));
+        let _ = writeln!(out, "<p class=\"notes\">{}</p>", escape::html_prose(notes));
     }
     if !sheet.mismatch.is_empty() {
         out.push_str("<div class=\"mismatch\" role=\"alert\"><strong>The run report does not belong to this configuration</strong> (rendered with <code>--force</code>): the preparation and the trial describe different runs.<ul>");
         for said in &sheet.mismatch {
-            let _ = write!(out, "<li>{}</li>", escape::html(said));
+            let _ = write!(out, "<li>{}</li>", escape::html_prose(said));
         }
         out.push_str("</ul></div>\n");
     }
@@ -86,7 +86,7 @@ pub(crate) fn render(sheet: &Sheet) -> String {
         let _ = writeln!(
             out,
             "<p class=\"changed\">The configuration file changed since the run; its plan and length did not: {}.</p>",
-            escape::html(changed)
+            escape::html_prose(changed)
         );
     }
     let _ = write!(
@@ -111,7 +111,7 @@ pub(crate) fn render(sheet: &Sheet) -> String {
         let _ = writeln!(
             out,
             "<p class=\"meta\">{}</p>",
-            escape::html(&facts.join(" · "))
+            escape::html_prose(&facts.join(" · "))
         );
     }
     out.push_str("</header>\n");
@@ -124,7 +124,7 @@ pub(crate) fn render(sheet: &Sheet) -> String {
             if card.alert { " alert" } else { "" },
             escape::html(&card.label),
             escape::html(&card.value),
-            escape::html(&card.detail)
+            escape::html_prose(&card.detail)
         );
     }
     out.push_str("</section>\n");
@@ -180,7 +180,7 @@ pub(crate) fn render(sheet: &Sheet) -> String {
             if !trial.warnings.is_empty() {
                 out.push_str("<div class=\"warnings\" role=\"note\"><h3>Warnings</h3>\n<ul>\n");
                 for warning in &trial.warnings {
-                    let _ = writeln!(out, "<li>{}</li>", escape::html(warning));
+                    let _ = writeln!(out, "<li>{}</li>", escape::html_prose(warning));
                 }
                 out.push_str("</ul></div>\n");
             }
@@ -214,7 +214,7 @@ pub(crate) fn render(sheet: &Sheet) -> String {
     out.push_str("</section>\n<section id=\"accepted\">\n<h2>Accepted results</h2>\n");
     match &sheet.accepted {
         Some(text) => {
-            let _ = writeln!(out, "<p>{}</p>", escape::html(text));
+            let _ = writeln!(out, "<p>{}</p>", escape::html_prose(text));
         }
         None => out.push_str(
             "<p class=\"empty\">None yet: a trial is not an accepted result until someone reviews it.</p>\n",
@@ -237,7 +237,7 @@ pub(crate) fn figure(out: &mut String, chart: &Chart) {
         escape::html(&chart.id),
         plot::render(chart),
         plot::render_narrow(chart),
-        escape::html(&chart.caption)
+        escape::html_prose(&chart.caption)
     );
 }
 
@@ -267,7 +267,7 @@ fn wide_figure(out: &mut String, chart: &Chart) {
         plot::render_wide(chart),
         plot::render(chart),
         plot::render_narrow(chart),
-        escape::html(&chart.caption)
+        escape::html_prose(&chart.caption)
     );
 }
 
@@ -288,8 +288,8 @@ fn panel(out: &mut String, table: &Table) {
             } else {
                 "v long"
             },
-            escape::html(&row.value),
-            escape::html(&row.note)
+            escape::html_prose(&row.value),
+            escape::html_prose(&row.note)
         );
     }
     out.push_str("</table>\n</div>\n");
@@ -310,6 +310,10 @@ mod tests {
         assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
         assert!(html.contains("<h1>fp16 &lt;b&gt;tiny&lt;/b&gt; &amp; skipped</h1>"));
         assert!(html.contains("the first attempts overflow | the scale backs off"));
+        // Code in the prose is code, not backticks (the model's note names
+        // `accum run`).
+        assert!(html.contains("<code>accum run</code>"), "{html}");
+        assert!(!html.contains('`'), "no literal backtick");
         // The schedule; the loss wide, in a column and on a phone; the
         // learning rate used; gradient norm; loss scale: each in a column
         // and on a phone.

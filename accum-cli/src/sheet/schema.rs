@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use crate::diagnostic::{self, Severity};
 use crate::error::CliError;
-use crate::load::color;
 use crate::output::eprint_styled;
 use crate::source::Document;
 use crate::validate::SchemaMap;
@@ -82,7 +81,7 @@ pub(crate) fn read(file: &Path, schema: &Path) -> Result<(Document, Read), CliEr
             &doc.name,
             &doc.text,
             &findings,
-            color(),
+            crate::style::stderr(),
         ));
     }
     let errors = diagnostic::count(&findings, Severity::Error);

@@ -205,6 +205,7 @@ impl StageTable {
             columns: self.header(),
             rows,
             notes: self.notes.clone(),
+            remarks: Vec::new(),
         }
     }
 }

@@ -56,6 +56,10 @@ pub(crate) struct TrainedStages {
     /// Where the run differs from its plan, stage by stage.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) notes: Vec<String>,
+    /// What the settings made happen as expected: stages whose last group
+    /// held only what was left of an epoch (last group: process).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) remarks: Vec<String>,
 }
 
 /// What a whole run trained.
@@ -97,6 +101,7 @@ pub(crate) fn trained(
     let run_updates = run_updates.or(Some(report.total_updates.get()).filter(|u| *u > 0));
     let n = group_digits;
     let mut notes = Vec::new();
+    let mut remarks = Vec::new();
     let all: Vec<TrainedStage> = (0..count)
         .map(|i| {
             let stage = planned_stages.get(i);
@@ -137,19 +142,22 @@ pub(crate) fn trained(
                         count_of(p.updates, "update")
                     ));
                 } else if applied == p.updates && t.skipped == 0 && examples < p.examples {
-                    // A group that ends an epoch holds what is left of it.
-                    let why = if report.last_group == LastGroup::Process {
-                        ": groups that end an epoch hold only what is left of it (last group: process)"
-                    } else {
-                        ""
-                    };
-                    notes.push(format!(
-                        "Stage {} trained {} fewer examples than its {} of B = {} hold{why}.",
+                    // A group that ends an epoch holds what is left of it:
+                    // what `last_group = "process"` asks for, not an alert.
+                    let fewer = format!(
+                        "Stage {} trained {} fewer examples than its {} of B = {} hold",
                         i + 1,
                         n(p.examples - examples),
                         count_of(applied, "update"),
                         n(t.plan.effective_batch)
-                    ));
+                    );
+                    if report.last_group == LastGroup::Process {
+                        remarks.push(format!(
+                            "{fewer}: groups that end an epoch hold only what is left of it (last group: process)."
+                        ));
+                    } else {
+                        notes.push(format!("{fewer}."));
+                    }
                 }
             }
             TrainedStage {
@@ -182,17 +190,8 @@ pub(crate) fn trained(
             ));
         }
     }
-    // One note per stage that differs from its plan, for the first
-    // `MAX_NOTES − 1` such stages; then how many more there are.
-    if notes.len() > MAX_NOTES {
-        let more = notes.len() - (MAX_NOTES - 1);
-        notes.truncate(MAX_NOTES - 1);
-        notes.push(format!(
-            "… and {} more notes like these on later stages ({} in all).",
-            n(more as u64),
-            n((more + MAX_NOTES - 1) as u64)
-        ));
-    }
+    bound(&mut notes);
+    bound(&mut remarks);
     let rows: Vec<TrainedStage> = shown_rows(all.len())
         .into_iter()
         .map(|i| all[i].clone())
@@ -210,6 +209,7 @@ pub(crate) fn trained(
             tokens: report.counters.supervised_tokens.get(),
         },
         notes,
+        remarks,
     })
 }
 
@@ -248,6 +248,20 @@ pub(crate) fn stage_marks(report: &RunReport, axis: LogAxis) -> Option<Marks> {
         },
         at,
     })
+}
+
+/// One note per stage, for the first `MAX_NOTES − 1` such stages; then how
+/// many more there are.
+fn bound(notes: &mut Vec<String>) {
+    if notes.len() > MAX_NOTES {
+        let more = notes.len() - (MAX_NOTES - 1);
+        notes.truncate(MAX_NOTES - 1);
+        notes.push(format!(
+            "… and {} more notes like these on later stages ({} in all).",
+            group_digits(more as u64),
+            group_digits((more + MAX_NOTES - 1) as u64)
+        ));
+    }
 }
 
 impl TrainedStages {
@@ -377,6 +391,7 @@ impl TrainedStages {
             columns: self.header(),
             rows,
             notes: self.notes.clone(),
+            remarks: self.remarks.clone(),
         }
     }
 }
@@ -477,6 +492,37 @@ mod tests {
             table.notes[0],
             "Stage 1 applied 19 updates where the plan has 20 updates."
         );
+    }
+
+    /// A stage that ends an epoch with a partial group, as `last_group =
+    /// "process"` asks, is remarked on in the text colour; the same shortfall
+    /// under another policy is an alert.
+    #[test]
+    fn an_expected_partial_group_is_a_remark_not_an_alert() {
+        let (axes, mut report) = rampup();
+        let full = report.stages[0].examples.get();
+        report.stages[0].examples = accum_core::Examples::new(full - 3);
+        report.last_group = LastGroup::Process;
+        let table = trained(&axes, &report, Some(235)).expect("three stages");
+        assert!(table.notes.is_empty(), "{:?}", table.notes);
+        assert_eq!(table.remarks.len(), 1, "{:?}", table.remarks);
+        assert!(
+            table.remarks[0].starts_with("Stage 1 trained 3 fewer examples"),
+            "{:?}",
+            table.remarks
+        );
+        let mut html = String::new();
+        table.grid().html(&mut html);
+        assert!(
+            html.contains("<p class=\"remark\">Stage 1 trained 3 fewer"),
+            "{html}"
+        );
+        assert!(!html.contains("class=\"note\""), "{html}");
+
+        report.last_group = LastGroup::Drop;
+        let table = trained(&axes, &report, Some(235)).expect("three stages");
+        assert!(table.remarks.is_empty(), "{:?}", table.remarks);
+        assert_eq!(table.notes.len(), 1, "{:?}", table.notes);
     }
 
     #[test]

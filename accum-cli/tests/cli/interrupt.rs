@@ -53,6 +53,17 @@ fn ctrl_c_is_acknowledged_keeps_the_report_and_exits_130() {
         stderr.contains("interrupted: stopping within the current microbatch"),
         "{stderr}"
     );
+    // Whole on a terminal of 80 columns: each line of the message fits.
+    for line in stderr
+        .lines()
+        .filter(|l| l.contains("interrupt") || l.contains("Ctrl-C"))
+    {
+        assert!(line.chars().count() < 80, "{line:?}");
+    }
+    assert!(
+        stderr.contains("\npress Ctrl-C again to stop at once"),
+        "{stderr}"
+    );
     let report = report(&dir);
     assert_eq!(report["stopped_early"], true);
     let applied = report["counters"]["applied_updates"]

@@ -322,29 +322,149 @@ fn a_stats_stream_beside_the_report_feeds_the_sheet() {
     );
 }
 
-/// On an 80-column terminal (a pseudo-terminal from util-linux `script`),
-/// the status line is redrawn in place and never longer than the terminal
-/// is wide, so it never wraps.
-#[test]
-fn the_status_line_fits_80_columns() {
-    let dir = scratch("run-terminal");
-    let config = std::fs::read_to_string(examples().join("quickstart.toml"))
-        .expect("quickstart")
-        .replace("total = \"300 updates\"", "total = \"60 updates\"");
-    std::fs::write(dir.join("q.toml"), config).expect("config");
+/// What an 80-column terminal (a pseudo-terminal from util-linux `script`)
+/// shows of `accum ARGS` run in `dir`, with `env` set and the colour
+/// variables of the test's own environment removed.
+fn on_terminal(dir: &Path, args: &str, env: &[(&str, &str)]) -> String {
     let command = format!(
-        "stty cols 80 rows 24; '{}' run q.toml",
+        "stty cols 80 rows 24; '{}' {args}",
         env!("CARGO_BIN_EXE_accum")
     );
-    let out = std::process::Command::new("script")
-        .current_dir(&dir)
-        .env("NO_COLOR", "1")
+    let mut script = std::process::Command::new("script");
+    script
+        .current_dir(dir)
         .env("SHELL", "/bin/sh")
+        .env("TERM", "xterm")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE");
+    for (name, value) in env {
+        script.env(name, value);
+    }
+    let out = script
         .args(["-q", "-e", "-c", &command, "/dev/null"])
         .stdin(std::process::Stdio::null())
         .output()
         .expect("util-linux `script` runs (.ci/run installs it)");
-    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{args}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The colour sequences (`ESC [ … m`) in `text`; cursor moves and clears
+/// are not colours.
+fn colours(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("\u{1b}[") {
+        let body = &text[at + 2..];
+        let end = body
+            .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+            .unwrap_or(body.len());
+        if body[end..].starts_with('m') {
+            found.push(body[..end].to_owned());
+        }
+    }
+    found
+}
+
+/// A short run of the quickstart in `dir`, as `q.toml`.
+fn short_quickstart(dir: &Path) {
+    let config = std::fs::read_to_string(examples().join("quickstart.toml"))
+        .expect("quickstart")
+        .replace("total = \"300 updates\"", "total = \"60 updates\"");
+    std::fs::write(dir.join("q.toml"), config).expect("config");
+}
+
+/// `--color` decides, then `NO_COLOR` and `CLICOLOR_FORCE`, then whether
+/// the output is a terminal: the run's verdict is green on an 80-column
+/// terminal, and no colour at all is written under `--color never` or
+/// `NO_COLOR`.
+#[test]
+fn colours_follow_the_color_flag_and_the_environment_on_a_terminal() {
+    let dir = scratch("run-terminal-colour");
+    short_quickstart(&dir);
+    let auto = on_terminal(&dir, "run q.toml", &[]);
+    assert!(colours(&auto).contains(&"32".to_owned()), "{auto:?}");
+    let never = on_terminal(&dir, "run q.toml --color never", &[]);
+    assert_eq!(colours(&never), Vec::<String>::new(), "{never:?}");
+    assert!(never.contains("60 applied updates"), "{never:?}");
+    let no_color = on_terminal(&dir, "run q.toml", &[("NO_COLOR", "1")]);
+    assert_eq!(colours(&no_color), Vec::<String>::new(), "{no_color:?}");
+    // The flag given for this run wins over the environment.
+    let always = on_terminal(&dir, "--color=always run q.toml", &[("NO_COLOR", "1")]);
+    assert!(colours(&always).contains(&"32".to_owned()), "{always:?}");
+    let dumb = on_terminal(&dir, "run q.toml", &[("TERM", "dumb")]);
+    assert_eq!(colours(&dumb), Vec::<String>::new(), "{dumb:?}");
+}
+
+/// Through a pipe nothing is coloured, unless `--color always` or
+/// `CLICOLOR_FORCE` asks; `NO_COLOR` wins over `CLICOLOR_FORCE`, and
+/// `--color never` over both. `verify`'s checks are green, or red when
+/// they fail.
+#[test]
+fn colours_through_a_pipe_only_when_asked() {
+    let dir = scratch("run-pipe-colour");
+    std::fs::copy(fixtures().join("tiny.toml"), dir.join("tiny.toml")).expect("copy");
+    let verify = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = assert_cmd::Command::cargo_bin("accum").expect("the accum binary");
+        cmd.current_dir(&dir)
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR")
+            .env_remove("CLICOLOR_FORCE");
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        let out = cmd.args(args).output().expect("accum runs");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let plain = verify(&["verify", "tiny.toml"], &[]);
+    assert_eq!(colours(&plain), Vec::<String>::new(), "{plain}");
+    assert!(plain.contains("  pass "), "{plain}");
+    let always = verify(&["verify", "tiny.toml", "--color", "always"], &[]);
+    assert!(always.contains("\u{1b}[32mpass\u{1b}[0m"), "{always:?}");
+    assert!(always.contains("\u{1b}[32mall checks passed"), "{always:?}");
+    // Without the colours, the same text.
+    let mut stripped = always.clone();
+    for sgr in ["\u{1b}[32m", "\u{1b}[0m"] {
+        stripped = stripped.replace(sgr, "");
+    }
+    assert_eq!(stripped, plain);
+    let forced = verify(&["verify", "tiny.toml"], &[("CLICOLOR_FORCE", "1")]);
+    assert!(!colours(&forced).is_empty(), "{forced:?}");
+    let zero = verify(&["verify", "tiny.toml"], &[("CLICOLOR_FORCE", "0")]);
+    assert_eq!(colours(&zero), Vec::<String>::new(), "{zero:?}");
+    let both = verify(
+        &["verify", "tiny.toml"],
+        &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")],
+    );
+    assert_eq!(colours(&both), Vec::<String>::new(), "{both:?}");
+    let never = verify(
+        &["verify", "tiny.toml", "--color=never"],
+        &[("CLICOLOR_FORCE", "1")],
+    );
+    assert_eq!(colours(&never), Vec::<String>::new(), "{never:?}");
+}
+
+/// On an 80-column terminal (a pseudo-terminal from util-linux `script`),
+/// the status line is redrawn in place and never longer than the terminal
+/// is wide, so it never wraps, in colour or not.
+#[test]
+fn the_status_line_fits_80_columns() {
+    let dir = scratch("run-terminal");
+    short_quickstart(&dir);
+    for (args, env) in [
+        ("run q.toml", &[("NO_COLOR", "1")][..]),
+        ("run q.toml --color always", &[][..]),
+    ] {
+        status_lines_fit(&on_terminal(&dir, args, env));
+    }
+}
+
+fn status_lines_fit(shown: &str) {
     // The terminal's control sequences (cursor moves, clears) end a line
     // as a carriage return does.
     let mut plain = String::new();
