@@ -50,7 +50,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 mod axolotl;
 mod census;
 mod deepspeed;
-mod detect;
+pub(crate) mod detect;
 mod dialect;
 #[cfg_attr(
     not(feature = "harness"),
