@@ -61,6 +61,7 @@ mod export;
 mod files;
 mod huggingface;
 mod interpolate;
+mod resolvers;
 mod lightning;
 mod litgpt;
 mod megatron;
@@ -71,6 +72,8 @@ mod stages;
 mod census_tests;
 #[cfg(test)]
 mod detect_tests;
+#[cfg(all(test, unix))]
+mod repo_tests;
 #[cfg(test)]
 mod ramp_export_tests;
 #[cfg(test)]
@@ -253,6 +256,11 @@ pub struct ImportOptions {
     /// adds the file's repository root: the nearest folder above it with
     /// `.git`, else its own folder.
     pub allow_paths: Vec<PathBuf>,
+    /// The imported file's path, when it is read from disk ([`import_file`]
+    /// sets it): the resolvers an OmegaConf file uses are looked for in the
+    /// Python files of its repository (the nearest folder above it with
+    /// `.git`, else its folder).
+    pub origin: Option<PathBuf>,
 }
 
 /// A batch that changes during the run, as the framework states it. The
@@ -780,6 +788,7 @@ pub fn import_file(
             .extend(crate::source::named::search_dirs(path, &root));
         opts.allow_paths.push(root);
     }
+    opts.origin = Some(path.to_owned());
     import(framework, &name, &text, &opts)
 }
 

@@ -51,10 +51,7 @@ impl Dialect for NeMo {
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
         // NeMo loads its configs with OmegaConf (Hydra).
         read_arguments(name, text, YamlLoader::OmegaConf, |r| {
-            r.interpolation = Some(super::interpolate::Interpolation {
-                env: opts.env.clone(),
-                set: opts.set.clone(),
-            });
+            r.interpolation = Some(super::interpolate::Interpolation::new(opts));
             if nemo::has_batch(r) {
                 let t = trainer(r);
                 return nemo::read(r, opts, &t);
@@ -119,10 +116,7 @@ impl Dialect for Lightning {
         // would refuse a `${…}` where a number goes, so resolving it reads
         // the Hydra file as Hydra does and changes nothing for the others.
         read_arguments(name, text, YamlLoader::JsonArgParse, |r| {
-            r.interpolation = Some(super::interpolate::Interpolation {
-                env: opts.env.clone(),
-                set: opts.set.clone(),
-            });
+            r.interpolation = Some(super::interpolate::Interpolation::new(opts));
             read(r, opts)
         })
     }
