@@ -49,6 +49,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 
 mod axolotl;
 mod census;
+mod compose;
 mod deepspeed;
 pub(crate) mod detect;
 mod dialect;
@@ -61,23 +62,23 @@ mod export;
 mod files;
 mod huggingface;
 mod interpolate;
-mod resolvers;
 mod lightning;
 mod litgpt;
 mod megatron;
 mod reader;
+mod resolvers;
 mod stages;
 
 #[cfg(test)]
 mod census_tests;
 #[cfg(test)]
 mod detect_tests;
-#[cfg(all(test, unix))]
-mod repo_tests;
 #[cfg(test)]
 mod ramp_export_tests;
 #[cfg(test)]
 mod ramp_tests;
+#[cfg(all(test, unix))]
+mod repo_tests;
 #[cfg(test)]
 mod severity_tests;
 #[cfg(test)]

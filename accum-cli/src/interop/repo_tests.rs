@@ -23,11 +23,17 @@ fn copy(from: &Path, to: &Path) {
     fs::create_dir_all(to).expect("a folder");
     for entry in fs::read_dir(from).expect("a fixture folder") {
         let path = entry.expect("an entry").path();
-        let name = path.file_name().expect("a name").to_string_lossy().into_owned();
+        let name = path
+            .file_name()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
         if path.is_dir() {
             copy(&path, &to.join(&name));
         } else {
-            let name = name.strip_suffix(".py.in").map_or(name.clone(), |n| format!("{n}.py"));
+            let name = name
+                .strip_suffix(".py.in")
+                .map_or(name.clone(), |n| format!("{n}.py"));
             fs::copy(&path, to.join(name)).expect("a copy");
         }
     }
@@ -46,7 +52,11 @@ fn repositories(label: &str) -> Vec<(String, PathBuf)> {
         .collect();
     names.sort();
     for from in names {
-        let name = from.file_name().expect("a name").to_string_lossy().into_owned();
+        let name = from
+            .file_name()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
         let to = scratch.join(&name);
         copy(&from, &to);
         fs::create_dir_all(to.join(".git")).expect(".git");
@@ -65,7 +75,9 @@ fn entries(dir: &Path, out: &mut Vec<PathBuf>) {
     for path in paths {
         if path.is_dir() {
             entries(&path, out);
-        } else if fs::read_to_string(&path).is_ok_and(|t| t.lines().any(|l| l.starts_with("# expect:"))) {
+        } else if fs::read_to_string(&path)
+            .is_ok_and(|t| t.lines().any(|l| l.starts_with("# expect:")))
+        {
             out.push(path);
         }
     }
@@ -89,7 +101,11 @@ fn every_fixture_repository_gives_the_frameworks_batch_or_refusal() {
         for path in files {
             count += 1;
             let text = fs::read_to_string(&path).expect("a fixture");
-            let show = path.strip_prefix(&repo).unwrap_or(&path).display().to_string();
+            let show = path
+                .strip_prefix(&repo)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             let show = format!("{name}/{show}");
             let e = header(&path, &text);
             let framework: Framework = lines(&text, "framework")
@@ -107,19 +123,30 @@ fn every_fixture_repository_gives_the_frameworks_batch_or_refusal() {
                 }
             };
             let batch = result.as_ref().ok().map(|i| batch_of(&i.config));
-            let mut codes: Vec<String> =
-                files.iter().flat_map(|f| &f.findings).map(|f| short(f.code)).collect();
+            let mut codes: Vec<String> = files
+                .iter()
+                .flat_map(|f| &f.findings)
+                .map(|f| short(f.code))
+                .collect();
             codes.sort();
             let rendered = render_reports(&files, false);
             if batch != e.batch {
-                failures.push(format!("{show}: batch {batch:?}, expected {:?}\n{rendered}", e.batch));
+                failures.push(format!(
+                    "{show}: batch {batch:?}, expected {:?}\n{rendered}",
+                    e.batch
+                ));
             }
             if codes != e.codes {
-                failures.push(format!("{show}: codes {codes:?}, expected {:?}\n{rendered}", e.codes));
+                failures.push(format!(
+                    "{show}: codes {codes:?}, expected {:?}\n{rendered}",
+                    e.codes
+                ));
             }
             for said in lines(&text, "says") {
                 if !rendered.contains(said) {
-                    failures.push(format!("{show}: the findings do not say `{said}`\n{rendered}"));
+                    failures.push(format!(
+                        "{show}: the findings do not say `{said}`\n{rendered}"
+                    ));
                 }
             }
             for at in lines(&text, "at") {
@@ -140,20 +167,21 @@ fn every_fixture_repository_gives_the_frameworks_batch_or_refusal() {
                         .iter()
                         .flat_map(|f| {
                             f.findings.iter().map(move |d| {
-                                let line = d
-                                    .primary
-                                    .as_ref()
-                                    .map_or(0, |(s, _)| crate::source::line_col(&f.text, s.start).0);
+                                let line = d.primary.as_ref().map_or(0, |(s, _)| {
+                                    crate::source::line_col(&f.text, s.start).0
+                                });
                                 format!("{} {}:{line}", short(d.code), f.name)
                             })
                         })
                         .collect();
-                    failures.push(format!("{show}: no `{code}` finding at {file}:{line}; found {places:?}"));
+                    failures.push(format!(
+                        "{show}: no `{code}` finding at {file}:{line}; found {places:?}"
+                    ));
                 }
             }
         }
     }
-    assert!(count >= 8, "only {count} fixtures in repositories");
+    assert!(count >= 16, "only {count} fixtures in repositories");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -168,13 +196,19 @@ fn a_text_imported_alone_composes_nothing_and_evaluates_no_resolver() {
         .expect("the safari fixture");
     let path = repo.join("configs/experiment/vit.yaml");
     let text = fs::read_to_string(&path).expect("the fixture");
-    let Err(ImportError::Invalid { files }) =
-        import(Framework::Lightning, "vit.yaml", &text, &ImportOptions::default())
-    else {
+    let Err(ImportError::Invalid { files }) = import(
+        Framework::Lightning,
+        "vit.yaml",
+        &text,
+        &ImportOptions::default(),
+    ) else {
         panic!("refused without its repository");
     };
-    assert!(files[0].findings.iter().any(|f| f.code == Code::Missing
-        && f.message.contains("no Python file of the repository registers the resolver `eval`")));
+    assert!(files[0].findings.iter().any(|f| {
+        f.code == Code::Missing
+            && f.message
+                .contains("no Python file of the repository registers the resolver `eval`")
+    }));
 }
 
 /// A link out of the repository is not followed by the resolver scan, and
@@ -186,7 +220,10 @@ fn links_out_of_the_repository_are_not_followed() {
         .iter()
         .find(|(n, _)| n == "safari_unregistered")
         .expect("the fixture");
-    let outside = repo.parent().expect("the scratch folder").join("outside-registrations");
+    let outside = repo
+        .parent()
+        .expect("the scratch folder")
+        .join("outside-registrations");
     fs::create_dir_all(&outside).expect("outside");
     fs::write(
         outside.join("train.py"),
