@@ -22,8 +22,9 @@
 //! - a file's package is its `# @package` header (`_global_`: the top),
 //!   else its group's path below its parent's package;
 //! - the files are merged in the order of the list, as OmegaConf merges
-//!   (`hydra/_internal/config_loader_impl.py`, `_compose_config_from_defaults_list`
-//!   → `OmegaConf.merge`): tables key by key, any other value replaced.
+//!   (`hydra/_internal/config_loader_impl.py`,
+//!   `ConfigLoaderImpl._compose_config_from_defaults_list`: `cfg.merge_with`
+//!   of each file): tables key by key, any other value replaced ([`merge`]).
 //!
 //! The config root is the nearest folder above the file, inside its
 //! repository, that holds the folders of the groups the file names from
@@ -776,7 +777,10 @@ fn shifted(node: &Node, by: usize) -> Node {
     }
 }
 
-/// OmegaConf's merge: tables key by key, any other value replaced.
+/// OmegaConf's merge: tables key by key, any other value (a list too)
+/// replaced, except by `???`, a missing value, which keeps the one merged
+/// into (`omegaconf/basecontainer.py`, `BaseContainer._map_merge`: "if src
+/// node is missing, use the value from the dest_node"; `_list_merge`).
 fn merge(into: &mut Node, from: Node) {
     match (&mut into.kind, from.kind) {
         (NodeKind::Table(entries), NodeKind::Table(new)) => {
@@ -788,6 +792,7 @@ fn merge(into: &mut Node, from: Node) {
                     {
                         merge(&mut x.value, e.value);
                     }
+                    Some(_) if is_missing(&e.value) => {}
                     Some(x) => {
                         x.key_span = e.key_span;
                         x.value = e.value;
@@ -801,6 +806,11 @@ fn merge(into: &mut Node, from: Node) {
             into.span = from.span;
         }
     }
+}
+
+/// OmegaConf's missing value, `???`.
+fn is_missing(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::String(s) if s == "???")
 }
 
 fn shift_finding(mut d: Diagnostic, by: usize) -> Diagnostic {
@@ -891,7 +901,7 @@ mod tests {
     #[test]
     fn tables_merge_key_by_key_and_other_values_are_replaced() {
         let mut a = doc("trainer:\n  devices: 1\n  max_epochs: 3\ntags: [a]\n").root;
-        let b = doc("trainer:\n  devices: 4\ntags: [b, c]\n").root;
+        let b = doc("trainer:\n  devices: 4\n  max_epochs: ???\ntags: [b, c]\n").root;
         merge(&mut a, b);
         let merged = Document::composed("m".into(), String::new(), a, Vec::new());
         let at = |p: &[&str]| {

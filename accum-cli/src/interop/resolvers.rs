@@ -2,9 +2,11 @@
 //! and the arithmetic accum evaluates for the two it recognises.
 //!
 //! OmegaConf evaluates `${name:args}` with the function registered under
-//! `name` (`omegaconf/omegaconf.py`, `OmegaConf.register_new_resolver`, a
-//! deprecated alias of `register_resolver` since 2.4; before 2.1,
-//! `register_resolver` was the older form). Research repositories register
+//! `name` (`omegaconf/omegaconf.py`, `OmegaConf.register_new_resolver`
+//! since OmegaConf 2.1, whose `register_resolver` of 2.0 passed strings;
+//! `NEWS.md`; OmegaConf 2.4's development version makes `register_resolver`
+//! the name again, with `register_new_resolver` a deprecated alias of it).
+//! Research repositories register
 //! two for their configs' arithmetic in their entry point, e.g.
 //! HazyResearch/safari `train.py`:
 //! `OmegaConf.register_new_resolver('eval', eval)` and
