@@ -16,6 +16,11 @@
 //! function it recognises (Python's `eval`, or a ceiling division), and
 //! names the registration in a warning.
 //!
+//! The arithmetic is evaluated by hand ([`eval_arithmetic`]): an expression
+//! crate would take names, calls or comparisons Python's `eval` means
+//! differently, and accum has to refuse those, say why, and keep Python's
+//! own rules for `/`, `//`, `%` and `**`.
+//!
 //! The scan reads only regular `.py` files inside the repository root, never
 //! through a link (a link is not followed, to a file or a folder), skips
 //! hidden folders, and stops at [`MAX_FILES`] files, [`MAX_BYTES`] bytes
