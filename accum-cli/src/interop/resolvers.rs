@@ -591,6 +591,7 @@ fn as_float(n: Num) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::any;
 
     #[test]
     fn registrations_are_read_with_their_functions_and_lines() {
@@ -677,6 +678,26 @@ mod tests {
         assert!(eval(&deep).expect_err("deep").contains("nests"));
         let long = vec!["1"; 5000].join("+");
         assert!(eval(&long).expect_err("long").contains("tokens"));
+    }
+
+    proptest::proptest! {
+        /// Any text of digits, operators, parentheses and blanks is
+        /// evaluated or refused, never a panic: no overflow, no division by
+        /// zero, no exponent that runs away.
+        #[test]
+        fn any_arithmetic_text_is_evaluated_or_refused(text in "[0-9 .e_+*/%()-]{0,48}") {
+            let _ = eval_arithmetic(&text);
+        }
+
+        /// Sums and products of integers are Python's, exactly, or refused
+        /// past 128 bits.
+        #[test]
+        fn integer_arithmetic_is_exact(a in any::<i64>(), b in any::<i64>(), c in 1i64..1000) {
+            let text = format!("({a}) * ({b}) + ({a}) // {c} - ({b}) % {c}");
+            let (a, b, c) = (i128::from(a), i128::from(b), i128::from(c));
+            let expected = a * b + a.div_euclid(c) - b.rem_euclid(c);
+            proptest::prop_assert_eq!(eval_arithmetic(&text), Ok(Num::Int(expected)));
+        }
     }
 
     #[test]
