@@ -340,6 +340,13 @@ impl Resolution<'_> {
             .filter(|r| r.name == name)
             .cloned()
             .collect();
+        if name.starts_with("oc.") {
+            // OmegaConf's own (`omegaconf/resolvers/oc/__init__.py`); only
+            // `oc.env` is read.
+            return Err(Fail::NotEvaluated(format!(
+                "`{name}` is one of OmegaConf's own resolvers, which accum does not evaluate"
+            )));
+        }
         let Some(first) = registered.first() else {
             return Err(Fail::NotEvaluated(format!(
                 "no Python file of the repository registers the resolver `{name}` (`OmegaConf.register_new_resolver(\"{name}\", …)`)"
@@ -787,6 +794,14 @@ mod tests {
             refused("zero").contains("divides by 0"),
             "{}",
             refused("zero")
+        );
+        let text = "d: ${oc.decode:'8'}\n";
+        let err = resolved(text, &["d"], &i).expect_err("not evaluated");
+        assert!(
+            err.contains(
+                "`oc.decode` is one of OmegaConf's own resolvers, which accum does not evaluate"
+            ),
+            "{err}"
         );
         for key in [
             "names", "paren", "mul", "custom", "int_arg", "str_div", "zero",
