@@ -33,6 +33,7 @@ pub(crate) fn options(args: &ImportArgs) -> ImportOptions {
         accelerate_config: args.accelerate_config.clone(),
         search_dirs: Vec::new(),
         allow_paths: args.allow_path.clone(),
+        origin: None,
     }
 }
 

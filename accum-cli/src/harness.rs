@@ -218,6 +218,74 @@ pub fn import(framework: Framework, data: &[u8]) {
     }
 }
 
+/// Detects the framework of `data` as `accum import FILE` and `accum lint
+/// FILE` do without one named, under a YAML, a JSON and a script name. The
+/// evidence of a claim lies in the text, on character boundaries, in the
+/// order of the file; detecting again
+/// says the same; and a file confidently claimed for a framework is never
+/// refused by that framework's reader as another framework's file.
+pub fn detect(data: &[u8]) {
+    use crate::interop::detect::{Detection, Found, Kind};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let inside = |found: &[Found]| {
+        found.iter().all(|f| {
+            f.span.start <= f.span.end
+                && f.span.end <= text.len()
+                && text.is_char_boundary(f.span.start)
+                && text.is_char_boundary(f.span.end)
+        })
+    };
+    for name in ["input.yaml", "input.json", "input.sh"] {
+        let detection = crate::interop::detect::detect(name, text);
+        assert_eq!(
+            detection,
+            crate::interop::detect::detect(name, text),
+            "detection is deterministic"
+        );
+        match &detection {
+            Detection::Claim {
+                kind,
+                evidence,
+                confident,
+            } => {
+                assert!(inside(evidence), "evidence inside the text");
+                assert!(!evidence.is_empty(), "a claim has evidence");
+                assert!(
+                    evidence
+                        .windows(2)
+                        .all(|w| w[0].span.start <= w[1].span.start),
+                    "evidence in the order of the file"
+                );
+                if *confident
+                    && let Kind::Framework(framework) = kind
+                    && let Err(crate::interop::ImportError::Invalid { files }) =
+                        crate::interop::import(*framework, name, text, &ImportOptions::default())
+                {
+                    assert!(
+                        files
+                            .iter()
+                            .flat_map(|f| &f.findings)
+                            .all(|f| !(f.code == accum_core::Code::Dialect
+                                && f.message.starts_with("this is a"))),
+                        "a file claimed for {framework} is read by {framework}"
+                    );
+                }
+            }
+            Detection::Tie(kinds) => {
+                assert!(kinds.len() >= 2, "a tie is between two kinds or more");
+                let n = kinds[0].1.len();
+                assert!(
+                    kinds.iter().all(|(_, f)| f.len() == n && inside(f)),
+                    "a tie is between equal evidence"
+                );
+            }
+            Detection::Unknown => {}
+        }
+    }
+}
+
 /// The repository's quickstart config and its plan, which [`report`] and
 /// [`stats_stream`] draw their sheets against.
 static QUICKSTART: LazyLock<(TrainingConfig, Plan)> = LazyLock::new(|| {

@@ -291,6 +291,37 @@ pub(crate) fn read_arguments(
     })
 }
 
+/// As [`read_arguments`], for a dialect that loads with OmegaConf under
+/// Hydra: the file composed with the files of its config tree that its
+/// `defaults:` list names (`compose.rs`), when it was read from disk; each
+/// finding is given back to the file it points into.
+pub(crate) fn read_composed(
+    name: &str,
+    text: &str,
+    opts: &ImportOptions,
+    loader: crate::source::YamlLoader,
+    read: impl FnOnce(&mut Reader) -> Option<FrameworkBatch>,
+) -> Result<Reading, ImportError> {
+    let mut r = Reader::parse(name, text, Some(loader))?;
+    r.strings_are_numbers = true;
+    let composed = opts
+        .origin
+        .as_deref()
+        .filter(|_| matches!(r.doc.format, crate::source::SourceFormat::Yaml))
+        .and_then(|path| super::compose::compose(&r.doc, path));
+    if let Some(c) = &composed {
+        r.doc = c.doc.clone();
+        r.findings.extend(c.findings.iter().cloned());
+    }
+    let batch = read(&mut r);
+    let report = r.into_report();
+    let files = match composed {
+        Some(c) => c.split(report),
+        None => vec![report],
+    };
+    Ok(Reading { files, batch })
+}
+
 /// The plan of a framework that states the microbatch and the accumulation
 /// of each process and counts the replicas from its layout.
 pub(crate) fn per_process_plan(

@@ -49,8 +49,9 @@ use crate::diagnostic::{Diagnostic, Severity};
 
 mod axolotl;
 mod census;
+mod compose;
 mod deepspeed;
-mod detect;
+pub(crate) mod detect;
 mod dialect;
 #[cfg_attr(
     not(feature = "harness"),
@@ -65,6 +66,7 @@ mod lightning;
 mod litgpt;
 mod megatron;
 mod reader;
+mod resolvers;
 mod stages;
 
 #[cfg(test)]
@@ -75,6 +77,8 @@ mod detect_tests;
 mod ramp_export_tests;
 #[cfg(test)]
 mod ramp_tests;
+#[cfg(all(test, unix))]
+mod repo_tests;
 #[cfg(test)]
 mod severity_tests;
 #[cfg(test)]
@@ -253,6 +257,11 @@ pub struct ImportOptions {
     /// adds the file's repository root: the nearest folder above it with
     /// `.git`, else its own folder.
     pub allow_paths: Vec<PathBuf>,
+    /// The imported file's path, when it is read from disk ([`import_file`]
+    /// sets it): the resolvers an OmegaConf file uses are looked for in the
+    /// Python files of its repository (the nearest folder above it with
+    /// `.git`, else its folder).
+    pub origin: Option<PathBuf>,
 }
 
 /// A batch that changes during the run, as the framework states it. The
@@ -780,6 +789,7 @@ pub fn import_file(
             .extend(crate::source::named::search_dirs(path, &root));
         opts.allow_paths.push(root);
     }
+    opts.origin = Some(path.to_owned());
     import(framework, &name, &text, &opts)
 }
 

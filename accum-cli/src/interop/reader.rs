@@ -211,7 +211,14 @@ impl Reader {
         };
         match super::interpolate::resolve(&self.doc, interpolation, path, node) {
             Ok(r) => {
-                self.findings.extend(r.note);
+                self.findings.extend(r.notes);
+                // The keys it was computed from are read.
+                for path in r.read {
+                    if let Some(n) = self.doc.node(&path) {
+                        self.read_at.borrow_mut().insert(n.span.start);
+                    }
+                    self.read.borrow_mut().insert(path);
+                }
                 Some(r.node)
             }
             Err(finding) => {

@@ -32,8 +32,8 @@ fn dir(framework: Framework) -> &'static str {
 pub(super) struct Expect {
     imitates: String,
     pub(super) options: ImportOptions,
-    batch: Option<[u64; 4]>,
-    codes: Vec<String>,
+    pub(super) batch: Option<[u64; 4]>,
+    pub(super) codes: Vec<String>,
     /// The stages, `B:END …` (each stage's global batch and the examples
     /// consumed when it ends) then the last batch; `…` skips to the last.
     stages: Option<String>,
@@ -180,7 +180,7 @@ pub(super) fn fixtures() -> Vec<(Framework, PathBuf)> {
 /// A code as the fixtures' `codes:` lines write it: `rounds` for
 /// `accum::interop::rounds`, `plan::global-batch` for a rule of accum's own
 /// plan that the import reports as `accum validate` does.
-fn short(code: Code) -> String {
+pub(super) fn short(code: Code) -> String {
     let text = code.as_str();
     let family = match code.family() {
         Family::Interop => Family::Interop.as_str(),
@@ -193,7 +193,7 @@ fn short(code: Code) -> String {
 }
 
 /// The batch of an imported config: `m`, `A`, `D`, `B`.
-fn batch_of(config: &PartialConfig) -> [u64; 4] {
+pub(super) fn batch_of(config: &PartialConfig) -> [u64; 4] {
     let plan = config.plan().expect("an imported config has a plan");
     [
         plan.micro_batch(),

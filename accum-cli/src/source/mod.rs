@@ -713,6 +713,25 @@ impl Document {
         }
     }
 
+    /// A document made of several files' values (Hydra's composition): the
+    /// texts one after the other in `text`, and every span of `root` and
+    /// `notes` in that text.
+    pub(crate) fn composed(
+        name: String,
+        text: String,
+        root: Node,
+        notes: Vec<ReadNote>,
+    ) -> Document {
+        Document {
+            name,
+            text,
+            format: SourceFormat::Yaml,
+            root,
+            keys: KeyIndex::default(),
+            notes,
+        }
+    }
+
     /// The value as JSON, for schema validation and typed deserialization.
     /// Non-finite floats become strings naming them, so that the schema
     /// rejects them with the location kept.

@@ -175,7 +175,7 @@ impl Lookup {
 }
 
 /// Reads the regular file at `real` (resolved), shown as `shown`.
-fn read_regular(real: &Path, shown: &Path, limit: u64) -> Result<String, Refusal> {
+pub(crate) fn read_regular(real: &Path, shown: &Path, limit: u64) -> Result<String, Refusal> {
     let unreadable = |err: LoadError| Refusal::Unreadable {
         shown: shown.to_owned(),
         reason: err.reason(),

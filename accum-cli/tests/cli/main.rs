@@ -19,6 +19,7 @@ mod hostile;
 /// the escapers' unit tests.
 #[path = "../../src/escape/hostile.rs"]
 mod hostile_strings;
+mod hydra_trees;
 mod interrupt;
 mod limits;
 #[cfg(feature = "mpi")]

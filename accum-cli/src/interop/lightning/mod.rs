@@ -28,7 +28,7 @@ pub(crate) use export::{export, export_nemo};
 
 use super::dialect::{
     Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, option_degrees,
-    per_process_plan, plan_finding, read_arguments,
+    per_process_plan, plan_finding, read_composed,
 };
 use super::reader::{At, Reader, owned};
 use super::stages::StepLength;
@@ -50,11 +50,8 @@ impl Dialect for NeMo {
 
     fn read(name: &str, text: &str, opts: &ImportOptions) -> Result<Reading, ImportError> {
         // NeMo loads its configs with OmegaConf (Hydra).
-        read_arguments(name, text, YamlLoader::OmegaConf, |r| {
-            r.interpolation = Some(super::interpolate::Interpolation {
-                env: opts.env.clone(),
-                set: opts.set.clone(),
-            });
+        read_composed(name, text, opts, YamlLoader::OmegaConf, |r| {
+            r.interpolation = Some(super::interpolate::Interpolation::new(opts));
             if nemo::has_batch(r) {
                 let t = trainer(r);
                 return nemo::read(r, opts, &t);
@@ -118,11 +115,10 @@ impl Dialect for Lightning {
         // A Hydra config (OmegaConf) interpolates; LightningCLI's parser
         // would refuse a `${…}` where a number goes, so resolving it reads
         // the Hydra file as Hydra does and changes nothing for the others.
-        read_arguments(name, text, YamlLoader::JsonArgParse, |r| {
-            r.interpolation = Some(super::interpolate::Interpolation {
-                env: opts.env.clone(),
-                set: opts.set.clone(),
-            });
+        // A Hydra experiment is composed with the files of its config tree
+        // its `defaults:` list names, as Hydra composes it.
+        read_composed(name, text, opts, YamlLoader::JsonArgParse, |r| {
+            r.interpolation = Some(super::interpolate::Interpolation::new(opts));
             read(r, opts)
         })
     }
