@@ -830,7 +830,7 @@ pub fn check_multiple(global_batch: u64, factors: &[(Role, u64)]) -> Result<(), 
 
 /// Plan values as given, some possibly missing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Given {
+pub struct PlanValues {
     /// `m`.
     pub micro_batch: Option<u64>,
     /// `A`.
@@ -861,7 +861,7 @@ pub struct Solved {
 /// Every plan rule over `given`, in the order a user fixes them: the
 /// layout and replicas, zeros, the global batch (solving a missing `m` or
 /// `A` exactly), then the products. The first violation is returned.
-pub fn resolve(given: &Given) -> Result<Solved, Violation> {
+pub fn resolve(given: &PlanValues) -> Result<Solved, Violation> {
     let replicas = match (given.replicas, given.layout) {
         (Some(d), Some(layout)) => replicas_agree(d, layout)?,
         (Some(d), None) => d,
@@ -924,13 +924,13 @@ pub fn resolve(given: &Given) -> Result<Solved, Violation> {
 mod tests {
     use super::*;
 
-    fn given(m: u64, a: u64, d: u64, b: u64) -> Given {
-        Given {
+    fn given(m: u64, a: u64, d: u64, b: u64) -> PlanValues {
+        PlanValues {
             micro_batch: Some(m),
             accumulation: Some(a),
             replicas: Some(d),
             global_batch: Some(b),
-            ..Given::default()
+            ..PlanValues::default()
         }
     }
 
@@ -949,12 +949,12 @@ mod tests {
     fn a_plan_that_holds_is_solved() {
         let solved = resolve(&given(2, 8, 2, 32)).expect("holds");
         assert_eq!((solved.accumulation, solved.global_batch), (8, 32));
-        let solve_a = Given {
+        let solve_a = PlanValues {
             accumulation: None,
             ..given(2, 0, 2, 32)
         };
         assert_eq!(resolve(&solve_a).map(|s| s.accumulation), Ok(8));
-        let solve_m = Given {
+        let solve_m = PlanValues {
             micro_batch: None,
             ..given(0, 4, 2, 64)
         };
@@ -1060,7 +1060,7 @@ mod tests {
             zero(Role::Replicas, "`batch.replicas`").fix,
             "set `batch.replicas` to 1 or more"
         );
-        let seq = Given {
+        let seq = PlanValues {
             seq_len: Some(0),
             ..given(2, 8, 2, 32)
         };
@@ -1100,7 +1100,7 @@ mod tests {
              give either replicas or the layout, not both, or use replicas = 4"
         );
         assert_eq!(err.text().options, [vec![(Role::Replicas, 4)]]);
-        let input = Given {
+        let input = PlanValues {
             layout: Some([8, 2, 1, 1]),
             ..given(2, 8, 3, 48)
         };
@@ -1119,7 +1119,7 @@ mod tests {
             err.to_string(),
             "micro_batch 18446744073709551615 × accumulation 2 × replicas 1 does not fit in a 64-bit count; use smaller values"
         );
-        let long = Given {
+        let long = PlanValues {
             seq_len: Some(1 << 30),
             global_batch: None,
             ..given(1 << 20, 1 << 20, 1, 0)
@@ -1133,15 +1133,15 @@ mod tests {
     #[test]
     fn missing_values_name_how_to_solve_them() {
         assert_eq!(
-            resolve(&Given::default()),
+            resolve(&PlanValues::default()),
             Err(Violation::Missing {
                 role: Role::Replicas
             })
         );
-        let only_m = Given {
+        let only_m = PlanValues {
             micro_batch: Some(2),
             replicas: Some(1),
-            ..Given::default()
+            ..PlanValues::default()
         };
         let err = resolve(&only_m).unwrap_err();
         assert_eq!(

@@ -31,12 +31,12 @@ pub(crate) struct Unread {
     /// The key (or argument and value) in the text.
     pub(crate) span: Range<usize>,
     /// What the key is about, for what accum assumed instead.
-    pub(crate) role: Role,
+    pub(crate) topic: Topic,
 }
 
 /// What a key of the batch vocabulary is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Role {
+pub(crate) enum Topic {
     /// A batch size: micro, global, per device, train.
     Batch,
     /// Gradient accumulation.
@@ -99,9 +99,9 @@ fn words(key: &str) -> Vec<String> {
         .collect()
 }
 
-/// The role of a key in the batch vocabulary, from its own name; `None`
+/// The topic of a key in the batch vocabulary, from its own name; `None`
 /// when it is not a batch setting.
-pub(crate) fn role(key: &str) -> Option<Role> {
+pub(crate) fn topic(key: &str) -> Option<Topic> {
     let w = words(key);
     let has = |x: &str| w.iter().any(|y| y == x);
     if w.iter().any(|x| OUTSIDE.contains(&x.as_str())) {
@@ -109,13 +109,13 @@ pub(crate) fn role(key: &str) -> Option<Role> {
     }
     let joined = w.concat();
     if has("rampup") || has("ramp") || (joined.contains("batch") && has("schedule")) {
-        return Some(Role::Ramp);
+        return Some(Topic::Ramp);
     }
     if has("accumulate") || has("accumulation") || has("accum") || has("gas") {
-        return Some(Role::Accumulation);
+        return Some(Topic::Accumulation);
     }
     if has("grad") && (has("acc") || has("accu")) {
-        return Some(Role::Accumulation);
+        return Some(Topic::Accumulation);
     }
     if has("batch")
         || has("bs")
@@ -125,7 +125,7 @@ pub(crate) fn role(key: &str) -> Option<Role> {
         || has("minibatch")
         || w.iter().any(|x| x.ends_with("batchsize"))
     {
-        return Some(Role::Batch);
+        return Some(Topic::Batch);
     }
     if has("devices")
         || has("gpus")
@@ -137,7 +137,7 @@ pub(crate) fn role(key: &str) -> Option<Role> {
         || joined == "worldsize"
         || (has("world") && has("size"))
     {
-        return Some(Role::Devices);
+        return Some(Topic::Devices);
     }
     let degree = has("size") || has("degree");
     if degree
@@ -146,7 +146,7 @@ pub(crate) fn role(key: &str) -> Option<Role> {
                 .iter()
                 .any(|x| has(x)))
     {
-        return Some(Role::Parallel);
+        return Some(Topic::Parallel);
     }
     None
 }
@@ -160,8 +160,8 @@ pub(crate) fn role(key: &str) -> Option<Role> {
 pub(crate) fn refused_code(path: &[&str], found: Option<i128>) -> Code {
     let factor = path
         .last()
-        .and_then(|key| role(key))
-        .is_some_and(|r| r != Role::Ramp);
+        .and_then(|key| topic(key))
+        .is_some_and(|r| r != Topic::Ramp);
     let owned: Vec<String> = path.iter().map(|p| (*p).to_owned()).collect();
     if found == Some(0) && factor && !outside(&owned) {
         Code::Zero
@@ -246,16 +246,16 @@ fn walk(
         && !was_read
         && !inner
         && !matches!(node.kind, NodeKind::Null)
-        && let Some(role) = role(key)
+        && let Some(topic) = topic(key)
         && !outside(&path[..path.len() - 1])
         // A degree of 1 divides nothing: the replicas are the same with it.
-        && !(role == Role::Parallel && matches!(node.kind, NodeKind::Integer(1)))
+        && !(topic == Topic::Parallel && matches!(node.kind, NodeKind::Integer(1)))
     {
         out.push(Unread {
             key: path.join("."),
             path: path.clone(),
             span: span.start..node.span.end.max(span.end),
-            role,
+            topic,
         });
     }
 }
@@ -270,23 +270,23 @@ pub(crate) fn unread_args<'a>(
     args.into_iter()
         .filter(|(name, ..)| !known(name))
         .filter_map(|(name, value, span)| {
-            let role = role(name)?;
+            let topic = topic(name)?;
             // A degree of 1 divides nothing, as for keys.
-            if role == Role::Parallel && value.is_some_and(|v| v.trim() == "1") {
+            if topic == Topic::Parallel && value.is_some_and(|v| v.trim() == "1") {
                 return None;
             }
             seen.insert(name.to_owned()).then(|| Unread {
                 key: name.to_owned(),
                 path: vec![name.to_owned()],
                 span,
-                role,
+                topic,
             })
         })
         .collect()
 }
 
 /// The finding for an unread key, with what accum assumed instead: the
-/// quantity of the batch that the key's role is about.
+/// quantity of the batch that the key's topic is about.
 pub(crate) fn finding(
     framework: Framework,
     unread: &Unread,
@@ -299,21 +299,21 @@ pub(crate) fn finding(
         plan.replicas(),
         plan.effective_batch().get(),
     );
-    let assumed = match unread.role {
-        Role::Batch => format!(
+    let assumed = match unread.topic {
+        Topic::Batch => format!(
             "the batch from the keys it read: micro-batch m = {m} and global batch B = {m} × {a} × {d} = {b}"
         ),
-        Role::Accumulation => {
+        Topic::Accumulation => {
             format!("the accumulation from the keys it read: A = {a} microbatches per update")
         }
-        Role::Devices => {
+        Topic::Devices => {
             format!("the devices from the keys and options it read: D = {d} data-parallel replicas")
         }
-        Role::Parallel => format!(
+        Topic::Parallel => format!(
             "the parallel degrees from the keys and options it read: D = {d} data-parallel replicas"
         ),
-        Role::Ramp if ramp => "the batch schedule from the keys it read".to_owned(),
-        Role::Ramp => format!("a constant batch: B = {b} from the first update"),
+        Topic::Ramp if ramp => "the batch schedule from the keys it read".to_owned(),
+        Topic::Ramp => format!("a constant batch: B = {b} from the first update"),
     };
     Diagnostic::error(
         Code::Unread,
@@ -339,25 +339,25 @@ mod tests {
     #[test]
     fn the_vocabulary_is_the_batch_and_not_its_neighbours() {
         for (key, expected) in [
-            ("train_batch_size", Some(Role::Batch)),
-            ("--micro-batch-size", Some(Role::Batch)),
-            ("per_gpu_train_batch_size", Some(Role::Batch)),
-            ("auto_find_batch_size", Some(Role::Batch)),
-            ("batch_duration", Some(Role::Batch)),
-            ("gradient_accumulation_steps", Some(Role::Accumulation)),
-            ("accumulate_grad_batches", Some(Role::Accumulation)),
-            ("grad_acc_steps", Some(Role::Accumulation)),
-            ("devices", Some(Role::Devices)),
-            ("num_nodes", Some(Role::Devices)),
-            ("--nproc_per_node", Some(Role::Devices)),
-            ("global_num_gpus", Some(Role::Devices)),
-            ("world_size", Some(Role::Devices)),
-            ("pipe_parallel_size", Some(Role::Parallel)),
-            ("--ds-sequence-parallel-size", Some(Role::Parallel)),
-            ("sequence_parallel_degree", Some(Role::Parallel)),
-            ("dp_shard_size", Some(Role::Parallel)),
-            ("rampup_batch_size", Some(Role::Ramp)),
-            ("--step-batch-size-schedule", Some(Role::Ramp)),
+            ("train_batch_size", Some(Topic::Batch)),
+            ("--micro-batch-size", Some(Topic::Batch)),
+            ("per_gpu_train_batch_size", Some(Topic::Batch)),
+            ("auto_find_batch_size", Some(Topic::Batch)),
+            ("batch_duration", Some(Topic::Batch)),
+            ("gradient_accumulation_steps", Some(Topic::Accumulation)),
+            ("accumulate_grad_batches", Some(Topic::Accumulation)),
+            ("grad_acc_steps", Some(Topic::Accumulation)),
+            ("devices", Some(Topic::Devices)),
+            ("num_nodes", Some(Topic::Devices)),
+            ("--nproc_per_node", Some(Topic::Devices)),
+            ("global_num_gpus", Some(Topic::Devices)),
+            ("world_size", Some(Topic::Devices)),
+            ("pipe_parallel_size", Some(Topic::Parallel)),
+            ("--ds-sequence-parallel-size", Some(Topic::Parallel)),
+            ("sequence_parallel_degree", Some(Topic::Parallel)),
+            ("dp_shard_size", Some(Topic::Parallel)),
+            ("rampup_batch_size", Some(Topic::Ramp)),
+            ("--step-batch-size-schedule", Some(Topic::Ramp)),
             ("per_device_eval_batch_size", None),
             ("eval_accumulation_steps", None),
             ("limit_train_batches", None),
@@ -371,7 +371,7 @@ mod tests {
             ("batch_p2p_comm", None),
             ("sync_batch_comm", None),
         ] {
-            assert_eq!(role(key), expected, "{key}");
+            assert_eq!(topic(key), expected, "{key}");
         }
     }
 
@@ -387,19 +387,19 @@ mod tests {
         .into_iter()
         .map(|p| p.into_iter().map(str::to_owned).collect())
         .collect();
-        let keys: Vec<(String, Role)> = unread_keys(&doc.root, &read)
+        let keys: Vec<(String, Topic)> = unread_keys(&doc.root, &read)
             .into_iter()
-            .map(|u| (u.key, u.role))
+            .map(|u| (u.key, u.topic))
             .collect();
         assert_eq!(
             keys,
             [
-                ("trainer.gpus_per_node".to_owned(), Role::Devices),
+                ("trainer.gpus_per_node".to_owned(), Topic::Devices),
                 (
                     "model.train_ds.batch_sampler.batch_size".to_owned(),
-                    Role::Batch
+                    Topic::Batch
                 ),
-                ("callbacks.0.accumulate".to_owned(), Role::Accumulation),
+                ("callbacks.0.accumulate".to_owned(), Topic::Accumulation),
             ]
         );
         let u = &unread_keys(&doc.root, &read)[0];

@@ -31,7 +31,7 @@ impl PlanInput {
     /// naming the nearest valid values, never a silent floor. With every
     /// factor given, the global batch must equal `m·A·D`.
     pub fn resolve(&self) -> Result<Plan, PlanError> {
-        let solved = rules::resolve(&rules::Given {
+        let solved = rules::resolve(&rules::PlanValues {
             micro_batch: self.micro_batch,
             accumulation: self.accumulation,
             replicas: self.replicas,

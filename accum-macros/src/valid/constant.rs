@@ -9,7 +9,7 @@ use proc_macro2::Span;
 use crate::ast::Container;
 use crate::attr::{ConstValue, Role};
 use crate::ctxt::Ctxt;
-use crate::rules::{self, Given, Violation};
+use crate::rules::{self, PlanValues, Violation};
 
 /// The constant written for `role`, if any.
 fn constant<'c>(cont: &'c Container<'_>, role: Role) -> Option<&'c ConstValue> {
@@ -55,7 +55,7 @@ pub(super) fn check_constant_plan(cx: &Ctxt, cont: &Container<'_>) {
     let all_factors = lit(Role::MicroBatch).is_some()
         && lit(Role::Accumulation).is_some()
         && (lit(Role::Replicas).is_some() || layout.is_some());
-    let given = Given {
+    let given = PlanValues {
         micro_batch: lit(Role::MicroBatch),
         accumulation: lit(Role::Accumulation),
         replicas: lit(Role::Replicas),
