@@ -18,26 +18,9 @@ use std::path::{Path, PathBuf};
 use super::tests::{batch_of, header, root, short};
 use super::*;
 
-/// Copies `from` into `to`, `*.py.in` files as `*.py`.
-fn copy(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("a folder");
-    for entry in fs::read_dir(from).expect("a fixture folder") {
-        let path = entry.expect("an entry").path();
-        let name = path
-            .file_name()
-            .expect("a name")
-            .to_string_lossy()
-            .into_owned();
-        if path.is_dir() {
-            copy(&path, &to.join(&name));
-        } else {
-            let name = name
-                .strip_suffix(".py.in")
-                .map_or(name.clone(), |n| format!("{n}.py"));
-            fs::copy(&path, to.join(name)).expect("a copy");
-        }
-    }
-}
+#[path = "../../tests/support/fixture_tree.rs"]
+mod fixture_tree;
+use fixture_tree::copy_tree as copy;
 
 /// Each fixture repository, copied into a repository of its own (under a
 /// folder of the test's `label`: tests run at once).

@@ -11,28 +11,13 @@ use std::path::{Path, PathBuf};
 
 use crate::{run_in, scratch};
 
+#[path = "../support/fixture_tree.rs"]
+mod fixture_tree;
+use fixture_tree::copy_tree as copy;
+
 /// Copies a fixture tree into `to`, `*.py.in` as `*.py`, and makes it a
 /// repository.
 fn repository(name: &str, to: &Path) -> PathBuf {
-    fn copy(from: &Path, to: &Path) {
-        fs::create_dir_all(to).expect("a folder");
-        for entry in fs::read_dir(from).expect("a fixture folder") {
-            let path = entry.expect("an entry").path();
-            let file = path
-                .file_name()
-                .expect("a name")
-                .to_string_lossy()
-                .into_owned();
-            if path.is_dir() {
-                copy(&path, &to.join(&file));
-            } else {
-                let file = file
-                    .strip_suffix(".py.in")
-                    .map_or(file.clone(), |n| format!("{n}.py"));
-                fs::copy(&path, to.join(file)).expect("a copy");
-            }
-        }
-    }
     let from = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/interop/repos")
         .join(name);
