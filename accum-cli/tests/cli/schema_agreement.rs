@@ -145,7 +145,7 @@ impl<'s> Generator<'s, '_> {
 
     /// True once in `n` times.
     fn one_in(&mut self, n: u64) -> bool {
-        self.next() % n == 0
+        self.next().is_multiple_of(n)
     }
 
     fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
@@ -393,7 +393,7 @@ fn agree(name: &str, schema: &Value, cases: u64) {
             root: schema,
             state: seed,
             chances: 0,
-            target: if seed % 3 == 0 {
+            target: if seed.is_multiple_of(3) {
                 0
             } else {
                 1 + pick % chances.max(1)
