@@ -404,6 +404,18 @@ pub fn stats_stream(data: &[u8]) {
     let _ = std::fs::remove_dir_all(&folder);
 }
 
+/// Whether `instance` keeps to `schema` by accum's own schema check, the
+/// one `validate` and `load_config` run (tests/cli/editors.rs compares it
+/// with a third-party validator). `Err` says why the schema cannot be
+/// checked (a keyword outside the subset accum reads) or why a check
+/// stopped (its bounds).
+pub fn schema_check(
+    schema: &serde_json::Value,
+    instance: &serde_json::Value,
+) -> Result<bool, String> {
+    crate::validate::schema_verdict(schema, instance)
+}
+
 /// Reads `data` as every length and count of a command line is read:
 /// `--span`, `--total`, a `--stage`'s end and a `--ramp`'s length, every
 /// count option (`--params 7B`) and byte size. What reads is above 0, and

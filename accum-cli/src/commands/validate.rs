@@ -44,6 +44,9 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
                     accum_core::shown::path(path)
                 ))
             })?;
+            crate::validate::read_schema(&value).map_err(|err| {
+                CliError::usage(format!("{}: {err}", accum_core::shown::path(path)))
+            })?;
             let map = SchemaMap::from_schema(&value);
             (value, map, None)
         }

@@ -65,6 +65,8 @@ pub(crate) fn read(file: &Path, schema: &Path) -> Result<(Document, Read), CliEr
             accum_core::shown::path(schema)
         ))
     })?;
+    crate::validate::read_schema(&value)
+        .map_err(|err| CliError::usage(format!("{}: {err}", accum_core::shown::path(schema))))?;
     let map = SchemaMap::from_schema(&value);
     if map.roles.is_empty() {
         return Err(CliError::usage(format!(
@@ -74,8 +76,8 @@ pub(crate) fn read(file: &Path, schema: &Path) -> Result<(Document, Read), CliEr
     }
     let doc = crate::load::load_or_print(file)?;
     let instance = crate::validate::instance(&doc, &value, &map);
-    let findings = crate::validate::validate(&doc, &instance, &value, &map, true)
-        .map_err(|err| CliError::usage(format!("{}: {err}", accum_core::shown::path(schema))))?;
+    let findings =
+        crate::validate::validate(&doc, &instance, &value, &map, true).map_err(CliError::usage)?;
     if !findings.is_empty() {
         eprint_styled(&diagnostic::render_text(
             &doc.name,

@@ -103,7 +103,7 @@ fn walk(node: &Value, root: &Value, path: &mut Vec<String>, map: &mut SchemaMap,
     if let Some(target) = object
         .get("$ref")
         .and_then(Value::as_str)
-        .and_then(|r| resolve_ref(root, r))
+        .and_then(|r| super::schema::resolve(root, r))
     {
         walk(target, root, path, map, depth + 1);
     }
@@ -121,11 +121,6 @@ fn walk(node: &Value, root: &Value, path: &mut Vec<String>, map: &mut SchemaMap,
             path.pop();
         }
     }
-}
-
-fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    root.pointer(pointer)
 }
 
 /// The schemas `node` must match: itself, its `$ref` target and its
@@ -146,7 +141,7 @@ pub(super) fn alternatives<'a>(
     if let Some(target) = object
         .get("$ref")
         .and_then(Value::as_str)
-        .and_then(|r| resolve_ref(root, r))
+        .and_then(|r| super::schema::resolve(root, r))
     {
         alternatives(target, root, out, depth + 1);
     }

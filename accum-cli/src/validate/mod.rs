@@ -8,6 +8,7 @@
 mod editors;
 mod map;
 mod plan;
+mod schema;
 mod span;
 mod structure;
 
@@ -78,6 +79,21 @@ fn fold_unsolved_factors(findings: &mut Vec<Diagnostic>, map: &SchemaMap) {
     findings.retain(|f| !(f.code == Code::MissingKey && solvable.contains(&f.path.segments())));
 }
 
+/// Whether `instance` keeps to `schema` by the schema check alone; `Err`
+/// when the schema is outside the subset the check reads, or a check
+/// passed its bounds.
+#[cfg(feature = "harness")]
+pub(crate) fn schema_verdict(schema: &Value, instance: &Value) -> Result<bool, String> {
+    schema::Checker::new(schema)?.is_valid(instance)
+}
+
+/// Reads a schema as the check will, before any file: the error names a
+/// keyword outside the subset accum checks, or a malformed one, with its
+/// JSON pointer.
+pub(crate) fn read_schema(schema: &Value) -> Result<(), String> {
+    schema::Checker::new(schema).map(drop)
+}
+
 /// The key editors read a JSON file's schema from (`"$schema": "…"`): a
 /// directive for tools, not part of the configuration.
 pub(crate) const SCHEMA_KEY: &str = "$schema";
@@ -112,15 +128,6 @@ pub(crate) fn instance(doc: &Document, schema: &Value, map: &SchemaMap) -> Value
     value
 }
 
-/// Splits a JSON pointer (`/batch/micro_batch`) into unescaped segments.
-pub(crate) fn pointer_segments(pointer: &str) -> Vec<String> {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|s| s.replace("~1", "/").replace("~0", "~"))
-        .collect()
-}
-
 /// Validates a document, whose JSON [`instance`] is given: structure against
 /// the schema, then spans, then the plan. Returns every finding, in document
 /// order.
@@ -134,12 +141,7 @@ pub(crate) fn validate(
     map: &SchemaMap,
     plan_check: bool,
 ) -> Result<Vec<Diagnostic>, String> {
-    let validator = jsonschema::validator_for(schema).map_err(|err| {
-        format!(
-            "the schema is not a valid JSON Schema (2020-12): the value at `{}` breaks the meta-schema",
-            err.instance_path().as_str()
-        )
-    })?;
+    let checker = schema::Checker::new(schema)?;
     let mut findings = Vec::new();
 
     // Spans first: their messages name the ambiguity, which a pattern
@@ -168,15 +170,15 @@ pub(crate) fn validate(
         .iter()
         .map(|f: &Diagnostic| (f.path.clone(), f.code))
         .collect();
-    for error in validator.iter_errors(instance) {
+    let errors = checker
+        .errors(instance)
+        .map_err(|err| format!("{}: {err}", doc.name))?;
+    for error in errors {
         // A zero plan factor is below the schema's `minimum: 1`: the plan
         // rules report it (accum::plan::zero), with its fix.
-        let path = pointer_segments(error.instance_path().as_str());
-        if matches!(
-            error.kind(),
-            jsonschema::error::ValidationErrorKind::Minimum { .. }
-        ) && error.instance().as_u64() == Some(0)
-            && map.roles.iter().any(|(_, p)| *p == path)
+        if matches!(error.kind, schema::ErrorKind::Minimum { .. })
+            && error.instance.as_u64() == Some(0)
+            && map.roles.iter().any(|(_, p)| *p == error.path)
         {
             continue;
         }

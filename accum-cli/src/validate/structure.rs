@@ -1,32 +1,30 @@
-//! Structural diagnostics: what the JSON Schema validator found, said in
-//! the project's words — the allowed values with a did-you-mean, the types
-//! a place takes, the known keys of a table — never the validator's own.
+//! Structural diagnostics: what the schema check (`schema/`) found, said
+//! in the project's words — the allowed values with a did-you-mean, the
+//! types a place takes, the known keys of a table.
 
 use accum_core::Code;
-use jsonschema::ValidationError;
-use jsonschema::error::{TypeKind, ValidationErrorKind as Kind};
 use serde_json::Value;
 
 use super::map::{
-    Expected, MAX_SCHEMA_DEPTH, allows, alternatives, describe, schemas_at, type_words, value_words,
+    Expected, MAX_SCHEMA_DEPTH, allows, alternatives, describe, schemas_at, type_words,
 };
+use super::schema::{ErrorKind as Kind, SchemaError};
 use crate::diagnostic::{Diagnostic, dotted};
 use crate::output::bin_name;
 use crate::source::{Document, Node, NodeKind};
 use crate::suggest::{did_you_mean, domain_hint, or_list, section_name, unknown_key_help};
 
-/// The diagnostics of one validator error (an unknown-keys error gives one
-/// per key, each with its own suggestion).
+/// The diagnostics of one error of the schema check (an unknown-keys error
+/// gives one per key, each with its own suggestion).
 pub(super) fn schema_diagnostics(
     doc: &Document,
     schema: &Value,
-    error: &ValidationError<'_>,
+    error: &SchemaError<'_, '_>,
 ) -> Vec<Diagnostic> {
-    let path = super::pointer_segments(error.instance_path().as_str());
-    let kind = error.kind();
-    let instance: &Value = error.instance();
-    if let Kind::AnyOf { context } | Kind::OneOfNotValid { context } = kind
-        && let Some(errors) = matching_alternative(context, error.instance_path().as_str())
+    let kind = &error.kind;
+    let instance: &Value = error.instance;
+    if let Kind::AnyOf { alternatives } | Kind::OneOfNone { alternatives } = kind
+        && let Some(errors) = matching_alternative(alternatives, &error.path)
     {
         // The value has the type of one alternative (a table where a table
         // or nothing goes): what is wrong is inside it.
@@ -35,6 +33,7 @@ pub(super) fn schema_diagnostics(
             .flat_map(|inner| schema_diagnostics(doc, schema, inner))
             .collect();
     }
+    let path = error.path.clone();
     let at = dotted(&path);
     let span = doc.span_for(&path);
     let expected = Expected::of(&schemas_at(schema, &path));
@@ -51,14 +50,14 @@ pub(super) fn schema_diagnostics(
         }
     };
     let (code, message, help) = match kind {
-        Kind::AdditionalProperties { unexpected } | Kind::UnevaluatedProperties { unexpected } => {
-            return unexpected
+        Kind::UnexpectedKeys { keys } => {
+            return keys
                 .iter()
                 .map(|key| unknown_key(doc, &path, key, &expected.keys))
                 .collect();
         }
         Kind::Required { property } => {
-            let key = value_words(property);
+            let key = (*property).to_owned();
             let section = section_name(&path);
             let mut key_path = path;
             key_path.push(key.clone());
@@ -75,12 +74,14 @@ pub(super) fn schema_diagnostics(
                 )),
             ];
         }
-        Kind::Type { kind } if expected.types.is_empty() => choice_or_types(type_kind_words(kind)),
+        Kind::Type { expected: types } if expected.types.is_empty() => {
+            choice_or_types(type_kind_words(types))
+        }
         // A schema this reader does not follow to the place: the error's own values.
-        Kind::Enum { .. } | Kind::Constant { .. } if expected.values.is_empty() => {
+        Kind::Enum { .. } | Kind::Const { .. } if expected.values.is_empty() => {
             let values = match kind {
-                Kind::Enum { options } => options.as_array().cloned().unwrap_or_default(),
-                Kind::Constant { expected_value } => vec![Value::clone(expected_value)],
+                Kind::Enum { options } => options.to_vec(),
+                Kind::Const { expected } => vec![Value::clone(expected)],
                 _ => Vec::new(),
             };
             let own = Expected {
@@ -89,10 +90,10 @@ pub(super) fn schema_diagnostics(
             };
             choice(&at, instance, &own)
         }
-        Kind::Type { .. } | Kind::Enum { .. } | Kind::Constant { .. } => {
+        Kind::Type { .. } | Kind::Enum { .. } | Kind::Const { .. } => {
             choice_or_types(expected.types_words())
         }
-        Kind::OneOfNotValid { .. } | Kind::AnyOf { .. }
+        Kind::OneOfNone { .. } | Kind::AnyOf { .. }
             if !expected.values.is_empty() || !expected.types.is_empty() =>
         {
             choice_or_types(expected.types_words())
@@ -110,17 +111,10 @@ pub(super) fn schema_diagnostics(
         Kind::MaxItems { limit } => size(&at, &counted("at most", *limit, "item"), &found),
         Kind::MinProperties { limit } => size(&at, &counted("at least", *limit, "key"), &found),
         Kind::MaxProperties { limit } => size(&at, &counted("at most", *limit, "key"), &found),
-        Kind::MultipleOf { multiple_of } => {
-            range(&at, &format!("a multiple of {multiple_of}"), &found)
-        }
+        Kind::MultipleOf { divisor } => range(&at, &format!("a multiple of {divisor}"), &found),
         Kind::Pattern { pattern } => (
             Code::Schema,
             format!("`{at}` must match the pattern `{pattern}`, found {found}"),
-            None,
-        ),
-        Kind::Format { format } => (
-            Code::Schema,
-            format!("`{at}` must be in the format `{format}`, found {found}"),
             None,
         ),
         Kind::UniqueItems => (
@@ -128,11 +122,13 @@ pub(super) fn schema_diagnostics(
             format!("`{at}` must not repeat an item"),
             None,
         ),
-        _ => (
-            Code::Schema,
-            format!("`{at}` does not have the form the schema describes"),
-            Some(format!("`{} schema` describes `{at}`", bin_name())),
-        ),
+        Kind::AnyOf { .. } | Kind::OneOfNone { .. } | Kind::OneOfMany | Kind::Not | Kind::False => {
+            (
+                Code::Schema,
+                format!("`{at}` does not have the form the schema describes"),
+                Some(format!("`{} schema` describes `{at}`", bin_name())),
+            )
+        }
     };
     let diagnostic = Diagnostic::error(code, path, message).at(span, "");
     vec![match help {
@@ -172,19 +168,19 @@ type Said = (Code, String, Option<String>);
 
 /// The errors of the alternative of an `anyOf`/`oneOf` whose type the
 /// value has (no type error at the value itself), when there is one.
-fn matching_alternative<'e>(
-    context: &'e [Vec<ValidationError<'static>>],
-    at: &str,
-) -> Option<&'e [ValidationError<'static>]> {
-    context
+fn matching_alternative<'e, 's, 'v>(
+    alternatives: &'e [Vec<SchemaError<'s, 'v>>],
+    at: &[String],
+) -> Option<&'e [SchemaError<'s, 'v>]> {
+    alternatives
         .iter()
         .filter(|errors| {
             !errors.is_empty()
                 && !errors.iter().any(|e| {
-                    e.instance_path().as_str() == at
+                    e.path == at
                         && matches!(
-                            e.kind(),
-                            Kind::Type { .. } | Kind::Constant { .. } | Kind::Enum { .. }
+                            e.kind,
+                            Kind::Type { .. } | Kind::Const { .. } | Kind::Enum { .. }
                         )
                 })
         })
@@ -229,15 +225,11 @@ fn choice(at: &str, instance: &Value, expected: &Expected) -> Said {
     )
 }
 
-/// The types of a validator's type error, in words, without `null`.
-fn type_kind_words(kind: &TypeKind) -> Vec<String> {
-    let names: Vec<String> = match kind {
-        TypeKind::Single(t) => vec![t.to_string()],
-        TypeKind::Multiple(ts) => ts.iter().map(|t| t.to_string()).collect(),
-    };
-    names
+/// The types of a type error, in words, without `null`.
+fn type_kind_words(types: &[&str]) -> Vec<String> {
+    types
         .iter()
-        .filter(|t| *t != "null")
+        .filter(|t| **t != "null")
         .map(|t| type_words(t).to_owned())
         .collect()
 }

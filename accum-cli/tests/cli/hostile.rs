@@ -421,3 +421,63 @@ fn replanning_a_huge_batch_is_an_error_not_a_long_search() {
     );
     assert_eq!(names(&dir), ["huge.toml"]);
 }
+
+/// A schema given with `--schema` drives the check only within bounds, and
+/// only with the keywords accum checks: alternatives that nest in
+/// alternatives at every level of the file (2^40 tries unbounded), a
+/// `$ref` that leads back to itself, and a keyword outside the subset are
+/// each refused at once, naming what is wrong.
+#[test]
+fn a_hostile_schema_is_refused_within_bounds() {
+    let dir = scratch("hostile-schema");
+    let factor = serde_json::json!({ "type": "integer", "minimum": 1 });
+    let schema = |extra: serde_json::Value| {
+        let mut properties = serde_json::json!({
+            "micro_batch": { "type": "integer", "minimum": 1, "x-accum-role": "micro_batch" },
+            "accumulation": { "type": "integer", "minimum": 1, "x-accum-role": "accumulation" },
+            "other": factor
+        });
+        properties["tree"] = extra;
+        serde_json::json!({
+            "type": "object",
+            "properties": properties,
+            "$defs": {
+                "Tree": { "anyOf": [
+                    { "type": "object", "properties": { "a": { "$ref": "#/$defs/Tree" } }, "required": ["b"] },
+                    { "type": "object", "properties": { "a": { "$ref": "#/$defs/Tree" } }, "required": ["c"] }
+                ] },
+                "Loop": { "$ref": "#/$defs/Loop" }
+            }
+        })
+    };
+    let mut tree = String::from("0");
+    for _ in 0..40 {
+        tree = format!("{{\"a\": {tree}}}");
+    }
+    fs::write(
+        dir.join("c.json"),
+        format!("{{\"micro_batch\": 2, \"accumulation\": 4, \"tree\": {tree}}}"),
+    )
+    .expect("write");
+    for (extra, needle) in [
+        (
+            serde_json::json!({ "$ref": "#/$defs/Tree" }),
+            "c.json: the schema's alternatives (`anyOf`, `oneOf`) nest so deeply that checking the file would take more than",
+        ),
+        (
+            serde_json::json!({ "$ref": "#/$defs/Loop" }),
+            "c.json: the schema's `$ref`s and alternatives nest deeper than 32 at `tree` of the file",
+        ),
+        (
+            serde_json::json!({ "if": { "type": "object" } }),
+            "s.json: the schema uses `if` (at `/properties/tree/if`), a JSON Schema keyword accum does not check",
+        ),
+    ] {
+        fs::write(dir.join("s.json"), schema(extra).to_string()).expect("write");
+        let started = Instant::now();
+        let out = bounded(&dir, &["validate", "--schema", "s.json", "c.json"]);
+        assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains(needle), "{}", out.stderr);
+        assert!(started.elapsed() < TIME_LIMIT);
+    }
+}

@@ -30,6 +30,7 @@ mod replan;
 mod resume;
 mod run;
 mod schema;
+mod schema_agreement;
 mod semantics;
 mod sheet;
 mod sheet_stages;
