@@ -469,8 +469,15 @@ impl<'s> Run<'_, 's> {
         }
         let mut unexpected = Vec::new();
         for (key, member) in members {
+            // The key's own property, then every pattern it matches.
+            let schemas = properties.and_then(|p| p.get(key)).into_iter().chain(
+                patterns
+                    .iter()
+                    .filter(|(regex, _)| regex.is_match(key))
+                    .map(|(_, schema)| *schema),
+            );
             let mut known = false;
-            if let Some(schema) = properties.and_then(|p| p.get(key)) {
+            for schema in schemas {
                 known = true;
                 self.apply(
                     schema,
@@ -480,19 +487,6 @@ impl<'s> Run<'_, 's> {
                     errors,
                     false,
                 )?;
-            }
-            for (regex, schema) in &patterns {
-                if regex.is_match(key) {
-                    known = true;
-                    self.apply(
-                        schema,
-                        member,
-                        &place.key(key),
-                        depth.below(),
-                        errors,
-                        false,
-                    )?;
-                }
             }
             if known {
                 if need {
