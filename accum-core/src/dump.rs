@@ -160,15 +160,20 @@ fn create_dir(path: &Path) -> Result<(), DumpError> {
 /// The lock file of a dump folder, held while a run writes it.
 const LOCK_FILE: &str = ".accum-dump.lock";
 
-/// Whether `name` is something a dump writes: what a previous dump left is
-/// removed before a new one starts, and anything else keeps the folder from
-/// being used.
+/// Why a folder another run is writing is refused.
+const IN_USE: &str =
+    "another accum run is writing a dump here; wait for it to end or give another folder";
+
+/// Whether `name` is something a dump writes (its files, and the hidden
+/// temporaries and kept files of [`crate::fsio`]'s writes): what a previous
+/// dump left is removed before a new one starts, and anything else keeps the
+/// folder from being used.
 fn dump_entry(name: &str) -> bool {
     name == "manifest.json"
         || name == "init"
         || name == LOCK_FILE
         || name.starts_with("update-")
-        || (name.starts_with('.') && name.ends_with(".tmp"))
+        || (name.starts_with('.') && (name.ends_with(".tmp") || name.ends_with(".old")))
 }
 
 /// Takes `dir` whole for a new dump: creates it, locks it against another
@@ -187,7 +192,18 @@ fn take_dir(dir: &Path) -> Result<fs::File, DumpError> {
         source,
         refused: None,
     };
-    // Another's files first: a refused folder gets no lock file either.
+    let lock_path = dir.join(LOCK_FILE);
+    // A run that is writing here is named first, whatever its files look
+    // like at this moment.
+    if fs::symlink_metadata(&lock_path).is_ok_and(|meta| meta.is_file()) {
+        let held = crate::fsio::open_no_follow(&lock_path)
+            .map_err(|e| io_fail(&lock_path, e))?
+            .try_lock();
+        if matches!(held, Err(fs::TryLockError::WouldBlock)) {
+            return Err(refuse(IN_USE.to_owned()));
+        }
+    }
+    // Another's files next: a refused folder gets no lock file either.
     let entries: Vec<fs::DirEntry> = fs::read_dir(dir)
         .map_err(|e| io_fail(dir, e))?
         .collect::<Result<_, _>>()
@@ -201,7 +217,6 @@ fn take_dir(dir: &Path) -> Result<fs::File, DumpError> {
             "holds `{other}`, which is not part of an accum dump; give a new or empty folder (a previous dump there is replaced)"
         )));
     }
-    let lock_path = dir.join(LOCK_FILE);
     // A lock accum made is a regular file; a link, a folder or a FIFO at
     // its name is not one to open.
     if fs::symlink_metadata(&lock_path).is_ok_and(|meta| !meta.is_file()) {
@@ -215,10 +230,7 @@ fn take_dir(dir: &Path) -> Result<fs::File, DumpError> {
     match lock.try_lock() {
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => {
-            return Err(refuse(
-                "another accum run is writing a dump here; wait for it to end or give another folder"
-                    .to_owned(),
-            ));
+            return Err(refuse(IN_USE.to_owned()));
         }
         Err(fs::TryLockError::Error(e)) => return Err(io_fail(&lock_path, e)),
     }
@@ -442,6 +454,36 @@ impl Observer for DumpWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dump_folder_may_hold_what_its_writes_leave_and_nothing_else() {
+        for ours in [
+            "manifest.json",
+            "init",
+            "update-000012",
+            LOCK_FILE,
+            ".manifest.json.Xa9f.tmp",
+            ".manifest.json.4242-7.old",
+        ] {
+            assert!(dump_entry(ours), "{ours}");
+        }
+        for theirs in ["notes.txt", "manifest.json.old", ".git", "tmp"] {
+            assert!(!dump_entry(theirs), "{theirs}");
+        }
+    }
+
+    #[test]
+    fn a_folder_another_writer_holds_is_refused_as_in_use_whatever_it_holds() {
+        let dir = tempfile::tempdir().expect("temp");
+        let held = take_dir(dir.path()).expect("the first writer takes it");
+        // Mid-write, a foreign-looking name is there too.
+        fs::write(dir.path().join("notes.txt"), "x").expect("write");
+        let err = take_dir(dir.path()).expect_err("in use");
+        assert_eq!(err.refused.as_deref(), Some(IN_USE));
+        drop(held);
+        let err = take_dir(dir.path()).expect_err("not a dump's file");
+        assert!(err.refused.expect("refused").contains("notes.txt"));
+    }
 
     #[test]
     fn npy_header_is_numpy_format_1_0() {
