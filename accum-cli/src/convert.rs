@@ -248,6 +248,7 @@ pub(crate) fn failure_json(
         code,
         message,
         help: Some(help.to_owned()),
+        fixes: Vec::new(),
     };
     Some(serde_json::json!({
         "file": name,

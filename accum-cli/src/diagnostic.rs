@@ -16,6 +16,7 @@ use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet}
 use serde::Serialize;
 
 use crate::escape;
+use crate::fix::{Applicability, Suggestion};
 use crate::source::LineIndex;
 
 /// One diagnostic: what is wrong, where, and how to fix it. `accum explain
@@ -36,6 +37,9 @@ pub struct Diagnostic {
     pub primary: Option<(Range<usize>, String)>,
     /// Other places that take part (the factors of an equation).
     pub secondary: Vec<(Range<usize>, String)>,
+    /// The fixes as edits of the file, when the finding knows them: one
+    /// to apply, or alternatives to choose from.
+    pub fixes: Vec<Suggestion>,
 }
 
 impl Diagnostic {
@@ -53,6 +57,7 @@ impl Diagnostic {
             path: path.into(),
             primary: None,
             secondary: Vec::new(),
+            fixes: Vec::new(),
         }
     }
 
@@ -65,6 +70,12 @@ impl Diagnostic {
     /// Adds the fix.
     pub(crate) fn help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
+        self
+    }
+
+    /// Adds a fix, when there is one.
+    pub(crate) fn fix(mut self, fix: Option<Suggestion>) -> Diagnostic {
+        self.fixes.extend(fix);
         self
     }
 
@@ -311,10 +322,37 @@ pub(crate) fn summary(name: &str, diagnostics: &[Diagnostic]) -> String {
         return format!("{name}: ok\n");
     }
     format!(
-        "{name}: {errors} error{}, {warnings} warning{}\n",
+        "{name}: {errors} error{}, {warnings} warning{}{}\n",
         if errors == 1 { "" } else { "s" },
-        if warnings == 1 { "" } else { "s" }
+        if warnings == 1 { "" } else { "s" },
+        fixable_note(diagnostics)
     )
+}
+
+/// How many findings `--fix` would fix, and how many more
+/// `--unsafe-fixes` would: ` (2 fixable with --fix, 1 more with
+/// --unsafe-fixes)`, or nothing.
+fn fixable_note(diagnostics: &[Diagnostic]) -> String {
+    let alone = |d: &&Diagnostic| match d.fixes.as_slice() {
+        [only] => Some(only.applicability),
+        _ => None,
+    };
+    let safe = diagnostics
+        .iter()
+        .filter(|d| alone(d) == Some(Applicability::Safe))
+        .count();
+    let review = diagnostics
+        .iter()
+        .filter(|d| alone(d) == Some(Applicability::Review))
+        .count();
+    match (safe, review) {
+        (0, 0) => String::new(),
+        (safe, 0) => format!(" ({safe} fixable with --fix)"),
+        (0, review) => format!(" ({review} fixable with --fix --unsafe-fixes)"),
+        (safe, review) => {
+            format!(" ({safe} fixable with --fix, {review} more with --unsafe-fixes)")
+        }
+    }
 }
 
 /// How many diagnostics have `severity`.
@@ -348,6 +386,68 @@ pub(crate) struct DiagnosticJson {
     pub(crate) message: String,
     /// The fix.
     pub(crate) help: Option<String>,
+    /// The fixes as edits of the file, each with its applicability.
+    pub(crate) fixes: Vec<SuggestionJson>,
+}
+
+/// The JSON form of a fix: what it does, whether `--fix` applies it alone
+/// (`safe`) or a person chooses it (`review`), and its edits.
+#[derive(Debug, Serialize)]
+pub(crate) struct SuggestionJson {
+    /// What the fix does.
+    pub(crate) message: String,
+    /// `safe` or `review`.
+    pub(crate) applicability: Applicability,
+    /// The edits, in the order of the text.
+    pub(crate) edits: Vec<EditJson>,
+}
+
+/// The JSON form of one edit: the bytes replaced, located also by line and
+/// column (1-based, columns in characters), and the new text.
+#[derive(Debug, Serialize)]
+pub(crate) struct EditJson {
+    /// Byte offset where the replaced text starts.
+    pub(crate) start: usize,
+    /// Byte offset where it ends (exclusive).
+    pub(crate) end: usize,
+    /// 1-based line where it starts.
+    pub(crate) line: usize,
+    /// 1-based column where it starts.
+    pub(crate) column: usize,
+    /// 1-based line where it ends.
+    pub(crate) end_line: usize,
+    /// 1-based column where it ends.
+    pub(crate) end_column: usize,
+    /// The new text.
+    pub(crate) replacement: String,
+}
+
+/// The fixes of a diagnostic in their JSON form.
+pub(crate) fn suggestions_json(lines: &LineIndex<'_>, fixes: &[Suggestion]) -> Vec<SuggestionJson> {
+    fixes
+        .iter()
+        .map(|fix| SuggestionJson {
+            message: fix.message.clone(),
+            applicability: fix.applicability,
+            edits: fix
+                .edits
+                .iter()
+                .map(|edit| {
+                    let (line, column) = lines.line_col(edit.range.start);
+                    let (end_line, end_column) = lines.line_col(edit.range.end);
+                    EditJson {
+                        start: edit.range.start,
+                        end: edit.range.end,
+                        line,
+                        column,
+                        end_line,
+                        end_column,
+                        replacement: edit.replacement.clone(),
+                    }
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// Diagnostics in their JSON form.
@@ -374,6 +474,7 @@ pub(crate) fn to_json(
                 code: d.code,
                 message: d.message.clone(),
                 help: d.help.clone(),
+                fixes: suggestions_json(&lines, &d.fixes),
             }
         })
         .collect()

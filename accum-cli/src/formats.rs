@@ -82,6 +82,63 @@ fn rule(code: Code) -> sarif::ReportingDescriptor {
         .build()
 }
 
+/// A diagnostic's fixes as SARIF `fixes`: per fix its description (with
+/// its applicability, which SARIF has no field for) and its replacements,
+/// each region located by line and column and by bytes.
+fn sarif_fixes(
+    file: &FileFindings<'_>,
+    lines: &LineIndex<'_>,
+    diagnostic: &Diagnostic,
+) -> Vec<sarif::Fix> {
+    diagnostic
+        .fixes
+        .iter()
+        .map(|fix| {
+            let replacements: Vec<sarif::Replacement> = fix
+                .edits
+                .iter()
+                .map(|edit| {
+                    let (line, col) = lines.line_col(edit.range.start);
+                    let (end_line, end_col) = lines.line_col(edit.range.end);
+                    let region = sarif::Region::builder()
+                        .start_line(count(line))
+                        .start_column(count(col))
+                        .end_line(count(end_line))
+                        .end_column(count(end_col))
+                        .byte_offset(count(edit.range.start))
+                        .byte_length(count(edit.range.len()))
+                        .build();
+                    sarif::Replacement::builder()
+                        .deleted_region(region)
+                        .inserted_content(
+                            sarif::ArtifactContent::builder()
+                                .text(edit.replacement.clone())
+                                .build(),
+                        )
+                        .build()
+                })
+                .collect();
+            sarif::Fix::builder()
+                .description(
+                    sarif::Message::builder()
+                        .text(format!("{} ({})", fix.message, fix.applicability.as_str()))
+                        .build(),
+                )
+                .artifact_changes(vec![
+                    sarif::ArtifactChange::builder()
+                        .artifact_location(
+                            sarif::ArtifactLocation::builder()
+                                .uri(escape::url_path(file.name))
+                                .build(),
+                        )
+                        .replacements(replacements)
+                        .build(),
+                ])
+                .build()
+        })
+        .collect()
+}
+
 /// One SARIF 2.1.0 log with one run: the tool, the rules of the codes that
 /// occur, and one result per diagnostic, located by line and column in
 /// characters (`columnKind: unicodeCodePoints`).
@@ -124,19 +181,21 @@ pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
                 .iter()
                 .position(|c| *c == diagnostic.code)
                 .expect("every diagnostic's code is among the rules");
-            results.push(
-                sarif::Result::builder()
-                    .rule_id(diagnostic.code.as_str())
-                    .rule_index(count(index))
-                    .level(level)
-                    .message(
-                        sarif::Message::builder()
-                            .text(message_with_help(diagnostic))
-                            .build(),
-                    )
-                    .locations(vec![location])
-                    .build(),
-            );
+            let result = sarif::Result::builder()
+                .rule_id(diagnostic.code.as_str())
+                .rule_index(count(index))
+                .level(level)
+                .message(
+                    sarif::Message::builder()
+                        .text(message_with_help(diagnostic))
+                        .build(),
+                )
+                .locations(vec![location]);
+            results.push(if diagnostic.fixes.is_empty() {
+                result.build()
+            } else {
+                result.fixes(sarif_fixes(file, &lines, diagnostic)).build()
+            });
         }
     }
     let driver = sarif::ToolComponent::builder()

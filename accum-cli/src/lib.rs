@@ -32,6 +32,7 @@ mod convert;
 mod diagnostic;
 mod error;
 mod escape;
+mod fix;
 #[cfg(feature = "cli")]
 mod formats;
 #[cfg(feature = "harness")]
@@ -74,6 +75,7 @@ mod typed;
 mod validate;
 
 pub use diagnostic::{Diagnostic, Severity};
+pub use fix::{Applicability, Suggestion, TextEdit};
 pub use load::{CliConfig, ConfigError, Loaded, load_config, load_config_str};
 
 /// The standard library's words for a number that does not parse, and

@@ -14,6 +14,25 @@ pub(crate) fn did_you_mean<'a>(
     nearest(word, candidates.into_iter().map(|c| (c, fold(c))))
 }
 
+/// The one candidate alike enough to `word`, when exactly one is: the
+/// did-you-mean a fix may apply without asking (two near candidates, or a
+/// spelling that differs from several only in case, leave a choice).
+pub(crate) fn only_near<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let folded = fold(word);
+    let mut near = candidates.into_iter().filter(|candidate| {
+        let candidate_folded = fold(candidate);
+        *candidate != word
+            && (candidate_folded == folded
+                || (may_be_alike(&folded, &candidate_folded)
+                    && strsim::jaro_winkler(&folded, &candidate_folded) >= THRESHOLD))
+    });
+    let first = near.next()?;
+    near.next().is_none().then_some(first)
+}
+
 /// [`did_you_mean`] over candidates given with their folded spelling.
 fn nearest<'a, F: AsRef<str>>(
     word: &str,
@@ -193,18 +212,29 @@ pub(crate) fn domain_hint(found: &str, allowed: &[String]) -> Option<String> {
 /// The unit a misspelt unit word most likely is (`tokns` → `tokens`), in
 /// the number it was written with (plural unless it is 1).
 pub(crate) fn unit_did_you_mean(number: &str, word: &str) -> Option<String> {
+    near_unit(number, word).map(|span| format!("did you mean \"{span}\"?"))
+}
+
+/// The span a misspelt unit word most likely means, written out:
+/// `500 tokens` for `500 tokns`.
+pub(crate) fn near_unit(number: &str, word: &str) -> Option<String> {
     let names: Vec<&str> = accum_core::UnitKind::ALL
         .iter()
         .flat_map(|u| [u.singular(), u.plural()])
         .collect();
     let near = did_you_mean(word, names.iter().copied())?;
     let unit = accum_core::UnitKind::from_name(near)?;
+    Some(counted_span(number, unit))
+}
+
+/// `500 updates`, `1 update`: a number with a unit, as a span is written.
+pub(crate) fn counted_span(number: &str, unit: accum_core::UnitKind) -> String {
     let name = if number == "1" {
         unit.singular()
     } else {
         unit.plural()
     };
-    Some(format!("did you mean \"{number} {name}\"?"))
+    format!("{number} {name}")
 }
 
 /// Up to this many keys are listed in a help; more are left to `schema`.

@@ -175,6 +175,50 @@ pub(crate) struct ValidateArgs {
     /// Exit 1 on warnings too, not only on errors (for CI and pre-commit).
     #[arg(long)]
     pub(crate) deny_warnings: bool,
+
+    #[command(flatten)]
+    pub(crate) fixing: FixArgs,
+
+    /// Print how many findings each code has, and how many of them --fix
+    /// would fix, instead of the findings themselves (for a large
+    /// repository's first look).
+    #[arg(long, conflicts_with = "diff")]
+    pub(crate) statistics: bool,
+}
+
+/// How `validate` applies the fixes its findings carry.
+#[derive(Clone, Copy, Debug, Args)]
+#[command(group(clap::ArgGroup::new("fixing").args(["fix", "diff"])))]
+pub(crate) struct FixArgs {
+    /// Apply the safe fixes in place (a misspelt key with one near key, a
+    /// number written in quotes), then report what is left. The file's
+    /// comments, key order and layout are kept: only the text of each fix
+    /// changes. The files are written all or none.
+    #[arg(long)]
+    pub(crate) fix: bool,
+
+    /// With --fix or --diff, also apply the fixes that need review (another
+    /// plan value, a unit for a bare count) where a finding offers exactly
+    /// one; a finding with several choices is always left to you.
+    #[arg(long, requires = "fixing")]
+    pub(crate) unsafe_fixes: bool,
+
+    /// Print what --fix would change as a unified diff, and write nothing;
+    /// exit 1 when a file would change.
+    #[arg(long)]
+    pub(crate) diff: bool,
+}
+
+impl FixArgs {
+    /// The fixes to apply: up to this applicability, or none.
+    pub(crate) fn allowed(self) -> Option<crate::fix::Applicability> {
+        use crate::fix::Applicability;
+        (self.fix || self.diff).then_some(if self.unsafe_fixes {
+            Applicability::Review
+        } else {
+            Applicability::Safe
+        })
+    }
 }
 
 /// Arguments of `replan`.

@@ -8,10 +8,13 @@ use serde_json::Value;
 use crate::cli::{DiagnosticFormat, ValidateArgs};
 use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::error::{CliError, Exit};
+use crate::fix::{self, Applicability};
 use crate::formats::{self, FileFindings};
-use crate::load::{Checker, CliConfig, Schema, check_document, load};
-use crate::output::{print_json, print_styled, print_text};
+use crate::load::{Checker, CliConfig, Outcome, Schema, check_document, load};
+use crate::output::{eprintln_safe, print_json, print_styled, print_text};
+use crate::source::Document;
 use crate::validate::SchemaMap;
+use crate::writes::Outputs;
 
 #[derive(Serialize)]
 struct FileReport {
@@ -51,11 +54,29 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
             (value, map, None)
         }
     };
+    let allowed = args.fixing.allowed();
     let mut checked = Vec::new();
+    let mut changed = Vec::new();
     for path in &args.files {
         checked.push(match load(path)? {
             Ok(doc) => {
-                let outcome = check_document::<T>(&doc, &schema, &map, typed)?;
+                let original = doc.text.clone();
+                let mut outcome = check_document::<T>(&doc, &schema, &map, typed)?;
+                let mut doc = doc;
+                if let Some(allowed) = allowed {
+                    let (fixed, after) = fix_rounds(doc, outcome, allowed, |doc| {
+                        check_document::<T>(doc, &schema, &map, typed)
+                    })?;
+                    if fixed > 0 {
+                        changed.push(Changed {
+                            path: path.clone(),
+                            original,
+                            fixed,
+                            index: checked.len(),
+                        });
+                    }
+                    (doc, outcome) = after;
+                }
                 Checked {
                     name: doc.name,
                     text: doc.text,
@@ -69,6 +90,12 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
             },
         });
     }
+    if args.fixing.diff {
+        return print_diffs(&changed, &checked);
+    }
+    if args.fixing.fix && !changed.is_empty() {
+        write_fixed(&changed, &checked)?;
+    }
     let files: Vec<FileFindings<'_>> = checked
         .iter()
         .map(|c| FileFindings {
@@ -77,8 +104,164 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
             diagnostics: &c.diagnostics,
         })
         .collect();
-    print(args.format, &files)?;
+    if args.statistics {
+        print_text(&statistics(&files))?;
+    } else {
+        print(args.format, &files)?;
+    }
     Ok(verdict(&files, args.deny_warnings))
+}
+
+/// Most rounds of fixes for one file: a fix may uncover another (a key
+/// renamed, its quoted value is then checked), and each round is checked
+/// again; a file that still changes after this many is left as it is then.
+const MAX_FIX_ROUNDS: usize = 8;
+
+/// A file that `--fix` changed: where it is, its text before, how many
+/// fixes it took, and its place among the checked files.
+struct Changed {
+    path: std::path::PathBuf,
+    original: String,
+    fixed: usize,
+    index: usize,
+}
+
+/// Applies the fixes of `outcome` up to `allowed`, checks the text again,
+/// and repeats while fixes apply: how many were applied, and the last
+/// document with its findings. A round whose edits would not parse is not
+/// applied.
+pub(crate) fn fix_rounds<T>(
+    mut doc: Document,
+    mut outcome: Outcome<T>,
+    allowed: Applicability,
+    check: impl Fn(&Document) -> Result<Outcome<T>, CliError>,
+) -> Result<(usize, (Document, Outcome<T>)), CliError> {
+    let mut fixed = 0;
+    for _ in 0..MAX_FIX_ROUNDS {
+        let picked = fix::chosen(
+            outcome.diagnostics.iter().map(|d| d.fixes.as_slice()),
+            allowed,
+        );
+        let Some(text) = (!picked.is_empty())
+            .then(|| fix::apply(&doc.text, &picked))
+            .flatten()
+        else {
+            break;
+        };
+        let Ok(next) = Document::parse(doc.name.clone(), text, doc.format) else {
+            break;
+        };
+        fixed += picked.len();
+        outcome = check(&next)?;
+        doc = next;
+    }
+    Ok((fixed, (doc, outcome)))
+}
+
+/// `--diff`: the unified diff of each file `--fix` would change, on
+/// stdout; exit 1 when there is one, as a check that fails until the fixes
+/// are applied.
+fn print_diffs(changed: &[Changed], checked: &[Checked]) -> Result<Exit, CliError> {
+    let mut out = String::new();
+    for change in changed {
+        let name = crate::escape::line(&checked[change.index].name).into_owned();
+        out.push_str(
+            &similar::TextDiff::from_lines(&change.original, &checked[change.index].text)
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("a/{name}"), &format!("b/{name}"))
+                .to_string(),
+        );
+    }
+    print_text(&out)?;
+    Ok(if changed.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Invalid
+    })
+}
+
+/// `--fix`: writes every changed file, all or none, through the one
+/// writer; a file that changed on disk since it was read is not
+/// overwritten. Each file's count of fixes goes to stderr.
+fn write_fixed(changed: &[Changed], checked: &[Checked]) -> Result<(), CliError> {
+    let mut outputs = Outputs::new();
+    for change in changed {
+        let now = std::fs::read(&change.path).map_err(|err| {
+            CliError::usage(format!(
+                "{}: cannot read it again before writing the fixes: {err}",
+                accum_core::shown::path(&change.path)
+            ))
+        })?;
+        let bom = now.starts_with("\u{feff}".as_bytes());
+        let body = if bom { &now[3..] } else { &now[..] };
+        if body != change.original.as_bytes() {
+            return Err(CliError::usage(format!(
+                "{}: changed while it was checked; nothing was written: run again",
+                accum_core::shown::path(&change.path)
+            )));
+        }
+        let text = &checked[change.index].text;
+        let bytes = if bom {
+            ["\u{feff}", text].concat().into_bytes()
+        } else {
+            text.clone().into_bytes()
+        };
+        outputs.add_in_place(&change.path, &bytes)?;
+    }
+    outputs.commit()?;
+    for change in changed {
+        eprintln_safe!(
+            "fixed {} finding{} in {}",
+            change.fixed,
+            if change.fixed == 1 { "" } else { "s" },
+            crate::escape::line(&checked[change.index].name)
+        );
+    }
+    Ok(())
+}
+
+/// `--statistics`: per code, how many findings, and how many of them
+/// `--fix` (or `--fix --unsafe-fixes`) would fix, most frequent first, as
+/// ruff's `--statistics` prints them.
+fn statistics(files: &[FileFindings<'_>]) -> String {
+    let mut counts: std::collections::BTreeMap<accum_core::Code, (usize, usize, usize)> =
+        std::collections::BTreeMap::new();
+    for d in files.iter().flat_map(|f| f.diagnostics.iter()) {
+        let entry = counts.entry(d.code).or_default();
+        entry.0 += 1;
+        match d.fixes.as_slice() {
+            [only] if only.applicability == Applicability::Safe => entry.1 += 1,
+            [_] => entry.2 += 1,
+            _ => {}
+        }
+    }
+    let mut rows: Vec<_> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.as_str().cmp(b.0.as_str())));
+    let width = rows
+        .iter()
+        .map(|(_, (n, _, _))| n.to_string().len())
+        .max()
+        .unwrap_or(1);
+    let mut out = String::new();
+    for (code, (n, safe, review)) in &rows {
+        let mut fixable = Vec::new();
+        if *safe > 0 {
+            fixable.push(format!("{safe} with --fix"));
+        }
+        if *review > 0 {
+            fixable.push(format!("{review} with --fix --unsafe-fixes"));
+        }
+        out.push_str(&format!("{n:>width$}  {code}"));
+        if !fixable.is_empty() {
+            out.push_str(&format!("  (fixable: {})", fixable.join(", ")));
+        }
+        out.push('\n');
+    }
+    if rows.is_empty() {
+        out.push_str("no findings\n");
+    }
+    out
 }
 
 /// Exit 1 when a file has an error, or a warning under `--deny-warnings`.

@@ -29,6 +29,9 @@ pub(crate) struct SchemaMap {
     pub(crate) uses: Vec<(SpanUse, Vec<String>, Option<UnitKind>)>,
     /// Whether the data's lengths vary (`x-accum-variable-length` on the root).
     pub(crate) variable_length: bool,
+    /// The path of every key the schema describes, for pointing a key
+    /// written in the wrong table to its own.
+    pub(crate) properties: Vec<Vec<String>>,
 }
 
 impl SchemaMap {
@@ -46,6 +49,8 @@ impl SchemaMap {
         map.ramps.dedup();
         map.uses.sort_by(|a, b| a.1.cmp(&b.1));
         map.uses.dedup();
+        map.properties.sort();
+        map.properties.dedup();
         map.variable_length = schema.get("x-accum-variable-length") == Some(&Value::Bool(true));
         map
     }
@@ -117,6 +122,7 @@ fn walk(node: &Value, root: &Value, path: &mut Vec<String>, map: &mut SchemaMap,
     if let Some(properties) = object.get("properties").and_then(Value::as_object) {
         for (name, property) in properties {
             path.push(name.clone());
+            map.properties.push(path.clone());
             walk(property, root, path, map, depth + 1);
             path.pop();
         }

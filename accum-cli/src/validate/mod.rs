@@ -22,7 +22,7 @@ pub(crate) use plan::{all_spans, values as plan_values};
 use accum_core::Code;
 use accum_core::plan::Role;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::Document;
 
 /// A required key written with a typo is both missing and unknown; the
@@ -63,6 +63,27 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
         })
         .collect();
     findings.retain(|f| !(MISSING.contains(&f.code) && misspelt.contains(f.path.segments())));
+}
+
+/// Orders findings by their place in the file, except that when the file
+/// has a structural error (a key or a value the schema refuses), the plan's
+/// findings come after the structural ones: a plan computed without the
+/// misspelt `tensor_parallel` finds a world size of 16 replicas, which is
+/// the knock-on of the misspelling, not a second mistake.
+fn order_causes_first(findings: &mut [Diagnostic]) {
+    let derived = |d: &Diagnostic| {
+        let code = d.code.as_str();
+        code.starts_with("accum::plan") || code.starts_with("accum::stages")
+    };
+    let structural = findings
+        .iter()
+        .any(|d| d.severity == Severity::Error && !derived(d));
+    findings.sort_by_key(|d| {
+        (
+            structural && derived(d),
+            d.primary.as_ref().map_or(usize::MAX, |(s, _)| s.start),
+        )
+    });
 }
 
 /// A factor left out to be solved from the global batch, when the global
@@ -182,7 +203,7 @@ pub(crate) fn validate(
         {
             continue;
         }
-        for diagnostic in structure::schema_diagnostics(doc, schema, &error) {
+        for diagnostic in structure::schema_diagnostics(doc, schema, map, &error) {
             // A set of what is said, not a scan of the findings: a file may
             // have thousands of unknown keys.
             let known = !said.insert((diagnostic.path.clone(), diagnostic.code))
@@ -230,7 +251,7 @@ pub(crate) fn validate(
     fold_misspelt_keys(&mut findings);
     fold_unsolved_factors(&mut findings, map);
 
-    findings.sort_by_key(|f| f.primary.as_ref().map_or(usize::MAX, |(s, _)| s.start));
+    order_causes_first(&mut findings);
     Ok(findings)
 }
 

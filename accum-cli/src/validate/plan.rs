@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::SchemaMap;
 use crate::diagnostic::Diagnostic;
+use crate::fix::{Applicability, Suggestion, set_scalar};
 use crate::source::Document;
 
 /// A core finding at its place in `doc`: its code, message, label, fix,
@@ -33,7 +34,42 @@ pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnosti
     for related in &finding.related {
         diagnostic = diagnostic.also(doc.span_for(related.path.segments()), related.label.clone());
     }
+    diagnostic.fixes = plan_fixes(doc, finding);
     diagnostic
+}
+
+/// The plan values of a finding's fix as edits of the file: one suggestion
+/// per alternative, each for a person to choose (another plan value changes
+/// the training), when every value it sets is written in the file at a
+/// field of the finding.
+fn plan_fixes(doc: &Document, finding: &Finding) -> Vec<Suggestion> {
+    let Some(fix) = &finding.fix else {
+        return Vec::new();
+    };
+    let path_of = |role: Role| {
+        std::iter::once((finding.role, &finding.path))
+            .chain(finding.related.iter().map(|r| (r.role, &r.path)))
+            .find(|(r, _)| *r == Some(role))
+            .map(|(_, path)| path)
+    };
+    fix.options
+        .iter()
+        .filter_map(|option| {
+            let mut said = Vec::new();
+            let mut edits = Vec::new();
+            for edit in option {
+                let path = path_of(edit.role)?;
+                edits.push(set_scalar(doc, path.segments(), &edit.value.to_string())?);
+                said.push(format!("{path} = {}", edit.value));
+            }
+            edits.sort_by_key(|e| e.range.start);
+            (!edits.is_empty()).then(|| Suggestion {
+                message: format!("set {}", said.join(", ")),
+                applicability: Applicability::Review,
+                edits,
+            })
+        })
+        .collect()
 }
 
 /// The value at `path` of the instance, if there is one.

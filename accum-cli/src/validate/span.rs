@@ -9,7 +9,9 @@ use accum_core::{Code, Span, SpanError, UnitKind};
 
 use super::map::describe;
 use crate::diagnostic::{Diagnostic, dotted};
+use crate::fix::{Applicability, Suggestion, json_string};
 use crate::source::NodeKind;
+use crate::suggest::counted_span;
 
 /// The diagnostic of the span at `path`, if it is not one.
 pub(super) fn check_span(
@@ -65,11 +67,44 @@ pub(super) fn check_span(
         }
         _ => err.fix(),
     };
-    Some(
-        Diagnostic::error(err.code(), path.to_vec(), err.message())
-            .at(span, err.label())
-            .help(fix),
-    )
+    let mut diagnostic = Diagnostic::error(err.code(), path.to_vec(), err.message())
+        .at(span.clone(), err.label())
+        .help(fix);
+    diagnostic.fixes = unit_fixes(&err, &span);
+    Some(diagnostic)
+}
+
+/// The spans a length without a clear unit may be, as edits of its value:
+/// the one unit a misspelt word is near (safe), or each unit a bare number
+/// or a "steps" may count, for a person to choose (accum cannot know which
+/// was meant).
+fn unit_fixes(err: &SpanError, at: &Range<usize>) -> Vec<Suggestion> {
+    let write = |span: String, applicability| {
+        Suggestion::one(
+            format!("write \"{span}\""),
+            applicability,
+            at.clone(),
+            json_string(&span),
+        )
+    };
+    let whole = |number: &str| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+    match err {
+        SpanError::UnknownUnit { number, word } => crate::suggest::near_unit(number, word)
+            .map(|span| write(span, Applicability::Safe))
+            .into_iter()
+            .collect(),
+        SpanError::BareNumber { number } if whole(number) => UnitKind::ALL
+            .into_iter()
+            .map(|unit| write(counted_span(number, unit), Applicability::Review))
+            .collect(),
+        SpanError::Ambiguous { number, .. } if whole(number) => {
+            [UnitKind::Update, UnitKind::Microbatch]
+                .into_iter()
+                .map(|unit| write(counted_span(number, unit), Applicability::Review))
+                .collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The diagnostic of the typed count at `path` (`Updates`, …, counting

@@ -5,20 +5,25 @@
 use accum_core::Code;
 use serde_json::Value;
 
+use super::SchemaMap;
 use super::map::{
     Expected, MAX_SCHEMA_DEPTH, allows, alternatives, describe, schemas_at, type_words,
 };
 use super::schema::{ErrorKind as Kind, SchemaError};
 use crate::diagnostic::{Diagnostic, dotted};
+use crate::fix::{Applicability, how_to_write, rename_key, unquote};
 use crate::output::bin_name;
 use crate::source::{Document, Node, NodeKind};
-use crate::suggest::{did_you_mean, domain_hint, or_list, section_name, unknown_key_help};
+use crate::suggest::{
+    did_you_mean, domain_hint, only_near, or_list, section_name, unknown_key_help,
+};
 
 /// The diagnostics of one error of the schema check (an unknown-keys error
 /// gives one per key, each with its own suggestion).
 pub(super) fn schema_diagnostics(
     doc: &Document,
     schema: &Value,
+    map: &SchemaMap,
     error: &SchemaError<'_, '_>,
 ) -> Vec<Diagnostic> {
     let kind = &error.kind;
@@ -30,7 +35,7 @@ pub(super) fn schema_diagnostics(
         // or nothing goes): what is wrong is inside it.
         return errors
             .iter()
-            .flat_map(|inner| schema_diagnostics(doc, schema, inner))
+            .flat_map(|inner| schema_diagnostics(doc, schema, map, inner))
             .collect();
     }
     let path = error.path.clone();
@@ -53,7 +58,7 @@ pub(super) fn schema_diagnostics(
         Kind::UnexpectedKeys { keys } => {
             return keys
                 .iter()
-                .map(|key| unknown_key(doc, &path, key, &expected.keys))
+                .map(|key| unknown_key(doc, map, &path, key, &expected.keys))
                 .collect();
         }
         Kind::Required { property } => {
@@ -130,7 +135,21 @@ pub(super) fn schema_diagnostics(
             )
         }
     };
-    let diagnostic = Diagnostic::error(code, path, message).at(span, "");
+    let mut diagnostic = Diagnostic::error(code, path, message).at(span, "");
+    let mut help = help;
+    if code == Code::SchemaType {
+        // What the place takes, written out in the file's syntax, and the
+        // value unquoted when that is all that is wrong.
+        let types: Vec<&str> = match kind {
+            Kind::Type { expected: types } if expected.types.is_empty() => types.to_vec(),
+            _ => expected.types.clone(),
+        };
+        let at = diagnostic.path.segments();
+        let key = at.last().map_or("value", String::as_str);
+        help = help.or_else(|| how_to_write(doc.format, key, &types, doc.node(at)));
+        let fix = unquote(doc, at, &types);
+        diagnostic = diagnostic.fix(fix);
+    }
     vec![match help {
         Some(help) => diagnostic.help(help),
         None => diagnostic,
@@ -189,21 +208,55 @@ fn matching_alternative<'e, 's, 'v>(
 }
 
 /// An unknown key, with the known key it most likely means.
-fn unknown_key(doc: &Document, path: &[String], key: &str, known: &[String]) -> Diagnostic {
+fn unknown_key(
+    doc: &Document,
+    map: &SchemaMap,
+    path: &[String],
+    key: &str,
+    known: &[String],
+) -> Diagnostic {
     let mut key_path = path.to_vec();
     key_path.push(key.to_owned());
     let span = doc
         .key_span(&key_path)
         .unwrap_or_else(|| doc.span_for(path));
     let section = section_name(path);
+    let message = format!("unknown key `{key}` in {section}");
+    // A key of another table, written in this one: pointed to its table.
+    let homes: Vec<&[String]> = map
+        .properties
+        .iter()
+        .filter_map(|p| p.split_last())
+        .filter(|(name, parent)| *name == key && *parent != path)
+        .map(|(_, parent)| parent)
+        .collect();
+    if !homes.is_empty() && !known.iter().any(|k| k == key) {
+        let tables: Vec<String> = homes.iter().map(|p| section_name(p)).collect();
+        let mut diagnostic = Diagnostic::error(Code::UnknownKey, key_path, message)
+            .at(span, "")
+            .help(format!(
+                "`{key}` belongs in {}: move it there",
+                or_list(&tables)
+            ));
+        for home in homes {
+            if !home.is_empty() && doc.node(home).is_some() {
+                diagnostic = diagnostic.also(
+                    doc.key_span(home).unwrap_or_else(|| doc.span_for(home)),
+                    format!("`{key}` goes in this table"),
+                );
+            }
+        }
+        return diagnostic;
+    }
     let help = unknown_key_help(key, known.iter().map(String::as_str), &section);
-    Diagnostic::error(
-        Code::UnknownKey,
-        key_path,
-        format!("unknown key `{key}` in {section}"),
-    )
-    .at(span, "")
-    .help(help)
+    let fix = only_near(key, known.iter().map(String::as_str))
+        .filter(|near| doc.node(&[path, &[(*near).to_owned()]].concat()).is_none())
+        .zip(doc.key_span(&key_path))
+        .and_then(|(near, key_span)| rename_key(doc, key_span, key, near, Applicability::Safe));
+    Diagnostic::error(Code::UnknownKey, key_path, message)
+        .at(span, "")
+        .help(help)
+        .fix(fix)
 }
 
 /// A value outside a choice: the allowed values, and the nearest one.
