@@ -326,7 +326,27 @@ fn choice_error(name: &str, text: &str) -> String {
 /// and the help names no schema command of another config.
 #[test]
 fn enum_choices_list_every_variant_as_written() {
-    accum::load_config_str::<Choices>("run.toml", CHOICES).expect("the good file loads");
+    // Every variant loads the way the messages below write it.
+    for (model, read) in [
+        (r#""linear""#, "linear"),
+        ("{ mlp = { hidden = 8 } }", "mlp 8"),
+        ("{ embed = 3 }", "embed 3"),
+        ("{ pair = [1, 2] }", "pair 1 2"),
+        ("{ conv2d = { kernel = 3, stride = 1 } }", "conv2d 3 1"),
+    ] {
+        let text = CHOICES.replace(r#""linear""#, model);
+        let loaded = accum::load_config_str::<Choices>("run.toml", &text).expect("a good file");
+        let config = loaded.config();
+        let words = match config.model {
+            Model::Linear => "linear".to_owned(),
+            Model::Mlp { hidden } => format!("mlp {hidden}"),
+            Model::Embed(n) => format!("embed {n}"),
+            Model::Pair(a, b) => format!("pair {a} {b}"),
+            Model::Convolution { kernel, stride } => format!("conv2d {kernel} {stride}"),
+        };
+        assert_eq!(words, read);
+        assert!(matches!(config.batch.norm, Norm::Sum));
+    }
     for (name, from, to) in [
         ("unit_typo", r#"model = "linear""#, r#"model = "linaer""#),
         ("struct_typo", r#"model = "linear""#, r#"model = "mpl""#),
