@@ -259,3 +259,123 @@ fn public_errors_read_as_sentences_through_debug() {
     };
     assert_eq!(format!("{reduce:?}"), reduce.to_string());
 }
+
+/// A config with enums of every variant kind, one inside a section.
+#[derive(Debug, Deserialize, JsonSchema, AccumConfig)]
+#[serde(deny_unknown_fields)]
+struct Choices {
+    #[accum(nested)]
+    batch: ChoiceBatch,
+    model: Model,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, AccumConfig)]
+#[accum(section)]
+#[serde(deny_unknown_fields)]
+struct ChoiceBatch {
+    #[accum(micro_batch)]
+    micro_batch: u32,
+    #[accum(accumulation)]
+    accumulation: u32,
+    #[accum(replicas)]
+    replicas: u32,
+    norm: Norm,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Model {
+    Linear,
+    Mlp {
+        hidden: usize,
+    },
+    Embed(usize),
+    Pair(u32, u32),
+    #[serde(rename = "conv2d")]
+    Convolution {
+        kernel: u32,
+        stride: u32,
+    },
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+enum Norm {
+    #[serde(rename = "per-token")]
+    PerToken,
+    Sum,
+}
+
+const CHOICES: &str = r#"
+model = "linear"
+
+[batch]
+micro_batch = 2
+accumulation = 4
+replicas = 1
+norm = "Sum"
+"#;
+
+/// What a wrong choice says, rendered.
+fn choice_error(name: &str, text: &str) -> String {
+    let err = accum::load_config_str::<Choices>(name, text).expect_err("a wrong choice");
+    err.render(false)
+}
+
+/// Every variant is listed the way a file writes it; a near name gets a
+/// did-you-mean, a struct variant written as a string is shown as a table,
+/// and the help names no schema command of another config.
+#[test]
+fn enum_choices_list_every_variant_as_written() {
+    // Every variant loads the way the messages below write it.
+    for (model, read) in [
+        (r#""linear""#, "linear"),
+        ("{ mlp = { hidden = 8 } }", "mlp 8"),
+        ("{ embed = 3 }", "embed 3"),
+        ("{ pair = [1, 2] }", "pair 1 2"),
+        ("{ conv2d = { kernel = 3, stride = 1 } }", "conv2d 3 1"),
+    ] {
+        let text = CHOICES.replace(r#""linear""#, model);
+        let loaded = accum::load_config_str::<Choices>("run.toml", &text).expect("a good file");
+        let config = loaded.config();
+        let words = match config.model {
+            Model::Linear => "linear".to_owned(),
+            Model::Mlp { hidden } => format!("mlp {hidden}"),
+            Model::Embed(n) => format!("embed {n}"),
+            Model::Pair(a, b) => format!("pair {a} {b}"),
+            Model::Convolution { kernel, stride } => format!("conv2d {kernel} {stride}"),
+        };
+        assert_eq!(words, read);
+        assert!(matches!(config.batch.norm, Norm::Sum));
+    }
+    for (name, from, to) in [
+        ("unit_typo", r#"model = "linear""#, r#"model = "linaer""#),
+        ("struct_typo", r#"model = "linear""#, r#"model = "mpl""#),
+        (
+            "struct_as_string",
+            r#"model = "linear""#,
+            r#"model = "mlp""#,
+        ),
+        (
+            "newtype_as_string",
+            r#"model = "linear""#,
+            r#"model = "embed""#,
+        ),
+        ("renamed_typo", r#"model = "linear""#, r#"model = "conv2""#),
+        ("far", r#"model = "linear""#, r#"model = "transformer""#),
+        ("in_section", r#"norm = "Sum""#, r#"norm = "per_token""#),
+    ] {
+        let text = CHOICES.replace(from, to);
+        insta::assert_snapshot!(format!("enum_{name}"), choice_error("run.toml", &text));
+    }
+    // The table is shown in the file's own format.
+    let yaml =
+        "model: mlp\nbatch:\n  micro_batch: 2\n  accumulation: 4\n  replicas: 1\n  norm: Sum\n";
+    insta::assert_snapshot!("enum_yaml", choice_error("run.yaml", yaml));
+    let json = r#"{"model": "pari", "batch": {"micro_batch": 2, "accumulation": 4, "replicas": 1, "norm": "Sum"}}"#;
+    insta::assert_snapshot!("enum_json", choice_error("run.json", json));
+    // A missing key names no schema command: a program that only loads
+    // its config has none, and `accum schema` describes another config.
+    let missing = choice_error("run.toml", &CHOICES.replace("replicas = 1\n", ""));
+    assert!(!missing.contains("schema` describes"), "{missing}");
+    assert!(missing.contains("add `replicas` to"), "{missing}");
+}

@@ -452,7 +452,11 @@ pub fn load_config_str<T: CliConfig>(name: &str, text: &str) -> Result<Loaded<T>
 
 /// The checks of a parsed document, for the library's loaders.
 fn loaded<T: CliConfig>(doc: Document) -> Result<Loaded<T>, ConfigError> {
-    match check_file::<T>(&doc, <T as AccumConfig>::validate) {
+    // The program loading its config has no schema command to point at.
+    let checked = crate::output::without_schema_command(|| {
+        check_file::<T>(&doc, <T as AccumConfig>::validate)
+    });
+    match checked {
         Ok(Ok((config, checked, warnings))) => Ok(Loaded {
             config,
             checked,

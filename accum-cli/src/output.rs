@@ -117,6 +117,30 @@ pub(crate) fn set_bin_name(name: &str) {
     let _ = BIN_NAME.set(name.to_owned());
 }
 
+thread_local! {
+    /// Whether the config being checked is loaded by a user's program
+    /// (`load_config`), which has no schema command.
+    static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `check` as the loader of a user's program: its diagnostics name
+/// no schema command ([`schema_command`] is `None` meanwhile).
+pub(crate) fn without_schema_command<R>(check: impl FnOnce() -> R) -> R {
+    let before = LOADING.with(|loading| loading.replace(true));
+    let result = check();
+    LOADING.with(|loading| loading.set(before));
+    result
+}
+
+/// The schema command that describes the config being checked:
+/// `` `accum schema` `` or that of a user's own program
+/// (`accum_cli::run`); `None` while a user's program loads its config
+/// (`load_config`), since it has no such command and `accum schema`
+/// describes another config.
+pub(crate) fn schema_command() -> Option<String> {
+    (!LOADING.with(std::cell::Cell::get)).then(|| format!("`{} schema`", bin_name()))
+}
+
 /// The binary's name (`accum` until set).
 pub(crate) fn bin_name() -> &'static str {
     BIN_NAME.get().map_or("accum", String::as_str)

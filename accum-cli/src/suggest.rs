@@ -47,6 +47,10 @@ fn nearest<'a, F: AsRef<str>>(
         let candidate_folded = candidate_folded.as_ref();
         let score = if candidate_folded == folded {
             2.0
+        } else if swapped(&folded, candidate_folded) {
+            // A swap of two neighbours is a typo at any length; the
+            // similarity of a short word with one (`mpl`, `mlp`) is low.
+            THRESHOLD.max(strsim::jaro_winkler(&folded, candidate_folded))
         } else if !may_be_alike(&folded, candidate_folded) {
             continue;
         } else {
@@ -57,6 +61,16 @@ fn nearest<'a, F: AsRef<str>>(
         }
     }
     best.map(|(_, candidate)| candidate)
+}
+
+/// Whether `b` is `a` with two neighbouring letters swapped.
+fn swapped(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len() != b.len() {
+        return false;
+    }
+    let differ: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    matches!(differ[..], [i, j] if j == i + 1 && a[i] == b[j] && a[j] == b[i])
 }
 
 /// Whether two ASCII words share enough letters to reach [`THRESHOLD`]:
@@ -326,6 +340,16 @@ pub(crate) fn or_list(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_swap_of_neighbours_is_a_typo_at_any_length() {
+        assert_eq!(did_you_mean("mpl", ["linear", "mlp"]), Some("mlp"));
+        assert_eq!(did_you_mean("ab", ["ba"]), Some("ba"));
+        assert!(swapped("pari", "pair"));
+        assert!(!swapped("mpl", "lpm"));
+        assert!(!swapped("mlp", "mlp"));
+        assert_eq!(did_you_mean("xyz", ["mlp"]), None);
+    }
 
     #[test]
     fn suggests_near_misses_only() {

@@ -158,10 +158,10 @@ impl TypeError {
                     format!("missing key `{field}` in {section}"),
                 )
                 .at(span, "")
-                .help(format!(
-                    "add `{field}` to {section}; `{} schema` describes it",
-                    crate::output::bin_name()
-                ));
+                .help(match crate::output::schema_command() {
+                    Some(command) => format!("add `{field}` to {section}; {command} describes it"),
+                    None => format!("add `{field}` to {section}"),
+                });
             }
             TypeErrorKind::DuplicateField { field } => (
                 Code::SchemaValue,

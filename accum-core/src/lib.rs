@@ -115,8 +115,9 @@ pub use units::{
 pub mod __private {
     pub use crate::derive::{
         AccumConfig, ConstPlan, FieldInfo, NestedConfig, RampField, RampRole, RampValue, RoleType,
-        RoleValue, SchemaConfig, SpanField, SpanUse, SpanValue, StagesField, count_ramp,
-        count_role, has_role, join_path, no_step_findings, push_findings, step_findings_of,
+        RoleValue, SchemaConfig, SpanField, SpanUse, SpanValue, StagesField, UnmarkedSection,
+        count_ramp, count_role, has_role, join_path, no_step_findings, push_findings,
+        step_findings_of,
     };
     pub use crate::finding::{FieldPath, Findings};
     pub use crate::plan::{Layout, Plan, Role};

@@ -207,6 +207,68 @@ pub(super) struct Expected {
     pub(super) types: Vec<&'static str>,
     /// The keys of a table.
     pub(super) keys: Vec<String>,
+    /// The variants written as a table with one key (serde's externally
+    /// tagged struct, newtype and tuple variants), beside the `values`
+    /// written as strings (its unit variants).
+    pub(super) tagged: Vec<Tagged>,
+}
+
+/// An enum variant that a file writes as a table with one key: `mlp` in
+/// `model = { mlp = { hidden = 512 } }`.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Tagged {
+    /// The key, the variant's serialized name.
+    pub(super) name: String,
+    /// What the key holds.
+    pub(super) holds: Holds,
+}
+
+/// What the key of a [`Tagged`] variant holds.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Holds {
+    /// A table with these keys (a struct variant).
+    Table(Vec<String>),
+    /// An array of this many items (a tuple variant).
+    Items(usize),
+    /// One value (a newtype variant).
+    Value,
+}
+
+impl Tagged {
+    /// The variant of an alternative schema, when it is a table with
+    /// exactly one key, required, and no other keys allowed: the form
+    /// schemars gives an externally tagged variant with data.
+    fn of(schema: &Value) -> Option<Tagged> {
+        let properties = schema.get("properties")?.as_object()?;
+        let required = schema.get("required")?.as_array()?;
+        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+        let (name, inner) = properties.iter().next()?;
+        if properties.len() != 1 || required.len() != 1 || required[0] != *name || !closed {
+            return None;
+        }
+        let holds = if let Some(keys) = inner.get("properties").and_then(Value::as_object) {
+            Holds::Table(keys.keys().cloned().collect())
+        } else if let Some(items) = inner.get("prefixItems").and_then(Value::as_array) {
+            Holds::Items(items.len())
+        } else {
+            Holds::Value
+        };
+        Some(Tagged {
+            name: name.clone(),
+            holds,
+        })
+    }
+
+    /// The variant in a sentence: `mlp { hidden }`, `pair [2 items]`,
+    /// `embed (one value)`.
+    pub(super) fn words(&self) -> String {
+        let name = &self.name;
+        match &self.holds {
+            Holds::Table(keys) => format!("{name} {{ {} }}", keys.join(", ")),
+            Holds::Items(n) => format!("{name} [{n} items]"),
+            Holds::Value => format!("{name} (one value)"),
+        }
+    }
 }
 
 impl Expected {
@@ -224,6 +286,11 @@ impl Expected {
                 .flatten()
             {
                 push_unique(&mut expected.values, value.clone());
+            }
+            if let Some(tagged) = Tagged::of(schema)
+                && !expected.tagged.contains(&tagged)
+            {
+                expected.tagged.push(tagged);
             }
             for kind in TYPES {
                 if allows(schema, kind) && !expected.types.contains(&kind) {

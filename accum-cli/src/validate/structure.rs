@@ -7,12 +7,14 @@ use serde_json::Value;
 
 use super::SchemaMap;
 use super::map::{
-    Expected, MAX_SCHEMA_DEPTH, allows, alternatives, describe, schemas_at, type_words,
+    Expected, Holds, MAX_SCHEMA_DEPTH, Tagged, allows, alternatives, describe, schemas_at,
+    type_words,
 };
 use super::schema::{ErrorKind as Kind, SchemaError};
 use crate::diagnostic::{Diagnostic, dotted};
 use crate::fix::{Applicability, how_to_write, rename_key, unquote};
-use crate::output::bin_name;
+use crate::output::schema_command;
+use crate::source::SourceFormat;
 use crate::source::{Document, Node, NodeKind};
 use crate::suggest::{
     did_you_mean, domain_hint, only_near, or_list, section_name, unknown_key_help,
@@ -43,15 +45,16 @@ pub(super) fn schema_diagnostics(
     let span = doc.span_for(&path);
     let expected = Expected::of(&schemas_at(schema, &path));
     let found = describe(instance);
+    let format = doc.format;
     let choice_or_types = |types: Vec<String>| {
-        if expected.values.is_empty() {
+        if expected.values.is_empty() && expected.tagged.is_empty() {
             (
                 Code::SchemaType,
                 format!("`{at}` must be {}, found {found}", or_list(&types)),
                 None,
             )
         } else {
-            choice(&at, instance, &expected)
+            choice(&path, instance, &expected, format)
         }
     };
     let (code, message, help) = match kind {
@@ -73,10 +76,10 @@ pub(super) fn schema_diagnostics(
                     format!("missing key `{key}` in {section}"),
                 )
                 .at(span, "")
-                .help(format!(
-                    "add `{key}` to {section}; `{} schema` describes it",
-                    bin_name()
-                )),
+                .help(match schema_command() {
+                    Some(command) => format!("add `{key}` to {section}; {command} describes it"),
+                    None => format!("add `{key}` to {section}"),
+                }),
             ];
         }
         Kind::Type { expected: types } if expected.types.is_empty() => {
@@ -93,13 +96,15 @@ pub(super) fn schema_diagnostics(
                 values,
                 ..Expected::default()
             };
-            choice(&at, instance, &own)
+            choice(&path, instance, &own, format)
         }
         Kind::Type { .. } | Kind::Enum { .. } | Kind::Const { .. } => {
             choice_or_types(expected.types_words())
         }
         Kind::OneOfNone { .. } | Kind::AnyOf { .. }
-            if !expected.values.is_empty() || !expected.types.is_empty() =>
+            if !expected.values.is_empty()
+                || !expected.types.is_empty()
+                || !expected.tagged.is_empty() =>
         {
             choice_or_types(expected.types_words())
         }
@@ -131,7 +136,7 @@ pub(super) fn schema_diagnostics(
             (
                 Code::Schema,
                 format!("`{at}` does not have the form the schema describes"),
-                Some(format!("`{} schema` describes `{at}`", bin_name())),
+                schema_command().map(|command| format!("{command} describes `{at}`")),
             )
         }
     };
@@ -259,23 +264,96 @@ fn unknown_key(
         .fix(fix)
 }
 
-/// A value outside a choice: the allowed values, and the nearest one.
-fn choice(at: &str, instance: &Value, expected: &Expected) -> Said {
+/// A value outside a choice: every allowed value as a file writes it
+/// (the strings, and the variants written as a table with one key), and
+/// the nearest one. A string that names (or nearly names) a variant that
+/// takes a table is shown that table, in the file's format.
+fn choice(path: &[String], instance: &Value, expected: &Expected, format: SourceFormat) -> Said {
+    let at = dotted(path);
     let values = expected.values_words();
-    let help = instance.as_str().and_then(|found| {
-        did_you_mean(found, values.iter().map(String::as_str))
-            .map(|near| format!("did you mean \"{near}\"?"))
-            .or_else(|| domain_hint(found, &values))
+    let found = instance.as_str();
+    let tagged = found.and_then(|found| {
+        let names = expected.tagged.iter().map(|t| t.name.as_str());
+        let near = expected
+            .tagged
+            .iter()
+            .find(|t| t.name == found)
+            .or_else(|| {
+                let name = did_you_mean(found, names.chain(values.iter().map(String::as_str)))?;
+                expected.tagged.iter().find(|t| t.name == name)
+            })?;
+        let lead = if near.name == found {
+            format!("`{}` takes a table, not a string", near.name)
+        } else {
+            format!(
+                "did you mean `{}`? it takes a table, not a string",
+                near.name
+            )
+        };
+        Some(format!("{lead}: write {}", written(path, near, format)))
     });
-    (
-        Code::SchemaEnum,
+    let help = tagged.or_else(|| {
+        found.and_then(|found| {
+            did_you_mean(found, values.iter().map(String::as_str))
+                .map(|near| format!("did you mean \"{near}\"?"))
+                .or_else(|| domain_hint(found, &values))
+        })
+    });
+    let message = if expected.tagged.is_empty() {
         format!(
             "`{at}` must be one of {}, found {}",
             values.join(", "),
             describe(instance)
-        ),
-        help,
-    )
+        )
+    } else {
+        let tables: Vec<String> = expected.tagged.iter().map(Tagged::words).collect();
+        let strings: Vec<String> = values.iter().map(|v| format!("\"{v}\"")).collect();
+        let strings = if strings.is_empty() {
+            String::new()
+        } else {
+            format!("{}, or ", or_list(&strings))
+        };
+        format!(
+            "`{at}` must be {strings}a table with one key: {}, found {}",
+            tables.join(", "),
+            describe(instance)
+        )
+    };
+    (Code::SchemaEnum, message, help)
+}
+
+/// A variant that takes a table, written at `path` in `format`:
+/// `model = { mlp = { hidden = … } }` (or a `[model.mlp]` table) in TOML,
+/// `"model": { "mlp": { "hidden": … } }` in JSON, `model: { mlp: { hidden: … } }`
+/// in YAML.
+fn written(path: &[String], variant: &Tagged, format: SourceFormat) -> String {
+    let key = path.last().map_or("", String::as_str);
+    let name = &variant.name;
+    let (assign, quote) = match format {
+        SourceFormat::Toml => (" = ", ""),
+        SourceFormat::Json => (": ", "\""),
+        SourceFormat::Yaml => (": ", ""),
+    };
+    let inner = match &variant.holds {
+        Holds::Table(keys) => {
+            let keys: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{quote}{k}{quote}{assign}…"))
+                .collect();
+            format!("{{ {} }}", keys.join(", "))
+        }
+        Holds::Items(n) => format!("[{}]", vec!["…"; *n].join(", ")),
+        Holds::Value => "…".to_owned(),
+    };
+    let inline = format!("`{quote}{key}{quote}{assign}{{ {quote}{name}{quote}{assign}{inner} }}`");
+    match (&variant.holds, format) {
+        (Holds::Table(_), SourceFormat::Toml) => {
+            let mut table = path.to_vec();
+            table.push(name.clone());
+            format!("{inline}, or a `[{}]` table", dotted(&table))
+        }
+        _ => inline,
+    }
 }
 
 /// The types of a type error, in words, without `null`.

@@ -73,6 +73,13 @@ impl<T: AccumConfig + schemars::JsonSchema> SchemaConfig for T {}
 #[cfg(not(feature = "schema"))]
 #[doc(hidden)]
 pub trait SchemaConfig: AccumConfig {}
+/// A struct with roles that lacks a required one and is not marked
+/// `#[accum(section)]`: the derive reports the missing role and implements
+/// this, so that a config that nests the struct can name the forgotten
+/// `section` at its field. Named by generated code.
+#[doc(hidden)]
+pub trait UnmarkedSection {}
+
 pub use spans::{SpanField, SpanUse, SpanValue, check_spans};
 
 use crate::finding::{FieldPath, Finding, Findings};

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
 use super::{panic_message, ramp_tokens, role_tokens};
-use crate::ast::{Container, Field};
+use crate::ast::{self, Container, Field};
 use crate::attr::{Ramp, Role};
 use crate::valid;
 
@@ -67,6 +67,67 @@ fn unmarked_section_checks(
     (items, checks, quote!((#(#any)||*)))
 }
 
+/// The marker of a struct with roles that lacks a required one and has no
+/// `#[accum(section)]` (its error is already reported): `UnmarkedSection`,
+/// which [`forgotten_section_checks`] looks for in the configs that nest it.
+pub(super) fn unmarked_section_marker(cont: &Container<'_>) -> TokenStream {
+    let krate = super::crate_path(cont.attrs.krate.clone());
+    let ident = cont.ident;
+    let (impl_generics, ty_generics, where_clause) = cont.generics.split_for_impl();
+    quote! {
+        #[doc(hidden)]
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics #krate::__private::UnmarkedSection for #ident #ty_generics #where_clause {}
+        };
+    }
+}
+
+/// Rule (`accum::plan::missing`, nested sections): a section's required
+/// roles are checked on the config that nests it only when its struct is
+/// marked `#[accum(section)]`; without it, the section's own derive reports
+/// the roles the section leaves to this config as missing. That derive
+/// cannot see where the struct is nested, so it implements
+/// `UnmarkedSection`, and each `#[accum(nested)]` field here is probed for
+/// it (the way [`unmarked_section_checks`] probes for `AccumConfig`): a
+/// const assertion at the field names the struct and the attribute.
+fn forgotten_section_checks(krate: &TokenStream, cont: &Container<'_>) -> TokenStream {
+    let nested: Vec<&Field<'_>> = cont.fields.iter().filter(|f| valid::is_nested(f)).collect();
+    if nested.is_empty() {
+        return TokenStream::new();
+    }
+    let ident = cont.ident;
+    let checks = nested.iter().map(|field| {
+        let ty = ast::option_inner(field.ty).unwrap_or(field.ty);
+        let span = field.ident.span();
+        let unmarked = quote_spanned!(span=> <__AccumSectionProbe<#ty>>::__UNMARKED);
+        let name = field.ident;
+        let written = quote!(#ty).to_string().replace(' ', "");
+        let message = panic_message(&format!(
+            "field `{name}` of `{ident}` is a section, and `{written}` is not marked `#[accum(section)]`, so it \
+             is checked alone for the roles it leaves to `{ident}`: write `#[accum(section)]` on `{written}`"
+        ));
+        quote_spanned! {span=>
+            const _: () = {
+                if #unmarked {
+                    ::core::panic!(#message)
+                }
+            };
+        }
+    });
+    quote! {
+        struct __AccumSectionProbe<__T: ?::core::marker::Sized>(::core::marker::PhantomData<__T>);
+        trait __AccumMarkedSection {
+            const __UNMARKED: bool = false;
+        }
+        impl<__T: ?::core::marker::Sized> __AccumMarkedSection for __AccumSectionProbe<__T> {}
+        impl<__T: ?::core::marker::Sized + #krate::__private::UnmarkedSection> __AccumSectionProbe<__T> {
+            const __UNMARKED: bool = true;
+        }
+        #(#checks)*
+    }
+}
+
 /// With nested sections (or fields that may be unmarked sections), the
 /// required-role and role-once rules (`accum::plan::missing`, `accum::plan::duplicate`) can only be checked once the
 /// sections' field tables exist: a const assertion over `FIELDS`. Generic
@@ -76,6 +137,7 @@ pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> O
         return None;
     }
     let (probe_items, probe_checks, unmarked) = unmarked_section_checks(krate, cont);
+    let forgotten = forgotten_section_checks(krate, cont);
     let required = !cont.attrs.section;
     let ident = cont.ident;
     let span = ident.span();
@@ -114,7 +176,7 @@ pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> O
         let key = role.key();
         let message = panic_message(&format!(
             "`{key}` is given more than once in `{ident}` (its fields, nested sections and constants); \
-             a role is given once, remove the extra `#[accum({key})]`"
+             a role is given once, remove the extra `#[accum({key})]` or `#[accum({key} = ...)]`"
         ));
         checks.push(quote_spanned! {span=>
             if #krate::__private::count_role(__fields, #role_tokens) > 1 {
@@ -138,6 +200,7 @@ pub(super) fn nested_role_checks(krate: &TokenStream, cont: &Container<'_>) -> O
     Some(quote_spanned! {span=>
         #probe_items
         #(#probe_checks)*
+        #forgotten
         const _: () = {
             let __fields: &[#krate::__private::FieldInfo] = #fields;
             #(#checks)*

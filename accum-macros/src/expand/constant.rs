@@ -27,6 +27,29 @@ fn degrees(cont: &Container<'_>) -> [TokenStream; 3] {
     .map(|role| constant(cont, role).map_or_else(|| quote!(1u64), |c| const_u64(&c.value)))
 }
 
+/// A placeholder `impl ConstPlan` for a struct of constants only that
+/// lacks a required role (already reported), so that its uses as a
+/// constant plan add no second error; `None` when the struct has role
+/// fields, a ramp-up or sections, and so would have no `ConstPlan` anyway.
+pub(super) fn const_plan_stand_in(cont: &Container<'_>) -> Option<TokenStream> {
+    if cont.attrs.section
+        || cont
+            .fields
+            .iter()
+            .any(|f| f.attrs.role.is_some() || f.attrs.ramp.is_some() || valid::is_nested(f))
+    {
+        return None;
+    }
+    let krate = super::crate_path(cont.attrs.krate.clone());
+    let stand_in = super::placeholder_const_plan(&krate, cont.ident, cont.generics);
+    Some(quote! {
+        #[doc(hidden)]
+        const _: () = {
+            #stand_in
+        };
+    })
+}
+
 /// `impl ConstPlan` when every role is a constant and the batch does not
 /// ramp up (`accum::plan::global-batch`: the plan is known at compile time and usable in const
 /// context).

@@ -21,13 +21,38 @@ use crate::ctxt::Ctxt;
 use crate::valid;
 
 /// The derive: parse, validate (collecting every error), expand.
+///
+/// When the only errors are missing roles (`accum::plan::missing`), the
+/// full impl is generated beside them rather than the empty fallback: the
+/// struct may be a section whose `#[accum(section)]` was forgotten, and a
+/// config that nests it must see its roles, or it would report them
+/// missing too.
 pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     let cx = Ctxt::new();
+    let roles = Ctxt::new();
     let cont = Container::from_ast(&cx, input);
     if let Some(cont) = &cont {
         valid::check(&cx, cont);
+        valid::check_required_roles(&roles, cont);
     }
-    cx.check()?;
+    match (roles.check(), cx.check()) {
+        (Err(mut missing), Err(error)) => {
+            missing.combine(error);
+            return Err(missing);
+        }
+        (Ok(()), Err(error)) => return Err(error),
+        (Err(missing), Ok(())) => {
+            let missing = missing.into_compile_error();
+            let expanded = cont.as_ref().map(|cont| {
+                let stand_in = constant::const_plan_stand_in(cont);
+                let marker = valid::has_roles(cont).then(|| checks::unmarked_section_marker(cont));
+                let expanded = expand(cont);
+                quote!(#expanded #stand_in #marker)
+            });
+            return Ok(quote!(#missing #expanded));
+        }
+        (Ok(()), Ok(())) => {}
+    }
     match cont {
         Some(cont) => Ok(expand(&cont)),
         // `from_ast` records an error whenever it returns `None`.
@@ -48,6 +73,7 @@ pub(crate) fn fallback(input: &syn::DeriveInput, error: syn::Error) -> TokenStre
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let error = error.into_compile_error();
+    let const_plan = placeholder_const_plan(&krate, ident, &input.generics);
     quote! {
         #error
         #[doc(hidden)]
@@ -62,11 +88,24 @@ pub(crate) fn fallback(input: &syn::DeriveInput, error: syn::Error) -> TokenStre
                 ) {
                 }
             }
-            #[automatically_derived]
-            impl #impl_generics #krate::__private::ConstPlan for #ident #ty_generics #where_clause {
-                const PLAN: #krate::__private::Plan = #krate::__private::const_plan(1, 1, 1, ::core::option::Option::None);
-            }
+            #const_plan
         };
+    }
+}
+
+/// An impl of `ConstPlan` with a placeholder plan, for a struct whose
+/// constant plan was refused: the build fails on the error either way.
+fn placeholder_const_plan(
+    krate: &TokenStream,
+    ident: &syn::Ident,
+    generics: &syn::Generics,
+) -> TokenStream {
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #krate::__private::ConstPlan for #ident #ty_generics #where_clause {
+            const PLAN: #krate::__private::Plan = #krate::__private::const_plan(1, 1, 1, ::core::option::Option::None);
+        }
     }
 }
 

@@ -11,9 +11,9 @@ use crate::attr::Role;
 use crate::ctxt::Ctxt;
 use types::{COLLECTIONS, FLOATS, INTEGERS, LENGTHS, PLAIN, named_in};
 
-/// Runs every rule.
+/// Runs every rule but the required-role rule, which
+/// [`check_required_roles`] runs on its own context.
 pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
-    check_required_roles(cx, cont);
     check_duplicate_roles(cx, cont);
     check_role_types(cx, cont);
     check_nested_fields(cx, cont);
@@ -203,13 +203,27 @@ fn written(cont: &Container<'_>, role: Role) -> bool {
             .any(|f| f.attrs.role.as_ref().is_some_and(|(r, _)| *r == role))
 }
 
+/// Whether the struct gives any role itself (a field or a constant): one
+/// that lacks a required role is then likely a section.
+pub(crate) fn has_roles(cont: &Container<'_>) -> bool {
+    Role::ALL.into_iter().any(|role| written(cont, role))
+}
+
 /// Rule (`accum::plan::missing`): the plan needs `m`, `A`, and `D` or a world size; each can be
 /// a field, a struct-level constant or live in a nested section. Example:
 /// `struct Train { #[accum(micro_batch)] m: u32 }` has no accumulation and no
 /// replicas. With nested sections the roles inside are not visible to the
 /// macro; a generated const assertion checks them instead. A struct marked
 /// `#[accum(section)]` is part of a larger config and is not checked alone.
-fn check_required_roles(cx: &Ctxt, cont: &Container<'_>) {
+///
+/// A struct with roles that lacks some is as often a section whose
+/// `#[accum(section)]` was forgotten as a config that lacks a role, and the
+/// macro cannot see whether another struct nests it. So the error names
+/// `section` first when the struct has roles of its own, and the derive
+/// still generates the full impl beside it (see `expand::derive`): a config
+/// that nests the struct then sees its roles, and no second, false
+/// "missing role" error follows there.
+pub(crate) fn check_required_roles(cx: &Ctxt, cont: &Container<'_>) {
     if cont.attrs.section || cont.fields.iter().any(is_nested) || deferred_role_checks(cont) {
         return;
     }
@@ -219,13 +233,21 @@ fn check_required_roles(cx: &Ctxt, cont: &Container<'_>) {
         return;
     }
     let ident = cont.ident;
+    let section = if has_roles(cont) {
+        format!(
+            "if `{ident}` is a section of a larger config, write `#[accum(section)]` on `{ident}` \
+             (its required roles are then checked on the config that nests it); otherwise "
+        )
+    } else {
+        String::new()
+    };
     for role in [Role::MicroBatch, Role::Accumulation] {
         if !written(cont, role) {
             let key = role.key();
             cx.error_spanned_by(
                 ident,
                 format!(
-                    "`{ident}` has no `{key}` role; mark the field that holds it with `#[accum({key})]`, \
+                    "`{ident}` has no `{key}` role; {section}mark the field that holds it with `#[accum({key})]`, \
                      or fix it on the struct with `#[accum({key} = ...)]`"
                 ),
             );
@@ -235,7 +257,7 @@ fn check_required_roles(cx: &Ctxt, cont: &Container<'_>) {
         cx.error_spanned_by(
             ident,
             format!(
-                "`{ident}` has no `replicas` or `world_size` role; mark a field with `#[accum(replicas)]` \
+                "`{ident}` has no `replicas` or `world_size` role; {section}mark a field with `#[accum(replicas)]` \
                  (data-parallel copies) or `#[accum(world_size)]` (all devices), or write \
                  `#[accum(replicas = 1)]` on the struct"
             ),
