@@ -635,7 +635,10 @@ pub fn keep_sentence(
     if !pairs.is_empty() {
         let (m, a) = pairs[0];
         let first = format!("micro_batch = {m} and accumulation = {a}");
-        let more: Vec<String> = pairs[1..].iter().map(|(m, a)| format!("{m} × {a}")).collect();
+        let more: Vec<String> = pairs[1..]
+            .iter()
+            .map(|(m, a)| format!("{m} × {a}"))
+            .collect();
         let listed = match more.as_slice() {
             [] => first,
             [one] => format!("{first}, or micro_batch × accumulation = {one}"),
@@ -1166,10 +1169,7 @@ mod tests {
         );
         let options = err.text().options;
         assert_eq!(options.len(), KEEP_PAIRS + 2);
-        assert_eq!(
-            options[0],
-            [(Role::MicroBatch, 6), (Role::Accumulation, 5)]
-        );
+        assert_eq!(options[0], [(Role::MicroBatch, 6), (Role::Accumulation, 5)]);
         // Every pair keeps B = m·A·D, with m no larger than the one given.
         for option in &options[..KEEP_PAIRS] {
             let [(Role::MicroBatch, m), (Role::Accumulation, a)] = option[..] else {
@@ -1215,10 +1215,16 @@ mod tests {
         // A large prime: only 1 and itself, found without a long search.
         let prime = 18_446_744_073_709_551_557;
         assert_eq!(keeping_pairs(prime, None, None), [(prime, 1), (1, prime)]);
-        assert_eq!(keeping_pairs(1 << 40, Some(1 << 20), None).len(), KEEP_PAIRS);
+        assert_eq!(
+            keeping_pairs(1 << 40, Some(1 << 20), None).len(),
+            KEEP_PAIRS
+        );
         // Past 2^32 examples per replica, the divisors up to 2^16 and their
         // partners are the ones found.
-        assert_eq!(keeping_pairs(1 << 40, Some(1 << 20), None)[0], (1 << 16, 1 << 24));
+        assert_eq!(
+            keeping_pairs(1 << 40, Some(1 << 20), None)[0],
+            (1 << 16, 1 << 24)
+        );
     }
 
     #[test]

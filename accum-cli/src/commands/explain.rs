@@ -95,7 +95,10 @@ fn written() -> impl Iterator<Item = (&'static str, Code)> {
 /// The suffixes of `code` at its `::` boundaries, the whole code first:
 /// `accum::plan::global-batch`, `plan::global-batch`, `global-batch`.
 fn suffixes(code: &str) -> impl Iterator<Item = &str> {
-    std::iter::once(code).chain(code.match_indices("::").map(|(at, sep)| &code[at + sep.len()..]))
+    std::iter::once(code).chain(
+        code.match_indices("::")
+            .map(|(at, sep)| &code[at + sep.len()..]),
+    )
 }
 
 /// The codes that `text` names as a whole code or a suffix at `::`
@@ -171,9 +174,7 @@ mod tests {
         };
         assert!(codes.len() >= 2, "{codes:?}");
         assert!(
-            codes
-                .iter()
-                .all(|c| c.as_str().ends_with("::world-size")),
+            codes.iter().all(|c| c.as_str().ends_with("::world-size")),
             "{codes:?}"
         );
         // Only boundaries count: `size` is not a suffix of `world-size`.

@@ -526,7 +526,8 @@ mod tests {
                     Some(key) => {
                         assert!(text.contains(key), "{framework:?}: {text}");
                         assert!(
-                            !text.contains(&format!("{role} =")) && !text.contains(&format!("{role} ×")),
+                            !text.contains(&format!("{role} ="))
+                                && !text.contains(&format!("{role} ×")),
                             "{framework:?} names {role}: {text}"
                         );
                     }

@@ -255,7 +255,11 @@ fn solved_alternatives(finding: &Finding, instance: &Value, map: &SchemaMap) -> 
     let mut keep = None;
     for option in &fix.options {
         let edit = match option.as_slice() {
-            [m, a] if m.role == Role::MicroBatch && a.role == Role::Accumulation && said.is_empty() => {
+            [m, a]
+                if m.role == Role::MicroBatch
+                    && a.role == Role::Accumulation
+                    && said.is_empty() =>
+            {
                 pairs.push((m.value, a.value));
                 continue;
             }

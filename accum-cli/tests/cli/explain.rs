@@ -107,7 +107,11 @@ fn a_suffix_of_several_codes_lists_them_and_exit_2() {
         .collect();
     assert!(named.len() >= 2, "{named:?}");
     for code in named {
-        assert!(out.stderr.contains(&format!("`{code}`")), "{code}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("`{code}`")),
+            "{code}: {}",
+            out.stderr
+        );
     }
 }
 

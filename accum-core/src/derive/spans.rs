@@ -646,10 +646,17 @@ mod tests {
         ];
         let findings = check_spans(&every, &roles(2, 8, 2, None), true);
         assert_eq!(findings.codes(), [Code::Every]);
-        assert!(findings.iter().all(|f| f.severity == crate::Severity::Warning));
+        assert!(
+            findings
+                .iter()
+                .all(|f| f.severity == crate::Severity::Warning)
+        );
         // Checkable: a fixed seq_len, or both lengths in one unit.
         // (2M tokens are 488 updates of 32 × 128 tokens, within 3000.)
-        let long = [spans[0].clone(), span("total", Some(SpanUse::Total), "3000 updates")];
+        let long = [
+            spans[0].clone(),
+            span("total", Some(SpanUse::Total), "3000 updates"),
+        ];
         assert!(check_spans(&long, &roles(2, 8, 2, Some(128)), true).is_empty());
         let same = [
             span("warmup", Some(SpanUse::Warmup), "2M tokens"),

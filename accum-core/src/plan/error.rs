@@ -554,7 +554,10 @@ mod tests {
         assert_eq!(
             mismatch.fix().options,
             [
-                vec![Edit::new(Role::MicroBatch, 1), Edit::new(Role::Accumulation, 15)],
+                vec![
+                    Edit::new(Role::MicroBatch, 1),
+                    Edit::new(Role::Accumulation, 15)
+                ],
                 vec![
                     Edit::new(Role::GlobalBatch, 28),
                     Edit::new(Role::Accumulation, 7)
