@@ -90,7 +90,10 @@ fn mismatch_is_reported_at_the_global_batch_field() {
     assert_eq!(f.label, "≠ 2 × 8 × 2 = 32");
     assert_eq!(
         f.fix.as_ref().map(|f| f.text.as_str()),
-        Some("use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)")
+        Some(
+            "keep global_batch = 30 with micro_batch = 1 and accumulation = 15; \
+             or use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
+        )
     );
     // The factors, at the user's own field names.
     let related: Vec<String> = f.related.iter().map(|r| r.path.to_string()).collect();

@@ -538,10 +538,135 @@ pub fn choices_sentence(choices: &[(u64, Option<(Role, u64)>)]) -> String {
     }
 }
 
+/// The most `(m, A)` pairs a fix names to keep a global batch.
+pub const KEEP_PAIRS: usize = 4;
+
+/// The largest divisor tried when listing the `(m, A)` pairs of a global
+/// batch: every pair of `m·A ≤ 2^32` is found, and of a larger one those
+/// whose smaller factor is at most this, in a bounded time.
+const KEEP_SEARCH: u64 = 1 << 16;
+
+/// The `(m, A)` pairs with `m·A = per_replica` that keep a global batch
+/// (`B/D = m·A`), at most [`KEEP_PAIRS`] of them, in the order a user
+/// would take them. With a micro-batch given, it is the limit (the largest
+/// that is known to fit) and the pairs are those of `m` up to it, largest
+/// first, so nearest to it; with only an accumulation given, those of `A`
+/// nearest to it, the larger `A` (smaller `m`) first on a tie; with neither,
+/// the largest `m` first.
+pub fn keeping_pairs(
+    per_replica: u64,
+    micro_batch: Option<u64>,
+    accumulation: Option<u64>,
+) -> Vec<(u64, u64)> {
+    if per_replica == 0 {
+        return Vec::new();
+    }
+    let mut pairs: Vec<(u64, u64)> = Vec::new();
+    let mut i: u64 = 1;
+    while i <= KEEP_SEARCH && i.checked_mul(i).is_some_and(|sq| sq <= per_replica) {
+        if per_replica.is_multiple_of(i) {
+            pairs.push((i, per_replica / i));
+            if i != per_replica / i {
+                pairs.push((per_replica / i, i));
+            }
+        }
+        i += 1;
+    }
+    match (micro_batch, accumulation) {
+        (Some(limit), _) => {
+            pairs.retain(|&(m, _)| m <= limit);
+            pairs.sort_by_key(|&(m, _)| std::cmp::Reverse(m));
+        }
+        (None, Some(given)) => {
+            pairs.sort_by_key(|&(_, a)| (a.abs_diff(given), std::cmp::Reverse(a)));
+        }
+        (None, None) => pairs.sort_by_key(|&(m, _)| std::cmp::Reverse(m)),
+    }
+    pairs.truncate(KEEP_PAIRS);
+    pairs
+}
+
+/// The fix of a global batch that the known factors do not divide: first
+/// the `(m, A)` pairs that keep it ([`keeping_pairs`]), when `replicas`
+/// divides it, then the global batches nearest to it that are multiples of
+/// `step`, each with the value of `solved` it gives. When `replicas` does
+/// not divide it, no pair keeps it, and the fix says so before the global
+/// batches: `keep global_batch = 60 with micro_batch = 6 and accumulation =
+/// 5, or micro_batch × accumulation = 5 × 6; or use global_batch = 48
+/// (accumulation = 3) or 64 (accumulation = 4)`.
+pub fn keep_or_choices(
+    global_batch: u64,
+    replicas: Option<u64>,
+    micro_batch: Option<u64>,
+    accumulation: Option<u64>,
+    step: u64,
+    solved: Option<Role>,
+) -> (String, Vec<Vec<(Role, u64)>>) {
+    let (_, mut options) = global_batch_choices(global_batch, step, solved);
+    let choices: Vec<(u64, Option<(Role, u64)>)> = options
+        .iter()
+        .map(|values| (values[0].1, values.get(1).copied()))
+        .collect();
+    let pairs = match replicas {
+        Some(d) if d != 0 && global_batch.is_multiple_of(d) => {
+            keeping_pairs(global_batch / d, micro_batch, accumulation)
+        }
+        _ => Vec::new(),
+    };
+    let fix = keep_sentence(global_batch, replicas, &pairs, &choices);
+    let mut all: Vec<Vec<(Role, u64)>> = pairs
+        .iter()
+        .map(|&(m, a)| vec![(Role::MicroBatch, m), (Role::Accumulation, a)])
+        .collect();
+    all.append(&mut options);
+    (fix, all)
+}
+
+/// The sentence of [`keep_or_choices`]: the pairs that keep
+/// `global_batch`, or why none does (`replicas` does not divide it), then
+/// the global batches of `choices` ([`choices_sentence`]).
+pub fn keep_sentence(
+    global_batch: u64,
+    replicas: Option<u64>,
+    pairs: &[(u64, u64)],
+    choices: &[(u64, Option<(Role, u64)>)],
+) -> String {
+    let others = choices_sentence(choices);
+    if !pairs.is_empty() {
+        let (m, a) = pairs[0];
+        let first = format!("micro_batch = {m} and accumulation = {a}");
+        let more: Vec<String> = pairs[1..]
+            .iter()
+            .map(|(m, a)| format!("{m} × {a}"))
+            .collect();
+        let listed = match more.as_slice() {
+            [] => first,
+            [one] => format!("{first}, or micro_batch × accumulation = {one}"),
+            [init @ .., last] => format!(
+                "{first}, or micro_batch × accumulation = {} or {last}",
+                init.join(", ")
+            ),
+        };
+        return if choices.is_empty() {
+            format!("keep global_batch = {global_batch} with {listed}")
+        } else {
+            format!("keep global_batch = {global_batch} with {listed}; or {others}")
+        };
+    }
+    match replicas {
+        Some(d) if d != 0 && !global_batch.is_multiple_of(d) => format!(
+            "no micro_batch and accumulation keep global_batch = {global_batch}: it must be a multiple of \
+             replicas {d}; {others}"
+        ),
+        _ => others,
+    }
+}
+
 /// `accum::plan::global-batch`: a declared global batch equals `m·A·D`.
 /// Example: `micro_batch = 2, accumulation = 8, replicas = 2,
 /// global_batch = 30`. When `m·D` divides it, the fix keeps it by changing
-/// `A`; otherwise it names the nearest global batches that work.
+/// `A`; otherwise it keeps it by changing `m` and `A` together, when `D`
+/// divides it, and only then names the nearest global batches that work.
 pub fn global_batch_mismatch(
     global_batch: u64,
     micro_batch: u64,
@@ -577,7 +702,14 @@ pub fn global_batch_mismatch(
             ],
         )
     } else {
-        global_batch_choices(global_batch, step, Some(Role::Accumulation))
+        keep_or_choices(
+            global_batch,
+            Some(replicas),
+            Some(micro_batch),
+            Some(accumulation),
+            step,
+            Some(Role::Accumulation),
+        )
     };
     Text {
         message,
@@ -608,7 +740,18 @@ pub fn global_batch_not_divisible(
     replicas: u64,
 ) -> Text {
     let step = known.saturating_mul(replicas);
-    let (fix, options) = global_batch_choices(global_batch, step, Some(solving));
+    let (micro_batch, accumulation) = match solving {
+        Role::MicroBatch => (None, Some(known)),
+        _ => (Some(known), None),
+    };
+    let (fix, options) = keep_or_choices(
+        global_batch,
+        Some(replicas),
+        micro_batch,
+        accumulation,
+        step,
+        Some(solving),
+    );
     Text {
         message: format!(
             "cannot solve {solving}: global_batch {} is not a multiple of {} {known} × replicas {replicas} = {}",
@@ -651,7 +794,15 @@ fn product_of(factors: &[(Role, u64)]) -> u64 {
 /// global batch is still a multiple of the factors that are known.
 /// Example: `micro_batch = 0, accumulation = 8, global_batch = 30`.
 pub fn global_batch_not_multiple(global_batch: u64, factors: &[(Role, u64)]) -> Text {
-    let (fix, options) = global_batch_choices(global_batch, product_of(factors), None);
+    let given = |role: Role| factors.iter().find(|(r, _)| *r == role).map(|&(_, v)| v);
+    let (fix, options) = keep_or_choices(
+        global_batch,
+        given(Role::Replicas),
+        given(Role::MicroBatch),
+        given(Role::Accumulation),
+        product_of(factors),
+        None,
+    );
     Text {
         message: format!(
             "global_batch {} is not a multiple of {}, so no value of the other factors gives B = m·A·D",
@@ -982,10 +1133,12 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4; \
-             use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
+             keep global_batch = 30 with micro_batch = 1 and accumulation = 15; \
+             or use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
         );
         assert_eq!(err.text().label, "≠ 2 × 8 × 2 = 32");
-        // Large values: grouped in the message, copyable in the fix.
+        // Large values: grouped in the message, copyable in the fix; 4000
+        // is not a multiple of 64 replicas, so no (m, A) keeps it.
         let err = resolve(&given(8, 8, 64, 4000)).unwrap_err();
         assert!(
             err.text().message.starts_with("global_batch 4,000 ≠"),
@@ -993,7 +1146,84 @@ mod tests {
         );
         assert_eq!(
             err.text().fix,
-            "use global_batch = 3584 (accumulation = 7) or 4096 (accumulation = 8)"
+            "no micro_batch and accumulation keep global_batch = 4000: it must be a multiple of replicas 64; \
+             use global_batch = 3584 (accumulation = 7) or 4096 (accumulation = 8)"
+        );
+        assert_eq!(
+            err.text().options,
+            [
+                vec![(Role::GlobalBatch, 3584), (Role::Accumulation, 7)],
+                vec![(Role::GlobalBatch, 4096), (Role::Accumulation, 8)]
+            ]
+        );
+    }
+
+    #[test]
+    fn a_global_batch_is_kept_by_pairs_up_to_the_given_micro_batch() {
+        let err = resolve(&given(8, 4, 2, 60)).unwrap_err();
+        assert_eq!(
+            err.text().fix,
+            "keep global_batch = 60 with micro_batch = 6 and accumulation = 5, \
+             or micro_batch × accumulation = 5 × 6, 3 × 10 or 2 × 15; \
+             or use global_batch = 48 (accumulation = 3) or 64 (accumulation = 4)"
+        );
+        let options = err.text().options;
+        assert_eq!(options.len(), KEEP_PAIRS + 2);
+        assert_eq!(options[0], [(Role::MicroBatch, 6), (Role::Accumulation, 5)]);
+        // Every pair keeps B = m·A·D, with m no larger than the one given.
+        for option in &options[..KEEP_PAIRS] {
+            let [(Role::MicroBatch, m), (Role::Accumulation, a)] = option[..] else {
+                panic!("{option:?}");
+            };
+            assert!(m <= 8 && m * a * 2 == 60, "{option:?}");
+        }
+        // A left-out accumulation keeps B the same way.
+        let err = solve(84, Role::Accumulation, 8, 3).unwrap_err();
+        assert!(
+            err.text()
+                .fix
+                .starts_with("keep global_batch = 84 with micro_batch = 7 and accumulation = 4, "),
+            "{err}"
+        );
+        // A left-out micro-batch: the accumulations nearest the given one,
+        // the larger first on a tie.
+        assert_eq!(
+            keeping_pairs(30, None, Some(4)),
+            [(6, 5), (10, 3), (5, 6), (15, 2)]
+        );
+        let err = solve(60, Role::MicroBatch, 4, 2).unwrap_err();
+        assert!(
+            err.text()
+                .fix
+                .starts_with("keep global_batch = 60 with micro_batch = 6 and accumulation = 5, "),
+            "{err}"
+        );
+        // A global batch that is not a multiple of the replicas says why.
+        let err = solve(61, Role::MicroBatch, 4, 2).unwrap_err();
+        assert!(
+            err.text()
+                .fix
+                .starts_with("no micro_batch and accumulation keep global_batch = 61: it must be a multiple of replicas 2; use "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn pairs_are_bounded() {
+        assert_eq!(keeping_pairs(1, Some(8), None), [(1, 1)]);
+        assert_eq!(keeping_pairs(0, Some(8), None), []);
+        // A large prime: only 1 and itself, found without a long search.
+        let prime = 18_446_744_073_709_551_557;
+        assert_eq!(keeping_pairs(prime, None, None), [(prime, 1), (1, prime)]);
+        assert_eq!(
+            keeping_pairs(1 << 40, Some(1 << 20), None).len(),
+            KEEP_PAIRS
+        );
+        // Past 2^32 examples per replica, the divisors up to 2^16 and their
+        // partners are the ones found.
+        assert_eq!(
+            keeping_pairs(1 << 40, Some(1 << 20), None)[0],
+            (1 << 16, 1 << 24)
         );
     }
 
@@ -1003,17 +1233,24 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "cannot solve accumulation: global_batch 30 is not a multiple of micro_batch 2 × replicas 2 = 4; \
-             use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
+             keep global_batch = 30 with micro_batch = 1 and accumulation = 15; \
+             or use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
         );
         let err = solve(30, Role::MicroBatch, 4, 2).unwrap_err();
         assert_eq!(
             err.text().fix,
-            "use global_batch = 24 (micro_batch = 3) or 32 (micro_batch = 4)"
+            "keep global_batch = 30 with micro_batch = 3 and accumulation = 5, \
+             or micro_batch × accumulation = 5 × 3, 15 × 1 or 1 × 15; \
+             or use global_batch = 24 (micro_batch = 3) or 32 (micro_batch = 4)"
         );
         assert_eq!(err.text().label, "not a multiple of A·D");
         // No multiple below: only the one above.
         let err = solve(2, Role::Accumulation, 2, 2).unwrap_err();
-        assert_eq!(err.text().fix, "use global_batch = 4 (accumulation = 1)");
+        assert_eq!(
+            err.text().fix,
+            "keep global_batch = 2 with micro_batch = 1 and accumulation = 1; \
+             or use global_batch = 4 (accumulation = 1)"
+        );
         assert_eq!(solve(32, Role::Accumulation, 2, 2), Ok(8));
     }
 
@@ -1024,12 +1261,16 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "global_batch 30 is not a multiple of accumulation 8 × replicas 2 = 16, so no value of the other factors \
-             gives B = m·A·D; use global_batch = 16 or 32"
+             gives B = m·A·D; keep global_batch = 30 with micro_batch = 3 and accumulation = 5, \
+             or micro_batch × accumulation = 5 × 3, 1 × 15 or 15 × 1; or use global_batch = 16 or 32"
         );
         assert_eq!(
-            err.text().options,
+            err.text().options[4..],
             [vec![(Role::GlobalBatch, 16)], vec![(Role::GlobalBatch, 32)]]
         );
+        // Without the replicas no pair is known to keep it.
+        let without = check_multiple(30, &[(Role::Accumulation, 8)]).unwrap_err();
+        assert_eq!(without.text().fix, "use global_batch = 24 or 32");
         assert_eq!(check_multiple(32, &factors), Ok(()));
         assert_eq!(check_multiple(30, &[]), Ok(()));
         let one = check_multiple(500, &[(Role::Accumulation, 8)]).unwrap_err();

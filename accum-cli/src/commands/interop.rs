@@ -163,17 +163,21 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
                     (read.count(Severity::Error), read.count(Severity::Warning));
                 // One line per file, whatever its name holds.
                 let name = crate::escape::line(name);
-                out.push_str(&if errors + warnings == 0 {
+                let verdict = if errors + warnings == 0 {
                     format!(
-                        "{name}: ok ({})\n",
+                        "{name}: ok ({})",
                         read.framework.map_or("?", interop::Framework::display_name)
                     )
                 } else {
                     format!(
-                        "{name}: {errors} error{}, {warnings} warning{}\n",
+                        "{name}: {errors} error{}, {warnings} warning{}",
                         if errors == 1 { "" } else { "s" },
                         if warnings == 1 { "" } else { "s" }
                     )
+                };
+                out.push_str(&match derived_batch(read) {
+                    Some(batch) if errors == 0 => format!("{verdict}: {batch}\n"),
+                    _ => format!("{verdict}\n"),
                 });
             }
             eprint_safe!("{}", formats::explain_hint(&reports));
@@ -185,6 +189,30 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         &reports,
         import.deny_warnings,
     ))
+}
+
+/// The batch a file trains with, as `accum lint` prints it beside its
+/// verdict: `m 16 × A 2 × D 32 = 1,024`, with ` (L 4,096)` when the
+/// sequence length is fixed and the final batch of a ramp-up named as such.
+/// `None` when the file gives no plan.
+fn derived_batch(read: &Read) -> Option<String> {
+    let imported = read.imported.as_ref()?;
+    let plan = imported.config.plan().ok()?;
+    let n = accum_core::group_digits;
+    let mut line = format!(
+        "m {} × A {} × D {} = {}",
+        n(plan.micro_batch()),
+        n(plan.accumulation()),
+        n(plan.replicas()),
+        n(plan.effective_batch().get())
+    );
+    if let Some(len) = plan.seq_len() {
+        line.push_str(&format!(" (L {})", n(len)));
+    }
+    if imported.batch_schedule.is_some() {
+        line.push_str(", after the batch ramp-up");
+    }
+    Some(line)
 }
 
 /// The framework named, if any, and the files; a framework's name given

@@ -9,7 +9,7 @@ use std::ops::Range;
 use accum_core::Code;
 use accum_core::config::RunSection;
 use accum_core::config::partial::{PartialBatch, PartialConfig};
-use accum_core::plan::{LastGroup, Layout, Plan, PlanError, PlanInput};
+use accum_core::plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Role};
 use accum_core::settings::Normalization;
 
 use super::census;
@@ -110,6 +110,11 @@ fn finish(
     opts: &ImportOptions,
     mut reading: Reading,
 ) -> Result<Imported, ImportError> {
+    for file in &mut reading.files {
+        for finding in &mut file.findings {
+            in_framework_keys(framework, finding);
+        }
+    }
     let Some(batch) = reading.batch else {
         let said = reading
             .files
@@ -208,6 +213,88 @@ fn finish(
         batch_schedule: batch.schedule,
         files: reading.files,
     })
+}
+
+/// The key (or flag) under which `framework`'s files write the value of
+/// `role`, as its reader reads it; `None` when the framework has none
+/// (the value is derived from others, or given to the launcher).
+pub(crate) const fn key_of(framework: Framework, role: Role) -> Option<&'static str> {
+    match (framework, role) {
+        (Framework::DeepSpeed, Role::GlobalBatch) => Some(super::deepspeed::TRAIN_BATCH),
+        (Framework::DeepSpeed, Role::MicroBatch) => Some(super::deepspeed::MICRO),
+        (Framework::DeepSpeed | Framework::HuggingFace, Role::Accumulation) => {
+            Some(super::huggingface::GAS)
+        }
+        (Framework::Megatron, Role::GlobalBatch) => Some("--global-batch-size"),
+        (Framework::Megatron, Role::MicroBatch) => Some("--micro-batch-size"),
+        (Framework::Megatron, Role::TensorParallel) => Some("--tensor-model-parallel-size"),
+        (Framework::Megatron, Role::PipelineParallel) => Some("--pipeline-model-parallel-size"),
+        (Framework::Megatron, Role::ContextParallel) => Some("--context-parallel-size"),
+        (Framework::HuggingFace, Role::MicroBatch) => Some(super::huggingface::MICRO),
+        (Framework::Lightning, Role::Accumulation) => Some(super::lightning::ACC),
+        (Framework::Lightning, Role::MicroBatch) => Some("batch_size"),
+        (Framework::NeMo | Framework::Axolotl, Role::MicroBatch) => Some("micro_batch_size"),
+        (Framework::NeMo, Role::GlobalBatch) => Some("global_batch_size"),
+        (Framework::Axolotl, Role::Accumulation) => Some("gradient_accumulation_steps"),
+        (Framework::Axolotl, Role::GlobalBatch) => Some("batch_size"),
+        (Framework::LitGpt, Role::MicroBatch) => Some("train.micro_batch_size"),
+        (Framework::LitGpt, Role::GlobalBatch) => Some("train.global_batch_size"),
+        _ => None,
+    }
+}
+
+/// The help of a plan finding (`accum::plan::…`) in `framework`'s own
+/// words: each of accum's role keys that the framework writes under a key
+/// of its own is named by that key (`global_batch = 32` is
+/// `train_batch_size = 32` in a DeepSpeed file), and a flag takes its value
+/// as a command line does (`--global-batch-size 32`). Roles the framework
+/// has no key for keep accum's name.
+pub(crate) fn in_framework_keys(framework: Framework, finding: &mut Diagnostic) {
+    if finding.code.family() != accum_core::Family::Plan {
+        return;
+    }
+    if let Some(help) = &finding.help {
+        finding.help = Some(rename_keys(help, |role| key_of(framework, role)));
+    }
+}
+
+/// `text` with every role key that `name` names replaced, at word
+/// boundaries; `key = value` becomes `--flag value` for a flag.
+fn rename_keys(text: &str, name: impl Fn(Role) -> Option<&'static str>) -> String {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let at_word = out.chars().next_back().is_none_or(|p| !word(p));
+        let found = at_word
+            .then(|| {
+                Role::ALL.into_iter().find_map(|role| {
+                    let after = rest.strip_prefix(role.key())?;
+                    if after.chars().next().is_some_and(word) {
+                        return None;
+                    }
+                    Some((name(role)?, after))
+                })
+            })
+            .flatten();
+        match found {
+            Some((key, after)) => {
+                out.push_str(key);
+                rest = match after.strip_prefix(" = ") {
+                    Some(value) if key.starts_with("--") => {
+                        out.push(' ');
+                        value
+                    }
+                    _ => after,
+                };
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out
 }
 
 /// The `[run]` of an imported file: named after the file (without
@@ -400,5 +487,62 @@ mod tests {
             .map(|f| f.message.as_str())
             .collect();
         assert_eq!(errors, [READER_GAP]);
+    }
+
+    /// The help of a plan finding about the same numbers, in each
+    /// framework's keys: every role the framework writes is named by its
+    /// key, the others keep accum's name.
+    #[test]
+    fn plan_help_names_each_frameworks_own_keys() {
+        use accum_core::plan::Violation;
+        let err = PlanError::from(Violation::GlobalBatchMismatch {
+            global_batch: 60,
+            micro_batch: 8,
+            accumulation: 4,
+            replicas: 2,
+        });
+        let help = |framework| {
+            let mut finding = plan_finding(&err, vec![], 0..0);
+            in_framework_keys(framework, &mut finding);
+            finding.help.expect("a help")
+        };
+        assert_eq!(
+            help(Framework::DeepSpeed),
+            "keep train_batch_size = 60 with train_micro_batch_size_per_gpu = 6 and gradient_accumulation_steps = 5, \
+             or train_micro_batch_size_per_gpu × gradient_accumulation_steps = 5 × 6, 3 × 10 or 2 × 15; \
+             or use train_batch_size = 48 (gradient_accumulation_steps = 3) or 64 (gradient_accumulation_steps = 4)"
+        );
+        assert!(
+            help(Framework::Megatron).starts_with(
+                "keep --global-batch-size 60 with --micro-batch-size 6 and accumulation = 5, "
+            ),
+            "{}",
+            help(Framework::Megatron)
+        );
+        for framework in Framework::ALL {
+            let text = help(framework);
+            for role in [Role::MicroBatch, Role::Accumulation, Role::GlobalBatch] {
+                match key_of(framework, role) {
+                    Some(key) => {
+                        assert!(text.contains(key), "{framework:?}: {text}");
+                        assert!(
+                            !text.contains(&format!("{role} ="))
+                                && !text.contains(&format!("{role} ×")),
+                            "{framework:?} names {role}: {text}"
+                        );
+                    }
+                    None => assert!(text.contains(role.key()), "{framework:?}: {text}"),
+                }
+            }
+        }
+        // A word that only contains a key, and findings of other families,
+        // are left as they are.
+        assert_eq!(
+            rename_keys("set micro_batch_size or a global_batch", |_| Some("x")),
+            "set micro_batch_size or a x"
+        );
+        let mut other = Diagnostic::error(Code::Unread, vec![], "m").help("micro_batch = 2");
+        in_framework_keys(Framework::DeepSpeed, &mut other);
+        assert_eq!(other.help.as_deref(), Some("micro_batch = 2"));
     }
 }

@@ -143,29 +143,6 @@ pub(crate) fn parse(text: &str) -> Option<Code> {
         .ok()
 }
 
-/// The entry of `code`, written with or without the `accum::` prefix.
-pub(crate) fn find(code: &str) -> Option<Entry> {
-    parse(code).map(entry)
-}
-
-/// The code most like `code`, for a did-you-mean.
-pub(crate) fn nearest(code: &str) -> Option<Code> {
-    let code = code.trim();
-    let bare = code.strip_prefix(PREFIX).unwrap_or(code);
-    crate::suggest::did_you_mean(bare, Code::ALL.iter().map(|c| short(c.as_str()))).and_then(
-        |near| {
-            Code::ALL
-                .iter()
-                .copied()
-                .find(|c| short(c.as_str()) == near)
-        },
-    )
-}
-
-fn short(code: &str) -> &str {
-    code.strip_prefix(PREFIX).unwrap_or(code)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +178,7 @@ mod tests {
 
     #[test]
     fn codes_are_found_with_or_without_the_prefix() {
+        let find = |code: &str| parse(code).map(entry);
         let entry = find("accum::plan::global-batch").expect("an entry");
         assert_eq!(entry.code, "accum::plan::global-batch");
         assert_eq!(
@@ -209,18 +187,12 @@ mod tests {
         );
         assert_eq!(find("plan::global-batch"), Some(entry));
         assert_eq!(find("plan::globalbatch"), None);
-        assert_eq!(nearest("plan::globalbatch"), Some(Code::GlobalBatch));
-        assert_eq!(
-            nearest("accum::schema::unknown-keys"),
-            Some(Code::UnknownKey)
-        );
-        assert_eq!(nearest("nothing-like-it"), None);
     }
 
     #[test]
     fn merged_codes_find_the_rule_that_replaced_them() {
         for &(old, code) in Code::RENAMED {
-            assert_eq!(find(old), Some(entry(code)), "{old}");
+            assert_eq!(parse(old).map(entry), Some(entry(code)), "{old}");
             let bare = old.strip_prefix(PREFIX).expect("a prefix");
             assert_eq!(parse(bare), Some(code), "{bare}");
             assert!(

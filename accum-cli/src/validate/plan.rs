@@ -273,9 +273,11 @@ fn plan_input(instance: &Value, map: &SchemaMap) -> PlanInput {
 }
 
 /// The fix of a global batch that leaves a factor unsolvable, with the
-/// value each alternative solves it to, as the derive says it: "use
-/// global_batch = 96 (accumulation = 6) or 112 (accumulation = 7)". `None`
-/// when no factor is left out or the alternatives are not global batches.
+/// value each alternative solves it to, as the derive says it: first the
+/// `(m, A)` pairs that keep the global batch, as the core names them, then
+/// the other global batches, "use global_batch = 96 (accumulation = 6) or
+/// 112 (accumulation = 7)". `None` when no factor is left out or the
+/// alternatives are neither pairs nor global batches.
 fn solved_alternatives(finding: &Finding, instance: &Value, map: &SchemaMap) -> Option<String> {
     let fix = finding.fix.as_ref()?;
     let input = plan_input(instance, map);
@@ -284,14 +286,22 @@ fn solved_alternatives(finding: &Finding, instance: &Value, map: &SchemaMap) -> 
         (Some(_), None) => Role::MicroBatch,
         _ => return None,
     };
+    let mut pairs = Vec::new();
     let mut said = Vec::new();
+    let mut keep = None;
     for option in &fix.options {
-        let [edit] = option.as_slice() else {
-            return None;
+        let edit = match option.as_slice() {
+            [m, a]
+                if m.role == Role::MicroBatch
+                    && a.role == Role::Accumulation
+                    && said.is_empty() =>
+            {
+                pairs.push((m.value, a.value));
+                continue;
+            }
+            [edit] if edit.role == Role::GlobalBatch => edit,
+            _ => return None,
         };
-        if edit.role != Role::GlobalBatch {
-            return None;
-        }
         let plan = PlanInput {
             global_batch: Some(edit.value),
             ..input
@@ -302,7 +312,15 @@ fn solved_alternatives(finding: &Finding, instance: &Value, map: &SchemaMap) -> 
             Role::MicroBatch => plan.micro_batch(),
             _ => plan.accumulation(),
         };
+        keep.get_or_insert(plan.replicas());
         said.push((edit.value, Some(Edit::new(role, solved))));
     }
-    (!said.is_empty()).then(|| Fix::global_batches(&said).text)
+    if said.is_empty() {
+        return None;
+    }
+    let fix = match (input.global_batch, keep) {
+        (Some(b), Some(d)) => Fix::keep_or_global_batches(b, Some(d), &pairs, &said),
+        _ => Fix::global_batches(&said),
+    };
+    Some(fix.text)
 }

@@ -162,11 +162,45 @@ fn deepspeed_flooring_is_an_error_with_its_numbers() {
     );
     assert!(
         out.stderr
-            .contains("use global_batch = 16 (accumulation = 1) or 32 (accumulation = 2)"),
+            .contains("use train_batch_size = 16 (gradient_accumulation_steps = 1) or 32 (gradient_accumulation_steps = 2)"),
         "{}",
         out.stderr
     );
     assert!(out.stdout.contains("3 errors"), "{}", out.stdout);
+}
+
+#[test]
+fn lint_prints_the_batch_it_derived() {
+    let dir = scratch("lint-batch");
+    let out = run_in(
+        &dir,
+        &[
+            "lint",
+            "deepspeed",
+            &fixture("deepspeed/bing_bert_all_three.json"),
+            "--world-size",
+            "4",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .ends_with("bing_bert_all_three.json: ok (DeepSpeed): m 3 × A 2 × D 4 = 24\n"),
+        "{}",
+        out.stdout
+    );
+    // The line of a file with errors has no batch.
+    let out = run_in(
+        &dir,
+        &[
+            "lint",
+            "deepspeed",
+            &fixture("deepspeed/bing_bert_all_three.json"),
+            "--world-size",
+            "1000",
+        ],
+    );
+    assert!(!out.stdout.contains(" × "), "{}", out.stdout);
 }
 
 #[test]

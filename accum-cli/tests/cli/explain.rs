@@ -70,6 +70,61 @@ fn an_unknown_code_gets_the_nearest_and_exit_2() {
     );
 }
 
+#[test]
+fn a_code_is_found_by_a_unique_suffix() {
+    let dir = scratch("explain-suffix");
+    let full = run_in(&dir, &["explain", "accum::plan::global-batch"]);
+    for text in ["global-batch", "plan::global-batch", "not-divisible"] {
+        let out = run_in(&dir, &["explain", text]);
+        assert_eq!(out.code, 0, "{text}: {}", out.stderr);
+        assert_eq!(out.stdout, full.stdout, "{text}");
+    }
+    // Another code by its last segment alone.
+    let out = run_in(&dir, &["explain", "partial-group"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("accum::plan::partial-group\n\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_suffix_of_several_codes_lists_them_and_exit_2() {
+    let out = run_in(&scratch("explain-ambiguous"), &["explain", "world-size"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr
+            .starts_with("error: `world-size` is the end of several codes: `accum::"),
+        "{}",
+        out.stderr
+    );
+    let named: Vec<&str> = Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .filter(|c| c.ends_with("::world-size"))
+        .collect();
+    assert!(named.len() >= 2, "{named:?}");
+    for code in named {
+        assert!(
+            out.stderr.contains(&format!("`{code}`")),
+            "{code}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn a_misspelt_suffix_gets_the_nearest_code() {
+    let out = run_in(&scratch("explain-typo"), &["explain", "global-bach"]);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "error: no rule has the code `global-bach`; did you mean `accum::plan::global-batch`? `accum explain` lists every code\n"
+    );
+}
+
 /// A source file without its unit tests (the `#[cfg(test)]` module that
 /// ends a file, by the crates' convention).
 pub(crate) fn non_test_code(text: &str) -> &str {

@@ -551,6 +551,10 @@ mod tests {
             options,
             &[
                 vec![
+                    Edit::new(Role::MicroBatch, 1),
+                    Edit::new(Role::Accumulation, 15)
+                ],
+                vec![
                     Edit::new(Role::GlobalBatch, 28),
                     Edit::new(Role::Accumulation, 7)
                 ],
@@ -577,7 +581,10 @@ mod tests {
         assert_eq!(f.label, "≠ 2 × 8 × 2 = 32");
         assert_eq!(
             f.fix.as_ref().map(|f| f.text.as_str()),
-            Some("use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)")
+            Some(
+                "keep global_batch = 30 with micro_batch = 1 and accumulation = 15; \
+                 or use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
+            )
         );
         let related: Vec<(String, &str)> = f
             .related

@@ -234,7 +234,12 @@ pub(super) fn check(
             _ => continue,
         };
         for &(total, total_span) in &totals {
-            if compare(span, total_span, plan) != Some(Ordering::Greater) {
+            let order = compare(span, total_span, plan);
+            if order.is_none() && plan.is_some() && variable_length && !seq_len_given {
+                findings.push(unchecked(code, value, total, seq_len_place));
+                continue;
+            }
+            if order != Some(Ordering::Greater) {
                 continue;
             }
             findings.push(longer_than_the_run(
@@ -287,6 +292,52 @@ fn compare(a: Span, b: Span, plan: Option<&StagedPlan>) -> Option<Ordering> {
     let per_a = u128::from(stage.per_update(a.unit()).ok()?);
     let per_b = u128::from(stage.per_update(b.unit()).ok()?);
     Some((rest(a)? * per_b).cmp(&(rest(b)? * per_a)))
+}
+
+/// The warning (`accum::span::warmup`, `accum::span::every`) of a warmup or
+/// an interval that cannot be compared with the run before it starts: one
+/// of the two is in tokens, the other is not, and with variable-length
+/// examples and no `seq_len` the tokens of an update are known only as the
+/// run counts them. Without it, the only sign would come at the end of the
+/// run (a warmup that never reached its peak).
+fn unchecked(
+    code: Code,
+    value: &SpanValue,
+    total: &SpanValue,
+    seq_len_place: Option<&RoleValue>,
+) -> Finding {
+    let (what, rule) = match code {
+        Code::Warmup => ("warmup", "whether the warmup ends before the run does"),
+        _ => ("interval", "whether the interval comes within the run"),
+    };
+    let seq_len = seq_len_place.map_or_else(
+        || "seq_len".to_owned(),
+        |place| format!("`{}`", place.source.path()),
+    );
+    let mut finding = Finding::new(
+        code,
+        value.path.clone(),
+        format!(
+            "the {what} `{}` is {} and the run `{}` is {}: with variable-length examples and no seq_len \
+             the tokens of an update are unknown, so {rule} is known only as the run goes",
+            value.path, value.span, total.path, total.span
+        ),
+        "cannot be checked against the run".to_owned(),
+    )
+    .warning()
+    .with_fix(Fix::text(format!(
+        "set {seq_len} when every example has the same number of tokens, or write `{}` and `{}` in one unit",
+        value.path, total.path
+    )))
+    .with_related(total.path.clone(), None, format!("the run: {}", total.span));
+    if let Some(place) = seq_len_place {
+        finding = finding.with_related(
+            place.source.path().clone(),
+            Some(Role::SeqLen),
+            "not given".to_owned(),
+        );
+    }
+    finding
 }
 
 /// The `accum::stages::shift` warning for a warmup or run length written
@@ -563,6 +614,58 @@ mod tests {
                 .is_some_and(|f| f.text.contains("#[accum(variable_length)]")),
             "{findings}"
         );
+    }
+
+    #[test]
+    fn lengths_in_tokens_that_cannot_be_compared_are_said_up_front() {
+        // Variable lengths, no seq_len: a warmup in tokens against a run in
+        // updates, and an interval in updates against a run in tokens.
+        let spans = [
+            span("warmup", Some(SpanUse::Warmup), "2M tokens"),
+            span("total", Some(SpanUse::Total), "300 updates"),
+        ];
+        let findings = check_spans(&spans, &roles(2, 8, 2, None), true);
+        assert_eq!(findings.codes(), [Code::Warmup]);
+        let f = findings.iter().next().expect("one finding");
+        assert_eq!(f.severity, crate::Severity::Warning);
+        assert_eq!(
+            f.message,
+            "the warmup `warmup` is 2M tokens and the run `total` is 300 updates: with variable-length examples \
+             and no seq_len the tokens of an update are unknown, so whether the warmup ends before the run does \
+             is known only as the run goes"
+        );
+        assert_eq!(
+            f.fix.as_ref().map(|f| f.text.as_str()),
+            Some(
+                "set `max_len` when every example has the same number of tokens, or write `warmup` and `total` in one unit"
+            )
+        );
+        let every = [
+            span("log.every", Some(SpanUse::Every), "100 updates"),
+            span("total", Some(SpanUse::Total), "1B tokens"),
+        ];
+        let findings = check_spans(&every, &roles(2, 8, 2, None), true);
+        assert_eq!(findings.codes(), [Code::Every]);
+        assert!(
+            findings
+                .iter()
+                .all(|f| f.severity == crate::Severity::Warning)
+        );
+        // Checkable: a fixed seq_len, or both lengths in one unit.
+        // (2M tokens are 488 updates of 32 × 128 tokens, within 3000.)
+        let long = [
+            spans[0].clone(),
+            span("total", Some(SpanUse::Total), "3000 updates"),
+        ];
+        assert!(check_spans(&long, &roles(2, 8, 2, Some(128)), true).is_empty());
+        let same = [
+            span("warmup", Some(SpanUse::Warmup), "2M tokens"),
+            span("total", Some(SpanUse::Total), "1B tokens"),
+        ];
+        assert!(check_spans(&same, &roles(2, 8, 2, None), true).is_empty());
+        // Without variable lengths, the tokens finding is the one.
+        let findings = check_spans(&spans, &roles(2, 8, 2, None), false);
+        assert_eq!(findings.codes(), [Code::SeqLen]);
     }
 
     #[test]

@@ -49,19 +49,47 @@ impl Fix {
     /// if any, in the words of `accum::plan::global-batch`:
     /// `use global_batch = 96 (accumulation = 6) or 112 (accumulation = 7)`.
     pub fn global_batches(choices: &[(u64, Option<Edit>)]) -> Fix {
+        Fix::keep_or_global_batches(0, None, &[], choices)
+    }
+
+    /// The fix of a global batch that the known factors do not divide, in
+    /// the words of `accum::plan::global-batch`: first the `(m, A)` pairs
+    /// that keep `global_batch` (`pairs`, each an option that sets both),
+    /// or, when `replicas` does not divide it, why none does; then the
+    /// global batches of `choices`, each with the factor it solves to:
+    /// `keep global_batch = 60 with micro_batch = 6 and accumulation = 5,
+    /// or micro_batch × accumulation = 5 × 6; or use global_batch = 48
+    /// (accumulation = 3) or 64 (accumulation = 4)`.
+    pub fn keep_or_global_batches(
+        global_batch: u64,
+        replicas: Option<u64>,
+        pairs: &[(u64, u64)],
+        choices: &[(u64, Option<Edit>)],
+    ) -> Fix {
         let said: Vec<(u64, Option<(Role, u64)>)> = choices
             .iter()
             .map(|&(b, solved)| (b, solved.map(|e| (e.role, e.value))))
             .collect();
-        let options = choices
+        let text = if pairs.is_empty() && replicas.is_none() {
+            rules::choices_sentence(&said)
+        } else {
+            rules::keep_sentence(global_batch, replicas, pairs, &said)
+        };
+        let options = pairs
             .iter()
-            .map(|&(b, solved)| {
+            .map(|&(m, a)| {
+                vec![
+                    Edit::new(Role::MicroBatch, m),
+                    Edit::new(Role::Accumulation, a),
+                ]
+            })
+            .chain(choices.iter().map(|&(b, solved)| {
                 let mut edits = vec![Edit::new(Role::GlobalBatch, b)];
                 edits.extend(solved);
                 edits
-            })
+            }))
             .collect();
-        Fix::with_options(rules::choices_sentence(&said), options)
+        Fix::with_options(text, options)
     }
 }
 
@@ -527,6 +555,10 @@ mod tests {
             mismatch.fix().options,
             [
                 vec![
+                    Edit::new(Role::MicroBatch, 1),
+                    Edit::new(Role::Accumulation, 15)
+                ],
+                vec![
                     Edit::new(Role::GlobalBatch, 28),
                     Edit::new(Role::Accumulation, 7)
                 ],
@@ -542,10 +574,62 @@ mod tests {
         );
         assert_eq!(
             solve_m.fix().text,
-            "use global_batch = 24 (micro_batch = 3) or 32 (micro_batch = 4)"
+            "keep global_batch = 30 with micro_batch = 3 and accumulation = 5, \
+             or micro_batch × accumulation = 5 × 3, 15 × 1 or 1 × 15; \
+             or use global_batch = 24 (micro_batch = 3) or 32 (micro_batch = 4)"
         );
-        assert_eq!(not_multiple.fix().text, "use global_batch = 16 or 32");
+        assert!(
+            not_multiple
+                .fix()
+                .text
+                .ends_with("; or use global_batch = 16 or 32"),
+            "{not_multiple}"
+        );
         assert_eq!(not_multiple.label(), "not a multiple of 16");
+    }
+
+    #[test]
+    fn a_fix_keeps_the_global_batch_before_it_names_others() {
+        let choices = [
+            (48, Some(Edit::new(Role::Accumulation, 3))),
+            (64, Some(Edit::new(Role::Accumulation, 4))),
+        ];
+        let fix = Fix::keep_or_global_batches(60, Some(2), &[(6, 5), (5, 6)], &choices);
+        assert_eq!(
+            fix.text,
+            "keep global_batch = 60 with micro_batch = 6 and accumulation = 5, \
+             or micro_batch × accumulation = 5 × 6; \
+             or use global_batch = 48 (accumulation = 3) or 64 (accumulation = 4)"
+        );
+        assert_eq!(fix.options.len(), 4);
+        assert_eq!(
+            fix.options[1],
+            [
+                Edit::new(Role::MicroBatch, 5),
+                Edit::new(Role::Accumulation, 6)
+            ]
+        );
+        assert_eq!(
+            fix.options[2],
+            [
+                Edit::new(Role::GlobalBatch, 48),
+                Edit::new(Role::Accumulation, 3)
+            ]
+        );
+        // No pair keeps a global batch the replicas do not divide: the fix
+        // says why, then names the others.
+        let odd = Fix::keep_or_global_batches(61, Some(2), &[], &choices);
+        assert!(
+            odd.text
+                .starts_with("no micro_batch and accumulation keep global_batch = 61: it must be a multiple of replicas 2; use global_batch = 48"),
+            "{}",
+            odd.text
+        );
+        assert_eq!(odd.options.len(), 2);
+        assert_eq!(
+            Fix::global_batches(&choices).text,
+            "use global_batch = 48 (accumulation = 3) or 64 (accumulation = 4)"
+        );
     }
 
     #[test]

@@ -71,7 +71,8 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "cannot solve accumulation: global_batch 30 is not a multiple of micro_batch 2 × replicas 2 = 4; \
-             use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
+             keep global_batch = 30 with micro_batch = 1 and accumulation = 15; \
+             or use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
         );
         let err = PlanInput {
             global_batch: Some(2),
@@ -105,7 +106,8 @@ mod tests {
         assert_eq!(
             input.resolve().unwrap_err().to_string(),
             "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4; \
-             use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
+             keep global_batch = 30 with micro_batch = 1 and accumulation = 15; \
+             or use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
         );
         let err = PlanInput {
             global_batch: Some(28),

@@ -28,7 +28,8 @@ use accum_core::config::partial::PartialConfig;
 use accum_core::plan::{LastGroup, Plan, PlanInput};
 
 pub(crate) use export::{check_normalization, export};
-use fill::{FillFailure, GAS, MICRO, TRAIN_BATCH, fill};
+use fill::{FillFailure, GAS, fill};
+pub(crate) use fill::{MICRO, TRAIN_BATCH};
 
 use super::dialect::{
     Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, plan_finding,
