@@ -374,9 +374,26 @@ mod tests {
         );
         assert_eq!(
             f.help.as_deref(),
-            Some("use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)")
+            Some(
+                "keep global_batch = 30 with micro_batch = 1 and accumulation = 15; or use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
+            )
         );
         assert_eq!(f.secondary.len(), 3);
+        // Each way out is an edit of the file, for a person to choose.
+        let fixes: Vec<&str> = f.fixes.iter().map(|s| s.message.as_str()).collect();
+        assert_eq!(
+            fixes,
+            [
+                "set batch.micro_batch = 1, batch.accumulation = 15",
+                "set batch.global_batch = 28, batch.accumulation = 7",
+                "set batch.global_batch = 32, batch.accumulation = 8",
+            ]
+        );
+        assert!(
+            f.fixes
+                .iter()
+                .all(|s| s.applicability == crate::fix::Applicability::Review)
+        );
     }
 
     #[test]
@@ -496,12 +513,16 @@ mod tests {
         // The help gives the value each alternative solves the factor to.
         assert_eq!(
             findings[0].help.as_deref(),
-            Some("use global_batch = 96 (accumulation = 6) or 112 (accumulation = 7)")
+            Some(
+                "keep global_batch = 100 with micro_batch = 5 and accumulation = 10, or micro_batch × accumulation = 2 × 25 or 1 × 50; or use global_batch = 96 (accumulation = 6) or 112 (accumulation = 7)"
+            )
         );
         let findings = check("[batch]\naccumulation = 3\nreplicas = 2\nglobal_batch = 100\n");
         assert_eq!(
             findings[0].help.as_deref(),
-            Some("use global_batch = 96 (micro_batch = 16) or 102 (micro_batch = 17)")
+            Some(
+                "keep global_batch = 100 with micro_batch = 25 and accumulation = 2, or micro_batch × accumulation = 10 × 5, 50 × 1 or 5 × 10; or use global_batch = 96 (micro_batch = 16) or 102 (micro_batch = 17)"
+            )
         );
         assert_eq!(
             instance_of("[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 100\n")["batch"]
