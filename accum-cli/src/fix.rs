@@ -259,6 +259,32 @@ fn entry(format: SourceFormat, key: &str, value: &str) -> String {
     }
 }
 
+/// The fix of a string value that is a misspelling of one choice: the
+/// value replaced by `word`, quoted as the file quotes the value (a YAML
+/// plain scalar stays plain). Safe: the choice is the only one near.
+pub(crate) fn replace_word(doc: &Document, path: &[String], word: &str) -> Option<Suggestion> {
+    let node = doc.node(path)?;
+    let NodeKind::String(old) = &node.kind else {
+        return None;
+    };
+    let written = doc.text.get(node.span.clone())?;
+    let plain = word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let replacement = match written.chars().next()? {
+        '"' => json_string(word),
+        '\'' if !word.contains('\'') => format!("'{word}'"),
+        _ if doc.format == SourceFormat::Yaml && plain && written == old => word.to_owned(),
+        _ => return None,
+    };
+    Some(Suggestion::one(
+        format!("write \"{word}\" for \"{old}\""),
+        Applicability::Safe,
+        node.span.clone(),
+        replacement,
+    ))
+}
+
 /// The edit that sets the scalar at `path` of `doc` to `value`, when the
 /// file writes one there.
 pub(crate) fn set_scalar(doc: &Document, path: &[String], value: &str) -> Option<TextEdit> {

@@ -169,7 +169,7 @@ fn print_diffs(changed: &[Changed], checked: &[Checked]) -> Result<Exit, CliErro
             &similar::TextDiff::from_lines(&change.original, &checked[change.index].text)
                 .unified_diff()
                 .context_radius(3)
-                .header(&format!("a/{name}"), &format!("b/{name}"))
+                .header(&side("a", &name), &side("b", &name))
                 .to_string(),
         );
     }
@@ -179,6 +179,16 @@ fn print_diffs(changed: &[Changed], checked: &[Checked]) -> Result<Exit, CliErro
     } else {
         Exit::Invalid
     })
+}
+
+/// A diff header's name: `a/NAME` for a relative name, as git writes it;
+/// an absolute name as it is.
+fn side(prefix: &str, name: &str) -> String {
+    if std::path::Path::new(name).is_absolute() {
+        name.to_owned()
+    } else {
+        format!("{prefix}/{name}")
+    }
 }
 
 /// `--fix`: writes every changed file, all or none, through the one

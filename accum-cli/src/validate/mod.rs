@@ -19,8 +19,8 @@ pub(crate) use map::SchemaMap;
 pub(crate) use plan::finding_diagnostic;
 pub(crate) use plan::{all_spans, values as plan_values};
 
-use accum_core::Code;
 use accum_core::plan::Role;
+use accum_core::{Code, Family};
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::Document;
@@ -71,10 +71,7 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
 /// misspelt `tensor_parallel` finds a world size of 16 replicas, which is
 /// the knock-on of the misspelling, not a second mistake.
 fn order_causes_first(findings: &mut [Diagnostic]) {
-    let derived = |d: &Diagnostic| {
-        let code = d.code.as_str();
-        code.starts_with("accum::plan") || code.starts_with("accum::stages")
-    };
+    let derived = |d: &Diagnostic| matches!(d.code.family(), Family::Plan | Family::Stages);
     let structural = findings
         .iter()
         .any(|d| d.severity == Severity::Error && !derived(d));

@@ -12,7 +12,7 @@ use super::map::{
 };
 use super::schema::{ErrorKind as Kind, SchemaError};
 use crate::diagnostic::{Diagnostic, dotted};
-use crate::fix::{Applicability, how_to_write, rename_key, unquote};
+use crate::fix::{Applicability, how_to_write, rename_key, replace_word, unquote};
 use crate::output::schema_command;
 use crate::source::SourceFormat;
 use crate::source::{Document, Node, NodeKind};
@@ -153,6 +153,17 @@ pub(super) fn schema_diagnostics(
         let key = at.last().map_or("value", String::as_str);
         help = help.or_else(|| how_to_write(doc.format, key, &types, doc.node(at)));
         let fix = unquote(doc, at, &types);
+        diagnostic = diagnostic.fix(fix);
+    }
+    if code == Code::SchemaEnum
+        && let Some(found) = instance.as_str()
+    {
+        // The one choice a misspelt value is near: the value replaced,
+        // quoted as the file quotes it.
+        let values = expected.values_words();
+        let at = diagnostic.path.segments();
+        let fix = only_near(found, values.iter().map(String::as_str))
+            .and_then(|near| replace_word(doc, at, near));
         diagnostic = diagnostic.fix(fix);
     }
     vec![match help {

@@ -13,6 +13,7 @@ mod docs;
 mod editors;
 mod engines;
 mod explain;
+mod fix;
 mod formats;
 mod hostile;
 /// The hostile strings every output channel is tested with, shared with

@@ -219,7 +219,7 @@ fn several_mistakes_are_all_reported() {
     assert_eq!(out.code, 1);
     assert!(
         out.stdout.ends_with(
-            "several.toml: 4 errors, 0 warnings\n\
+            "several.toml: 4 errors, 0 warnings (1 fixable with --fix, 1 more with --unsafe-fixes)\n\
              For more information about a finding, try `accum explain CODE`, e.g. `accum explain accum::schema::type`.\n"
         ),
         "{}",
