@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The issue's fine-tune config: nested sections, tensor parallelism,
-/// warmup in tokens over variable-length data, a run in examples, an
-/// evaluation interval in updates.
+/// variable-length data, a warmup and a run in examples, an evaluation
+/// interval in updates.
 #[derive(Debug, Serialize, Deserialize, JsonSchema, AccumConfig)]
 #[accum(variable_length)]
 #[serde(deny_unknown_fields)]
@@ -67,7 +67,7 @@ tensor_parallel = 2
 
 [optim]
 lr = 0.5
-warmup = "20k tokens"
+warmup = "320 examples"
 total = "3200 examples"
 eval_every = "25 updates"
 "#;
@@ -87,15 +87,27 @@ fn a_good_file_loads_with_its_plan() {
     assert_eq!(loaded.render_warnings(false), "");
     assert_eq!(loaded.config().optim.eval_every, Updates::new(25));
     assert_eq!(loaded.into_config().parallel.tensor_parallel, Some(2));
+    // A warmup in tokens over variable-length data and no seq_len cannot be
+    // compared with a run in examples before the run: said up front, and
+    // the config still loads.
+    let text = GOOD.replace("\"320 examples\"", "\"20k tokens\"");
+    let loaded = load("train.toml", &text).expect("a warning only");
+    let codes: Vec<&str> = loaded.warnings().iter().map(|w| w.code.as_str()).collect();
+    assert_eq!(codes, ["accum::span::warmup"]);
+    assert!(
+        loaded.render_warnings(false).contains("seq_len"),
+        "{}",
+        loaded.render_warnings(false)
+    );
 }
 
 #[test]
 fn the_same_config_loads_from_yaml_and_json() {
     let yaml = "batch:\n  micro_batch: 4\n  accumulation: 2\nparallel:\n  world_size: 8\n  tensor_parallel: 2\n\
-                optim:\n  lr: 0.5\n  warmup: 20k tokens\n  total: 3200 examples\n  eval_every: 25\n";
+                optim:\n  lr: 0.5\n  warmup: 320 examples\n  total: 3200 examples\n  eval_every: 25\n";
     let json = r#"{"batch": {"micro_batch": 4, "accumulation": 2},
         "parallel": {"world_size": 8, "tensor_parallel": 2},
-        "optim": {"lr": 0.5, "warmup": "20k tokens", "total": "3200 examples", "eval_every": 25}}"#;
+        "optim": {"lr": 0.5, "warmup": "320 examples", "total": "3200 examples", "eval_every": 25}}"#;
     for (name, text) in [("train.yaml", yaml), ("train.json", json)] {
         let loaded = load(name, text).unwrap_or_else(|err| panic!("{name}: {err}"));
         assert_eq!(loaded.plan().effective_batch().get(), 32, "{name}");
@@ -180,7 +192,7 @@ fn plan_findings_are_located_at_their_fields() {
     assert_eq!(d.path.segments(), ["parallel", "world_size"]);
     assert!(err.to_string().contains("train.toml:7:14"), "{err}");
     // A warmup longer than the run: 200 updates of a 100-update run.
-    let text = GOOD.replace("\"20k tokens\"", "\"200 updates\"");
+    let text = GOOD.replace("\"320 examples\"", "\"200 updates\"");
     let err = load("train.toml", &text).expect_err("too long");
     assert_eq!(err.diagnostics()[0].code.as_str(), "accum::span::warmup");
 }
