@@ -61,19 +61,8 @@ impl Read {
             None => interop::import_file_detected(file, &options(args)),
         };
         let framework = framework.or(detected.as_ref().map(|d| d.framework));
-        match result {
-            Ok(imported) => Ok(Read {
-                files: imported.files.clone(),
-                imported: Some(imported),
-                framework,
-                detected,
-            }),
-            Err(ImportError::Invalid { files }) => Ok(Read {
-                imported: None,
-                files,
-                framework,
-                detected,
-            }),
+        match Read::from_result(framework, detected.clone(), result) {
+            Ok(read) => Ok(read),
             Err(err) => {
                 // A file that cannot be read or parsed is one finding with
                 // its location, in JSON as every other outcome; the exit
@@ -94,6 +83,46 @@ impl Read {
                     _ => CliError::invalid(err),
                 })
             }
+        }
+    }
+
+    /// Reads `text` as the file at `path` would be read, with fixes
+    /// applied before they are written: `None` when it no longer reads
+    /// (the fixes are then not applied).
+    pub(crate) fn reread(
+        args: &ImportArgs,
+        framework: Option<interop::Framework>,
+        path: &Path,
+        text: &str,
+    ) -> Option<Read> {
+        let (detected, result) = match framework {
+            Some(f) => (None, interop::import_text(f, path, text, &options(args))),
+            None => interop::import_text_detected(path, text, &options(args)),
+        };
+        let framework = framework.or(detected.as_ref().map(|d| d.framework));
+        Read::from_result(framework, detected, result).ok()
+    }
+
+    /// The read of an import's result; `Err` when the file did not read.
+    fn from_result(
+        framework: Option<interop::Framework>,
+        detected: Option<interop::Detected>,
+        result: Result<interop::Imported, ImportError>,
+    ) -> Result<Read, ImportError> {
+        match result {
+            Ok(imported) => Ok(Read {
+                files: imported.files.clone(),
+                imported: Some(imported),
+                framework,
+                detected,
+            }),
+            Err(ImportError::Invalid { files }) => Ok(Read {
+                imported: None,
+                files,
+                framework,
+                detected,
+            }),
+            Err(err) => Err(err),
         }
     }
 
@@ -249,6 +278,7 @@ pub(crate) fn failure_json(
         message,
         help: Some(help.to_owned()),
         fixes: Vec::new(),
+        consequences: Vec::new(),
     };
     Some(serde_json::json!({
         "file": name,

@@ -40,6 +40,59 @@ pub struct Diagnostic {
     /// The fixes as edits of the file, when the finding knows them: one
     /// to apply, or alternatives to choose from.
     pub fixes: Vec<Suggestion>,
+    /// Findings folded into this one ([`fold_consequences`]): what the
+    /// same numbers at the same place make the framework do.
+    pub consequences: Vec<Consequence>,
+}
+
+/// A finding folded into its cause: its code and what it says, shown as a
+/// note of the cause.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Consequence {
+    /// The code the finding had.
+    pub code: Code,
+    /// What it said.
+    pub message: String,
+}
+
+/// Folds each finding that is a consequence of another into it: of the
+/// errors underlining the same text, one of the plan's (`accum::plan::…`,
+/// which says what is wrong with the numbers and how to fix them) is the
+/// cause, and the others, which say what the framework makes of the same
+/// numbers (it floors a division, then its own check stops), become its
+/// notes. A place with no plan finding keeps its findings apart: they are
+/// separate mistakes that happen to share a value.
+pub(crate) fn fold_consequences(findings: &mut Vec<Diagnostic>) {
+    let cause_at = |findings: &[Diagnostic], span: &Range<usize>| {
+        findings.iter().position(|d| {
+            d.severity == Severity::Error
+                && d.code.family() == accum_core::Family::Plan
+                && d.primary
+                    .as_ref()
+                    .is_some_and(|(s, _)| s == span && !s.is_empty())
+        })
+    };
+    let mut folded = vec![false; findings.len()];
+    for i in 0..findings.len() {
+        let Some((span, _)) = &findings[i].primary else {
+            continue;
+        };
+        if findings[i].severity != Severity::Error
+            || findings[i].code.family() == accum_core::Family::Plan
+        {
+            continue;
+        }
+        if let Some(cause) = cause_at(findings, &span.clone()) {
+            let consequence = Consequence {
+                code: findings[i].code,
+                message: findings[i].message.clone(),
+            };
+            findings[cause].consequences.push(consequence);
+            folded[i] = true;
+        }
+    }
+    let mut keep = folded.iter().map(|f| !f);
+    findings.retain(|_| keep.next().unwrap_or(true));
 }
 
 impl Diagnostic {
@@ -58,6 +111,7 @@ impl Diagnostic {
             primary: None,
             secondary: Vec::new(),
             fixes: Vec::new(),
+            consequences: Vec::new(),
         }
     }
 
@@ -224,6 +278,13 @@ pub(crate) fn render_text(
             .chain(&diagnostic.secondary)
             .map(|(_, label)| escape::line(label))
             .collect();
+        let notes: Vec<Cow<'_, str>> = diagnostic
+            .consequences
+            .iter()
+            .map(|c| {
+                Cow::Owned(escape::terminal(&format!("[{}] {}", c.code, c.message)).into_owned())
+            })
+            .collect();
         let level = match diagnostic.severity {
             Severity::Error => Level::ERROR,
             Severity::Warning => Level::WARNING,
@@ -246,6 +307,9 @@ pub(crate) fn render_text(
                     let (line, col) = diagnostic.start(&lines);
                     let origin = Origin::path(name).line(line).char_column(col);
                     let mut group = title.element(origin);
+                    for note in &notes {
+                        group = group.element(Level::NOTE.message(note.as_ref()));
+                    }
                     if let Some(help) = &diagnostic.help {
                         group = group.element(Level::HELP.message(help.as_str()));
                     }
@@ -276,6 +340,9 @@ pub(crate) fn render_text(
             }
             None => title.element(Origin::path(name)),
         };
+        for note in &notes {
+            group = group.element(Level::NOTE.message(note.as_ref()));
+        }
         let help = diagnostic.help.as_deref().map(escape::terminal);
         if let Some(help) = &help {
             group = group.element(Level::HELP.message(help.as_ref()));
@@ -332,7 +399,7 @@ pub(crate) fn summary(name: &str, diagnostics: &[Diagnostic]) -> String {
 /// How many findings `--fix` would fix, and how many more
 /// `--unsafe-fixes` would: ` (2 fixable with --fix, 1 more with
 /// --unsafe-fixes)`, or nothing.
-fn fixable_note(diagnostics: &[Diagnostic]) -> String {
+pub(crate) fn fixable_note(diagnostics: &[Diagnostic]) -> String {
     let alone = |d: &&Diagnostic| match d.fixes.as_slice() {
         [only] => Some(only.applicability),
         _ => None,
@@ -388,6 +455,9 @@ pub(crate) struct DiagnosticJson {
     pub(crate) help: Option<String>,
     /// The fixes as edits of the file, each with its applicability.
     pub(crate) fixes: Vec<SuggestionJson>,
+    /// The findings folded into this one, when there are any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) consequences: Vec<Consequence>,
 }
 
 /// The JSON form of a fix: what it does, whether `--fix` applies it alone
@@ -475,6 +545,7 @@ pub(crate) fn to_json(
                 message: d.message.clone(),
                 help: d.help.clone(),
                 fixes: suggestions_json(&lines, &d.fixes),
+                consequences: d.consequences.clone(),
             }
         })
         .collect()
@@ -484,6 +555,48 @@ pub(crate) fn to_json(
 mod tests {
     use super::*;
     use crate::source::{Document, SourceFormat};
+
+    /// The framework's reactions to the numbers a plan finding underlines
+    /// are folded into it, in their order; a warning, a finding elsewhere
+    /// and a place without a plan finding keep their findings apart.
+    #[test]
+    fn consequences_fold_into_the_plan_finding_at_their_place() {
+        let at = |code: Code, span: Range<usize>| {
+            Diagnostic::error(code, vec!["k".to_owned()], code.as_str()).at(span, "")
+        };
+        let mut findings = vec![
+            at(Code::Rounds, 10..12),
+            at(Code::EngineAssert, 10..12),
+            at(Code::Rounds, 10..12).warning(),
+            at(Code::EngineAssert, 20..22),
+            at(Code::InteropValue, 30..31),
+            at(Code::EngineAssert, 30..31),
+            at(Code::GlobalBatch, 10..12),
+        ];
+        fold_consequences(&mut findings);
+        let codes: Vec<(Code, Vec<Code>)> = findings
+            .iter()
+            .map(|d| (d.code, d.consequences.iter().map(|c| c.code).collect()))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                (Code::Rounds, vec![]),
+                (Code::EngineAssert, vec![]),
+                (Code::InteropValue, vec![]),
+                (Code::EngineAssert, vec![]),
+                (Code::GlobalBatch, vec![Code::Rounds, Code::EngineAssert]),
+            ]
+        );
+        assert_eq!(findings[0].severity, Severity::Warning);
+        // Rendered as notes before the help, with their codes.
+        let text = "0123456789ab\n";
+        let shown = render_text("f.json", text, &findings[4..], false);
+        assert!(
+            shown.contains("= note: [accum::interop::rounds] accum::interop::rounds\n"),
+            "{shown}"
+        );
+    }
 
     fn zero() -> (Document, Diagnostic) {
         let text = "[batch]\nmicro_batch = 0\n";

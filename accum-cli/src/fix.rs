@@ -1,8 +1,8 @@
 //! Fixes as data: a [`Suggestion`] is the text edits that fix a finding
 //! (byte ranges of the file and their replacements) with an
 //! [`Applicability`] decided where the finding is made, so that
-//! `validate --fix` can apply the safe ones and every output format can
-//! carry them.
+//! `validate --fix` and `lint --fix` can apply the safe ones and every
+//! output format can carry them.
 //!
 //! Edits are made on the file's text at the finding's span, never by
 //! writing the parsed value out again: a fix keeps the file's comments, key

@@ -32,12 +32,17 @@ fn region(lines: &LineIndex<'_>, diagnostic: &Diagnostic) -> ((usize, usize), (u
     (lines.line_col(span.start), lines.line_col(span.end))
 }
 
-/// The message with its fix, for formats that have one text per finding.
+/// The message with the findings folded into it and its fix, for formats
+/// that have one text per finding.
 fn message_with_help(diagnostic: &Diagnostic) -> String {
-    match &diagnostic.help {
-        Some(help) => format!("{}\nhelp: {help}", diagnostic.message),
-        None => diagnostic.message.clone(),
+    let mut text = diagnostic.message.clone();
+    for c in &diagnostic.consequences {
+        text.push_str(&format!("\nnote: [{}] {}", c.code, c.message));
     }
+    if let Some(help) = &diagnostic.help {
+        text.push_str(&format!("\nhelp: {help}"));
+    }
+    text
 }
 
 /// One GitHub Actions workflow command per diagnostic:

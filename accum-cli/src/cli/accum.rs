@@ -142,6 +142,9 @@ pub(crate) struct LintArgs {
     /// More files of the same framework, checked with the same options.
     #[arg(value_name = "MORE")]
     pub(crate) more: Vec<std::path::PathBuf>,
+
+    #[command(flatten)]
+    pub(crate) fixing: crate::cli::common::FixArgs,
 }
 
 /// Arguments of `accum export`.

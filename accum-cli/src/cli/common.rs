@@ -186,7 +186,7 @@ pub(crate) struct ValidateArgs {
     pub(crate) statistics: bool,
 }
 
-/// How `validate` applies the fixes its findings carry.
+/// How `validate` and `lint` apply the fixes their findings carry.
 #[derive(Clone, Copy, Debug, Args)]
 #[command(group(clap::ArgGroup::new("fixing").args(["fix", "diff"])))]
 pub(crate) struct FixArgs {

@@ -109,7 +109,8 @@ Exit 1 when a finding is an error; -o is written only when there is none."
         }
         "lint" => {
             "  accum lint deepspeed ds_config.json --world-size 16
-  accum lint hf training_args.json --num-processes 8 --format json"
+  accum lint hf training_args.json --num-processes 8 --format json
+  accum lint deepspeed ds_config.json --world-size 16 --diff   # what --fix would change"
         }
         _ => return None,
     })

@@ -5,10 +5,12 @@
 use accum_core::config::TrainingConfig;
 use accum_core::config::partial::PartialConfig;
 
+use super::fixes::Changed;
 use crate::cli::{DiagnosticFormat, ExportArgs, ImportArgs, LintArgs};
 use crate::convert::{Read, findings_of, json_findings, json_summary, render_lines};
 use crate::diagnostic::Severity;
 use crate::error::{CliError, Exit};
+use crate::fix::{self, Applicability};
 use crate::formats;
 use crate::interop::{self, FileReport};
 use crate::load::load_checked;
@@ -126,12 +128,23 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         )));
     }
     let (framework, paths) = targets(import, &args.more)?;
+    let allowed = args.fixing.allowed();
     let mut reads = Vec::new();
+    let mut changed = Vec::new();
     for path in &paths {
-        reads.push((
-            path.display().to_string(),
-            Read::of(import, framework, path)?,
-        ));
+        let mut read = Read::of(import, framework, path)?;
+        if let Some(allowed) = allowed {
+            let (fixed, after) = fix_rounds(import, framework, path, read, allowed);
+            read = after;
+            changed.extend(fixed);
+        }
+        reads.push((path.display().to_string(), read));
+    }
+    if args.fixing.diff {
+        return super::fixes::print_diffs(&changed);
+    }
+    if args.fixing.fix && !changed.is_empty() {
+        super::fixes::write_fixed(&changed)?;
     }
     let all: Vec<FileReport> = reads.iter().flat_map(|(_, r)| r.files.clone()).collect();
     let reports = findings_of(&all);
@@ -169,10 +182,16 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
                         read.framework.map_or("?", interop::Framework::display_name)
                     )
                 } else {
+                    let findings: Vec<_> = read
+                        .files
+                        .iter()
+                        .flat_map(|f| f.findings.iter().cloned())
+                        .collect();
                     format!(
-                        "{name}: {errors} error{}, {warnings} warning{}",
+                        "{name}: {errors} error{}, {warnings} warning{}{}",
                         if errors == 1 { "" } else { "s" },
-                        if warnings == 1 { "" } else { "s" }
+                        if warnings == 1 { "" } else { "s" },
+                        crate::diagnostic::fixable_note(&findings)
                     )
                 };
                 out.push_str(&match derived_batch(read) {
@@ -189,6 +208,60 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         &reports,
         import.deny_warnings,
     ))
+}
+
+/// Applies the fixes of the findings in the file at `path` up to
+/// `allowed`, reads the text again as the file would be read, and repeats
+/// while fixes apply: the change, when there is one, and the last read. A
+/// round whose text no longer reads is not applied. Only the file named is
+/// edited; the findings in files it names are left to their own lint.
+fn fix_rounds(
+    args: &ImportArgs,
+    framework: Option<interop::Framework>,
+    path: &std::path::Path,
+    mut read: Read,
+    allowed: Applicability,
+) -> (Option<Changed>, Read) {
+    let name = path.display().to_string();
+    let Some(original) = read
+        .files
+        .iter()
+        .find(|f| f.name == name)
+        .map(|f| f.text.clone())
+    else {
+        return (None, read);
+    };
+    let mut fixed = 0;
+    for _ in 0..super::fixes::MAX_FIX_ROUNDS {
+        let Some(file) = read.files.iter().find(|f| f.name == name) else {
+            break;
+        };
+        let picked = fix::chosen(file.findings.iter().map(|d| d.fixes.as_slice()), allowed);
+        let Some(text) = (!picked.is_empty())
+            .then(|| fix::apply(&file.text, &picked))
+            .flatten()
+        else {
+            break;
+        };
+        let Some(next) = Read::reread(args, framework, path, &text) else {
+            break;
+        };
+        fixed += picked.len();
+        read = next;
+    }
+    let text = read
+        .files
+        .iter()
+        .find(|f| f.name == name)
+        .map_or_else(|| original.clone(), |f| f.text.clone());
+    let change = (fixed > 0 && text != original).then(|| Changed {
+        path: path.to_owned(),
+        name,
+        original,
+        text,
+        fixed,
+    });
+    (change, read)
 }
 
 /// The batch a file trains with, as `accum lint` prints it beside its

@@ -18,6 +18,7 @@ pub(crate) mod calc;
 pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod explain;
+pub(crate) mod fixes;
 pub(crate) mod init;
 pub(crate) mod interop;
 pub(crate) mod replan;

@@ -5,16 +5,16 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::fixes::{self, Changed};
 use crate::cli::{DiagnosticFormat, ValidateArgs};
 use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::error::{CliError, Exit};
 use crate::fix::{self, Applicability};
 use crate::formats::{self, FileFindings};
 use crate::load::{Checker, CliConfig, Outcome, Schema, check_document, load};
-use crate::output::{eprintln_safe, print_json, print_styled, print_text};
+use crate::output::{print_json, print_styled, print_text};
 use crate::source::Document;
 use crate::validate::SchemaMap;
-use crate::writes::Outputs;
 
 #[derive(Serialize)]
 struct FileReport {
@@ -67,15 +67,16 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
                     let (fixed, after) = fix_rounds(doc, outcome, allowed, |doc| {
                         check_document::<T>(doc, &schema, &map, typed)
                     })?;
+                    (doc, outcome) = after;
                     if fixed > 0 {
                         changed.push(Changed {
                             path: path.clone(),
+                            name: doc.name.clone(),
                             original,
+                            text: doc.text.clone(),
                             fixed,
-                            index: checked.len(),
                         });
                     }
-                    (doc, outcome) = after;
                 }
                 Checked {
                     name: doc.name,
@@ -91,10 +92,10 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
         });
     }
     if args.fixing.diff {
-        return print_diffs(&changed, &checked);
+        return fixes::print_diffs(&changed);
     }
     if args.fixing.fix && !changed.is_empty() {
-        write_fixed(&changed, &checked)?;
+        fixes::write_fixed(&changed)?;
     }
     let files: Vec<FileFindings<'_>> = checked
         .iter()
@@ -112,20 +113,6 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
     Ok(verdict(&files, args.deny_warnings))
 }
 
-/// Most rounds of fixes for one file: a fix may uncover another (a key
-/// renamed, its quoted value is then checked), and each round is checked
-/// again; a file that still changes after this many is left as it is then.
-const MAX_FIX_ROUNDS: usize = 8;
-
-/// A file that `--fix` changed: where it is, its text before, how many
-/// fixes it took, and its place among the checked files.
-struct Changed {
-    path: std::path::PathBuf,
-    original: String,
-    fixed: usize,
-    index: usize,
-}
-
 /// Applies the fixes of `outcome` up to `allowed`, checks the text again,
 /// and repeats while fixes apply: how many were applied, and the last
 /// document with its findings. A round whose edits would not parse is not
@@ -137,7 +124,7 @@ pub(crate) fn fix_rounds<T>(
     check: impl Fn(&Document) -> Result<Outcome<T>, CliError>,
 ) -> Result<(usize, (Document, Outcome<T>)), CliError> {
     let mut fixed = 0;
-    for _ in 0..MAX_FIX_ROUNDS {
+    for _ in 0..fixes::MAX_FIX_ROUNDS {
         let picked = fix::chosen(
             outcome.diagnostics.iter().map(|d| d.fixes.as_slice()),
             allowed,
@@ -156,79 +143,6 @@ pub(crate) fn fix_rounds<T>(
         doc = next;
     }
     Ok((fixed, (doc, outcome)))
-}
-
-/// `--diff`: the unified diff of each file `--fix` would change, on
-/// stdout; exit 1 when there is one, as a check that fails until the fixes
-/// are applied.
-fn print_diffs(changed: &[Changed], checked: &[Checked]) -> Result<Exit, CliError> {
-    let mut out = String::new();
-    for change in changed {
-        let name = crate::escape::line(&checked[change.index].name).into_owned();
-        out.push_str(
-            &similar::TextDiff::from_lines(&change.original, &checked[change.index].text)
-                .unified_diff()
-                .context_radius(3)
-                .header(&side("a", &name), &side("b", &name))
-                .to_string(),
-        );
-    }
-    print_text(&out)?;
-    Ok(if changed.is_empty() {
-        Exit::Ok
-    } else {
-        Exit::Invalid
-    })
-}
-
-/// A diff header's name: `a/NAME` for a relative name, as git writes it;
-/// an absolute name as it is.
-fn side(prefix: &str, name: &str) -> String {
-    if std::path::Path::new(name).is_absolute() {
-        name.to_owned()
-    } else {
-        format!("{prefix}/{name}")
-    }
-}
-
-/// `--fix`: writes every changed file, all or none, through the one
-/// writer; a file that changed on disk since it was read is not
-/// overwritten. Each file's count of fixes goes to stderr.
-fn write_fixed(changed: &[Changed], checked: &[Checked]) -> Result<(), CliError> {
-    let mut outputs = Outputs::new();
-    for change in changed {
-        let now = std::fs::read(&change.path).map_err(|err| {
-            CliError::usage(format!(
-                "{}: cannot read it again before writing the fixes: {err}",
-                accum_core::shown::path(&change.path)
-            ))
-        })?;
-        let bom = now.starts_with("\u{feff}".as_bytes());
-        let body = if bom { &now[3..] } else { &now[..] };
-        if body != change.original.as_bytes() {
-            return Err(CliError::usage(format!(
-                "{}: changed while it was checked; nothing was written: run again",
-                accum_core::shown::path(&change.path)
-            )));
-        }
-        let text = &checked[change.index].text;
-        let bytes = if bom {
-            ["\u{feff}", text].concat().into_bytes()
-        } else {
-            text.clone().into_bytes()
-        };
-        outputs.add_in_place(&change.path, &bytes)?;
-    }
-    outputs.commit()?;
-    for change in changed {
-        eprintln_safe!(
-            "fixed {} finding{} in {}",
-            change.fixed,
-            if change.fixed == 1 { "" } else { "s" },
-            crate::escape::line(&checked[change.index].name)
-        );
-    }
-    Ok(())
 }
 
 /// `--statistics`: per code, how many findings, and how many of them

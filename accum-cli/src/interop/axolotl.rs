@@ -20,7 +20,7 @@ use accum_core::{Span, UnitKind};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{
-    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, per_process_plan, plan_finding,
+    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, per_process_plan, plan_finding_in,
     read_arguments,
 };
 use super::export::{Out, yaml};
@@ -124,14 +124,26 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let cp = degree(r, "context_parallel_size", opts.context)?;
     let layout = Layout::new(world, tp.unwrap_or(1), 1, cp.unwrap_or(1));
     if let Err(err) = layout.replicas() {
-        r.push(plan_finding(&err, owned(&["tensor_parallel_size"]), root));
+        r.push(plan_finding_in(
+            crate::interop::Framework::Axolotl,
+            &r.doc,
+            &err,
+            owned(&["tensor_parallel_size"]),
+            root,
+        ));
         return None;
     }
     let plan = match per_process_plan(m, a, layout, opts.seq_len) {
         Ok(plan) => plan,
         Err(err) => {
             let span = r.span(&[MICRO]);
-            r.push(plan_finding(&err, owned(&[MICRO]), span));
+            r.push(plan_finding_in(
+                crate::interop::Framework::Axolotl,
+                &r.doc,
+                &err,
+                owned(&[MICRO]),
+                span,
+            ));
             return None;
         }
     };

@@ -9,7 +9,7 @@ use std::ops::Range;
 use accum_core::Code;
 use accum_core::config::RunSection;
 use accum_core::config::partial::{PartialBatch, PartialConfig};
-use accum_core::plan::{LastGroup, Layout, Plan, PlanError, PlanInput, Role};
+use accum_core::plan::{Edit, LastGroup, Layout, Plan, PlanError, PlanInput, Role};
 use accum_core::settings::Normalization;
 
 use super::census;
@@ -17,6 +17,8 @@ use super::reader::Reader;
 use super::stages::{Form, Staged, StepLength, shift_finding};
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::fix::{Applicability, Suggestion, set_scalar};
+use crate::source::Document;
 
 /// A framework's way of writing a training run.
 pub(crate) trait Dialect {
@@ -114,6 +116,7 @@ fn finish(
         for finding in &mut file.findings {
             in_framework_keys(framework, finding);
         }
+        crate::diagnostic::fold_consequences(&mut file.findings);
     }
     let Some(batch) = reading.batch else {
         let said = reading
@@ -243,8 +246,8 @@ pub(crate) const fn key_of(framework: Framework, role: Role) -> Option<&'static 
     }
 }
 
-/// The help of a plan finding (`accum::plan::…`) in `framework`'s own
-/// words: each of accum's role keys that the framework writes under a key
+/// The message and help of a plan finding (`accum::plan::…`) in
+/// `framework`'s own words: each of accum's role keys that the framework writes under a key
 /// of its own is named by that key (`global_batch = 32` is
 /// `train_batch_size = 32` in a DeepSpeed file), and a flag takes its value
 /// as a command line does (`--global-batch-size 32`). Roles the framework
@@ -253,8 +256,10 @@ pub(crate) fn in_framework_keys(framework: Framework, finding: &mut Diagnostic) 
     if finding.code.family() != accum_core::Family::Plan {
         return;
     }
+    let name = |role| key_of(framework, role);
+    finding.message = rename_keys(&finding.message, name);
     if let Some(help) = &finding.help {
-        finding.help = Some(rename_keys(help, |role| key_of(framework, role)));
+        finding.help = Some(rename_keys(help, name));
     }
 }
 
@@ -314,6 +319,101 @@ pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize
     Diagnostic::error(err.code(), path, err.message())
         .help(err.fix().text)
         .at(span, err.label())
+}
+
+/// As [`plan_finding`], in a file of `framework` read as `doc`: the fix's
+/// plan values also as edits of the file, one suggestion per alternative,
+/// each for a person to choose (another plan value changes the training).
+/// An alternative is offered when each value it sets is written in the
+/// file under the framework's key, or is the one the framework fills in
+/// from the others ([`fills_in`]).
+pub(crate) fn plan_finding_in(
+    framework: Framework,
+    doc: &Document,
+    err: &PlanError,
+    path: Vec<String>,
+    span: Range<usize>,
+) -> Diagnostic {
+    let mut finding = plan_finding(err, path, span);
+    let at = finding.path.segments().to_vec();
+    finding.fixes = err
+        .fix()
+        .options
+        .iter()
+        .filter_map(|option| plan_option(framework, doc, option, &at))
+        .collect();
+    finding
+}
+
+/// One alternative of a plan fix as edits of a framework's file.
+fn plan_option(
+    framework: Framework,
+    doc: &Document,
+    option: &[Edit],
+    at: &[String],
+) -> Option<Suggestion> {
+    let mut said = Vec::new();
+    let mut edits = Vec::new();
+    let mut filled = false;
+    for edit in option {
+        let key = key_of(framework, edit.role);
+        let place = key.and_then(|key| place_of(doc, key, at));
+        match place.and_then(|path| set_scalar(doc, &path, &edit.value.to_string())) {
+            Some(text) => {
+                edits.push(text);
+                said.push(format!("{} = {}", key.unwrap_or_default(), edit.value));
+            }
+            None if fills_in(framework, edit.role) && !filled => filled = true,
+            None => return None,
+        }
+    }
+    edits.sort_by_key(|e| e.range.start);
+    (!edits.is_empty()).then(|| Suggestion {
+        message: format!("set {}", said.join(", ")),
+        applicability: Applicability::Review,
+        edits,
+    })
+}
+
+/// Where `key` (dotted for a nested one) is written in `doc`: at the root,
+/// or beside the value at `at` (a NeMo file's `model.micro_batch_size`
+/// beside its `model.global_batch_size`).
+fn place_of(doc: &Document, key: &str, at: &[String]) -> Option<Vec<String>> {
+    let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
+    let beside = at
+        .split_last()
+        .map(|(_, parent)| [parent, &segments[..]].concat());
+    std::iter::once(segments)
+        .chain(beside)
+        .find(|path| doc.node(path).is_some())
+}
+
+/// Whether `framework` computes the value of `role` itself when its file
+/// leaves it out, so that a fix need not write it:
+/// - DeepSpeed fills in the missing one of `train_batch_size`,
+///   `train_micro_batch_size_per_gpu` and `gradient_accumulation_steps`
+///   from the other two (`deepspeed/runtime/config.py`,
+///   `DeepSpeedConfig._set_batch_related_parameters`, as `deepspeed/fill.rs`
+///   reproduces it);
+/// - Megatron-LM and NeMo take the accumulation as `global / (micro × D)`
+///   (`megatron/core/num_microbatches_calculator.py`,
+///   `ConstantNumMicroBatchesCalculator`; see `megatron/mod.rs` and
+///   `lightning/nemo.rs`), and LitGPT as `global // D // micro`
+///   (`litgpt/args.py`, `TrainArgs.gradient_accumulation_iters`).
+///
+/// Every alternative of a plan fix divides exactly, so the value computed is
+/// the alternative's.
+const fn fills_in(framework: Framework, role: Role) -> bool {
+    matches!(
+        (framework, role),
+        (
+            Framework::DeepSpeed,
+            Role::GlobalBatch | Role::MicroBatch | Role::Accumulation
+        ) | (
+            Framework::Megatron | Framework::NeMo | Framework::LitGpt,
+            Role::Accumulation
+        )
+    )
 }
 
 /// The partial last group, with what the framework does with it. Returns the
@@ -487,6 +587,48 @@ mod tests {
             .map(|f| f.message.as_str())
             .collect();
         assert_eq!(errors, [READER_GAP]);
+    }
+
+    /// A plan fix's alternatives as edits under the framework's keys: a
+    /// key beside the finding's (NeMo's `model.global_batch_size`), a
+    /// value the framework computes left out, and an alternative that sets
+    /// a value the file has no key for not offered.
+    #[test]
+    fn plan_fixes_are_written_under_the_frameworks_keys() {
+        use crate::source::{Document, SourceFormat};
+        let err = PlanInput {
+            micro_batch: Some(4),
+            accumulation: None,
+            replicas: Some(8),
+            layout: None,
+            seq_len: None,
+            global_batch: Some(100),
+        }
+        .resolve()
+        .expect_err("100 is not a multiple of 32");
+        let yaml = "model:\n  micro_batch_size: 4   # m\n  global_batch_size: 100\n";
+        let doc =
+            Document::parse("nemo.yaml".into(), yaml.into(), SourceFormat::Yaml).expect("parses");
+        let path = vec!["model".to_owned(), "global_batch_size".to_owned()];
+        let finding = plan_finding_in(Framework::NeMo, &doc, &err, path, 0..0);
+        let fixed: Vec<String> = finding
+            .fixes
+            .iter()
+            .map(|s| {
+                assert_eq!(s.applicability, Applicability::Review);
+                crate::fix::apply(yaml, &[s]).expect("applies")
+            })
+            .collect();
+        assert_eq!(
+            fixed,
+            [yaml.replace("100", "96"), yaml.replace("100", "128")]
+        );
+        // The Trainer has no key for the global batch: a file of its keys
+        // gets no alternative that changes it.
+        let hf = "per_device_train_batch_size: 4\n";
+        let doc = Document::parse("hf.yaml".into(), hf.into(), SourceFormat::Yaml).expect("parses");
+        let finding = plan_finding_in(Framework::HuggingFace, &doc, &err, vec![], 0..0);
+        assert!(finding.fixes.is_empty(), "{:?}", finding.fixes);
     }
 
     /// The help of a plan finding about the same numbers, in each

@@ -19,7 +19,7 @@ use accum_core::plan::{LastGroup, Layout};
 use serde_json::{Map, Value, json};
 
 use super::dialect::{
-    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, per_process_plan, plan_finding,
+    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, per_process_plan, plan_finding_in,
     read_arguments,
 };
 use super::export::{Out, yaml};
@@ -122,7 +122,13 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let plan = match per_process_plan(m, a, Layout::new(world, 1, 1, 1), opts.seq_len) {
         Ok(plan) => plan,
         Err(err) => {
-            r.push(plan_finding(&err, owned(&GLOBAL), root));
+            r.push(plan_finding_in(
+                crate::interop::Framework::LitGpt,
+                &r.doc,
+                &err,
+                owned(&GLOBAL),
+                root,
+            ));
             return None;
         }
     };

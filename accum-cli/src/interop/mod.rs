@@ -678,15 +678,25 @@ pub(crate) fn import_file_detected(
     opts: &ImportOptions,
 ) -> (Option<Detected>, Result<Imported, ImportError>) {
     let name = path.display().to_string();
-    let text = match files::read(path) {
-        Ok(text) => text,
-        Err(reason) => return (None, Err(ImportError::Read { name, reason })),
-    };
-    let detection = detect::detect(&name, &text);
+    match files::read(path) {
+        Ok(text) => import_text_detected(path, &text, opts),
+        Err(reason) => (None, Err(ImportError::Read { name, reason })),
+    }
+}
+
+/// As [`import_file_detected`], for the text of the file at `path` (a file
+/// with fixes applied, checked before it is written).
+pub(crate) fn import_text_detected(
+    path: &Path,
+    text: &str,
+    opts: &ImportOptions,
+) -> (Option<Detected>, Result<Imported, ImportError>) {
+    let name = path.display().to_string();
+    let detection = detect::detect(&name, text);
     let refuse = |finding: Diagnostic| ImportError::Invalid {
         files: vec![FileReport {
             name: name.clone(),
-            text: text.clone(),
+            text: text.to_owned(),
             findings: vec![finding],
             unread: Vec::new(),
             named_inside: false,
@@ -704,7 +714,7 @@ pub(crate) fn import_file_detected(
                 evidence: evidence.iter().map(|f| f.what.clone()).collect(),
                 confident,
             };
-            (Some(detected), import_file(framework, path, opts))
+            (Some(detected), import_text(framework, path, text, opts))
         }
         detect::Detection::Claim {
             kind: detect::Kind::Accelerate,
@@ -778,10 +788,20 @@ pub fn import_file(
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
     let name = path.display().to_string();
-    let text = files::read(path).map_err(|reason| ImportError::Read {
-        name: name.clone(),
-        reason,
-    })?;
+    let text = files::read(path).map_err(|reason| ImportError::Read { name, reason })?;
+    import_text(framework, path, &text, opts)
+}
+
+/// As [`import_file`], for the text of the file at `path` (a file with
+/// fixes applied, checked before it is written): the files it names are
+/// found from `path` as they would be from the file.
+pub(crate) fn import_text(
+    framework: Framework,
+    path: &Path,
+    text: &str,
+    opts: &ImportOptions,
+) -> Result<Imported, ImportError> {
+    let name = path.display().to_string();
     let mut opts = opts.clone();
     // The file was read, so it resolves.
     if let Some(root) = crate::source::named::repository_root(path) {
@@ -790,7 +810,7 @@ pub fn import_file(
         opts.allow_paths.push(root);
     }
     opts.origin = Some(path.to_owned());
-    import(framework, &name, &text, &opts)
+    import(framework, &name, text, &opts)
 }
 
 /// Writes the framework's file (or argument list) for a config: the batch

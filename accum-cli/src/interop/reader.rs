@@ -167,20 +167,32 @@ impl Reader {
         self.findings.push(finding);
     }
 
-    fn bad(&mut self, path: &[&str], what: &str, node: &Node) {
-        self.refuse(Code::InteropValue, path, what, node);
+    fn bad(&mut self, path: &[&str], what: &str, types: &[&str], node: &Node) {
+        self.refuse(Code::InteropValue, path, what, types, node);
     }
 
-    /// A finding of `code` that the value at `path` is not `what`.
-    fn refuse(&mut self, code: Code, path: &[&str], what: &str, node: &Node) {
+    /// A finding of `code` that the value at `path` is not `what`, a value
+    /// of one of `types` (JSON type names). A value of that type written in
+    /// quotes (`"32"`, which the framework reads as a string) has the safe
+    /// fix of its quotes removed.
+    fn refuse(&mut self, code: Code, path: &[&str], what: &str, types: &[&str], node: &Node) {
         let shown = node_text(&self.doc.text, node);
+        let fix = self
+            .doc
+            .node(&owned(path))
+            .filter(|at| at.span == node.span)
+            .and_then(|_| crate::fix::unquote(&self.doc, &owned(path), types));
         let finding = Diagnostic::error(
             code,
             owned(path),
             format!("`{}` is {shown}, not {what}", path.join(".")),
         )
-        .help(format!("write {what}"))
-        .at(node.span.clone(), format!("expected {what}"));
+        .help(match &fix {
+            Some(fix) => fix.message.clone(),
+            None => format!("write {what}"),
+        })
+        .at(node.span.clone(), format!("expected {what}"))
+        .fix(fix);
         self.findings.push(finding);
     }
 
@@ -256,7 +268,29 @@ impl Reader {
             }),
             _ => {
                 let code = super::census::refused_code(path, value);
-                self.refuse(code, path, &format!("a whole number ≥ {min}"), &node);
+                // Unquoting fixes it only when the number itself is good.
+                let quoted_good = matches!(&node.kind, NodeKind::String(t) if t.trim().parse::<u64>().is_ok_and(|v| v >= min));
+                let types: &[&str] = if quoted_good { &["integer"] } else { &[] };
+                self.refuse(code, path, &format!("a whole number ≥ {min}"), types, &node);
+                // A whole number below the least the framework takes (a
+                // zero accumulation): the least is one way out, for a
+                // person to choose.
+                let own = self
+                    .doc
+                    .node(&owned(path))
+                    .is_some_and(|n| n.span == node.span);
+                if own
+                    && matches!(node.kind, NodeKind::Integer(_))
+                    && value.is_some_and(|v| v < i128::from(min))
+                    && let Some(finding) = self.findings.last_mut()
+                {
+                    finding.fixes.push(crate::fix::Suggestion::one(
+                        format!("set `{}` to {min}", path.join(".")),
+                        crate::fix::Applicability::Review,
+                        node.span.clone(),
+                        min.to_string(),
+                    ));
+                }
                 None
             }
         }
@@ -276,7 +310,7 @@ impl Reader {
                 path: owned(path),
             }),
             None => {
-                self.bad(path, "a whole number", &node);
+                self.bad(path, "a whole number", &["integer"], &node);
                 None
             }
         }
@@ -296,7 +330,9 @@ impl Reader {
                 path: owned(path),
             }),
             _ => {
-                self.bad(path, "a finite number ≥ 0", &node);
+                let quoted_good = matches!(&node.kind, NodeKind::String(t) if t.trim().parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0));
+                let types: &[&str] = if quoted_good { &["number"] } else { &[] };
+                self.bad(path, "a finite number ≥ 0", types, &node);
                 None
             }
         }
@@ -320,7 +356,7 @@ impl Reader {
                 path: owned(path),
             }),
             None => {
-                self.bad(path, "true or false", &node);
+                self.bad(path, "true or false", &["boolean"], &node);
                 None
             }
         }

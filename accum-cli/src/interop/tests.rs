@@ -278,7 +278,10 @@ fn every_fixture_gives_the_frameworks_batch_or_refusal() {
         let (batch, codes, imported) = match &result {
             Ok(i) => (
                 Some(batch_of(&i.config)),
-                i.findings().map(|f| short(f.code)).collect::<Vec<_>>(),
+                i.findings()
+                    .flat_map(with_folded)
+                    .map(short)
+                    .collect::<Vec<_>>(),
                 Some(i),
             ),
             Err(ImportError::Invalid { files }) => (
@@ -286,7 +289,8 @@ fn every_fixture_gives_the_frameworks_batch_or_refusal() {
                 files
                     .iter()
                     .flat_map(|f| &f.findings)
-                    .map(|f| short(f.code))
+                    .flat_map(with_folded)
+                    .map(short)
                     .collect(),
                 None,
             ),
@@ -380,6 +384,14 @@ fn imported(file: &str) -> Imported {
 
 /// Every finding of a fixture, imported with its options, whether or not
 /// it gives a batch.
+/// A finding's code, then the codes of the findings folded into it: a
+/// fixture's `codes:` lists both.
+fn with_folded(finding: &Diagnostic) -> Vec<Code> {
+    std::iter::once(finding.code)
+        .chain(finding.consequences.iter().map(|c| c.code))
+        .collect()
+}
+
 pub(super) fn fixture_findings(file: &str) -> Vec<Diagnostic> {
     let path = root().join(file);
     let text = fs::read_to_string(&path).expect("a fixture");

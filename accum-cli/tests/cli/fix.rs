@@ -1,7 +1,7 @@
-//! `validate --fix`, `--unsafe-fixes`, `--diff` and `--statistics`: fixes
-//! are edits of the file's text at the finding, so comments, key order and
-//! layout stay; safe fixes apply alone, a choice never does; a second pass
-//! changes nothing.
+//! `validate --fix`, `--unsafe-fixes`, `--diff` and `--statistics`, and
+//! `lint --fix` on frameworks' files: fixes are edits of the file's text at
+//! the finding, so comments, key order and layout stay; safe fixes apply
+//! alone, a choice never does; a second pass changes nothing.
 
 use std::fs;
 use std::path::Path;
@@ -296,4 +296,230 @@ proptest! {
             prop_assert!(after.contains(&comment), "{}", after);
         }
     }
+}
+
+/// Writes `text` to `name` in `dir`, runs `accum lint ARGS… name FLAGS…`
+/// there, and returns the output with the file's text after.
+fn linted(dir: &Path, name: &str, text: &str, framework: &str, flags: &[&str]) -> (Out, String) {
+    fs::write(dir.join(name), text).expect("write");
+    let mut args = vec!["lint", framework, name];
+    args.extend_from_slice(flags);
+    let out = run_in(dir, &args);
+    let after = fs::read_to_string(dir.join(name)).expect("read back");
+    (out, after)
+}
+
+/// `lint --fix` edits a framework's file as `validate --fix` edits accum's:
+/// a number DeepSpeed would read as a string is unquoted, the layout and
+/// the other values stay, and a second pass changes nothing.
+#[test]
+fn lint_fix_unquotes_what_the_framework_reads_as_a_string() {
+    let dir = scratch("lint-fix-quoted");
+    let before = "{\n    \"train_micro_batch_size_per_gpu\" : 4,\n    \"gradient_accumulation_steps\": \"2\",   \"train_batch_size\": \"64\",\n    \"fp16\": {\"enabled\": true}\n}\n";
+    let want = "{\n    \"train_micro_batch_size_per_gpu\" : 4,\n    \"gradient_accumulation_steps\": 2,   \"train_batch_size\": 64,\n    \"fp16\": {\"enabled\": true}\n}\n";
+    let world = ["--world-size", "8"];
+    let (out, after) = linted(&dir, "ds.json", before, "deepspeed", &world);
+    assert_eq!(after, before, "lint alone writes nothing");
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout
+            .contains("2 errors, 0 warnings (2 fixable with --fix)"),
+        "{}",
+        out.stdout
+    );
+    let (out, after) = linted(
+        &dir,
+        "ds.json",
+        before,
+        "deepspeed",
+        &[&world[..], &["--fix"]].concat(),
+    );
+    assert_eq!(after, want, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("fixed 2 findings in ds.json"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("ok (DeepSpeed): m 4 × A 2 × D 8 = 64"),
+        "{}",
+        out.stdout
+    );
+    let (again, twice) = linted(
+        &dir,
+        "ds.json",
+        &after,
+        "deepspeed",
+        &[&world[..], &["--fix"]].concat(),
+    );
+    assert_eq!(twice, after);
+    assert!(!again.stderr.contains("fixed"), "{}", again.stderr);
+    // A quoted number that is wrong unquoted too gets no fix.
+    let zero = "{\"train_batch_size\": \"-64\", \"train_micro_batch_size_per_gpu\": 4}\n";
+    let (out, after) = linted(
+        &dir,
+        "zero.json",
+        zero,
+        "deepspeed",
+        &[&world[..], &["--fix"]].concat(),
+    );
+    assert_eq!(after, zero, "{}", out.stderr);
+}
+
+/// The plan's ways out are review fixes in the framework's keys: one is
+/// applied under `--unsafe-fixes`, several are left to a person, and a key
+/// the framework fills in is not written.
+#[test]
+fn lint_plan_fixes_are_chosen_by_a_person() {
+    let dir = scratch("lint-fix-plan");
+    let world = ["--world-size", "8"];
+    // 4 examples over m 4 × D 8: the only way out is train_batch_size = 32,
+    // and DeepSpeed fills in gradient_accumulation_steps = 1 itself.
+    let small = "{\n  \"train_batch_size\": 4,\n  \"train_micro_batch_size_per_gpu\": 4\n}\n";
+    let (out, after) = linted(
+        &dir,
+        "small.json",
+        small,
+        "deepspeed",
+        &[&world[..], &["--fix"]].concat(),
+    );
+    assert_eq!(
+        after, small,
+        "a review fix needs --unsafe-fixes: {}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("(1 fixable with --fix --unsafe-fixes)"),
+        "{}",
+        out.stdout
+    );
+    let (out, after) = linted(
+        &dir,
+        "small.json",
+        small,
+        "deepspeed",
+        &[&world[..], &["--fix", "--unsafe-fixes"]].concat(),
+    );
+    assert_eq!(
+        after, "{\n  \"train_batch_size\": 32,\n  \"train_micro_batch_size_per_gpu\": 4\n}\n",
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("ok (DeepSpeed): m 4 × A 1 × D 8 = 32"),
+        "{}",
+        out.stdout
+    );
+    // Two ways out (B = 16 or 32): each is offered, none applied.
+    let two = "{\n  \"train_batch_size\": 30,\n  \"train_micro_batch_size_per_gpu\": 2\n}\n";
+    let (out, after) = linted(
+        &dir,
+        "two.json",
+        two,
+        "deepspeed",
+        &[&world[..], &["--fix", "--unsafe-fixes"]].concat(),
+    );
+    assert_eq!(after, two, "{}", out.stderr);
+    let json = run_in(
+        &dir,
+        &[
+            "lint",
+            "deepspeed",
+            "two.json",
+            "--world-size",
+            "8",
+            "--format",
+            "json",
+        ],
+    );
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let finding = &value["findings"][0];
+    let offered: Vec<&str> = finding["fixes"]
+        .as_array()
+        .expect("fixes")
+        .iter()
+        .map(|f| f["message"].as_str().expect("a message"))
+        .collect();
+    assert_eq!(
+        offered,
+        ["set train_batch_size = 16", "set train_batch_size = 32"]
+    );
+    assert!(
+        finding["fixes"]
+            .as_array()
+            .expect("fixes")
+            .iter()
+            .all(|f| f["applicability"] == "review")
+    );
+    // The floor and DeepSpeed's check are the same mistake: folded in.
+    let folded: Vec<&str> = finding["consequences"]
+        .as_array()
+        .expect("consequences")
+        .iter()
+        .map(|c| c["code"].as_str().expect("a code"))
+        .collect();
+    assert_eq!(
+        folded,
+        ["accum::interop::rounds", "accum::interop::engine-assert"]
+    );
+    // (m, A) pairs that keep the global batch, in the file's own keys.
+    let keep = "{\"train_batch_size\": 60, \"train_micro_batch_size_per_gpu\": 8,\n \"gradient_accumulation_steps\": 4}\n";
+    fs::write(dir.join("keep.json"), keep).expect("write");
+    let json = run_in(
+        &dir,
+        &[
+            "lint",
+            "deepspeed",
+            "keep.json",
+            "--world-size",
+            "2",
+            "--format",
+            "json",
+        ],
+    );
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let first = &value["findings"][0]["fixes"][0];
+    assert_eq!(
+        first["message"],
+        "set train_micro_batch_size_per_gpu = 6, gradient_accumulation_steps = 5"
+    );
+}
+
+/// A zero accumulation in a YAML recipe: its one way out is a review fix,
+/// made at the value, so the comments beside it stay; `--diff` shows it
+/// and writes nothing.
+#[test]
+fn lint_fix_keeps_a_recipes_comments() {
+    let dir = scratch("lint-fix-yaml");
+    let recipe = "# fine-tune\nper_device_train_batch_size: 4  # m\ngradient_accumulation_steps: 0  # A, by mistake\nlearning_rate: 1.0e-4\n";
+    let procs = ["--num-processes", "2"];
+    let (out, after) = linted(
+        &dir,
+        "r.yaml",
+        recipe,
+        "hf",
+        &[&procs[..], &["--diff", "--unsafe-fixes"]].concat(),
+    );
+    assert_eq!(after, recipe, "--diff writes nothing");
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout.contains("-gradient_accumulation_steps: 0  # A, by mistake\n+gradient_accumulation_steps: 1  # A, by mistake\n"),
+        "{}",
+        out.stdout
+    );
+    let (out, after) = linted(
+        &dir,
+        "r.yaml",
+        recipe,
+        "hf",
+        &[&procs[..], &["--fix", "--unsafe-fixes"]].concat(),
+    );
+    assert_eq!(
+        after,
+        recipe.replace("steps: 0  #", "steps: 1  #"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }

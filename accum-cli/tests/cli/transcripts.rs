@@ -46,6 +46,10 @@ fn inputs(page: &str) -> Vec<(&'static str, &'static str)> {
                 "accum-cli/tests/fixtures/mistakes/typo_key.yaml",
                 "typo_key.yaml",
             ),
+            (
+                "accum-cli/tests/fixtures/mistakes/ds_quoted.json",
+                "ds_quoted.json",
+            ),
         ],
         other => panic!("no inputs listed for {other}"),
     }

@@ -32,7 +32,7 @@ use fill::{FillFailure, GAS, fill};
 pub(crate) use fill::{MICRO, TRAIN_BATCH};
 
 use super::dialect::{
-    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, plan_finding,
+    Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, plan_finding_in,
 };
 use super::reader::{At, Reader, owned};
 use super::{Framework, ImportError, ImportOptions};
@@ -424,7 +424,7 @@ pub(crate) fn read_config(
                     b as f64 / divisor as f64
                 ),
             )
-            .help("give values that divide exactly; accum's exact solution is in the next findings")
+            .help("give values that divide exactly")
             .at(anchor.clone(), "floored by DeepSpeed"),
         );
     }
@@ -468,7 +468,13 @@ pub(crate) fn read_config(
     let plan = match input.resolve() {
         Ok(plan) => plan,
         Err(err) => {
-            r.push(plan_finding(&err, owned(&[TRAIN_BATCH]), anchor));
+            r.push(plan_finding_in(
+                crate::interop::Framework::DeepSpeed,
+                &r.doc,
+                &err,
+                owned(&[TRAIN_BATCH]),
+                anchor,
+            ));
             return None;
         }
     };
@@ -488,7 +494,13 @@ pub(crate) fn read_config(
         match with_layout {
             Ok(p) => p,
             Err(err) => {
-                r.push(plan_finding(&err, vec![], root));
+                r.push(plan_finding_in(
+                    crate::interop::Framework::DeepSpeed,
+                    &r.doc,
+                    &err,
+                    vec![],
+                    root,
+                ));
                 return None;
             }
         }

@@ -27,7 +27,7 @@ use self::accelerate::Launch;
 use super::deepspeed::{self, TrainerFill};
 use super::dialect::{
     Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, option_degrees,
-    per_process_plan, plan_finding,
+    per_process_plan, plan_finding_in,
 };
 use super::reader::{Reader, owned};
 use super::{FileReport, Framework, ImportError, ImportOptions, files};
@@ -163,7 +163,13 @@ impl Dialect for HuggingFace {
             Ok(plan) => plan,
             Err(err) => {
                 let span = r.span(&[MICRO]);
-                r.push(plan_finding(&err, owned(&[MICRO]), span));
+                r.push(plan_finding_in(
+                    crate::interop::Framework::HuggingFace,
+                    &r.doc,
+                    &err,
+                    owned(&[MICRO]),
+                    span,
+                ));
                 return Ok(refused(r, extra));
             }
         };

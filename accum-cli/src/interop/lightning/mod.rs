@@ -28,7 +28,7 @@ pub(crate) use export::{export, export_nemo};
 
 use super::dialect::{
     Dialect, FrameworkBatch, LastGroupRule, LossRule, Reading, layout_of, option_degrees,
-    per_process_plan, plan_finding, read_composed,
+    per_process_plan, plan_finding_in, read_composed,
 };
 use super::reader::{At, Reader, owned};
 use super::stages::StepLength;
@@ -223,7 +223,13 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let plan = match per_process_plan(m, a, layout, opts.seq_len) {
         Ok(plan) => plan,
         Err(err) => {
-            r.push(plan_finding(&err, owned(&t.path(ACC)), root));
+            r.push(plan_finding_in(
+                crate::interop::Framework::Lightning,
+                &r.doc,
+                &err,
+                owned(&t.path(ACC)),
+                root,
+            ));
             return None;
         }
     };

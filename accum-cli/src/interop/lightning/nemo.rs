@@ -15,7 +15,7 @@ use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::plan::{LastGroup, Layout, Plan, PlanInput};
 
-use super::super::dialect::{FrameworkBatch, LastGroupRule, LossRule, plan_finding};
+use super::super::dialect::{FrameworkBatch, LastGroupRule, LossRule, plan_finding_in};
 use super::super::megatron::{RAMP_REMOVED, linear_ramp};
 use super::super::reader::{Reader, owned};
 use super::super::stages::Staged;
@@ -165,7 +165,9 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     let replicas = match layout.replicas() {
         Ok(d) => d,
         Err(err) => {
-            r.push(plan_finding(
+            r.push(plan_finding_in(
+                crate::interop::Framework::NeMo,
+                &r.doc,
                 &err,
                 owned(&[section, "tensor_model_parallel_size"]),
                 root,
@@ -211,7 +213,13 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
     {
         Ok(plan) => plan,
         Err(err) => {
-            r.push(plan_finding(&err, owned(&global_path), span));
+            r.push(plan_finding_in(
+                crate::interop::Framework::NeMo,
+                &r.doc,
+                &err,
+                owned(&global_path),
+                span,
+            ));
             return None;
         }
     };
