@@ -145,6 +145,12 @@ pub(crate) struct LintArgs {
 
     #[command(flatten)]
     pub(crate) fixing: crate::cli::common::FixArgs,
+
+    /// Print how many findings each code has, and how many of them --fix
+    /// would fix, instead of the findings themselves (for a repository's
+    /// first look at many files).
+    #[arg(long, conflicts_with = "diff")]
+    pub(crate) statistics: bool,
 }
 
 /// Arguments of `accum export`.

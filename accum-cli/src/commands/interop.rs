@@ -152,6 +152,13 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         let (errors, warnings) = (read.count(Severity::Error), read.count(Severity::Warning));
         json_summary(name, read, errors, warnings)
     };
+    if args.statistics {
+        print_text(&crate::commands::validate::statistics(&reports))?;
+        return Ok(crate::commands::validate::verdict(
+            &reports,
+            import.deny_warnings,
+        ));
+    }
     match import.format {
         DiagnosticFormat::Json => match reads.as_slice() {
             [(name, read)] => print_json(&summary(name, read))?,

@@ -148,7 +148,7 @@ pub(crate) fn fix_rounds<T>(
 /// `--statistics`: per code, how many findings, and how many of them
 /// `--fix` (or `--fix --unsafe-fixes`) would fix, most frequent first, as
 /// ruff's `--statistics` prints them.
-fn statistics(files: &[FileFindings<'_>]) -> String {
+pub(crate) fn statistics(files: &[FileFindings<'_>]) -> String {
     let mut counts: std::collections::BTreeMap<accum_core::Code, (usize, usize, usize)> =
         std::collections::BTreeMap::new();
     for d in files.iter().flat_map(|f| f.diagnostics.iter()) {

@@ -463,6 +463,25 @@ fn lint_plan_fixes_are_chosen_by_a_person() {
         folded,
         ["accum::interop::rounds", "accum::interop::engine-assert"]
     );
+    // --statistics counts the findings of every file by code.
+    fs::write(dir.join("small.json"), small).expect("write");
+    let stats = run_in(
+        &dir,
+        &[
+            "lint",
+            "deepspeed",
+            "two.json",
+            "small.json",
+            "--world-size",
+            "8",
+            "--statistics",
+        ],
+    );
+    assert_eq!(stats.code, 1);
+    assert_eq!(
+        stats.stdout,
+        "2  accum::plan::global-batch  (fixable: 1 with --fix --unsafe-fixes)\n"
+    );
     // (m, A) pairs that keep the global batch, in the file's own keys.
     let keep = "{\"train_batch_size\": 60, \"train_micro_batch_size_per_gpu\": 8,\n \"gradient_accumulation_steps\": 4}\n";
     fs::write(dir.join("keep.json"), keep).expect("write");
