@@ -168,7 +168,8 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
         },
         DiagnosticFormat::Human => {
             let mut out = String::new();
-            for (name, read) in &reads {
+            for (file, read) in &reads {
+                let name = file;
                 if let Some(note) = read.detected_note(name) {
                     eprintln_safe!("{note}");
                 }
@@ -189,9 +190,12 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
                         read.framework.map_or("?", interop::Framework::display_name)
                     )
                 } else {
+                    // What --fix can fix: the findings of the file named
+                    // (the files it names are not edited).
                     let findings: Vec<_> = read
                         .files
                         .iter()
+                        .filter(|f| f.name == *file)
                         .flat_map(|f| f.findings.iter().cloned())
                         .collect();
                     format!(

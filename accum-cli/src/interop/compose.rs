@@ -631,6 +631,18 @@ impl Composed {
             for (s, _) in &mut f.secondary {
                 *s = s.start - start..s.end - start;
             }
+            // A fix edits the file its finding is in: one with an edit in
+            // another file of the tree is not offered.
+            f.fixes.retain(|fix| {
+                fix.edits
+                    .iter()
+                    .all(|e| e.range.start >= start && e.range.end <= end)
+            });
+            for fix in &mut f.fixes {
+                for e in &mut fix.edits {
+                    e.range = e.range.start - start..e.range.end - start;
+                }
+            }
             out[i].findings.push(f);
         }
         for mut u in report.unread {

@@ -542,3 +542,51 @@ fn lint_fix_keeps_a_recipes_comments() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+/// In a config tree composed by Hydra's `defaults:`, a finding in a file
+/// the named one composes carries its fix in that file's own text; `--fix`
+/// edits only the file named, and says nothing is fixable there.
+#[test]
+fn lint_fixes_of_a_composed_file_stay_in_that_file() {
+    let dir = scratch("lint-fix-tree");
+    fs::create_dir_all(dir.join(".git")).expect("a repository root");
+    fs::create_dir_all(dir.join("configs/trainer")).expect("dirs");
+    let main = "defaults:\n  - trainer: default\n  - _self_\n\nseed: 1\n";
+    let trainer =
+        "# the trainer\nmax_steps: 100\naccumulate_grad_batches: 0  # by mistake\ndevices: 2\n";
+    fs::write(dir.join("configs/train.yaml"), main).expect("write");
+    fs::write(dir.join("configs/trainer/default.yaml"), trainer).expect("write");
+    let lint = |flags: &[&str]| {
+        let mut args = vec![
+            "lint",
+            "lightning",
+            "configs/train.yaml",
+            "--micro-batch",
+            "4",
+        ];
+        args.extend_from_slice(flags);
+        run_in(&dir, &args)
+    };
+    let json = lint(&["--format", "json"]);
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let finding = &value["findings"][0];
+    assert_eq!(finding["file"], "configs/trainer/default.yaml");
+    let edit = &finding["fixes"][0]["edits"][0];
+    let start = edit["start"].as_u64().expect("a start") as usize;
+    assert_eq!(&trainer[start..start + 1], "0", "{edit}");
+    assert_eq!(
+        (edit["line"].as_u64(), edit["column"].as_u64()),
+        (Some(3), Some(26))
+    );
+    let out = lint(&["--fix", "--unsafe-fixes"]);
+    assert_eq!(out.code, 1);
+    assert!(!out.stdout.contains("fixable"), "{}", out.stdout);
+    assert_eq!(
+        fs::read_to_string(dir.join("configs/train.yaml")).expect("read"),
+        main
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("configs/trainer/default.yaml")).expect("read"),
+        trainer
+    );
+}
