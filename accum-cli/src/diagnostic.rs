@@ -63,36 +63,41 @@ pub struct Consequence {
 /// notes. A place with no plan finding keeps its findings apart: they are
 /// separate mistakes that happen to share a value.
 pub(crate) fn fold_consequences(findings: &mut Vec<Diagnostic>) {
-    let cause_at = |findings: &[Diagnostic], span: &Range<usize>| {
-        findings.iter().position(|d| {
-            d.severity == Severity::Error
-                && d.code.family() == accum_core::Family::Plan
-                && d.primary
-                    .as_ref()
-                    .is_some_and(|(s, _)| s == span && !s.is_empty())
-        })
+    let is_cause = |d: &Diagnostic| {
+        d.severity == Severity::Error && d.code.family() == accum_core::Family::Plan
     };
-    let mut folded = vec![false; findings.len()];
-    for i in 0..findings.len() {
-        let Some((span, _)) = &findings[i].primary else {
-            continue;
-        };
-        if findings[i].severity != Severity::Error
-            || findings[i].code.family() == accum_core::Family::Plan
-        {
-            continue;
-        }
-        if let Some(cause) = cause_at(findings, &span.clone()) {
+    let place = |d: &Diagnostic| {
+        d.primary
+            .as_ref()
+            .map(|(s, _)| s.clone())
+            .filter(|s| !s.is_empty())
+    };
+    let causes: Vec<Range<usize>> = findings
+        .iter()
+        .filter(|d| is_cause(d))
+        .filter_map(place)
+        .collect();
+    let mut folded = Vec::new();
+    findings.retain(|d| {
+        let at = place(d)
+            .filter(|s| d.severity == Severity::Error && !is_cause(d) && causes.contains(s));
+        if let Some(span) = &at {
             let consequence = Consequence {
-                code: findings[i].code,
-                message: findings[i].message.clone(),
+                code: d.code,
+                message: d.message.clone(),
             };
-            findings[cause].consequences.push(consequence);
-            folded[i] = true;
+            folded.push((span.clone(), consequence));
+        }
+        at.is_none()
+    });
+    for (span, consequence) in folded {
+        if let Some(cause) = findings
+            .iter_mut()
+            .find(|d| is_cause(d) && place(d).as_ref() == Some(&span))
+        {
+            cause.consequences.push(consequence);
         }
     }
-    let mut keep = folded.iter().map(|f| !f);
-    findings.retain(|_| keep.next().unwrap_or(true));
 }
 
 impl Diagnostic {
@@ -399,19 +404,15 @@ pub(crate) fn summary(name: &str, diagnostics: &[Diagnostic]) -> String {
 /// How many findings `--fix` would fix, and how many more
 /// `--unsafe-fixes` would: ` (2 fixable with --fix, 1 more with
 /// --unsafe-fixes)`, or nothing.
-pub(crate) fn fixable_note(diagnostics: &[Diagnostic]) -> String {
-    let alone = |d: &&Diagnostic| match d.fixes.as_slice() {
-        [only] => Some(only.applicability),
-        _ => None,
-    };
-    let safe = diagnostics
-        .iter()
-        .filter(|d| alone(d) == Some(Applicability::Safe))
-        .count();
-    let review = diagnostics
-        .iter()
-        .filter(|d| alone(d) == Some(Applicability::Review))
-        .count();
+pub(crate) fn fixable_note<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> String {
+    let (mut safe, mut review) = (0, 0);
+    for d in diagnostics {
+        match d.fixes.as_slice() {
+            [only] if only.applicability == Applicability::Safe => safe += 1,
+            [_] => review += 1,
+            _ => {}
+        }
+    }
     match (safe, review) {
         (0, 0) => String::new(),
         (safe, 0) => format!(" ({safe} fixable with --fix)"),

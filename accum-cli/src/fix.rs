@@ -299,6 +299,24 @@ pub(crate) fn set_scalar(doc: &Document, path: &[String], value: &str) -> Option
     })
 }
 
+/// The fix that makes each of `settings` (what it sets, as `key = value`,
+/// and the edit that writes the value), for a person to choose: another
+/// plan value changes the training. `None` when it sets nothing.
+pub(crate) fn setting(settings: Vec<(String, TextEdit)>) -> Option<Suggestion> {
+    if settings.is_empty() {
+        return None;
+    }
+    let said: Vec<&str> = settings.iter().map(|(said, _)| said.as_str()).collect();
+    let message = format!("set {}", said.join(", "));
+    let mut edits: Vec<TextEdit> = settings.into_iter().map(|(_, edit)| edit).collect();
+    edits.sort_by_key(|e| e.range.start);
+    Some(Suggestion {
+        message,
+        applicability: Applicability::Review,
+        edits,
+    })
+}
+
 /// The edits to apply for the suggestions of each finding, at most
 /// `allowed`: of each finding, its suggestion when it offers exactly one at
 /// that level (alternatives are for a person to choose), and of two

@@ -2,7 +2,9 @@
 //! of `--diff`, and the writing of every changed file, all or none, through
 //! the project's one writer.
 
+use crate::diagnostic::Diagnostic;
 use crate::error::{CliError, Exit};
+use crate::fix::{self, Applicability};
 use crate::output::{eprintln_safe, print_text};
 use crate::writes::Outputs;
 
@@ -10,6 +12,38 @@ use crate::writes::Outputs;
 /// renamed, its quoted value is then checked), and each round is checked
 /// again; a file that still changes after this many is left as it is then.
 pub(crate) const MAX_FIX_ROUNDS: usize = 8;
+
+/// Applies the fixes of `checked` up to `allowed`, checks the text again
+/// with `check`, and repeats while fixes apply: how many were applied, and
+/// the last check. `view` gives a check's text and findings (`None` when
+/// there is nothing to fix); a round whose text `check` cannot read
+/// (`Ok(None)`) is not applied.
+pub(crate) fn rounds<S>(
+    mut checked: S,
+    allowed: Applicability,
+    view: impl Fn(&S) -> Option<(&str, &[Diagnostic])>,
+    mut check: impl FnMut(String) -> Result<Option<S>, CliError>,
+) -> Result<(usize, S), CliError> {
+    let mut fixed = 0;
+    for _ in 0..MAX_FIX_ROUNDS {
+        let Some((text, findings)) = view(&checked) else {
+            break;
+        };
+        let picked = fix::chosen(findings.iter().map(|d| d.fixes.as_slice()), allowed);
+        let Some(next) = (!picked.is_empty())
+            .then(|| fix::apply(text, &picked))
+            .flatten()
+        else {
+            break;
+        };
+        let Some(next) = check(next)? else {
+            break;
+        };
+        fixed += picked.len();
+        checked = next;
+    }
+    Ok((fixed, checked))
+}
 
 /// A file that `--fix` changed: where it is, its name in findings, its
 /// text before and after, and how many fixes it took.

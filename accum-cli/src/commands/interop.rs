@@ -10,7 +10,7 @@ use crate::cli::{DiagnosticFormat, ExportArgs, ImportArgs, LintArgs};
 use crate::convert::{Read, findings_of, json_findings, json_summary, render_lines};
 use crate::diagnostic::Severity;
 use crate::error::{CliError, Exit};
-use crate::fix::{self, Applicability};
+use crate::fix::Applicability;
 use crate::formats;
 use crate::interop::{self, FileReport};
 use crate::load::load_checked;
@@ -134,7 +134,7 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
     for path in &paths {
         let mut read = Read::of(import, framework, path)?;
         if let Some(allowed) = allowed {
-            let (fixed, after) = fix_rounds(import, framework, path, read, allowed);
+            let (fixed, after) = fix_rounds(import, framework, path, read, allowed)?;
             read = after;
             changed.extend(fixed);
         }
@@ -192,17 +192,16 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
                 } else {
                     // What --fix can fix: the findings of the file named
                     // (the files it names are not edited).
-                    let findings: Vec<_> = read
+                    let findings = read
                         .files
                         .iter()
                         .filter(|f| f.name == *file)
-                        .flat_map(|f| f.findings.iter().cloned())
-                        .collect();
+                        .flat_map(|f| &f.findings);
                     format!(
                         "{name}: {errors} error{}, {warnings} warning{}{}",
                         if errors == 1 { "" } else { "s" },
                         if warnings == 1 { "" } else { "s" },
-                        crate::diagnostic::fixable_note(&findings)
+                        crate::diagnostic::fixable_note(findings)
                     )
                 };
                 out.push_str(&match derived_batch(read) {
@@ -223,48 +222,39 @@ pub(crate) fn lint(args: &LintArgs) -> Result<Exit, CliError> {
 
 /// Applies the fixes of the findings in the file at `path` up to
 /// `allowed`, reads the text again as the file would be read, and repeats
-/// while fixes apply: the change, when there is one, and the last read. A
-/// round whose text no longer reads is not applied. Only the file named is
-/// edited; the findings in files it names are left to their own lint.
+/// while fixes apply ([`super::fixes::rounds`]): the change, when there is
+/// one, and the last read. A round whose text no longer reads is not
+/// applied. Only the file named is edited; the findings in files it names
+/// are left to their own lint.
 fn fix_rounds(
     args: &ImportArgs,
     framework: Option<interop::Framework>,
     path: &std::path::Path,
-    mut read: Read,
+    read: Read,
     allowed: Applicability,
-) -> (Option<Changed>, Read) {
+) -> Result<(Option<Changed>, Read), CliError> {
     let name = path.display().to_string();
-    let Some(original) = read
-        .files
-        .iter()
-        .find(|f| f.name == name)
-        .map(|f| f.text.clone())
-    else {
-        return (None, read);
+    let named = |read: &Read| {
+        read.files
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.text.clone())
     };
-    let mut fixed = 0;
-    for _ in 0..super::fixes::MAX_FIX_ROUNDS {
-        let Some(file) = read.files.iter().find(|f| f.name == name) else {
-            break;
-        };
-        let picked = fix::chosen(file.findings.iter().map(|d| d.fixes.as_slice()), allowed);
-        let Some(text) = (!picked.is_empty())
-            .then(|| fix::apply(&file.text, &picked))
-            .flatten()
-        else {
-            break;
-        };
-        let Some(next) = Read::reread(args, framework, path, &text) else {
-            break;
-        };
-        fixed += picked.len();
-        read = next;
-    }
-    let text = read
-        .files
-        .iter()
-        .find(|f| f.name == name)
-        .map_or_else(|| original.clone(), |f| f.text.clone());
+    let Some(original) = named(&read) else {
+        return Ok((None, read));
+    };
+    let (fixed, read) = super::fixes::rounds(
+        read,
+        allowed,
+        |read| {
+            read.files
+                .iter()
+                .find(|f| f.name == name)
+                .map(|f| (f.text.as_str(), f.findings.as_slice()))
+        },
+        |text| Ok(Read::reread(args, framework, path, &text)),
+    )?;
+    let text = named(&read).unwrap_or_else(|| original.clone());
     let change = (fixed > 0 && text != original).then(|| Changed {
         path: path.to_owned(),
         name,
@@ -272,7 +262,7 @@ fn fix_rounds(
         text,
         fixed,
     });
-    (change, read)
+    Ok((change, read))
 }
 
 /// The batch a file trains with, as `accum lint` prints it beside its

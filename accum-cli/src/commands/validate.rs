@@ -9,7 +9,7 @@ use super::fixes::{self, Changed};
 use crate::cli::{DiagnosticFormat, ValidateArgs};
 use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::error::{CliError, Exit};
-use crate::fix::{self, Applicability};
+use crate::fix::Applicability;
 use crate::formats::{self, FileFindings};
 use crate::load::{Checker, CliConfig, Outcome, Schema, check_document, load};
 use crate::output::{print_json, print_styled, print_text};
@@ -114,35 +114,29 @@ pub(crate) fn run<T: CliConfig>(args: &ValidateArgs, check: Checker<T>) -> Resul
 }
 
 /// Applies the fixes of `outcome` up to `allowed`, checks the text again,
-/// and repeats while fixes apply: how many were applied, and the last
-/// document with its findings. A round whose edits would not parse is not
-/// applied.
+/// and repeats while fixes apply ([`fixes::rounds`]): how many were
+/// applied, and the last document with its findings. A round whose edits
+/// would not parse is not applied.
 pub(crate) fn fix_rounds<T>(
-    mut doc: Document,
-    mut outcome: Outcome<T>,
+    doc: Document,
+    outcome: Outcome<T>,
     allowed: Applicability,
     check: impl Fn(&Document) -> Result<Outcome<T>, CliError>,
 ) -> Result<(usize, (Document, Outcome<T>)), CliError> {
-    let mut fixed = 0;
-    for _ in 0..fixes::MAX_FIX_ROUNDS {
-        let picked = fix::chosen(
-            outcome.diagnostics.iter().map(|d| d.fixes.as_slice()),
-            allowed,
-        );
-        let Some(text) = (!picked.is_empty())
-            .then(|| fix::apply(&doc.text, &picked))
-            .flatten()
-        else {
-            break;
-        };
-        let Ok(next) = Document::parse(doc.name.clone(), text, doc.format) else {
-            break;
-        };
-        fixed += picked.len();
-        outcome = check(&next)?;
-        doc = next;
-    }
-    Ok((fixed, (doc, outcome)))
+    let name = doc.name.clone();
+    let format = doc.format;
+    fixes::rounds(
+        (doc, outcome),
+        allowed,
+        |(doc, outcome)| Some((doc.text.as_str(), outcome.diagnostics.as_slice())),
+        |text| match Document::parse(name.clone(), text, format) {
+            Ok(next) => {
+                let outcome = check(&next)?;
+                Ok(Some((next, outcome)))
+            }
+            Err(_) => Ok(None),
+        },
+    )
 }
 
 /// `--statistics`: per code, how many findings, and how many of them

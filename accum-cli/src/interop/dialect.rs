@@ -17,7 +17,7 @@ use super::reader::Reader;
 use super::stages::{Form, Staged, StepLength, shift_finding};
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::fix::{Applicability, Suggestion, set_scalar};
+use crate::fix::{Suggestion, set_scalar, setting};
 use crate::source::Document;
 
 /// A framework's way of writing a training run.
@@ -352,27 +352,23 @@ fn plan_option(
     option: &[Edit],
     at: &[String],
 ) -> Option<Suggestion> {
-    let mut said = Vec::new();
-    let mut edits = Vec::new();
+    let mut settings = Vec::new();
     let mut filled = false;
     for edit in option {
         let key = key_of(framework, edit.role);
         let place = key.and_then(|key| place_of(doc, key, at));
         match place.and_then(|path| set_scalar(doc, &path, &edit.value.to_string())) {
             Some(text) => {
-                edits.push(text);
-                said.push(format!("{} = {}", key.unwrap_or_default(), edit.value));
+                settings.push((
+                    format!("{} = {}", key.unwrap_or_default(), edit.value),
+                    text,
+                ));
             }
             None if fills_in(framework, edit.role) && !filled => filled = true,
             None => return None,
         }
     }
-    edits.sort_by_key(|e| e.range.start);
-    (!edits.is_empty()).then(|| Suggestion {
-        message: format!("set {}", said.join(", ")),
-        applicability: Applicability::Review,
-        edits,
-    })
+    setting(settings)
 }
 
 /// Where `key` (dotted for a nested one) is written in `doc`: at the root,
@@ -595,6 +591,7 @@ mod tests {
     /// a value the file has no key for not offered.
     #[test]
     fn plan_fixes_are_written_under_the_frameworks_keys() {
+        use crate::fix::Applicability;
         use crate::source::{Document, SourceFormat};
         let err = PlanInput {
             micro_batch: Some(4),

@@ -167,6 +167,14 @@ impl Reader {
         self.findings.push(finding);
     }
 
+    /// Whether `node` is the value written at `path` (not one an
+    /// interpolation there resolved to): a fix edits it in place.
+    fn written_at(&self, path: &[&str], node: &Node) -> bool {
+        self.doc
+            .node(&owned(path))
+            .is_some_and(|at| at.span == node.span)
+    }
+
     fn bad(&mut self, path: &[&str], what: &str, types: &[&str], node: &Node) {
         self.refuse(Code::InteropValue, path, what, types, node);
     }
@@ -178,10 +186,9 @@ impl Reader {
     fn refuse(&mut self, code: Code, path: &[&str], what: &str, types: &[&str], node: &Node) {
         let shown = node_text(&self.doc.text, node);
         let fix = self
-            .doc
-            .node(&owned(path))
-            .filter(|at| at.span == node.span)
-            .and_then(|_| crate::fix::unquote(&self.doc, &owned(path), types));
+            .written_at(path, node)
+            .then(|| crate::fix::unquote(&self.doc, &owned(path), types))
+            .flatten();
         let finding = Diagnostic::error(
             code,
             owned(path),
@@ -275,11 +282,7 @@ impl Reader {
                 // A whole number below the least the framework takes (a
                 // zero accumulation): the least is one way out, for a
                 // person to choose.
-                let own = self
-                    .doc
-                    .node(&owned(path))
-                    .is_some_and(|n| n.span == node.span);
-                if own
+                if self.written_at(path, &node)
                     && matches!(node.kind, NodeKind::Integer(_))
                     && value.is_some_and(|v| v < i128::from(min))
                     && let Some(finding) = self.findings.last_mut()

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::SchemaMap;
 use crate::diagnostic::Diagnostic;
-use crate::fix::{Applicability, Suggestion, set_scalar};
+use crate::fix::{Suggestion, set_scalar, setting};
 use crate::source::Document;
 
 /// A core finding at its place in `doc`: its code, message, label, fix,
@@ -55,19 +55,15 @@ fn plan_fixes(doc: &Document, finding: &Finding) -> Vec<Suggestion> {
     fix.options
         .iter()
         .filter_map(|option| {
-            let mut said = Vec::new();
-            let mut edits = Vec::new();
-            for edit in option {
-                let path = path_of(edit.role)?;
-                edits.push(set_scalar(doc, path.segments(), &edit.value.to_string())?);
-                said.push(format!("{path} = {}", edit.value));
-            }
-            edits.sort_by_key(|e| e.range.start);
-            (!edits.is_empty()).then(|| Suggestion {
-                message: format!("set {}", said.join(", ")),
-                applicability: Applicability::Review,
-                edits,
-            })
+            let settings = option
+                .iter()
+                .map(|edit| {
+                    let path = path_of(edit.role)?;
+                    let text = set_scalar(doc, path.segments(), &edit.value.to_string())?;
+                    Some((format!("{path} = {}", edit.value), text))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            setting(settings)
         })
         .collect()
 }

@@ -10,15 +10,19 @@ use proptest::prelude::*;
 
 use crate::{Out, run_in, scratch};
 
-/// Writes `text` to `name` in `dir`, runs `accum` there, and returns the
-/// output with the file's text after.
-fn fixed(dir: &Path, name: &str, text: &str, flags: &[&str]) -> (Out, String) {
+/// Writes `text` to `name` in `dir`, runs `accum COMMAND… name FLAGS…`
+/// there, and returns the output with the file's text after.
+fn edited(dir: &Path, name: &str, text: &str, command: &[&str], flags: &[&str]) -> (Out, String) {
     fs::write(dir.join(name), text).expect("write");
-    let mut args = vec!["validate", name];
-    args.extend_from_slice(flags);
+    let args = [command, &[name], flags].concat();
     let out = run_in(dir, &args);
     let after = fs::read_to_string(dir.join(name)).expect("read back");
     (out, after)
+}
+
+/// [`edited`] by `accum validate`.
+fn fixed(dir: &Path, name: &str, text: &str, flags: &[&str]) -> (Out, String) {
+    edited(dir, name, text, &["validate"], flags)
 }
 
 #[test]
@@ -298,15 +302,9 @@ proptest! {
     }
 }
 
-/// Writes `text` to `name` in `dir`, runs `accum lint ARGS… name FLAGS…`
-/// there, and returns the output with the file's text after.
+/// [`edited`] by `accum lint FRAMEWORK`.
 fn linted(dir: &Path, name: &str, text: &str, framework: &str, flags: &[&str]) -> (Out, String) {
-    fs::write(dir.join(name), text).expect("write");
-    let mut args = vec!["lint", framework, name];
-    args.extend_from_slice(flags);
-    let out = run_in(dir, &args);
-    let after = fs::read_to_string(dir.join(name)).expect("read back");
-    (out, after)
+    edited(dir, name, text, &["lint", framework], flags)
 }
 
 /// `lint --fix` edits a framework's file as `validate --fix` edits accum's:
