@@ -150,7 +150,9 @@ pub use accum_macros::AccumConfig;
 /// `accum validate` (the `load` feature, on by default): see
 /// [`load_config`].
 #[cfg(feature = "load")]
-pub use accum_cli::{ConfigError, Consequence, Diagnostic, Loaded, load_config, load_config_str};
+pub use accum_cli::{
+    ConfigError, Consequence, Diagnostic, Loaded, Location, load_config, load_config_str,
+};
 
 /// The README's Rust examples compile and pass.
 #[cfg(doctest)]

@@ -92,7 +92,11 @@ fn a_good_file_loads_with_its_plan() {
     // the config still loads.
     let text = GOOD.replace("\"320 examples\"", "\"20k tokens\"");
     let loaded = load("train.toml", &text).expect("a warning only");
-    let codes: Vec<&str> = loaded.warnings().iter().map(|w| w.code.as_str()).collect();
+    let codes: Vec<&str> = loaded
+        .warnings()
+        .iter()
+        .map(|w| w.finding.code.as_str())
+        .collect();
     assert_eq!(codes, ["accum::span::warmup"]);
     assert!(
         loaded.render_warnings(false).contains("seq_len"),
@@ -123,8 +127,8 @@ fn a_key_typo_is_located_with_a_did_you_mean() {
     let diagnostics = err.diagnostics();
     assert_eq!(diagnostics.len(), 1, "{err}");
     let d = &diagnostics[0];
-    assert_eq!(d.code.as_str(), "accum::schema::unknown-key");
-    assert_eq!(d.path.segments(), ["parallel", "tensor_paralel"]);
+    assert_eq!(d.finding.code.as_str(), "accum::schema::unknown-key");
+    assert_eq!(d.finding.path.segments(), ["parallel", "tensor_paralel"]);
     let rendered = err.to_string();
     assert!(rendered.contains("train.toml:8:1"), "{rendered}");
     assert!(rendered.contains("tensor_paralel = 2"), "{rendered}");
@@ -159,10 +163,10 @@ fn typed_counts_say_what_is_wrong_with_the_unit() {
         let err = load("train.toml", &text).expect_err(value);
         let d = &err.diagnostics()[0];
         assert_eq!(err.diagnostics().len(), 1, "{err}");
-        assert_eq!(d.code.as_str(), "accum::span", "{err}");
-        assert_eq!(d.path.segments(), ["optim", "eval_every"]);
-        assert_eq!(d.message, message);
-        assert!(d.help.is_some(), "{err}");
+        assert_eq!(d.finding.code.as_str(), "accum::span", "{err}");
+        assert_eq!(d.finding.path.segments(), ["optim", "eval_every"]);
+        assert_eq!(d.finding.message, message);
+        assert!(d.help_text().is_some(), "{err}");
         let rendered = err.to_string();
         assert!(!rendered.contains("pattern"), "{rendered}");
         assert!(!rendered.contains("^\\s*"), "{rendered}");
@@ -173,7 +177,7 @@ fn typed_counts_say_what_is_wrong_with_the_unit() {
     )
     .expect_err("another unit");
     assert_eq!(
-        err.diagnostics()[0].help.as_deref(),
+        err.diagnostics()[0].help_text(),
         Some(
             "write it in updates, e.g. \"2000000 updates\" (converting between units needs the plan), \
              or make the field a `Span`, which takes any unit"
@@ -188,13 +192,16 @@ fn plan_findings_are_located_at_their_fields() {
     let text = GOOD.replace("world_size = 8", "world_size = 9");
     let err = load("train.toml", &text).expect_err("9 is not divisible by 2");
     let d = &err.diagnostics()[0];
-    assert_eq!(d.code.as_str(), "accum::plan::layout");
-    assert_eq!(d.path.segments(), ["parallel", "world_size"]);
+    assert_eq!(d.finding.code.as_str(), "accum::plan::layout");
+    assert_eq!(d.finding.path.segments(), ["parallel", "world_size"]);
     assert!(err.to_string().contains("train.toml:7:14"), "{err}");
     // A warmup longer than the run: 200 updates of a 100-update run.
     let text = GOOD.replace("\"320 examples\"", "\"200 updates\"");
     let err = load("train.toml", &text).expect_err("too long");
-    assert_eq!(err.diagnostics()[0].code.as_str(), "accum::span::warmup");
+    assert_eq!(
+        err.diagnostics()[0].finding.code.as_str(),
+        "accum::span::warmup"
+    );
 }
 
 /// Warnings keep the config and the plan, and render like `accum validate`.
@@ -203,7 +210,10 @@ fn warnings_stay_beside_the_loaded_plan() {
     let text = GOOD.replace("\"3200 examples\"", "\"3210 examples\"");
     let loaded = load("train.toml", &text).expect("a warning only");
     assert_eq!(loaded.warnings().len(), 1);
-    assert_eq!(loaded.warnings()[0].code.as_str(), "accum::span::rounding");
+    assert_eq!(
+        loaded.warnings()[0].finding.code.as_str(),
+        "accum::span::rounding"
+    );
     let rendered = loaded.render_warnings(false);
     assert!(rendered.contains("train.toml:13:9"), "{rendered}");
     assert!(rendered.contains("rounds up to 101 updates"), "{rendered}");
@@ -221,7 +231,7 @@ fn files_that_cannot_be_read_say_why() {
         "{err}"
     );
     let err = load("train.toml", "[batch\nmicro_batch = 4\n").expect_err("syntax");
-    assert_eq!(err.diagnostics()[0].code.as_str(), "accum::syntax");
+    assert_eq!(err.diagnostics()[0].finding.code.as_str(), "accum::syntax");
     assert!(err.to_string().contains("train.toml:1:"), "{err}");
 }
 

@@ -141,7 +141,7 @@ impl Read {
             .files
             .iter()
             .flat_map(|f| f.findings.iter())
-            .filter(|f| f.code == Code::Unread)
+            .filter(|f| f.finding.code == Code::Unread)
             .count();
         (unread > 0 && self.count(Severity::Error) == 0).then(|| {
             format!(

@@ -11,7 +11,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 pub use accum_core::Severity;
-use accum_core::{Code, FieldPath};
+use accum_core::plan::Fix;
+use accum_core::{Code, FieldPath, Finding};
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde::Serialize;
 
@@ -19,30 +20,53 @@ use crate::escape;
 use crate::fix::{Applicability, Suggestion};
 use crate::source::LineIndex;
 
-/// One diagnostic: what is wrong, where, and how to fix it. `accum explain
-/// CODE` prints the rule behind a code.
+/// One diagnostic: a [`Finding`] (what is wrong, at which path, and how
+/// to fix it) at its [`Location`] in a file, with the fix as edits of that
+/// file. `accum explain CODE` prints the rule behind a code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
-    /// Error or warning.
-    pub severity: Severity,
-    /// The rule's stable code, e.g. `accum::plan::global-batch`.
-    pub code: Code,
-    /// What is wrong, with the numbers.
-    pub message: String,
-    /// The fix, when there is one.
-    pub help: Option<String>,
-    /// The path of keys to the value (`batch.micro_batch`).
-    pub path: FieldPath,
-    /// The text to underline, and what to say under it (may be empty).
-    pub primary: Option<(Range<usize>, String)>,
-    /// Other places that take part (the factors of an equation).
-    pub secondary: Vec<(Range<usize>, String)>,
+    /// What is wrong: the code, severity, path, message, the label under
+    /// the value, the fix, and the other fields that take part.
+    pub finding: Finding,
+    /// Where the value and the other fields are in the file.
+    pub location: Location,
     /// The fixes as edits of the file, when the finding knows them: one
     /// to apply, or alternatives to choose from.
     pub fixes: Vec<Suggestion>,
-    /// Findings folded into this one ([`fold_consequences`]): what the
+    /// Findings folded into this one: what the
     /// same numbers at the same place make the framework do.
     pub consequences: Vec<Consequence>,
+}
+
+/// Where a [`Finding`] is in its file, as byte ranges of the text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Location {
+    /// The text of the value, underlined with the finding's label; `None`
+    /// for a finding about the file as a whole.
+    pub range: Option<Range<usize>>,
+    /// The text of each of the finding's related fields, in their order.
+    pub related: Vec<Range<usize>>,
+}
+
+impl Location {
+    /// The text of a value, with no other field.
+    pub(crate) fn at(range: Range<usize>) -> Location {
+        Location {
+            range: Some(range),
+            related: Vec::new(),
+        }
+    }
+
+    /// Every range of the location moved by `move_range`: into the text of
+    /// another file, or out of it.
+    pub(crate) fn map(&mut self, mut move_range: impl FnMut(&Range<usize>) -> Range<usize>) {
+        if let Some(range) = &mut self.range {
+            *range = move_range(range);
+        }
+        for range in &mut self.related {
+            *range = move_range(range);
+        }
+    }
 }
 
 /// A finding folded into its cause: its code and what it says, shown as a
@@ -64,14 +88,9 @@ pub struct Consequence {
 /// separate mistakes that happen to share a value.
 pub(crate) fn fold_consequences(findings: &mut Vec<Diagnostic>) {
     let is_cause = |d: &Diagnostic| {
-        d.severity == Severity::Error && d.code.family() == accum_core::Family::Plan
+        d.finding.is_error() && d.finding.code.family() == accum_core::Family::Plan
     };
-    let place = |d: &Diagnostic| {
-        d.primary
-            .as_ref()
-            .map(|(s, _)| s.clone())
-            .filter(|s| !s.is_empty())
-    };
+    let place = |d: &Diagnostic| d.location.range.clone().filter(|r| !r.is_empty());
     let causes: Vec<Range<usize>> = findings
         .iter()
         .filter(|d| is_cause(d))
@@ -79,21 +98,20 @@ pub(crate) fn fold_consequences(findings: &mut Vec<Diagnostic>) {
         .collect();
     let mut folded = Vec::new();
     findings.retain(|d| {
-        let at = place(d)
-            .filter(|s| d.severity == Severity::Error && !is_cause(d) && causes.contains(s));
-        if let Some(span) = &at {
+        let at = place(d).filter(|r| d.finding.is_error() && !is_cause(d) && causes.contains(r));
+        if let Some(range) = &at {
             let consequence = Consequence {
-                code: d.code,
-                message: d.message.clone(),
+                code: d.finding.code,
+                message: d.finding.message.clone(),
             };
-            folded.push((span.clone(), consequence));
+            folded.push((range.clone(), consequence));
         }
         at.is_none()
     });
-    for (span, consequence) in folded {
+    for (range, consequence) in folded {
         if let Some(cause) = findings
             .iter_mut()
-            .find(|d| is_cause(d) && place(d).as_ref() == Some(&span))
+            .find(|d| is_cause(d) && place(d).as_ref() == Some(&range))
         {
             cause.consequences.push(consequence);
         }
@@ -101,65 +119,89 @@ pub(crate) fn fold_consequences(findings: &mut Vec<Diagnostic>) {
 }
 
 impl Diagnostic {
-    /// An error at `path`.
-    pub(crate) fn error(
-        code: Code,
-        path: impl Into<FieldPath>,
-        message: impl Into<String>,
-    ) -> Diagnostic {
+    /// `finding` at `location`, with no edits yet.
+    pub(crate) fn new(finding: Finding, location: Location) -> Diagnostic {
         Diagnostic {
-            severity: Severity::Error,
-            code,
-            message: message.into(),
-            help: None,
-            path: path.into(),
-            primary: None,
-            secondary: Vec::new(),
+            finding,
+            location,
             fixes: Vec::new(),
             consequences: Vec::new(),
         }
     }
 
+    /// An error at `path`, not yet placed in the file.
+    pub(crate) fn error(
+        code: Code,
+        path: impl Into<FieldPath>,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        let finding = Finding::new(code, path.into(), message.into(), String::new());
+        Diagnostic::new(finding, Location::default())
+    }
+
     /// The same diagnostic as a warning.
     pub(crate) fn warning(mut self) -> Diagnostic {
-        self.severity = Severity::Warning;
+        self.finding = self.finding.warning();
         self
     }
 
-    /// Adds the fix.
+    /// Adds the fix, in words.
     pub(crate) fn help(mut self, help: impl Into<String>) -> Diagnostic {
-        self.help = Some(help.into());
+        self.finding = self.finding.with_fix(Fix::text(help));
         self
     }
 
-    /// Adds a fix, when there is one.
+    /// Adds a fix as edits of the file, when there is one.
     pub(crate) fn fix(mut self, fix: Option<Suggestion>) -> Diagnostic {
         self.fixes.extend(fix);
         self
     }
 
-    /// Underlines `span` with `label`.
-    pub(crate) fn at(mut self, span: Range<usize>, label: impl Into<String>) -> Diagnostic {
-        self.primary = Some((span, label.into()));
+    /// Underlines `range` with `label`.
+    pub(crate) fn at(mut self, range: Range<usize>, label: impl Into<String>) -> Diagnostic {
+        self.location.range = Some(range);
+        self.finding.label = label.into();
         self
     }
 
-    /// Adds a secondary label.
-    pub(crate) fn also(mut self, span: Range<usize>, label: impl Into<String>) -> Diagnostic {
-        self.secondary.push((span, label.into()));
+    /// Adds another field that takes part: its path, and its text in the
+    /// file labelled with `label`.
+    pub(crate) fn also(
+        mut self,
+        path: impl Into<FieldPath>,
+        range: Range<usize>,
+        label: impl Into<String>,
+    ) -> Diagnostic {
+        self.finding = self.finding.with_related(path.into(), None, label.into());
+        self.location.related.push(range);
         self
     }
 
-    /// The dotted path (`batch.micro_batch`), or `(root)`.
-    pub fn dotted_path(&self) -> String {
-        self.path.to_string()
+    /// Keeps the related fields whose text `keep` accepts, in the finding
+    /// and in its location together.
+    pub(crate) fn retain_related(&mut self, mut keep: impl FnMut(&Range<usize>) -> bool) {
+        let kept: Vec<bool> = self.location.related.iter().map(&mut keep).collect();
+        let mut kept_related = kept.iter();
+        self.finding
+            .related
+            .retain(|_| kept_related.next().copied().unwrap_or(true));
+        let mut kept_ranges = kept.iter();
+        self.location
+            .related
+            .retain(|_| kept_ranges.next().copied().unwrap_or(true));
     }
 
-    /// Where the primary span starts, 1-based (`(1, 1)` without a span).
+    /// The fix in words, when there is one.
+    pub fn help_text(&self) -> Option<&str> {
+        self.finding.fix.as_ref().map(|fix| fix.text.as_str())
+    }
+
+    /// Where the value starts, 1-based (`(1, 1)` for the file as a whole).
     fn start(&self, lines: &LineIndex<'_>) -> (usize, usize) {
-        self.primary
+        self.location
+            .range
             .as_ref()
-            .map_or((1, 1), |(span, _)| lines.line_col(span.start))
+            .map_or((1, 1), |range| lines.line_col(range.start))
     }
 }
 
@@ -170,14 +212,14 @@ pub(crate) fn dotted(path: &[String]) -> String {
     FieldPath::from(path).to_string()
 }
 
-/// A span clamped into `text` and onto character boundaries, so that no
-/// diagnostic can make the renderer slice outside the source.
-fn clamp(text: &str, span: &Range<usize>) -> Range<usize> {
-    let mut start = span.start.min(text.len());
+/// A byte range clamped into `text` and onto character boundaries, so
+/// that no diagnostic can make the renderer slice outside the source.
+fn clamp(text: &str, range: &Range<usize>) -> Range<usize> {
+    let mut start = range.start.min(text.len());
     while !text.is_char_boundary(start) {
         start -= 1;
     }
-    let mut end = span.end.clamp(start, text.len());
+    let mut end = range.end.clamp(start, text.len());
     while !text.is_char_boundary(end) {
         end += 1;
     }
@@ -208,10 +250,10 @@ pub(crate) fn capped<'a>(
     let mut seen: std::collections::BTreeMap<Code, (usize, Option<Severity>)> =
         std::collections::BTreeMap::new();
     for d in diagnostics {
-        let (count, first_left_out) = seen.entry(d.code).or_default();
+        let (count, first_left_out) = seen.entry(d.finding.code).or_default();
         *count += 1;
         if *count > per_code {
-            first_left_out.get_or_insert(d.severity);
+            first_left_out.get_or_insert(d.finding.severity);
         }
     }
     if seen.values().all(|(count, _)| *count <= per_code) {
@@ -221,7 +263,7 @@ pub(crate) fn capped<'a>(
     let mut out: Vec<Diagnostic> = diagnostics
         .iter()
         .filter(|d| {
-            let count = kept.entry(d.code).or_default();
+            let count = kept.entry(d.finding.code).or_default();
             *count += 1;
             *count <= per_code
         })
@@ -238,7 +280,7 @@ pub(crate) fn capped<'a>(
                     accum_core::group_digits(per_code as u64)
                 ),
             );
-            more.severity = severity;
+            more.finding.severity = severity;
             out.push(more);
         }
     }
@@ -250,7 +292,7 @@ pub(crate) fn capped<'a>(
 const MAX_SNIPPET_BYTES: usize = 64 * 1024;
 
 /// Renders diagnostics for people: per diagnostic a header, the snippet
-/// with every labelled span, and the help, each said once; at most
+/// with every labelled range, and the help, each said once; at most
 /// [`SHOWN_PER_CODE`] of each code ([`capped`]).
 ///
 /// The text is safe to print as it is, coloured or not: the file name,
@@ -276,12 +318,14 @@ pub(crate) fn render_text(
     let name = escape::line(name);
     let name = name.as_ref();
     for diagnostic in capped(name, diagnostics, SHOWN_PER_CODE).iter() {
-        let message = escape::terminal(&diagnostic.message);
-        let labels: Vec<Cow<'_, str>> = diagnostic
-            .primary
+        let finding = &diagnostic.finding;
+        let location = &diagnostic.location;
+        let message = escape::terminal(&finding.message);
+        let label = escape::line(&finding.label);
+        let related: Vec<Cow<'_, str>> = finding
+            .related
             .iter()
-            .chain(&diagnostic.secondary)
-            .map(|(_, label)| escape::line(label))
+            .map(|related| escape::line(&related.label))
             .collect();
         let notes: Vec<Cow<'_, str>> = diagnostic
             .consequences
@@ -290,21 +334,20 @@ pub(crate) fn render_text(
                 Cow::Owned(escape::terminal(&format!("[{}] {}", c.code, c.message)).into_owned())
             })
             .collect();
-        let level = match diagnostic.severity {
+        let level = match finding.severity {
             Severity::Error => Level::ERROR,
             Severity::Warning => Level::WARNING,
         };
         let title = level
             .primary_title(message.as_ref())
-            .id(diagnostic.code.as_str());
-        let mut group = match &diagnostic.primary {
-            Some((span, _)) => {
-                // Only the lines the spans are on go to the renderer, which
+            .id(finding.code.as_str());
+        let mut group = match &location.range {
+            Some(range) => {
+                // Only the lines the ranges are on go to the renderer, which
                 // reads all of its source: the whole file for each finding is
                 // quadratic in a file of thousands of findings.
-                let spans =
-                    std::iter::once(span).chain(diagnostic.secondary.iter().map(|(s, _)| s));
-                let (window, first_line) = lines.window(spans.map(|s| clamp(text, s)));
+                let ranges = std::iter::once(range).chain(&location.related);
+                let (window, first_line) = lines.window(ranges.map(|r| clamp(text, r)));
                 if window.len() > MAX_SNIPPET_BYTES {
                     // A line of megabytes (a minified file): the place
                     // alone, as the renderer would read the whole line for
@@ -315,29 +358,29 @@ pub(crate) fn render_text(
                     for note in &notes {
                         group = group.element(Level::NOTE.message(note.as_ref()));
                     }
-                    if let Some(help) = &diagnostic.help {
-                        group = group.element(Level::HELP.message(help.as_str()));
+                    if let Some(help) = diagnostic.help_text() {
+                        group = group.element(Level::HELP.message(help));
                     }
                     out.push_str(&renderer.render(&[group]));
                     out.push_str("\n\n");
                     continue;
                 }
-                let shift = |s: &Range<usize>| {
-                    let s = clamp(text, s);
-                    s.start - window.start..s.end - window.start
+                let shift = |r: &Range<usize>| {
+                    let r = clamp(text, r);
+                    r.start - window.start..r.end - window.start
                 };
                 let mut snippet = Snippet::source(&text[window.clone()])
                     .line_start(first_line)
                     .path(name)
                     .annotation(
                         AnnotationKind::Primary
-                            .span(shift(span))
-                            .label(Some(labels[0].as_ref()).filter(|l| !l.is_empty())),
+                            .span(shift(range))
+                            .label(Some(label.as_ref()).filter(|l| !l.is_empty())),
                     );
-                for ((span, _), label) in diagnostic.secondary.iter().zip(&labels[1..]) {
+                for (range, label) in location.related.iter().zip(&related) {
                     snippet = snippet.annotation(
                         AnnotationKind::Context
-                            .span(shift(span))
+                            .span(shift(range))
                             .label(label.as_ref()),
                     );
                 }
@@ -348,7 +391,7 @@ pub(crate) fn render_text(
         for note in &notes {
             group = group.element(Level::NOTE.message(note.as_ref()));
         }
-        let help = diagnostic.help.as_deref().map(escape::terminal);
+        let help = diagnostic.help_text().map(escape::terminal);
         if let Some(help) = &help {
             group = group.element(Level::HELP.message(help.as_ref()));
         }
@@ -377,9 +420,9 @@ pub(crate) fn render_short(name: &str, text: &str, diagnostics: &[Diagnostic]) -
         out.push_str(&format!(
             "{}:{line}:{col}: {}[{}]: {}\n",
             escape::line(name),
-            diagnostic.severity.as_str(),
-            diagnostic.code,
-            escape::line(&diagnostic.message)
+            diagnostic.finding.severity.as_str(),
+            diagnostic.finding.code,
+            escape::line(&diagnostic.finding.message)
         ));
     }
     out
@@ -427,7 +470,7 @@ pub(crate) fn fixable_note<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnos
 pub(crate) fn count(diagnostics: &[Diagnostic], severity: Severity) -> usize {
     diagnostics
         .iter()
-        .filter(|d| d.severity == severity)
+        .filter(|d| d.finding.severity == severity)
         .count()
 }
 
@@ -436,13 +479,13 @@ pub(crate) fn count(diagnostics: &[Diagnostic], severity: Severity) -> usize {
 pub(crate) struct DiagnosticJson {
     /// The file.
     pub(crate) file: String,
-    /// 1-based line of the primary span.
+    /// 1-based line where the value starts.
     pub(crate) line: usize,
-    /// 1-based column of the primary span.
+    /// 1-based column where the value starts.
     pub(crate) column: usize,
-    /// 1-based line where the primary span ends.
+    /// 1-based line where the value ends.
     pub(crate) end_line: usize,
-    /// 1-based column where the primary span ends.
+    /// 1-based column where the value ends.
     pub(crate) end_column: usize,
     /// Dotted path of the value.
     pub(crate) path: String,
@@ -531,20 +574,20 @@ pub(crate) fn to_json(
     capped(doc_name, diagnostics, LISTED_PER_CODE)
         .iter()
         .map(|d| {
-            let span = d.primary.as_ref().map_or(0..0, |(s, _)| s.clone());
-            let (line, column) = lines.line_col(span.start);
-            let (end_line, end_column) = lines.line_col(span.end);
+            let range = d.location.range.clone().unwrap_or(0..0);
+            let (line, column) = lines.line_col(range.start);
+            let (end_line, end_column) = lines.line_col(range.end);
             DiagnosticJson {
                 file: doc_name.to_owned(),
                 line,
                 column,
                 end_line,
                 end_column,
-                path: d.dotted_path(),
-                severity: d.severity,
-                code: d.code,
-                message: d.message.clone(),
-                help: d.help.clone(),
+                path: d.finding.path.to_string(),
+                severity: d.finding.severity,
+                code: d.finding.code,
+                message: d.finding.message.clone(),
+                help: d.help_text().map(str::to_owned),
                 fixes: suggestions_json(&lines, &d.fixes),
                 consequences: d.consequences.clone(),
             }
@@ -562,8 +605,8 @@ mod tests {
     /// and a place without a plan finding keep their findings apart.
     #[test]
     fn consequences_fold_into_the_plan_finding_at_their_place() {
-        let at = |code: Code, span: Range<usize>| {
-            Diagnostic::error(code, vec!["k".to_owned()], code.as_str()).at(span, "")
+        let at = |code: Code, range: Range<usize>| {
+            Diagnostic::error(code, vec!["k".to_owned()], code.as_str()).at(range, "")
         };
         let mut findings = vec![
             at(Code::Rounds, 10..12),
@@ -577,7 +620,12 @@ mod tests {
         fold_consequences(&mut findings);
         let codes: Vec<(Code, Vec<Code>)> = findings
             .iter()
-            .map(|d| (d.code, d.consequences.iter().map(|c| c.code).collect()))
+            .map(|d| {
+                (
+                    d.finding.code,
+                    d.consequences.iter().map(|c| c.code).collect(),
+                )
+            })
             .collect();
         assert_eq!(
             codes,
@@ -589,7 +637,7 @@ mod tests {
                 (Code::GlobalBatch, vec![Code::Rounds, Code::EngineAssert]),
             ]
         );
-        assert_eq!(findings[0].severity, Severity::Warning);
+        assert_eq!(findings[0].finding.severity, Severity::Warning);
         // Rendered as notes before the help, with their codes.
         let text = "0123456789ab\n";
         let shown = render_text("f.json", text, &findings[4..], false);
@@ -665,7 +713,7 @@ mod tests {
     }
 
     #[test]
-    fn spans_outside_the_text_are_clamped() {
+    fn ranges_outside_the_text_are_clamped() {
         let text = "a = \"é\"\n";
         assert_eq!(clamp(text, &(5..6)), 5..7);
         assert_eq!(clamp(text, &(50..60)), text.len()..text.len());

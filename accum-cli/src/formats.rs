@@ -25,21 +25,21 @@ pub(crate) struct FileFindings<'a> {
     pub(crate) diagnostics: &'a [Diagnostic],
 }
 
-/// The 1-based start and end (line, column) of a diagnostic's primary span,
-/// columns in characters; `(1, 1)` for both without a span.
+/// The 1-based start and end (line, column) of a diagnostic's value,
+/// columns in characters; `(1, 1)` for both for the file as a whole.
 fn region(lines: &LineIndex<'_>, diagnostic: &Diagnostic) -> ((usize, usize), (usize, usize)) {
-    let span = diagnostic.primary.as_ref().map_or(0..0, |(s, _)| s.clone());
-    (lines.line_col(span.start), lines.line_col(span.end))
+    let range = diagnostic.location.range.clone().unwrap_or(0..0);
+    (lines.line_col(range.start), lines.line_col(range.end))
 }
 
 /// The message with the findings folded into it and its fix, for formats
 /// that have one text per finding.
 fn message_with_help(diagnostic: &Diagnostic) -> String {
-    let mut text = diagnostic.message.clone();
+    let mut text = diagnostic.finding.message.clone();
     for c in &diagnostic.consequences {
         text.push_str(&format!("\nnote: [{}] {}", c.code, c.message));
     }
-    if let Some(help) = &diagnostic.help {
+    if let Some(help) = diagnostic.help_text() {
         text.push_str(&format!("\nhelp: {help}"));
     }
     text
@@ -57,7 +57,7 @@ pub(crate) fn render_github(files: &[FileFindings<'_>]) -> String {
         let lines = LineIndex::new(file.text);
         let listed = capped(file.name, file.diagnostics, LISTED_PER_CODE);
         for diagnostic in listed.iter() {
-            let command = match diagnostic.severity {
+            let command = match diagnostic.finding.severity {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
@@ -65,7 +65,7 @@ pub(crate) fn render_github(files: &[FileFindings<'_>]) -> String {
             out.push_str(&format!(
                 "::{command} file={},line={line},col={col},endLine={end_line},endColumn={end_col},title={}::{}\n",
                 escape::github_property(file.name),
-                escape::github_property(diagnostic.code.as_str()),
+                escape::github_property(diagnostic.finding.code.as_str()),
                 escape::github_data(&message_with_help(diagnostic)),
             ));
         }
@@ -150,7 +150,7 @@ fn sarif_fixes(
 pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
     let mut codes: Vec<Code> = files
         .iter()
-        .flat_map(|f| f.diagnostics.iter().map(|d| d.code))
+        .flat_map(|f| f.diagnostics.iter().map(|d| d.finding.code))
         .collect();
     codes.sort_unstable_by_key(|code| code.as_str());
     codes.dedup();
@@ -160,7 +160,7 @@ pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
         let listed = capped(file.name, file.diagnostics, LISTED_PER_CODE);
         for diagnostic in listed.iter() {
             let ((line, col), (end_line, end_col)) = region(&lines, diagnostic);
-            let level = match diagnostic.severity {
+            let level = match diagnostic.finding.severity {
                 Severity::Error => sarif::ResultLevel::Error,
                 Severity::Warning => sarif::ResultLevel::Warning,
             };
@@ -184,10 +184,10 @@ pub(crate) fn to_sarif(files: &[FileFindings<'_>]) -> sarif::Sarif {
                 .build();
             let index = codes
                 .iter()
-                .position(|c| *c == diagnostic.code)
+                .position(|c| *c == diagnostic.finding.code)
                 .expect("every diagnostic's code is among the rules");
             let result = sarif::Result::builder()
-                .rule_id(diagnostic.code.as_str())
+                .rule_id(diagnostic.finding.code.as_str())
                 .rule_index(count(index))
                 .level(level)
                 .message(
@@ -230,8 +230,8 @@ fn count(n: usize) -> i64 {
 pub(crate) fn explain_hint(files: &[FileFindings<'_>]) -> String {
     let mut codes: Vec<Code> = Vec::new();
     for diagnostic in files.iter().flat_map(|f| f.diagnostics.iter()) {
-        if !codes.contains(&diagnostic.code) {
-            codes.push(diagnostic.code);
+        if !codes.contains(&diagnostic.finding.code) {
+            codes.push(diagnostic.finding.code);
         }
     }
     let bin = crate::output::bin_name();

@@ -118,12 +118,12 @@ pub fn config(format: ConfigFormat, data: &[u8]) -> bool {
     ) {
         Ok(outcome) => {
             let findings = outcome.diagnostics;
-            // Every finding's span must lie in the text, or rendering it would fail.
+            // Every finding's range must lie in the text, or rendering it would fail.
             for finding in &findings {
-                if let Some((span, _)) = &finding.primary {
+                if let Some(range) = &finding.location.range {
                     assert!(
-                        span.start <= span.end && span.end <= doc.text.len(),
-                        "finding span {span:?} outside a text of {} bytes",
+                        range.start <= range.end && range.end <= doc.text.len(),
+                        "finding range {range:?} outside a text of {} bytes",
                         doc.text.len()
                     );
                 }
@@ -131,7 +131,7 @@ pub fn config(format: ConfigFormat, data: &[u8]) -> bool {
             let _ = crate::diagnostic::render_text(&doc.name, &doc.text, &findings, false);
             let valid = !findings
                 .iter()
-                .any(|f| f.severity == crate::diagnostic::Severity::Error);
+                .any(|f| f.finding.severity == crate::diagnostic::Severity::Error);
             if let Some(config) = outcome.config.filter(|_| valid) {
                 downstream(&doc, schema, &config);
             }
@@ -207,7 +207,7 @@ pub fn import(framework: Framework, data: &[u8]) {
                         files
                             .iter()
                             .flat_map(|f| &f.findings)
-                            .all(|f| f.message != crate::interop::READER_GAP),
+                            .all(|f| f.finding.message != crate::interop::READER_GAP),
                         "a refused import says why"
                     );
                 }
@@ -267,8 +267,8 @@ pub fn detect(data: &[u8]) {
                         files
                             .iter()
                             .flat_map(|f| &f.findings)
-                            .all(|f| !(f.code == accum_core::Code::Dialect
-                                && f.message.starts_with("this is a"))),
+                            .all(|f| !(f.finding.code == accum_core::Code::Dialect
+                                && f.finding.message.starts_with("this is a"))),
                         "a file claimed for {framework} is read by {framework}"
                     );
                 }

@@ -74,7 +74,7 @@ mod training;
 mod typed;
 mod validate;
 
-pub use diagnostic::{Consequence, Diagnostic, Severity};
+pub use diagnostic::{Consequence, Diagnostic, Location, Severity};
 pub use fix::{Applicability, Suggestion, TextEdit};
 pub use load::{CliConfig, ConfigError, Loaded, load_config, load_config_str};
 

@@ -142,7 +142,7 @@ pub(crate) fn check_document<T: CliConfig>(
     if let Some(check) = typed
         && !diagnostics
             .iter()
-            .any(|d| d.severity == diagnostic::Severity::Error)
+            .any(|d| d.finding.severity == diagnostic::Severity::Error)
     {
         match crate::typed::from_value::<T>(&instance) {
             Err(err) => diagnostics.push(err.diagnostic(doc)),
@@ -203,7 +203,7 @@ pub(crate) fn load_checked<T: CliConfig>(
             ));
             let errors = findings
                 .iter()
-                .filter(|f| f.severity == diagnostic::Severity::Error)
+                .filter(|f| f.finding.severity == diagnostic::Severity::Error)
                 .count();
             return Err(CliError::invalid(format!(
                 "{}: {errors} error{} (run `{} validate {}` for details)",
@@ -242,7 +242,7 @@ fn check_file<T: CliConfig>(
     let mut diagnostics = outcome.diagnostics;
     let errors = diagnostics
         .iter()
-        .any(|d| d.severity == diagnostic::Severity::Error);
+        .any(|d| d.finding.severity == diagnostic::Severity::Error);
     Ok(match outcome.config {
         Some(config) if !errors => match config.checked() {
             Ok(checked) => Ok((config, checked, diagnostics)),

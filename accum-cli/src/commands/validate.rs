@@ -146,7 +146,7 @@ pub(crate) fn statistics(files: &[FileFindings<'_>]) -> String {
     let mut counts: std::collections::BTreeMap<accum_core::Code, (usize, usize, usize)> =
         std::collections::BTreeMap::new();
     for d in files.iter().flat_map(|f| f.diagnostics.iter()) {
-        let entry = counts.entry(d.code).or_default();
+        let entry = counts.entry(d.finding.code).or_default();
         entry.0 += 1;
         match d.fixes.as_slice() {
             [only] if only.applicability == Applicability::Safe => entry.1 += 1,
@@ -184,7 +184,7 @@ pub(crate) fn statistics(files: &[FileFindings<'_>]) -> String {
 
 /// Exit 1 when a file has an error, or a warning under `--deny-warnings`.
 pub(crate) fn verdict(files: &[FileFindings<'_>], deny_warnings: bool) -> Exit {
-    let fails = |d: &Diagnostic| d.severity == Severity::Error || deny_warnings;
+    let fails = |d: &Diagnostic| d.finding.severity == Severity::Error || deny_warnings;
     if files.iter().any(|f| f.diagnostics.iter().any(fails)) {
         Exit::Invalid
     } else {

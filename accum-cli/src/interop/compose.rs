@@ -620,17 +620,11 @@ impl Composed {
             .collect();
         let part_of = |at: usize| self.parts.iter().rposition(|p| p.start <= at).unwrap_or(0);
         for mut f in report.findings {
-            let i = f.primary.as_ref().map_or(0, |(s, _)| part_of(s.start));
+            let i = f.location.range.as_ref().map_or(0, |r| part_of(r.start));
             let start = self.parts[i].start;
             let end = start + self.parts[i].text.len();
-            if let Some((span, _)) = &mut f.primary {
-                *span = span.start - start..span.end.min(end) - start;
-            }
-            f.secondary
-                .retain(|(s, _)| s.start >= start && s.end <= end);
-            for (s, _) in &mut f.secondary {
-                *s = s.start - start..s.end - start;
-            }
+            f.retain_related(|r| r.start >= start && r.end <= end);
+            f.location.map(|r| r.start - start..r.end.min(end) - start);
             // A fix edits the file its finding is in: one with an edit in
             // another file of the tree is not offered.
             f.fixes.retain(|fix| {
@@ -826,12 +820,7 @@ fn is_missing(node: &Node) -> bool {
 }
 
 fn shift_finding(mut d: Diagnostic, by: usize) -> Diagnostic {
-    if let Some((span, _)) = &mut d.primary {
-        *span = span.start + by..span.end + by;
-    }
-    for (s, _) in &mut d.secondary {
-        *s = s.start + by..s.end + by;
-    }
+    d.location.map(|r| r.start + by..r.end + by);
     d
 }
 
@@ -897,7 +886,10 @@ mod tests {
                 "override model Some(\"big\")",
             ]
         );
-        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        let messages: Vec<&str> = problems
+            .iter()
+            .map(|p| p.finding.message.as_str())
+            .collect();
         assert_eq!(
             messages,
             vec![
@@ -906,8 +898,8 @@ mod tests {
                 "the defaults entry `a b c` is not one accum reads",
             ]
         );
-        assert!(problems.iter().all(|p| p.code == Code::Missing
-            && p.help.as_deref() == Some("give the values it would set with --set KEY=VALUE")));
+        assert!(problems.iter().all(|p| p.finding.code == Code::Missing
+            && p.help_text() == Some("give the values it would set with --set KEY=VALUE")));
     }
 
     #[test]

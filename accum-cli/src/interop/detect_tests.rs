@@ -273,14 +273,14 @@ fn a_file_named_as_the_wrong_framework_is_told_which_it_is() {
         panic!("refused");
     };
     let f = &files[0].findings[0];
-    assert_eq!(f.code, Code::Dialect);
+    assert_eq!(f.finding.code, Code::Dialect);
     assert!(
-        f.message.starts_with("this is a LitGPT file, not Lightning's: `checkpoint_dir`, `out_dir`, `train.save_interval` are LitGPT's own"),
+        f.finding.message.starts_with("this is a LitGPT file, not Lightning's: `checkpoint_dir`, `out_dir`, `train.save_interval` are LitGPT's own"),
         "{}",
-        f.message
+        f.finding.message
     );
     assert_eq!(
-        f.help.as_deref(),
+        f.help_text(),
         Some("import it with `accum import litgpt FILE`")
     );
 }

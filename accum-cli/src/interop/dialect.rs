@@ -6,17 +6,17 @@
 
 use std::ops::Range;
 
-use accum_core::Code;
 use accum_core::config::RunSection;
 use accum_core::config::partial::{PartialBatch, PartialConfig};
 use accum_core::plan::{Edit, LastGroup, Layout, Plan, PlanError, PlanInput, Role};
 use accum_core::settings::Normalization;
+use accum_core::{Code, Finding};
 
 use super::census;
 use super::reader::Reader;
 use super::stages::{Form, Staged, StepLength, shift_finding};
 use super::{BatchSchedule, FileReport, Framework, ImportError, ImportOptions, Imported};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::fix::{Suggestion, set_scalar, setting};
 use crate::source::Document;
 
@@ -123,7 +123,7 @@ fn finish(
             .files
             .iter()
             .flat_map(|f| &f.findings)
-            .any(|f| f.severity == Severity::Error);
+            .any(|f| f.finding.severity == Severity::Error);
         // Every refusal is meant to come with its finding; where a reader
         // misses one, the user still reads what happened rather than "fix
         // the errors above" with none above. The fuzz targets fail on it.
@@ -253,13 +253,13 @@ pub(crate) const fn key_of(framework: Framework, role: Role) -> Option<&'static 
 /// as a command line does (`--global-batch-size 32`). Roles the framework
 /// has no key for keep accum's name.
 pub(crate) fn in_framework_keys(framework: Framework, finding: &mut Diagnostic) {
-    if finding.code.family() != accum_core::Family::Plan {
+    if finding.finding.code.family() != accum_core::Family::Plan {
         return;
     }
     let name = |role| key_of(framework, role);
-    finding.message = rename_keys(&finding.message, name);
-    if let Some(help) = &finding.help {
-        finding.help = Some(rename_keys(help, name));
+    finding.finding.message = rename_keys(&finding.finding.message, name);
+    if let Some(fix) = &mut finding.finding.fix {
+        fix.text = rename_keys(&fix.text, name);
     }
 }
 
@@ -313,12 +313,11 @@ pub(crate) fn run_section(framework: Framework, name: &str) -> RunSection {
     }
 }
 
-/// A plan error as a finding at `span`: its code, message, label and fix,
-/// as `accum validate` reports the same mistake in accum's own config.
+/// A plan error as a finding at `span`: its code, role, message, label
+/// and fix, as `accum validate` reports the same mistake in accum's own
+/// config.
 pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize>) -> Diagnostic {
-    Diagnostic::error(err.code(), path, err.message())
-        .help(err.fix().text)
-        .at(span, err.label())
+    Diagnostic::new(Finding::from_error(err, path.into()), Location::at(span))
 }
 
 /// As [`plan_finding`], in a file of `framework` read as `doc`: the fix's
@@ -334,15 +333,15 @@ pub(crate) fn plan_finding_in(
     path: Vec<String>,
     span: Range<usize>,
 ) -> Diagnostic {
-    let mut finding = plan_finding(err, path, span);
-    let at = finding.path.segments().to_vec();
-    finding.fixes = err
-        .fix()
-        .options
+    let mut diagnostic = plan_finding(err, path, span);
+    let finding = &diagnostic.finding;
+    let options = finding.fix.as_ref().map_or(&[][..], |fix| &fix.options[..]);
+    let fixes = options
         .iter()
-        .filter_map(|option| plan_option(framework, doc, option, &at))
+        .filter_map(|option| plan_option(framework, doc, option, finding.path.segments()))
         .collect();
-    finding
+    diagnostic.fixes = fixes;
+    diagnostic
 }
 
 /// One alternative of a plan fix as edits of a framework's file.
@@ -579,8 +578,8 @@ mod tests {
         let errors: Vec<&str> = files[0]
             .findings
             .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .map(|f| f.message.as_str())
+            .filter(|f| f.finding.severity == Severity::Error)
+            .map(|f| f.finding.message.as_str())
             .collect();
         assert_eq!(errors, [READER_GAP]);
     }
@@ -643,7 +642,7 @@ mod tests {
         let help = |framework| {
             let mut finding = plan_finding(&err, vec![], 0..0);
             in_framework_keys(framework, &mut finding);
-            finding.help.expect("a help")
+            finding.help_text().expect("a help").to_owned()
         };
         assert_eq!(
             help(Framework::DeepSpeed),
@@ -682,6 +681,6 @@ mod tests {
         );
         let mut other = Diagnostic::error(Code::Unread, vec![], "m").help("micro_batch = 2");
         in_framework_keys(Framework::DeepSpeed, &mut other);
-        assert_eq!(other.help.as_deref(), Some("micro_batch = 2"));
+        assert_eq!(other.help_text(), Some("micro_batch = 2"));
     }
 }

@@ -644,7 +644,13 @@ mod tests {
         let node = d.node(&owned(path)).expect("the key").clone();
         resolve(&d, i, path, node)
             .map(|r| r.node.kind)
-            .map_err(|f| format!("{} / {}", f.message, f.help.unwrap_or_default()))
+            .map_err(|f| {
+                format!(
+                    "{} / {}",
+                    f.finding.message,
+                    f.help_text().unwrap_or_default()
+                )
+            })
     }
 
     #[test]
@@ -720,10 +726,16 @@ mod tests {
             .map(|r| {
                 (
                     r.node.kind,
-                    r.notes.into_iter().map(|n| n.message).collect(),
+                    r.notes.into_iter().map(|n| n.finding.message).collect(),
                 )
             })
-            .map_err(|f| format!("{} / {}", f.message, f.help.unwrap_or_default()))
+            .map_err(|f| {
+                format!(
+                    "{} / {}",
+                    f.finding.message,
+                    f.help_text().unwrap_or_default()
+                )
+            })
     }
 
     #[test]

@@ -342,14 +342,15 @@ pub struct Imported {
 impl Imported {
     /// Whether any finding is an error (the CLI exits 1).
     pub fn has_errors(&self) -> bool {
-        self.findings().any(|f| f.severity == Severity::Error)
+        self.findings()
+            .any(|f| f.finding.severity == Severity::Error)
     }
 
     /// Whether the batch is reported with confidence: no finding is an
     /// error, and no key or argument of the batch vocabulary was left
     /// unread (`accum::interop::unread`).
     pub fn confident(&self) -> bool {
-        !self.has_errors() && !self.findings().any(|f| f.code == Code::Unread)
+        !self.has_errors() && !self.findings().any(|f| f.finding.code == Code::Unread)
     }
 
     /// Every finding, file after file.
@@ -453,7 +454,7 @@ impl fmt::Display for ImportError {
                 let errors: Vec<&Diagnostic> = files
                     .iter()
                     .flat_map(|f| f.findings.iter())
-                    .filter(|x| x.severity == Severity::Error)
+                    .filter(|x| x.finding.severity == Severity::Error)
                     .collect();
                 write!(
                     f,
@@ -462,7 +463,7 @@ impl fmt::Display for ImportError {
                     if errors.len() == 1 { "" } else { "s" }
                 )?;
                 for e in errors {
-                    write!(f, "; {}", e.message)?;
+                    write!(f, "; {}", e.finding.message)?;
                 }
                 Ok(())
             }

@@ -384,7 +384,7 @@ fn nemo_ramp_ups_are_megatrons() {
         samples: 5000,
     };
     assert_eq!(train_iters(&rule, 5000), Ok(192));
-    let codes: Vec<Code> = imported.findings().map(|f| f.code).collect();
+    let codes: Vec<Code> = imported.findings().map(|f| f.finding.code).collect();
     assert_eq!(codes, [Code::Version, Code::RampRestarts]);
 }
 
@@ -447,15 +447,18 @@ fn a_run_ending_in_the_ramp_up_is_told_the_exact_count() {
         let imported = run(samples);
         let rounds: Vec<_> = imported
             .findings()
-            .filter(|f| f.code == Code::Rounds)
+            .filter(|f| f.finding.code == Code::Rounds)
             .collect();
         assert_eq!(rounds.len(), 1, "{samples}: {}", imported.render(false));
         assert!(
-            rounds[0].message.contains("more than --train-samples"),
+            rounds[0]
+                .finding
+                .message
+                .contains("more than --train-samples"),
             "{}",
-            rounds[0].message
+            rounds[0].finding.message
         );
-        let help = rounds[0].help.as_deref().unwrap_or_default();
+        let help = rounds[0].help_text().unwrap_or_default();
         assert!(
             help.contains("end at 2,000,384 samples, and --train-samples 2000384 (or that plus whole global batches of 512)"),
             "{samples}: {help}"
@@ -464,7 +467,7 @@ fn a_run_ending_in_the_ramp_up_is_told_the_exact_count() {
     for samples in [2_000_384, 2_000_384 + 512, 2_000_384 + 512 * 1000] {
         let imported = run(samples);
         assert!(
-            imported.findings().all(|f| f.code != Code::Rounds),
+            imported.findings().all(|f| f.finding.code != Code::Rounds),
             "{samples}: {}",
             imported.render(false)
         );
@@ -473,8 +476,8 @@ fn a_run_ending_in_the_ramp_up_is_told_the_exact_count() {
     let imported = run(2_000_384 + 700);
     let help = imported
         .findings()
-        .find(|f| f.code == Code::Rounds)
-        .and_then(|f| f.help.clone())
+        .find(|f| f.finding.code == Code::Rounds)
+        .and_then(|f| f.help_text().map(str::to_owned))
         .expect("a rounds finding");
     assert!(help.contains("write --train-samples 2000896"), "{help}");
 }

@@ -109,7 +109,7 @@ fn every_fixture_repository_gives_the_frameworks_batch_or_refusal() {
             let mut codes: Vec<String> = files
                 .iter()
                 .flat_map(|f| &f.findings)
-                .map(|f| short(f.code))
+                .map(|f| short(f.finding.code))
                 .collect();
             codes.sort();
             let rendered = render_reports(&files, false);
@@ -139,9 +139,9 @@ fn every_fixture_repository_gives_the_frameworks_batch_or_refusal() {
                 let found = files.iter().any(|f| {
                     f.name.ends_with(file)
                         && f.findings.iter().any(|d| {
-                            short(d.code) == code
-                                && d.primary.as_ref().is_some_and(|(s, _)| {
-                                    crate::source::line_col(&f.text, s.start).0 == line
+                            short(d.finding.code) == code
+                                && d.location.range.as_ref().is_some_and(|r| {
+                                    crate::source::line_col(&f.text, r.start).0 == line
                                 })
                         })
                 });
@@ -150,10 +150,12 @@ fn every_fixture_repository_gives_the_frameworks_batch_or_refusal() {
                         .iter()
                         .flat_map(|f| {
                             f.findings.iter().map(move |d| {
-                                let line = d.primary.as_ref().map_or(0, |(s, _)| {
-                                    crate::source::line_col(&f.text, s.start).0
-                                });
-                                format!("{} {}:{line}", short(d.code), f.name)
+                                let line = d
+                                    .location
+                                    .range
+                                    .as_ref()
+                                    .map_or(0, |r| crate::source::line_col(&f.text, r.start).0);
+                                format!("{} {}:{line}", short(d.finding.code), f.name)
                             })
                         })
                         .collect();
@@ -188,8 +190,9 @@ fn a_text_imported_alone_composes_nothing_and_evaluates_no_resolver() {
         panic!("refused without its repository");
     };
     assert!(files[0].findings.iter().any(|f| {
-        f.code == Code::Missing
-            && f.message
+        f.finding.code == Code::Missing
+            && f.finding
+                .message
                 .contains("no Python file of the repository registers the resolver `eval`")
     }));
 }
@@ -223,5 +226,10 @@ fn links_out_of_the_repository_are_not_followed() {
     else {
         panic!("refused: the registration is outside");
     };
-    assert!(files[0].findings.iter().any(|f| f.code == Code::Missing));
+    assert!(
+        files[0]
+            .findings
+            .iter()
+            .any(|f| f.finding.code == Code::Missing)
+    );
 }

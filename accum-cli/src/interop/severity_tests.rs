@@ -130,19 +130,19 @@ fn every_dialect_follows_one_severity_rule() {
         // A finding folded into its cause is told with the cause's severity.
         let found: Vec<_> = findings
             .iter()
-            .filter(|f| f.code == code || f.consequences.iter().any(|c| c.code == code))
+            .filter(|f| f.finding.code == code || f.consequences.iter().any(|c| c.code == code))
             .collect();
         assert!(
             !found.is_empty(),
             "{file}: no {code} finding in {findings:?}"
         );
         for f in found {
-            if f.severity != why.severity() {
+            if f.finding.severity != why.severity() {
                 wrong.push(format!(
                     "{file}: {code} is {:?}, but {why:?} makes it {:?}: {}",
-                    f.severity,
+                    f.finding.severity,
                     why.severity(),
-                    f.message
+                    f.finding.message
                 ));
             }
         }

@@ -13,7 +13,7 @@ use std::ops::Range;
 use accum_core::Code;
 use accum_core::config::partial::PartialConfig;
 use accum_core::plan::{LinearRamp, Plan, StageError, StageSpec, StagedPlan};
-use accum_core::{Span, UnitKind, Updates, group_digits};
+use accum_core::{FieldPath, Span, UnitKind, Updates, group_digits};
 
 use crate::diagnostic::Diagnostic;
 
@@ -146,9 +146,13 @@ pub(crate) fn shift_finding(staged: &Staged, lengths: &[StepLength]) -> Option<D
     .help(help)
     .at(lengths[0].span.clone(), "counts updates of changing size");
     for length in &lengths[1..] {
-        finding = finding.also(length.span.clone(), "counts updates");
+        finding = finding.also(length.path.clone(), length.span.clone(), "counts updates");
     }
-    Some(finding.also(staged.span.clone(), "the batch changes here"))
+    Some(finding.also(
+        FieldPath::parse(&staged.key),
+        staged.span.clone(),
+        "the batch changes here",
+    ))
 }
 
 /// Why a config whose batch changes is refused by a framework with one

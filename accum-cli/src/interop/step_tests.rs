@@ -113,22 +113,24 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
     );
     let lr: Vec<_> = imported
         .findings()
-        .filter(|f| f.code == Code::StageShift && f.message.contains("learning-rate"))
+        .filter(|f| {
+            f.finding.code == Code::StageShift && f.finding.message.contains("learning-rate")
+        })
         .collect();
     assert_eq!(lr.len(), 1, "{}", imported.render(false));
     assert!(
-        lr[0].message.contains(
+        lr[0].finding.message.contains(
             "--lr-warmup-iters 100,000 is 100,000 × 16 = 1,600,000 samples, reached after 74,581 iterations through the stages"
-        ) && lr[0].message.contains("--lr-decay-iters 430,000 is 430,000 × 16 = 6,880,000 samples"),
+        ) && lr[0].finding.message.contains("--lr-decay-iters 430,000 is 430,000 × 16 = 6,880,000 samples"),
         "{}",
-        lr[0].message
+        lr[0].finding.message
     );
     // 100,000 iterations through the stages are that many samples over 16.
     let through = staged
         .examples_at(Updates::new(100_000))
         .expect("counts")
         .get();
-    let help = lr[0].help.as_deref().unwrap_or_default();
+    let help = lr[0].help_text().unwrap_or_default();
     assert!(
         help.contains(&format!("--lr-warmup-iters {}", through / 16)),
         "{help}"
@@ -136,14 +138,16 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
     // The run's length counts iterations: the shift of --train-iters only.
     let shift: Vec<_> = imported
         .findings()
-        .filter(|f| f.code == Code::StageShift && !f.message.contains("learning-rate"))
+        .filter(|f| {
+            f.finding.code == Code::StageShift && !f.finding.message.contains("learning-rate")
+        })
         .collect();
     assert_eq!(shift.len(), 1);
     assert!(
-        shift[0].message.contains("--train-iters 500,000")
-            && !shift[0].message.contains("--lr-warmup-iters"),
+        shift[0].finding.message.contains("--train-iters 500,000")
+            && !shift[0].finding.message.contains("--lr-warmup-iters"),
         "{}",
-        shift[0].message
+        shift[0].finding.message
     );
     // A warmup within the first stage is the same either way: no finding.
     let text = text.replace(
@@ -160,7 +164,7 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
     assert!(
         imported
             .findings()
-            .all(|f| !f.message.contains("learning-rate")),
+            .all(|f| !f.finding.message.contains("learning-rate")),
         "{}",
         imported.render(false)
     );
@@ -176,14 +180,14 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
         import(Framework::Megatron, "c.sh", text, &ImportOptions::default()).expect("imports");
     let rounds = imported
         .findings()
-        .find(|f| f.code == Code::Rounds)
+        .find(|f| f.finding.code == Code::Rounds)
         .expect("a rounds finding");
     assert!(
         rounds
-            .message
+            .finding.message
             .contains("train_iters = 16 (update_train_iters counts iterations while the samples consumed are below train_samples), so it trains 1024 samples, 24 more"),
         "{}",
-        rounds.message
+        rounds.finding.message
     );
     // A schedule of one batch has no stages, and the same rule: 2,000
     // iterations of 16 samples are 500 iterations of the batch 64.
@@ -198,13 +202,12 @@ fn a_warmup_in_iterations_under_a_step_schedule_counts_micro_times_dp_samples() 
     );
     let lr = imported
         .findings()
-        .find(|f| f.message.contains("learning-rate"))
+        .find(|f| f.finding.message.contains("learning-rate"))
         .expect("the scheduler's finding");
     assert!(
-        lr.message.contains("reached after 500 iterations")
+        lr.finding.message.contains("reached after 500 iterations")
             && lr
-                .help
-                .as_deref()
+                .help_text()
                 .is_some_and(|h| h.contains("--lr-warmup-iters 8000")),
         "{lr:?}"
     );

@@ -350,7 +350,9 @@ fn every_fixture_gives_the_frameworks_batch_or_refusal() {
             }
             // A partial group the framework scales down is a warning on
             // import, and export refuses the data that leaves one.
-            let scaled = imported.findings().any(|f| f.code == Code::PartialGroup);
+            let scaled = imported
+                .findings()
+                .any(|f| f.finding.code == Code::PartialGroup);
             if !scaled && let Err(err) = round_trip(*framework, imported, &e.options) {
                 failures.push(format!("{show}: {err}"));
             }
@@ -387,7 +389,7 @@ fn imported(file: &str) -> Imported {
 /// A finding's code, then the codes of the findings folded into it: a
 /// fixture's `codes:` lists both.
 fn with_folded(finding: &Diagnostic) -> Vec<Code> {
-    std::iter::once(finding.code)
+    std::iter::once(finding.finding.code)
         .chain(finding.consequences.iter().map(|c| c.code))
         .collect()
 }
@@ -469,13 +471,14 @@ fn hf_fills_deepspeed_auto_values_and_its_scheduler() {
     let i = imported("hf/ds_mismatch.yaml");
     let f = i
         .findings()
-        .find(|f| f.code == Code::EngineAssert)
+        .find(|f| f.finding.code == Code::EngineAssert)
         .expect("the Trainer's refusal");
     assert!(
-        f.message
+        f.finding
+            .message
             .contains("- ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=2"),
         "{}",
-        f.message
+        f.finding.message
     );
 }
 
@@ -511,8 +514,16 @@ fn megatron_schedules_are_kept_for_staged_plans() {
     );
     let i = imported("megatron/train_samples_floor.sh");
     let f = i.findings().next().expect("the floor");
-    assert!(!f.message.contains("recent versions"), "{}", f.message);
-    assert!(f.message.contains("1000000 // 256 = 3906"), "{}", f.message);
+    assert!(
+        !f.finding.message.contains("recent versions"),
+        "{}",
+        f.finding.message
+    );
+    assert!(
+        f.finding.message.contains("1000000 // 256 = 3906"),
+        "{}",
+        f.finding.message
+    );
 }
 
 #[test]
@@ -572,25 +583,25 @@ fn a_process_count_the_script_computes_is_the_world_size_with_its_assumption_nam
     let findings = fixture_findings("megatron/script_gpu_count_nodes.sh");
     let f = findings
         .iter()
-        .find(|f| f.code == Code::InteropWorldSize)
+        .find(|f| f.finding.code == Code::InteropWorldSize)
         .expect("a world-size warning");
-    assert_eq!(f.severity, crate::diagnostic::Severity::Warning);
+    assert_eq!(f.finding.severity, crate::diagnostic::Severity::Warning);
     assert_eq!(
-        f.message,
+        f.finding.message,
         "the launcher's process count is not in the script; accum takes the script's NUM_GPUS = 16 as the world size, assuming the launcher starts that many processes"
     );
     // Unknown, the refusal names the variable and the flag that gives it.
     let findings = fixture_findings("megatron/script_gpu_count_unknown.sh");
     let f = findings
         .iter()
-        .find(|f| f.code == Code::Missing)
+        .find(|f| f.finding.code == Code::Missing)
         .expect("a missing-value error");
     assert_eq!(
-        f.help.as_deref(),
+        f.help_text(),
         Some(
             "give --env NUM_NODES=N (the script then computes NUM_GPUS), or the world size: --world-size N"
         ),
         "{}",
-        f.message
+        f.finding.message
     );
 }

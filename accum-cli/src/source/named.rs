@@ -206,8 +206,8 @@ pub(crate) fn one_line(text: &str, diagnostics: &[Diagnostic]) -> Vec<Diagnostic
         .iter()
         .map(|d| {
             let mut d = d.clone();
-            if let Some((span, _)) = &mut d.primary {
-                let start = span.start.min(bytes.len());
+            if let Some(range) = d.location.range.clone() {
+                let start = range.start.min(bytes.len());
                 let line: Range<usize> = bytes[..start]
                     .iter()
                     .rposition(|&b| b == b'\n')
@@ -216,9 +216,8 @@ pub(crate) fn one_line(text: &str, diagnostics: &[Diagnostic]) -> Vec<Diagnostic
                         .iter()
                         .position(|&b| b == b'\n')
                         .map_or(bytes.len(), |i| start + i);
-                span.end = span.end.clamp(start, line.end);
-                d.secondary
-                    .retain(|(s, _)| s.start >= line.start && s.end <= line.end);
+                d.location.range = Some(range.start..range.end.clamp(start, line.end));
+                d.retain_related(|r| r.start >= line.start && r.end <= line.end);
             }
             d
         })
@@ -403,12 +402,19 @@ mod tests {
         let text = "{\n  \"a\": 1,\n  \"b\": \"x\",\n  \"c\": 3\n}\n";
         let finding = Diagnostic::error(Code::InteropValue, vec!["b".into()], "bad")
             .at(14..text.len(), "here")
-            .also(2..5, "elsewhere")
-            .also(18..21, "same line");
+            .also(vec!["a".into()], 2..5, "elsewhere")
+            .also(vec!["b".into()], 18..21, "same line");
         let cut = one_line(text, &[finding]);
-        let (span, _) = cut[0].primary.clone().expect("a span");
-        assert_eq!(&text[span], "\"b\": \"x\",");
-        assert_eq!(cut[0].secondary.len(), 1);
+        let range = cut[0].location.range.clone().expect("a range");
+        assert_eq!(&text[range], "\"b\": \"x\",");
+        assert_eq!(cut[0].location.related, vec![18..21]);
+        let related: Vec<&str> = cut[0]
+            .finding
+            .related
+            .iter()
+            .map(|r| r.label.as_str())
+            .collect();
+        assert_eq!(related, ["same line"]);
         let shown = crate::diagnostic::render_text("ds.json", text, &cut, false);
         assert!(shown.contains("\"b\": \"x\""), "{shown}");
         assert!(

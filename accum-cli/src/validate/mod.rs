@@ -35,22 +35,23 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
     // may be thousands, each compared with the missing ones only.
     let missing_keys: Vec<&Diagnostic> = findings
         .iter()
-        .filter(|f| MISSING.contains(&f.code))
+        .filter(|f| MISSING.contains(&f.finding.code))
         .collect();
     if missing_keys.is_empty() {
         return;
     }
     let misspelt: std::collections::HashSet<Vec<String>> = findings
         .iter()
-        .filter(|f| f.code == Code::UnknownKey)
+        .filter(|f| f.finding.code == Code::UnknownKey)
         .flat_map(|unknown| {
-            let Some((key, section)) = unknown.path.segments().split_last() else {
+            let Some((key, section)) = unknown.finding.path.segments().split_last() else {
                 return Vec::new();
             };
             missing_keys
                 .iter()
                 .filter(|f| {
-                    f.path
+                    f.finding
+                        .path
                         .segments()
                         .split_last()
                         .is_some_and(|(name, parent)| {
@@ -58,11 +59,13 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
                                 && crate::suggest::did_you_mean(key, [name.as_str()]).is_some()
                         })
                 })
-                .map(|missing| missing.path.segments().to_vec())
+                .map(|missing| missing.finding.path.segments().to_vec())
                 .collect()
         })
         .collect();
-    findings.retain(|f| !(MISSING.contains(&f.code) && misspelt.contains(f.path.segments())));
+    findings.retain(|f| {
+        !(MISSING.contains(&f.finding.code) && misspelt.contains(f.finding.path.segments()))
+    });
 }
 
 /// Orders findings by their place in the file, except that when the file
@@ -71,14 +74,14 @@ fn fold_misspelt_keys(findings: &mut Vec<Diagnostic>) {
 /// misspelt `tensor_parallel` finds a world size of 16 replicas, which is
 /// the knock-on of the misspelling, not a second mistake.
 fn order_causes_first(findings: &mut [Diagnostic]) {
-    let derived = |d: &Diagnostic| matches!(d.code.family(), Family::Plan | Family::Stages);
+    let derived = |d: &Diagnostic| matches!(d.finding.code.family(), Family::Plan | Family::Stages);
     let structural = findings
         .iter()
-        .any(|d| d.severity == Severity::Error && !derived(d));
+        .any(|d| d.finding.severity == Severity::Error && !derived(d));
     findings.sort_by_key(|d| {
         (
             structural && derived(d),
-            d.primary.as_ref().map_or(usize::MAX, |(s, _)| s.start),
+            d.location.range.as_ref().map_or(usize::MAX, |r| r.start),
         )
     });
 }
@@ -87,14 +90,16 @@ fn order_causes_first(findings: &mut [Diagnostic]) {
 /// batch does not divide, is explained by the plan's finding, which names
 /// the values that would: the missing-key finding goes.
 fn fold_unsolved_factors(findings: &mut Vec<Diagnostic>, map: &SchemaMap) {
-    if !findings.iter().any(|f| f.code == Code::GlobalBatch) {
+    if !findings.iter().any(|f| f.finding.code == Code::GlobalBatch) {
         return;
     }
     let solvable: Vec<&[String]> = [Role::Accumulation, Role::MicroBatch]
         .into_iter()
         .filter_map(|role| map.path_of(role))
         .collect();
-    findings.retain(|f| !(f.code == Code::MissingKey && solvable.contains(&f.path.segments())));
+    findings.retain(|f| {
+        !(f.finding.code == Code::MissingKey && solvable.contains(&f.finding.path.segments()))
+    });
 }
 
 /// Whether `instance` keeps to `schema` by the schema check alone; `Err`
@@ -186,7 +191,7 @@ pub(crate) fn validate(
 
     let mut said: std::collections::HashSet<(accum_core::FieldPath, Code)> = findings
         .iter()
-        .map(|f: &Diagnostic| (f.path.clone(), f.code))
+        .map(|f: &Diagnostic| (f.finding.path.clone(), f.finding.code))
         .collect();
     let errors = checker
         .errors(instance)
@@ -203,10 +208,10 @@ pub(crate) fn validate(
         for diagnostic in structure::schema_diagnostics(doc, schema, map, &error) {
             // A set of what is said, not a scan of the findings: a file may
             // have thousands of unknown keys.
-            let known = !said.insert((diagnostic.path.clone(), diagnostic.code))
+            let known = !said.insert((diagnostic.finding.path.clone(), diagnostic.finding.code))
                 || span_paths_with_errors
                     .iter()
-                    .any(|p| diagnostic.path.segments().starts_with(p));
+                    .any(|p| diagnostic.finding.path.segments().starts_with(p));
             if !known {
                 findings.push(diagnostic);
             }
@@ -219,12 +224,12 @@ pub(crate) fn validate(
     // each prefix of its path is looked up in a set (the path's length,
     // not the findings' count).
     let found: std::collections::HashSet<&[String]> =
-        findings.iter().map(|f| f.path.segments()).collect();
+        findings.iter().map(|f| f.finding.path.segments()).collect();
     let fresh: Vec<Diagnostic> = floats
         .diagnostics
         .into_iter()
         .filter(|d| {
-            let path = d.path.segments();
+            let path = d.finding.path.segments();
             !(0..=path.len()).any(|n| found.contains(&path[..n]))
         })
         .collect();
@@ -241,7 +246,7 @@ pub(crate) fn validate(
     if (plan_check || left_out || !findings.is_empty()) && !map.roles.is_empty() {
         let broken: Vec<Vec<String>> = findings
             .iter()
-            .map(|f| f.path.segments().to_vec())
+            .map(|f| f.finding.path.segments().to_vec())
             .collect();
         findings.extend(plan::plan_findings(doc, instance, map, &broken));
     }
@@ -344,7 +349,7 @@ mod tests {
         let findings = check(
             "[batch]\nmicro_batch = \"8\"\naccumulation = 8\nreplicas = 2\nbogus = 1\n[schedule]\nwarmup = \"100 steps\"\n",
         );
-        let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
+        let codes: Vec<Code> = findings.iter().map(|f| f.finding.code).collect();
         assert_eq!(
             codes,
             vec![Code::SchemaType, Code::UnknownKey, Code::Span],
@@ -352,10 +357,11 @@ mod tests {
         );
         assert!(
             findings[0]
+                .finding
                 .message
                 .contains("`batch.micro_batch` must be an integer, found string \"8\"")
         );
-        assert!(findings[2].message.contains("is ambiguous"));
+        assert!(findings[2].finding.message.contains("is ambiguous"));
     }
 
     #[test]
@@ -364,18 +370,19 @@ mod tests {
             check("[batch]\nmicro_batch = 2\naccumulation = 8\nreplicas = 2\nglobal_batch = 30\n");
         assert_eq!(findings.len(), 1, "{findings:#?}");
         let f = &findings[0];
-        assert_eq!(f.code, Code::GlobalBatch);
+        assert_eq!(f.finding.code, Code::GlobalBatch);
         assert_eq!(
-            f.message,
+            f.finding.message,
             "global_batch 30 ≠ micro_batch 2 × accumulation 8 × replicas 2 = 32; 30 is not a multiple of m·D = 4"
         );
         assert_eq!(
-            f.help.as_deref(),
+            f.help_text(),
             Some(
                 "keep global_batch = 30 with micro_batch = 1 and accumulation = 15; or use global_batch = 28 (accumulation = 7) or 32 (accumulation = 8)"
             )
         );
-        assert_eq!(f.secondary.len(), 3);
+        assert_eq!(f.finding.related.len(), 3);
+        assert_eq!(f.location.related.len(), 3);
         // Each way out is an edit of the file, for a person to choose.
         let fixes: Vec<&str> = f.fixes.iter().map(|s| s.message.as_str()).collect();
         assert_eq!(
@@ -396,23 +403,23 @@ mod tests {
     #[test]
     fn missing_replicas_and_layouts() {
         let findings = check("[batch]\nmicro_batch = 2\naccumulation = 8\n");
-        assert_eq!(findings[0].code, Code::Missing);
+        assert_eq!(findings[0].finding.code, Code::Missing);
         let findings = check(
             "[batch]\nmicro_batch = 2\naccumulation = 8\n[parallel]\nworld_size = 10\ntensor = 4\n",
         );
-        assert_eq!(findings[0].code, Code::Layout);
-        assert_eq!(findings[0].path.segments(), ["parallel", "world_size"]);
+        assert_eq!(findings[0].finding.code, Code::Layout);
+        assert_eq!(
+            findings[0].finding.path.segments(),
+            ["parallel", "world_size"]
+        );
     }
 
     #[test]
     fn zero_is_a_plan_finding_at_the_value() {
         let findings = check("[batch]\nmicro_batch = 0\naccumulation = 8\nreplicas = 1\n");
         assert_eq!(findings.len(), 1);
-        assert_eq!(findings[0].code, Code::Zero);
-        assert_eq!(
-            findings[0].primary.as_ref().map(|p| p.0.clone()),
-            Some(22..23)
-        );
+        assert_eq!(findings[0].finding.code, Code::Zero);
+        assert_eq!(findings[0].location.range, Some(22..23));
     }
 
     #[test]
@@ -434,7 +441,7 @@ mod tests {
         );
         let said: Vec<(Code, &str)> = findings
             .iter()
-            .map(|f| (f.code, f.message.as_str()))
+            .map(|f| (f.finding.code, f.finding.message.as_str()))
             .collect();
         assert_eq!(
             said,
@@ -458,9 +465,9 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(findings[0].help.as_deref(), Some("did you mean \"fp16\"?"));
+        assert_eq!(findings[0].help_text(), Some("did you mean \"fp16\"?"));
         assert_eq!(
-            findings[4].help.as_deref(),
+            findings[4].help_text(),
             Some("`accum schema` describes `seed`")
         );
     }
@@ -474,10 +481,10 @@ mod tests {
             "[batch]\nmicro_batch = 2\naccumulation = 0\nreplicas = 1\n",
             true,
         );
-        let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
+        let codes: Vec<Code> = findings.iter().map(|f| f.finding.code).collect();
         assert_eq!(codes, vec![Code::Zero], "{findings:#?}");
         assert_eq!(
-            findings[0].help.as_deref(),
+            findings[0].help_text(),
             Some("set `batch.accumulation` to 1 or more")
         );
     }
@@ -505,18 +512,18 @@ mod tests {
     #[test]
     fn a_global_batch_that_does_not_divide_is_the_one_finding() {
         let findings = check("[batch]\nmicro_batch = 8\nreplicas = 2\nglobal_batch = 100\n");
-        let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
+        let codes: Vec<Code> = findings.iter().map(|f| f.finding.code).collect();
         assert_eq!(codes, vec![Code::GlobalBatch], "{findings:#?}");
         // The help gives the value each alternative solves the factor to.
         assert_eq!(
-            findings[0].help.as_deref(),
+            findings[0].help_text(),
             Some(
                 "keep global_batch = 100 with micro_batch = 5 and accumulation = 10, or micro_batch × accumulation = 2 × 25 or 1 × 50; or use global_batch = 96 (accumulation = 6) or 112 (accumulation = 7)"
             )
         );
         let findings = check("[batch]\naccumulation = 3\nreplicas = 2\nglobal_batch = 100\n");
         assert_eq!(
-            findings[0].help.as_deref(),
+            findings[0].help_text(),
             Some(
                 "keep global_batch = 100 with micro_batch = 25 and accumulation = 2, or micro_batch × accumulation = 10 × 5, 50 × 1 or 5 × 10; or use global_batch = 96 (micro_batch = 16) or 102 (micro_batch = 17)"
             )
@@ -528,7 +535,7 @@ mod tests {
         );
         // Without a global batch, the missing key is the finding.
         let findings = check("[batch]\nmicro_batch = 8\nreplicas = 2\n");
-        let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
+        let codes: Vec<Code> = findings.iter().map(|f| f.finding.code).collect();
         assert_eq!(codes, vec![Code::MissingKey], "{findings:#?}");
     }
 
@@ -540,7 +547,7 @@ mod tests {
             "[batch]\nmicro_batch = 8\naccumulation = 4\nreplica = 2\n",
         ] {
             let findings = check(text);
-            let codes: Vec<Code> = findings.iter().map(|f| f.code).collect();
+            let codes: Vec<Code> = findings.iter().map(|f| f.finding.code).collect();
             assert_eq!(codes, vec![Code::UnknownKey], "{text}: {findings:#?}");
         }
     }
@@ -554,11 +561,11 @@ mod tests {
         assert!(value["batch"]["micro_batch"].is_u64());
         assert_eq!(value["batch"]["replicas"], 2);
         let findings = check("[batch]\nmicro_batch = 8.5\naccumulation = 4\nreplicas = 1\n");
-        assert_eq!(findings[0].code, Code::SchemaType, "{findings:#?}");
+        assert_eq!(findings[0].finding.code, Code::SchemaType, "{findings:#?}");
         let findings = check("[batch]\nmicro_batch = 1e30\naccumulation = 4\nreplicas = 1\n");
-        assert_eq!(findings[0].code, Code::SchemaRange, "{findings:#?}");
+        assert_eq!(findings[0].finding.code, Code::SchemaRange, "{findings:#?}");
         assert_eq!(
-            findings[0].message,
+            findings[0].finding.message,
             "`batch.micro_batch` is 1e30, larger than any count accum can hold"
         );
     }

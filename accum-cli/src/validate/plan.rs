@@ -8,32 +8,28 @@
 use accum_core::Code;
 use accum_core::plan::{Edit, Fix, Layout, LinearRamp, PlanInput, Role, StageSpec};
 use accum_core::{
-    FieldPath, Finding, Given, RampRole, RampUp, RampValue, RoleValue, Severity, Span, SpanValue,
+    FieldPath, Finding, Given, RampRole, RampUp, RampValue, RoleValue, Span, SpanValue,
     check_values,
 };
 use serde_json::Value;
 
 use super::SchemaMap;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Location};
 use crate::fix::{Suggestion, set_scalar, setting};
 use crate::source::Document;
 
 /// A core finding at its place in `doc`: its code, message, label, fix,
 /// and the other fields of its equation labelled.
 pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnostic {
-    let span = doc.span_for(finding.path.segments());
-    let mut diagnostic =
-        Diagnostic::error(finding.code, finding.path.clone(), finding.message.clone())
-            .at(span, finding.label.clone());
-    if finding.severity == Severity::Warning {
-        diagnostic = diagnostic.warning();
-    }
-    if let Some(fix) = &finding.fix {
-        diagnostic = diagnostic.help(fix.text.clone());
-    }
-    for related in &finding.related {
-        diagnostic = diagnostic.also(doc.span_for(related.path.segments()), related.label.clone());
-    }
+    let location = Location {
+        range: Some(doc.span_for(finding.path.segments())),
+        related: finding
+            .related
+            .iter()
+            .map(|related| doc.span_for(related.path.segments()))
+            .collect(),
+    };
+    let mut diagnostic = Diagnostic::new(finding.clone(), location);
     diagnostic.fixes = plan_fixes(doc, finding);
     diagnostic
 }

@@ -158,24 +158,24 @@ mod tests {
     #[test]
     fn ambiguous_and_bare_spans_say_why_and_how() {
         let d = check("warmup = \"100 steps\"").expect("ambiguous");
-        assert!(d.message.contains("ambiguous"), "{}", d.message);
+        assert!(
+            d.finding.message.contains("ambiguous"),
+            "{}",
+            d.finding.message
+        );
         assert_eq!(
-            d.help.as_deref(),
+            d.help_text(),
             Some(
                 "write it with one of `updates`, `microbatches`, `examples` or `tokens`, e.g. \"100 updates\""
             )
         );
         let d = check("warmup = 40").expect("bare");
-        assert!(
-            d.help
-                .as_deref()
-                .is_some_and(|h| h.contains("\"40 updates\""))
-        );
+        assert!(d.help_text().is_some_and(|h| h.contains("\"40 updates\"")));
         let d = check("warmup = { steps = 4 }").expect("keys");
-        assert_eq!(d.code, Code::Span);
+        assert_eq!(d.finding.code, Code::Span);
         let d = check("warmup = { updates = -4 }").expect("negative");
         assert_eq!(
-            d.message,
+            d.finding.message,
             "`warmup.updates` must be a whole count of updates, found -4"
         );
     }

@@ -149,7 +149,7 @@ pub(super) fn schema_diagnostics(
             Kind::Type { expected: types } if expected.types.is_empty() => types.to_vec(),
             _ => expected.types.clone(),
         };
-        let at = diagnostic.path.segments();
+        let at = diagnostic.finding.path.segments();
         let key = at.last().map_or("value", String::as_str);
         help = help.or_else(|| how_to_write(doc.format, key, &types, doc.node(at)));
         let fix = unquote(doc, at, &types);
@@ -161,7 +161,7 @@ pub(super) fn schema_diagnostics(
         // The one choice a misspelt value is near: the value replaced,
         // quoted as the file quotes it.
         let values = expected.values_words();
-        let at = diagnostic.path.segments();
+        let at = diagnostic.finding.path.segments();
         let fix = only_near(found, values.iter().map(String::as_str))
             .and_then(|near| replace_word(doc, at, near));
         diagnostic = diagnostic.fix(fix);
@@ -257,6 +257,7 @@ fn unknown_key(
         for home in homes {
             if !home.is_empty() && doc.node(home).is_some() {
                 diagnostic = diagnostic.also(
+                    home.to_vec(),
                     doc.key_span(home).unwrap_or_else(|| doc.span_for(home)),
                     format!("`{key}` goes in this table"),
                 );

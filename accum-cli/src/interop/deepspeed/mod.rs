@@ -22,10 +22,10 @@ mod neox;
 mod settings;
 
 use crate::source::YamlLoader;
-use accum_core::Code;
 use accum_core::config::ParallelSection;
 use accum_core::config::partial::PartialConfig;
 use accum_core::plan::{LastGroup, Plan, PlanInput};
+use accum_core::{Code, FieldPath};
 
 pub(crate) use export::{check_normalization, export};
 use fill::{FillFailure, GAS, fill};
@@ -365,8 +365,8 @@ pub(crate) fn read_config(
             )
             .help("set these DeepSpeed values to \"auto\", or to the Trainer's values")
             .at(span, "differs from TrainingArguments");
-            for (span, _) in mismatch_spans.iter().skip(1) {
-                f = f.also(span.clone(), "differs too");
+            for (span, key) in mismatch_spans.iter().skip(1) {
+                f = f.also(FieldPath::parse(key), span.clone(), "differs too");
             }
             r.push(f);
         }

@@ -367,8 +367,8 @@ fn scheduler_samples(
         fixes.join(", ")
     ))
     .at(first, "iterations of micro × DP samples");
-    for span in spans.into_iter().skip(1) {
-        finding = finding.also(span, "iterations of micro × DP samples");
+    for (span, name) in spans.into_iter().zip(&names).skip(1) {
+        finding = finding.also(Args::path(name), span, "iterations of micro × DP samples");
     }
     Some(finding)
 }
