@@ -33,8 +33,8 @@ pub struct Diagnostic {
     /// The fixes as edits of the file, when the finding knows them: one
     /// to apply, or alternatives to choose from.
     pub fixes: Vec<Suggestion>,
-    /// Findings folded into this one: what the
-    /// same numbers at the same place make the framework do.
+    /// Findings folded into this one: what the same numbers at the same
+    /// place make the framework do.
     pub consequences: Vec<Consequence>,
 }
 
@@ -651,14 +651,14 @@ mod tests {
         let text = "[batch]\nmicro_batch = 0\n";
         let doc =
             Document::parse("train.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
-        let span = doc.span_for(&["batch".into(), "micro_batch".into()]);
+        let range = doc.span_for(&["batch".into(), "micro_batch".into()]);
         let diagnostic = Diagnostic::error(
             Code::Zero,
             vec!["batch".into(), "micro_batch".into()],
             "micro_batch is 0",
         )
         .help("use at least 1")
-        .at(span, "zero examples per microbatch");
+        .at(range, "zero examples per microbatch");
         (doc, diagnostic)
     }
 

@@ -14,7 +14,7 @@ use crate::escape;
 use crate::source::LineIndex;
 
 /// The diagnostics of one file, with the name they are shown under and the
-/// text their spans point into.
+/// text their ranges point into.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FileFindings<'a> {
     /// The file name as given.
