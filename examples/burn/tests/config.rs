@@ -110,7 +110,7 @@ fn the_paths_accum_reports_are_the_keys_burn_writes() {
 fn paths(err: &accum::ConfigError) -> Vec<String> {
     err.diagnostics()
         .iter()
-        .map(|d| d.path.segments().join("."))
+        .map(|d| d.finding.path.segments().join("."))
         .collect()
 }
 
@@ -167,7 +167,11 @@ fn burn_defaults_apply_to_new_only() {
     println!("{shown}");
     assert!(shown.contains("missing key `ffn`"), "{shown}");
     assert!(shown.contains("short.json:1:"), "{shown}");
-    let codes: Vec<&str> = err.diagnostics().iter().map(|d| d.code.as_str()).collect();
+    let codes: Vec<&str> = err
+        .diagnostics()
+        .iter()
+        .map(|d| d.finding.code.as_str())
+        .collect();
     assert_eq!(codes, ["accum::schema::missing-key"], "{shown}");
 }
 
