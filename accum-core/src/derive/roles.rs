@@ -1,5 +1,5 @@
-//! The plan rules, written once: every independent problem of a config's
-//! role values, each a [`Finding`] with its code, the path of the field to
+//! The plan rules over a config's role values: every independent problem
+//! of them, each a [`Finding`] with its code, the path of the field to
 //! change, the fix and the other fields that take part (`accum::plan::global-batch`).
 //!
 //! "Independent" means a problem that stays after the others are fixed: a
