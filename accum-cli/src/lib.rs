@@ -47,7 +47,7 @@ mod quantity;
 #[cfg(feature = "cli")]
 mod replan;
 #[cfg(feature = "cli")]
-mod rules;
+mod rulebook;
 #[cfg(feature = "cli")]
 mod runner;
 #[cfg(feature = "cli")]

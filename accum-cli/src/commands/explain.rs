@@ -11,11 +11,11 @@ use crate::cli::ExplainArgs;
 use crate::error::{CliError, Exit};
 use crate::output::bin_name;
 use crate::output::print_text;
-use crate::rules;
+use crate::rulebook;
 
 pub(crate) fn run(args: &ExplainArgs) -> Result<Exit, CliError> {
     let Some(code) = &args.code else {
-        let entries: Vec<rules::Entry> = Code::ALL.iter().map(|&c| rules::entry(c)).collect();
+        let entries: Vec<rulebook::Entry> = Code::ALL.iter().map(|&c| rulebook::entry(c)).collect();
         let width = entries.iter().map(|e| e.code.len()).max().unwrap_or(0);
         let mut out = String::new();
         for entry in entries {
@@ -35,7 +35,7 @@ pub(crate) fn run(args: &ExplainArgs) -> Result<Exit, CliError> {
     };
     match lookup(code) {
         Lookup::One(code) => {
-            let entry = rules::entry(code);
+            let entry = rulebook::entry(code);
             print_text(&format!("{}\n\n{}\n", entry.code, entry.text))?;
             Ok(Exit::Ok)
         }
@@ -106,7 +106,7 @@ fn suffixes(code: &str) -> impl Iterator<Item = &str> {
 /// another names the one that replaced it.
 fn lookup(text: &str) -> Lookup {
     let text = text.trim();
-    if let Some(code) = rules::parse(text) {
+    if let Some(code) = rulebook::parse(text) {
         return Lookup::One(code);
     }
     let mut named: Vec<Code> = Vec::new();

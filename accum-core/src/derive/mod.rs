@@ -45,7 +45,7 @@
 //! ```
 
 mod ramp;
-mod rules;
+mod roles;
 mod schema;
 mod spans;
 
@@ -54,7 +54,7 @@ use std::num::{NonZeroU8, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroUsize};
 use serde::Serialize;
 
 pub use ramp::{RampField, RampRole, RampUp, RampValue, StagesField, staged_plan_of};
-pub use rules::check_roles;
+pub use roles::check_roles;
 #[cfg(feature = "schema")]
 pub use schema::schema_for;
 pub use schema::{SCHEMA_VERSION, no_step_findings, step_findings, step_findings_of};

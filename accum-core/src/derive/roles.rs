@@ -1,6 +1,7 @@
-//! The plan rules, written once: every independent problem of a config's
-//! role values, each a [`Finding`] with its code, the path of the field to
-//! change, the fix and the other fields that take part (`accum::plan::global-batch`).
+//! The checks of a config's role values against the plan rules: every
+//! independent problem, each a [`Finding`] with its code, the path of the
+//! field to change, the fix and the other fields that take part
+//! (`accum::plan::global-batch`).
 //!
 //! "Independent" means a problem that stays after the others are fixed: a
 //! zero `micro_batch`, a `world_size` that `tp·pp·cp` does not divide and a

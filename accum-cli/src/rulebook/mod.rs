@@ -9,7 +9,7 @@
 //! once in accum-core's `code.rs`.
 //!
 //! The page composed here is docs/rules.md (a test fails when that file is
-//! stale; `UPDATE_RULES=1 cargo test -p accum-cli --lib rules::` writes
+//! stale; `UPDATE_RULES=1 cargo test -p accum-cli --lib rulebook::` writes
 //! it), and what `explain CODE` prints. Its entries are the codes of
 //! [`Code::ALL`], in their order (a test checks both ways).
 
@@ -214,7 +214,7 @@ mod tests {
         let written = std::fs::read_to_string(&path).expect("docs/rules.md is readable");
         assert!(
             written == page(),
-            "docs/rules.md is stale: regenerate it with `UPDATE_RULES=1 cargo test -p accum-cli --lib rules::`"
+            "docs/rules.md is stale: regenerate it with `UPDATE_RULES=1 cargo test -p accum-cli --lib rulebook::`"
         );
     }
 
