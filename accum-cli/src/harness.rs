@@ -118,12 +118,12 @@ pub fn config(format: ConfigFormat, data: &[u8]) -> bool {
     ) {
         Ok(outcome) => {
             let findings = outcome.diagnostics;
-            // Every finding's span must lie in the text, or rendering it would fail.
+            // Every finding's range must lie in the text, or rendering it would fail.
             for finding in &findings {
-                if let Some((span, _)) = &finding.primary {
+                if let Some((range, _)) = &finding.primary {
                     assert!(
-                        span.start <= span.end && span.end <= doc.text.len(),
-                        "finding span {span:?} outside a text of {} bytes",
+                        range.start <= range.end && range.end <= doc.text.len(),
+                        "finding range {range:?} outside a text of {} bytes",
                         doc.text.len()
                     );
                 }
@@ -231,10 +231,10 @@ pub fn detect(data: &[u8]) {
     };
     let inside = |found: &[Found]| {
         found.iter().all(|f| {
-            f.span.start <= f.span.end
-                && f.span.end <= text.len()
-                && text.is_char_boundary(f.span.start)
-                && text.is_char_boundary(f.span.end)
+            f.range.start <= f.range.end
+                && f.range.end <= text.len()
+                && text.is_char_boundary(f.range.start)
+                && text.is_char_boundary(f.range.end)
         })
     };
     for name in ["input.yaml", "input.json", "input.sh"] {
@@ -255,7 +255,7 @@ pub fn detect(data: &[u8]) {
                 assert!(
                     evidence
                         .windows(2)
-                        .all(|w| w[0].span.start <= w[1].span.start),
+                        .all(|w| w[0].range.start <= w[1].range.start),
                     "evidence in the order of the file"
                 );
                 if *confident

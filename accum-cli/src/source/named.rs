@@ -197,7 +197,7 @@ pub(crate) fn read_regular(real: &Path, shown: &Path, limit: u64) -> Result<Stri
 }
 
 /// The findings about a file the user did not name, cut to the line of
-/// their key: the primary span ends with its line, and other labelled
+/// their key: the primary range ends with its line, and other labelled
 /// places on other lines are left out, so that the rendering quotes that
 /// one line and nothing else of the file.
 pub(crate) fn one_line(text: &str, diagnostics: &[Diagnostic]) -> Vec<Diagnostic> {
@@ -206,8 +206,8 @@ pub(crate) fn one_line(text: &str, diagnostics: &[Diagnostic]) -> Vec<Diagnostic
         .iter()
         .map(|d| {
             let mut d = d.clone();
-            if let Some((span, _)) = &mut d.primary {
-                let start = span.start.min(bytes.len());
+            if let Some((range, _)) = &mut d.primary {
+                let start = range.start.min(bytes.len());
                 let line: Range<usize> = bytes[..start]
                     .iter()
                     .rposition(|&b| b == b'\n')
@@ -216,7 +216,7 @@ pub(crate) fn one_line(text: &str, diagnostics: &[Diagnostic]) -> Vec<Diagnostic
                         .iter()
                         .position(|&b| b == b'\n')
                         .map_or(bytes.len(), |i| start + i);
-                span.end = span.end.clamp(start, line.end);
+                range.end = range.end.clamp(start, line.end);
                 d.secondary
                     .retain(|(s, _)| s.start >= line.start && s.end <= line.end);
             }
@@ -406,8 +406,8 @@ mod tests {
             .also(2..5, "elsewhere")
             .also(18..21, "same line");
         let cut = one_line(text, &[finding]);
-        let (span, _) = cut[0].primary.clone().expect("a span");
-        assert_eq!(&text[span], "\"b\": \"x\",");
+        let (range, _) = cut[0].primary.clone().expect("a range");
+        assert_eq!(&text[range], "\"b\": \"x\",");
         assert_eq!(cut[0].secondary.len(), 1);
         let shown = crate::diagnostic::render_text("ds.json", text, &cut, false);
         assert!(shown.contains("\"b\": \"x\""), "{shown}");

@@ -21,10 +21,10 @@ use crate::source::Document;
 /// A core finding at its place in `doc`: its code, message, label, fix,
 /// and the other fields of its equation labelled.
 pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnostic {
-    let span = doc.span_for(finding.path.segments());
+    let range = doc.range_of(finding.path.segments());
     let mut diagnostic =
         Diagnostic::error(finding.code, finding.path.clone(), finding.message.clone())
-            .at(span, finding.label.clone());
+            .at(range, finding.label.clone());
     if finding.severity == Severity::Warning {
         diagnostic = diagnostic.warning();
     }
@@ -32,7 +32,7 @@ pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnosti
         diagnostic = diagnostic.help(fix.text.clone());
     }
     for related in &finding.related {
-        diagnostic = diagnostic.also(doc.span_for(related.path.segments()), related.label.clone());
+        diagnostic = diagnostic.also(doc.range_of(related.path.segments()), related.label.clone());
     }
     diagnostic.fixes = plan_fixes(doc, finding);
     diagnostic
