@@ -651,7 +651,7 @@ mod tests {
         let text = "[batch]\nmicro_batch = 0\n";
         let doc =
             Document::parse("train.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
-        let range = doc.span_for(&["batch".into(), "micro_batch".into()]);
+        let range = doc.range_of(&["batch".into(), "micro_batch".into()]);
         let diagnostic = Diagnostic::error(
             Code::Zero,
             vec!["batch".into(), "micro_batch".into()],

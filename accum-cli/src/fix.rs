@@ -4,7 +4,7 @@
 //! `validate --fix` and `lint --fix` can apply the safe ones and every
 //! output format can carry them.
 //!
-//! Edits are made on the file's text at the finding's span, never by
+//! Edits are made on the file's text at the finding's range, never by
 //! writing the parsed value out again: a fix keeps the file's comments, key
 //! order, quoting and layout everywhere else.
 
@@ -78,17 +78,17 @@ impl Suggestion {
     }
 }
 
-/// Renames the key at `key_span` of `doc` to `name`, written as the file
+/// Renames the key at `key_range` of `doc` to `name`, written as the file
 /// writes that key: quoted with the quote it has, bare where it is bare
 /// and the new name may be bare.
 pub(crate) fn rename_key(
     doc: &Document,
-    key_span: Range<usize>,
+    key_range: Range<usize>,
     old: &str,
     name: &str,
     applicability: Applicability,
 ) -> Option<Suggestion> {
-    let written = doc.text.get(key_span.clone())?;
+    let written = doc.text.get(key_range.clone())?;
     let key = match written.chars().next()? {
         '"' => json_string(name),
         '\'' if !name.contains('\'') && !name.contains('\n') => format!("'{name}'"),
@@ -98,7 +98,7 @@ pub(crate) fn rename_key(
     Some(Suggestion::one(
         format!("rename `{old}` to `{name}`"),
         applicability,
-        key_span,
+        key_range,
         key,
     ))
 }
@@ -165,7 +165,7 @@ pub(crate) fn unquoted(node: &Node, types: &[&str]) -> Option<String> {
 pub(crate) fn unquote(doc: &Document, path: &[String], types: &[&str]) -> Option<Suggestion> {
     let node = doc.node(path)?;
     let value = unquoted(node, types)?;
-    let written = doc.text.get(node.span.clone())?;
+    let written = doc.text.get(node.range.clone())?;
     // Only a plain quoted scalar: a YAML block scalar or a string built of
     // escapes is left to a person.
     let quoted = (written.starts_with('"') && written.ends_with('"'))
@@ -176,7 +176,7 @@ pub(crate) fn unquote(doc: &Document, path: &[String], types: &[&str]) -> Option
     Some(Suggestion::one(
         format!("write {value} without quotes"),
         Applicability::Safe,
-        node.span.clone(),
+        node.range.clone(),
         value,
     ))
 }
@@ -267,7 +267,7 @@ pub(crate) fn replace_word(doc: &Document, path: &[String], word: &str) -> Optio
     let NodeKind::String(old) = &node.kind else {
         return None;
     };
-    let written = doc.text.get(node.span.clone())?;
+    let written = doc.text.get(node.range.clone())?;
     let plain = word
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
@@ -280,7 +280,7 @@ pub(crate) fn replace_word(doc: &Document, path: &[String], word: &str) -> Optio
     Some(Suggestion::one(
         format!("write \"{word}\" for \"{old}\""),
         Applicability::Safe,
-        node.span.clone(),
+        node.range.clone(),
         replacement,
     ))
 }
@@ -292,9 +292,9 @@ pub(crate) fn set_scalar(doc: &Document, path: &[String], value: &str) -> Option
     if matches!(node.kind, NodeKind::Table(_) | NodeKind::Array(_)) {
         return None;
     }
-    doc.text.get(node.span.clone())?;
+    doc.text.get(node.range.clone())?;
     Some(TextEdit {
-        range: node.span.clone(),
+        range: node.range.clone(),
         replacement: value.to_owned(),
     })
 }
@@ -417,8 +417,8 @@ mod tests {
             ),
         ] {
             let d = doc(text, format);
-            let span = d.key_span(&path("batch.micro_bach")).expect("key");
-            let fix = rename_key(&d, span, "micro_bach", "micro_batch", Applicability::Safe)
+            let range = d.key_range(&path("batch.micro_bach")).expect("key");
+            let fix = rename_key(&d, range, "micro_bach", "micro_batch", Applicability::Safe)
                 .expect("fix");
             assert_eq!(apply(text, &[&fix]).as_deref(), Some(want), "{text}");
         }

@@ -231,10 +231,10 @@ pub fn detect(data: &[u8]) {
     };
     let inside = |found: &[Found]| {
         found.iter().all(|f| {
-            f.span.start <= f.span.end
-                && f.span.end <= text.len()
-                && text.is_char_boundary(f.span.start)
-                && text.is_char_boundary(f.span.end)
+            f.range.start <= f.range.end
+                && f.range.end <= text.len()
+                && text.is_char_boundary(f.range.start)
+                && text.is_char_boundary(f.range.end)
         })
     };
     for name in ["input.yaml", "input.json", "input.sh"] {
@@ -255,7 +255,7 @@ pub fn detect(data: &[u8]) {
                 assert!(
                     evidence
                         .windows(2)
-                        .all(|w| w[0].span.start <= w[1].span.start),
+                        .all(|w| w[0].range.start <= w[1].range.start),
                     "evidence in the order of the file"
                 );
                 if *confident

@@ -1,5 +1,5 @@
 //! The load pipeline of every command that reads a configuration file:
-//! parse (spans kept), validate against the schema, type the config, and
+//! parse (byte ranges kept), validate against the schema, type the config, and
 //! check its plan. Generic over the configuration type, so that a user's own
 //! binary (`accum_cli::run::<MyConfig>()`) behaves like `accum`.
 
@@ -102,13 +102,13 @@ pub(crate) fn load(path: &Path) -> Result<Result<Document, Rejected>, CliError> 
 
 /// A syntax error as the located finding of a rejected file.
 fn rejected(err: SyntaxError) -> Rejected {
-    let span = err.span.clone().unwrap_or(0..0);
+    let range = err.range.clone().unwrap_or(0..0);
     let finding = Diagnostic::error(
         Code::Syntax,
         Vec::new(),
         format!("invalid {}: {}", err.format.name(), err.message),
     )
-    .at(span, "");
+    .at(range, "");
     Rejected {
         name: err.name,
         text: err.text,

@@ -85,11 +85,11 @@ fn rewrite(
         };
         match doc.node(path) {
             Some(node) if matches!(node.kind, NodeKind::Integer(_)) => {
-                let before = doc.text[node.span.clone()].to_owned();
+                let before = doc.text[node.range.clone()].to_owned();
                 let after = new_value.to_string();
                 if before != after {
                     edits.push((
-                        node.span.clone(),
+                        node.range.clone(),
                         after.clone(),
                         Change {
                             path: dotted(path),
@@ -140,14 +140,14 @@ fn rewrite(
         let updates = plan
             .to_updates(span.value(), UnitKind::Microbatch, Rounding::Down)
             .map_err(|e| e.to_string())?;
-        let raw = &doc.text[node.span.clone()];
+        let raw = &doc.text[node.range.clone()];
         let quote = raw.chars().next().filter(|c| *c == '"' || *c == '\'');
         let after = match quote {
             Some(q) => format!("{q}{rewritten}{q}"),
             None => rewritten.to_string(),
         };
         edits.push((
-            node.span.clone(),
+            node.range.clone(),
             after.clone(),
             Change {
                 path: dotted(path),
@@ -275,7 +275,7 @@ fn refusal(doc: &Document, map: &SchemaMap, plan: &Plan, replicas: u64) -> Strin
     ]
     .iter()
     .filter_map(|role| map.path_of(*role))
-    .find_map(|path| doc.node(path).map(|node| node.span.start))
+    .find_map(|path| doc.node(path).map(|node| node.range.start))
     .map_or_else(
         || doc.name.clone(),
         |start| {

@@ -110,7 +110,7 @@ impl TypeError {
     /// The diagnostic of this refusal, at its place in `doc`.
     pub(crate) fn diagnostic(&self, doc: &Document) -> Diagnostic {
         let at = dotted(&self.path);
-        let span = doc.span_for(&self.path);
+        let range = doc.range_of(&self.path);
         let (code, message, help) = match &self.kind {
             TypeErrorKind::InvalidType { found, expected } => (
                 Code::SchemaType,
@@ -139,13 +139,13 @@ impl TypeError {
             TypeErrorKind::UnknownField { field, expected } => {
                 let parent = &self.path[..self.path.len().saturating_sub(1)];
                 let section = section_name(parent);
-                let span = doc.key_span(&self.path).unwrap_or(span);
+                let range = doc.key_range(&self.path).unwrap_or(range);
                 return Diagnostic::error(
                     Code::UnknownKey,
                     self.path.clone(),
                     format!("unknown key `{field}` in {section}"),
                 )
-                .at(span, "")
+                .at(range, "")
                 .help(unknown_key_help(field, expected.iter().copied(), &section));
             }
             TypeErrorKind::MissingField { field } => {
@@ -157,7 +157,7 @@ impl TypeError {
                     path,
                     format!("missing key `{field}` in {section}"),
                 )
-                .at(span, "")
+                .at(range, "")
                 .help(match crate::output::schema_command() {
                     Some(command) => format!("add `{field}` to {section}; {command} describes it"),
                     None => format!("add `{field}` to {section}"),
@@ -172,7 +172,7 @@ impl TypeError {
                 (Code::SchemaValue, format!("`{at}`: {message}"), None)
             }
         };
-        let diagnostic = Diagnostic::error(code, self.path.clone(), message).at(span, "");
+        let diagnostic = Diagnostic::error(code, self.path.clone(), message).at(range, "");
         match help {
             Some(help) => diagnostic.help(help),
             None => diagnostic,
@@ -188,16 +188,16 @@ impl Ignored {
             None => ("", &self.path[..]),
         };
         let section = section_name(parent);
-        let span = doc
-            .key_span(&self.path)
-            .unwrap_or_else(|| doc.span_for(&self.path));
+        let range = doc
+            .key_range(&self.path)
+            .unwrap_or_else(|| doc.range_of(&self.path));
         Diagnostic::error(
             Code::UnknownKey,
             self.path.clone(),
             format!("unknown key `{key}` in {section} is ignored"),
         )
         .warning()
-        .at(span, "")
+        .at(range, "")
         .help(unknown_key_help(key, self.known.iter().copied(), &section))
     }
 }

@@ -47,7 +47,7 @@ impl Dialect for Axolotl {
 }
 
 fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
-    let root = r.span(&[]);
+    let root = r.range_of(&[]);
     let set = |r: &Reader, k: &str| {
         r.has(&[k])
             && !matches!(
@@ -98,7 +98,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
             )
             .warning()
             .help(format!("write gradient_accumulation_steps (batch_size / micro_batch_size = {})", b.value / m.max(1)))
-            .at(b.span, "not the accumulation"),
+            .at(b.range, "not the accumulation"),
         );
     }
     let Some(world) = super::dialect::world_from_options(opts) else {
@@ -136,19 +136,19 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let plan = match per_process_plan(m, a, layout, opts.seq_len) {
         Ok(plan) => plan,
         Err(err) => {
-            let span = r.span(&[MICRO]);
+            let range = r.range_of(&[MICRO]);
             r.push(plan_finding_in(
                 crate::interop::Framework::Axolotl,
                 &r.doc,
                 &err,
                 owned(&[MICRO]),
-                span,
+                range,
             ));
             return None;
         }
     };
     let settings = settings(r);
-    let span = r.span(&[GAS]);
+    let range = r.range_of(&[GAS]);
     let model_parallel = tp.is_some_and(|t| t > 1) || cp.is_some_and(|c| c > 1);
     Some(FrameworkBatch {
         plan,
@@ -170,14 +170,14 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
             )
             .warning()
             .help("check that the loss is divided by the tokens of the whole group on all devices")
-            .at(span.clone(), "normalization"),
+            .at(range.clone(), "normalization"),
         ),
         last_group: LastGroupRule {
             policy: LastGroup::Process,
             severity: Severity::Warning,
             behaviour: "the Trainer runs it as one more update with the microbatches that remain".to_owned(),
             help: "this matches last_group \"process\"".to_owned(),
-            span,
+            range,
         },
     })
 }

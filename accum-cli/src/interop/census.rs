@@ -29,7 +29,7 @@ pub(crate) struct Unread {
     /// Its path (the key path, or the argument).
     pub(crate) path: Vec<String>,
     /// The key (or argument and value) in the text.
-    pub(crate) span: Range<usize>,
+    pub(crate) range: Range<usize>,
     /// What the key is about, for what accum assumed instead.
     pub(crate) topic: Topic,
 }
@@ -205,7 +205,7 @@ const MAX_DEPTH: usize = 32;
 
 fn walk(
     node: &Node,
-    key_span: Option<&Range<usize>>,
+    key_range: Option<&Range<usize>>,
     seen: &Seen<'_>,
     path: &mut Vec<String>,
     out: &mut Vec<Unread>,
@@ -220,7 +220,7 @@ fn walk(
         NodeKind::Table(entries) => {
             for e in entries {
                 path.push(e.key.clone());
-                walk(&e.value, Some(&e.key_span), seen, path, out, depth + 1);
+                walk(&e.value, Some(&e.key_range), seen, path, out, depth + 1);
                 path.pop();
             }
         }
@@ -242,7 +242,7 @@ fn walk(
     // it was read or named (`accumulate_grad_batches: {0: 8}`).
     let inner = out.len() > before
         || (matches!(node.kind, NodeKind::Table(_)) && seen.inside.contains(path.as_slice()));
-    if let (Some(key), Some(span)) = (path.last(), key_span)
+    if let (Some(key), Some(range)) = (path.last(), key_range)
         && !was_read
         && !inner
         && !matches!(node.kind, NodeKind::Null)
@@ -254,13 +254,13 @@ fn walk(
         out.push(Unread {
             key: path.join("."),
             path: path.clone(),
-            span: span.start..node.span.end.max(span.end),
+            range: range.start..node.range.end.max(range.end),
             topic,
         });
     }
 }
 
-/// The arguments of a command line (`--name`, its value, their spans) that
+/// The arguments of a command line (`--name`, its value, their ranges) that
 /// belong to the batch vocabulary and that `known` does not list.
 pub(crate) fn unread_args<'a>(
     args: impl IntoIterator<Item = (&'a str, Option<&'a str>, Range<usize>)>,
@@ -269,7 +269,7 @@ pub(crate) fn unread_args<'a>(
     let mut seen = HashSet::new();
     args.into_iter()
         .filter(|(name, ..)| !known(name))
-        .filter_map(|(name, value, span)| {
+        .filter_map(|(name, value, range)| {
             let topic = topic(name)?;
             // A degree of 1 divides nothing, as for keys.
             if topic == Topic::Parallel && value.is_some_and(|v| v.trim() == "1") {
@@ -278,7 +278,7 @@ pub(crate) fn unread_args<'a>(
             seen.insert(name.to_owned()).then(|| Unread {
                 key: name.to_owned(),
                 path: vec![name.to_owned()],
-                span,
+                range,
                 topic,
             })
         })
@@ -328,7 +328,7 @@ pub(crate) fn finding(
         "check what {framework} does with `{}`: if it changes the batch, the batch here is not the one trained; remove the key, or give the value it means through the keys or options accum reads",
         unread.key
     ))
-    .at(unread.span.clone(), "not read by accum")
+    .at(unread.range.clone(), "not read by accum")
 }
 
 #[cfg(test)]
@@ -403,7 +403,7 @@ mod tests {
             ]
         );
         let u = &unread_keys(&doc.root, &read)[0];
-        assert_eq!(&text[u.span.clone()], "gpus_per_node: 8");
+        assert_eq!(&text[u.range.clone()], "gpus_per_node: 8");
     }
 
     #[test]
@@ -418,7 +418,7 @@ mod tests {
         let u = unread_args(args, |n| n == "--micro-batch-size");
         assert_eq!(u.len(), 1);
         assert_eq!(
-            (u[0].key.as_str(), u[0].span.clone()),
+            (u[0].key.as_str(), u[0].range.clone()),
             ("--foo-batch-size", 2..3)
         );
     }

@@ -38,7 +38,7 @@
 //! file that includes itself is refused.
 //!
 //! Every value keeps its file: the composed document's text is the files'
-//! texts one after the other, each value's span in its own part, and the
+//! texts one after the other, each value's range in its own part, and the
 //! findings are given back to the file they point into.
 
 use std::collections::HashMap;
@@ -72,7 +72,7 @@ pub(crate) struct Part {
 pub(crate) struct Composed {
     pub(crate) doc: Document,
     pub(crate) parts: Vec<Part>,
-    /// Findings about the composition (spans in the composed text).
+    /// Findings about the composition (ranges in the composed text).
     pub(crate) findings: Vec<Diagnostic>,
 }
 
@@ -90,18 +90,18 @@ enum Choice {
         package: Option<String>,
         option: Option<String>,
         optional: bool,
-        span: Range<usize>,
+        range: Range<usize>,
     },
     /// `override group: option`.
     Override {
         key: String,
         option: Option<String>,
-        span: Range<usize>,
+        range: Range<usize>,
     },
     /// A config of the file's own group, by name.
     Config {
         name: String,
-        span: Range<usize>,
+        range: Range<usize>,
     },
 }
 
@@ -111,7 +111,7 @@ struct Override {
     option: Option<String>,
     used: bool,
     file: usize,
-    span: Range<usize>,
+    range: Range<usize>,
 }
 
 /// A file read for the composition.
@@ -127,7 +127,7 @@ struct Composer {
     loader: YamlLoader,
     files: Vec<Loaded>,
     /// Each group's option chosen by an override: the option, whether a
-    /// group default used it, and where it is written (file, span).
+    /// group default used it, and where it is written (file, range).
     overrides: HashMap<String, Override>,
     /// Findings, each with the file it points into.
     findings: Vec<(usize, Diagnostic)>,
@@ -211,7 +211,7 @@ pub(crate) fn compose(doc: &Document, path: &Path) -> Option<Composed> {
                     option: Some(stem),
                     used: false,
                     file: 0,
-                    span: 0..0,
+                    range: 0..0,
                 },
             );
             c.expand(primary, "", String::new(), 0)
@@ -231,7 +231,7 @@ pub(crate) fn compose(doc: &Document, path: &Path) -> Option<Composed> {
         .collect();
     unused.sort_by(|a, b| a.0.cmp(&b.0));
     for (key, o) in unused {
-        let span = o.span;
+        let range = o.range;
         c.findings.push((
             o.file,
             Diagnostic::error(
@@ -240,7 +240,7 @@ pub(crate) fn compose(doc: &Document, path: &Path) -> Option<Composed> {
                 format!("`override /{key}` overrides no earlier choice of the group `{key}`: Hydra refuses the defaults list (\"No earlier Group Default for '{key}' exists to override\"), or the primary config that chooses it is not found in this tree"),
             )
             .help(format!("write `- /{key}: OPTION` to add the group, or give the values it would set with --set KEY=VALUE"))
-            .at(span, "nothing to override"),
+            .at(range, "nothing to override"),
         ));
     }
     Some(c.finish(doc, &leaves))
@@ -308,7 +308,7 @@ impl Composer {
                     .iter()
                     .map(|p| format!("`{}`", self.shown(p)))
                     .collect();
-                let span = doc.span_for(&["defaults".to_owned()]);
+                let range = doc.range_of(&["defaults".to_owned()]);
                 self.findings.push((
                     0,
                     Diagnostic::error(
@@ -321,20 +321,20 @@ impl Composer {
                     )
                     .warning()
                     .help("give the values the primary config sets with --set KEY=VALUE")
-                    .at(span, "primary config not chosen"),
+                    .at(range, "primary config not chosen"),
                 ));
                 None
             }
         }
     }
 
-    /// Reads a file of the tree, once; `None` (a finding pushed at `span`
+    /// Reads a file of the tree, once; `None` (a finding pushed at `range`
     /// of file `from` when `report`) when it cannot be read.
     fn load(
         &mut self,
         path: &Path,
         from: usize,
-        span: Range<usize>,
+        range: Range<usize>,
         report: bool,
     ) -> Option<usize> {
         let real = fs::canonicalize(path).ok();
@@ -354,7 +354,7 @@ impl Composer {
                         format!("the defaults list names `{shown}`, which {reason}"),
                     )
                     .help("correct the entry, or give the values it would set with --set KEY=VALUE")
-                    .at(span.clone(), "not composed"),
+                    .at(range.clone(), "not composed"),
                 ));
             }
             None
@@ -416,7 +416,7 @@ impl Composer {
             } else {
                 "includes itself through its defaults lists".to_owned()
             };
-            let span = self.files[i].doc.span_for(&["defaults".to_owned()]);
+            let range = self.files[i].doc.range_of(&["defaults".to_owned()]);
             self.findings.push((
                 i,
                 Diagnostic::error(
@@ -425,7 +425,7 @@ impl Composer {
                     format!("`{}` {what}", self.files[i].shown),
                 )
                 .help("write the values in the file, or give them with --set KEY=VALUE")
-                .at(span, "not composed"),
+                .at(range, "not composed"),
             ));
             return Vec::new();
         }
@@ -442,14 +442,14 @@ impl Composer {
             // Without the primary config, `override /trainer: gpu` is the
             // one choice of its group that is known.
             for d in &mut defaults {
-                if let Choice::Override { key, option, span } = d {
+                if let Choice::Override { key, option, range } = d {
                     *d = Choice::Group {
                         written: format!("/{key}"),
                         key: key.clone(),
                         package: None,
                         option: option.clone(),
                         optional: false,
-                        span: span.clone(),
+                        range: range.clone(),
                     };
                 }
             }
@@ -473,14 +473,14 @@ impl Composer {
         for d in defaults.iter().rev() {
             match d {
                 Choice::SelfEntry => reversed.push(vec![(i, package.clone())]),
-                Choice::Override { key, option, span } => {
+                Choice::Override { key, option, range } => {
                     self.overrides
                         .entry(key.clone())
                         .or_insert_with(|| Override {
                             option: option.clone(),
                             used: false,
                             file: i,
-                            span: span.clone(),
+                            range: range.clone(),
                         });
                 }
                 Choice::Group {
@@ -489,20 +489,20 @@ impl Composer {
                     package: explicit,
                     option,
                     optional,
-                    span,
+                    range,
                 } => {
                     // Where the option is chosen: the override, when there
                     // is one (its file and entry are what to correct).
                     let (option, from, at) = match self.overrides.get_mut(key) {
-                        Some(o) if o.span != (0..0) => {
+                        Some(o) if o.range != (0..0) => {
                             o.used = true;
-                            (o.option.clone(), o.file, o.span.clone())
+                            (o.option.clone(), o.file, o.range.clone())
                         }
                         Some(o) => {
                             o.used = true;
-                            (o.option.clone(), i, span.clone())
+                            (o.option.clone(), i, range.clone())
                         }
-                        None => (option.clone(), i, span.clone()),
+                        None => (option.clone(), i, range.clone()),
                     };
                     let Some(option) = option else {
                         continue;
@@ -518,9 +518,9 @@ impl Composer {
                         reversed.push(self.expand(child, key, child_package, depth + 1));
                     }
                 }
-                Choice::Config { name, span } => {
+                Choice::Config { name, range } => {
                     let path = self.root.join(group).join(format!("{name}.yaml"));
-                    if let Some(child) = self.load(&path, i, span.clone(), true) {
+                    if let Some(child) = self.load(&path, i, range.clone(), true) {
                         reversed.push(self.expand(child, group, package.clone(), depth + 1));
                     }
                 }
@@ -545,7 +545,7 @@ impl Composer {
             });
         }
         let mut root = Node {
-            span: main.root.span.clone(),
+            range: main.root.range.clone(),
             kind: NodeKind::Table(Vec::new()),
         };
         let mut notes: Vec<ReadNote> = Vec::new();
@@ -564,10 +564,10 @@ impl Composer {
                 .collect();
             for segment in prefix.iter().rev() {
                 content = Node {
-                    span: content.span.clone(),
+                    range: content.range.clone(),
                     kind: NodeKind::Table(vec![Entry {
                         key: segment.clone(),
-                        key_span: content.span.start..content.span.start,
+                        key_range: content.range.start..content.range.start,
                         value: content,
                     }]),
                 };
@@ -577,7 +577,7 @@ impl Composer {
                 placed[*i] = true;
                 notes.extend(f.doc.notes.iter().map(|n| {
                     let mut n = n.clone();
-                    n.span = n.span.start + start..n.span.end + start;
+                    n.range = n.range.start + start..n.range.end + start;
                     let mut path = prefix.clone();
                     path.extend(n.path);
                     n.path = path;
@@ -640,9 +640,9 @@ impl Composed {
             out[i].findings.push(f);
         }
         for mut u in report.unread {
-            let i = part_of(u.span.start);
+            let i = part_of(u.range.start);
             let start = self.parts[i].start;
-            u.span = u.span.start - start..u.span.end - start;
+            u.range = u.range.start - start..u.range.end - start;
             out[i].unread.push(u);
         }
         out
@@ -676,17 +676,17 @@ fn defaults_of(doc: &Document, group: &str) -> (Vec<Choice>, Vec<Diagnostic>) {
     let NodeKind::Array(items) = &node.kind else {
         return (out, problems);
     };
-    let not_composed = |span: Range<usize>, what: String| {
+    let not_composed = |range: Range<usize>, what: String| {
         Diagnostic::error(Code::Missing, vec!["defaults".to_owned()], what)
             .help("give the values it would set with --set KEY=VALUE")
-            .at(span, "not composed")
+            .at(range, "not composed")
     };
     for item in items {
         match &item.kind {
             NodeKind::String(s) if s == "_self_" => out.push(Choice::SelfEntry),
             NodeKind::String(s) if !s.contains("${") => out.push(Choice::Config {
                 name: s.clone(),
-                span: item.span.clone(),
+                range: item.range.clone(),
             }),
             NodeKind::Table(entries) if entries.len() == 1 => {
                 let e = &entries[0];
@@ -696,7 +696,7 @@ fn defaults_of(doc: &Document, group: &str) -> (Vec<Choice>, Vec<Diagnostic>) {
                     NodeKind::Integer(i) => Some(i.to_string()),
                     _ => {
                         problems.push(not_composed(
-                            e.value.span.clone(),
+                            e.value.range.clone(),
                             format!("the defaults entry `{}` chooses a list of options or an interpolation, which accum does not compose", e.key),
                         ));
                         continue;
@@ -713,7 +713,7 @@ fn defaults_of(doc: &Document, group: &str) -> (Vec<Choice>, Vec<Diagnostic>) {
                 }
                 let [written] = words.as_slice() else {
                     problems.push(not_composed(
-                        e.key_span.clone(),
+                        e.key_range.clone(),
                         format!("the defaults entry `{}` is not one accum reads", e.key),
                     ));
                     continue;
@@ -731,7 +731,7 @@ fn defaults_of(doc: &Document, group: &str) -> (Vec<Choice>, Vec<Diagnostic>) {
                     out.push(Choice::Override {
                         key,
                         option,
-                        span: e.key_span.start..e.value.span.end,
+                        range: e.key_range.start..e.value.range.end,
                     });
                 } else {
                     out.push(Choice::Group {
@@ -740,12 +740,12 @@ fn defaults_of(doc: &Document, group: &str) -> (Vec<Choice>, Vec<Diagnostic>) {
                         package,
                         option,
                         optional,
-                        span: e.key_span.start..e.value.span.end,
+                        range: e.key_range.start..e.value.range.end,
                     });
                 }
             }
             _ => problems.push(not_composed(
-                item.span.clone(),
+                item.range.clone(),
                 "a defaults entry accum does not read".to_owned(),
             )),
         }
@@ -761,7 +761,7 @@ fn join(package: &str, rest: &str) -> String {
     }
 }
 
-/// A node with every span moved by `by`.
+/// A node with every range moved by `by`.
 fn shifted(node: &Node, by: usize) -> Node {
     let kind = match &node.kind {
         NodeKind::Array(items) => NodeKind::Array(items.iter().map(|n| shifted(n, by)).collect()),
@@ -770,7 +770,7 @@ fn shifted(node: &Node, by: usize) -> Node {
                 .iter()
                 .map(|e| Entry {
                     key: e.key.clone(),
-                    key_span: e.key_span.start + by..e.key_span.end + by,
+                    key_range: e.key_range.start + by..e.key_range.end + by,
                     value: shifted(&e.value, by),
                 })
                 .collect(),
@@ -778,7 +778,7 @@ fn shifted(node: &Node, by: usize) -> Node {
         other => other.clone(),
     };
     Node {
-        span: node.span.start + by..node.span.end + by,
+        range: node.range.start + by..node.range.end + by,
         kind,
     }
 }
@@ -800,7 +800,7 @@ fn merge(into: &mut Node, from: Node) {
                     }
                     Some(_) if is_missing(&e.value) => {}
                     Some(x) => {
-                        x.key_span = e.key_span;
+                        x.key_range = e.key_range;
                         x.value = e.value;
                     }
                     None => entries.push(e),
@@ -809,7 +809,7 @@ fn merge(into: &mut Node, from: Node) {
         }
         (_, kind) => {
             into.kind = kind;
-            into.span = from.span;
+            into.range = from.range;
         }
     }
 }

@@ -250,7 +250,7 @@ pub(crate) struct Found {
     /// The key or option as written (`train.save_interval`).
     pub(crate) what: String,
     /// Where.
-    pub(crate) span: Range<usize>,
+    pub(crate) range: Range<usize>,
 }
 
 /// What the evidence says.
@@ -275,7 +275,7 @@ pub(crate) enum Detection {
 pub(crate) enum Shape {
     /// A YAML or JSON mapping.
     Tree(Box<Document>),
-    /// A launch script: the options of its Megatron command, with their spans.
+    /// A launch script: the options of its Megatron command, with their ranges.
     Script(Vec<(String, Range<usize>)>),
     /// Neither.
     Other,
@@ -312,7 +312,7 @@ fn signs_in(identity: &Identity, shape: &Shape) -> Vec<Found> {
         .filter_map(|sign| find(*sign, shape))
         .collect();
     // In the order of the file.
-    found.sort_by_key(|f| f.span.start);
+    found.sort_by_key(|f| f.range.start);
     found
 }
 
@@ -340,15 +340,15 @@ fn find(sign: Sign, shape: &Shape) -> Option<Found> {
             };
             at_top.or_else(below).map(|e| Found {
                 what: option.to_owned(),
-                span: e.key_span.clone(),
+                range: e.key_range.clone(),
             })
         }
         (Sign::Option(option), Shape::Script(options)) => options
             .iter()
             .find(|(name, _)| name == option)
-            .map(|(name, span)| Found {
+            .map(|(name, range)| Found {
                 what: name.clone(),
-                span: span.clone(),
+                range: range.clone(),
             }),
         _ => None,
     }
@@ -367,7 +367,9 @@ fn key(doc: &Document, path: &str) -> Option<Found> {
     }
     Some(Found {
         what: path.to_owned(),
-        span: doc.key_span(&segments).unwrap_or_else(|| node.span.clone()),
+        range: doc
+            .key_range(&segments)
+            .unwrap_or_else(|| node.range.clone()),
     })
 }
 

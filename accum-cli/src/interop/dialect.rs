@@ -87,7 +87,7 @@ pub(crate) struct LastGroupRule {
     /// The fix.
     pub(crate) help: String,
     /// Where to point in the imported file.
-    pub(crate) span: Range<usize>,
+    pub(crate) range: Range<usize>,
 }
 
 /// One dialect's reading, and the shared tail.
@@ -197,7 +197,7 @@ fn finish(
             rule.severity,
             &rule.behaviour,
             &rule.help,
-            rule.span,
+            rule.range,
         ) {
             main.findings.push(f);
         }
@@ -313,11 +313,11 @@ pub(crate) fn run_section(framework: Framework, name: &str) -> RunSection {
     }
 }
 
-/// A plan error as a finding at `span`: its code, role, message, label
+/// A plan error as a finding at `range`: its code, role, message, label
 /// and fix, as `accum validate` reports the same mistake in accum's own
 /// config.
-pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, span: Range<usize>) -> Diagnostic {
-    Diagnostic::new(Finding::from_error(err, path.into()), Location::at(span))
+pub(crate) fn plan_finding(err: &PlanError, path: Vec<String>, range: Range<usize>) -> Diagnostic {
+    Diagnostic::new(Finding::from_error(err, path.into()), Location::at(range))
 }
 
 /// As [`plan_finding`], in a file of `framework` read as `doc`: the fix's
@@ -331,9 +331,9 @@ pub(crate) fn plan_finding_in(
     doc: &Document,
     err: &PlanError,
     path: Vec<String>,
-    span: Range<usize>,
+    range: Range<usize>,
 ) -> Diagnostic {
-    let mut diagnostic = plan_finding(err, path, span);
+    let mut diagnostic = plan_finding(err, path, range);
     let finding = &diagnostic.finding;
     let options = finding.fix.as_ref().map_or(&[][..], |fix| &fix.options[..]);
     let fixes = options
@@ -419,7 +419,7 @@ pub(crate) fn partial_group_finding(
     severity: Severity,
     behaviour: &str,
     help: &str,
-    span: Range<usize>,
+    range: Range<usize>,
 ) -> Option<Diagnostic> {
     let b = plan.effective_batch().get();
     let rest = examples % b;
@@ -442,7 +442,7 @@ pub(crate) fn partial_group_finding(
         full * b,
         (full + 1).saturating_mul(b)
     ))
-    .at(span, format!("groups of {} microbatches", plan.accumulation()));
+    .at(range, format!("groups of {} microbatches", plan.accumulation()));
     if severity == Severity::Warning {
         f = f.warning();
     }

@@ -126,7 +126,7 @@ struct Resolution<'a> {
     /// The key whose value is resolved, and the expression it holds.
     key: String,
     path: Vec<String>,
-    span: Range<usize>,
+    range: Range<usize>,
     steps: usize,
     /// The assumptions made, in words, for the warning.
     assumed: Vec<String>,
@@ -145,11 +145,11 @@ pub(crate) fn resolve(
     node: Node,
 ) -> Result<Resolved, Box<Diagnostic>> {
     let key = path.join(".");
-    let span = node.span.clone();
+    let range = node.range.clone();
     if let Some((_, value)) = interpolation.set.iter().rev().find(|(k, _)| *k == key) {
         return Ok(Resolved {
             node: Node {
-                span,
+                range,
                 kind: NodeKind::String(value.clone()),
             },
             notes: Vec::new(),
@@ -171,7 +171,7 @@ pub(crate) fn resolve(
         interpolation,
         key: key.clone(),
         path: owned(path),
-        span: span.clone(),
+        range: range.clone(),
         steps: 0,
         assumed: Vec::new(),
         notes: Vec::new(),
@@ -196,11 +196,11 @@ pub(crate) fn resolve(
                     .help(format!(
                         "to state it, write the value, or give it: --set {key}={shown}"
                     ))
-                    .at(span.clone(), format!("computed as {shown}")),
+                    .at(range.clone(), format!("computed as {shown}")),
                 );
             }
             Ok(Resolved {
-                node: Node { span, kind },
+                node: Node { range, kind },
                 notes,
                 read: r.read,
             })
@@ -213,7 +213,7 @@ pub(crate) fn resolve(
                 format!("`{key}` is `{written}`, which OmegaConf computes with a resolver or an expression accum does not evaluate: {reason}"),
             )
             .help(format!("give its value: --set {key}=VALUE"))
-            .at(span, "not evaluated"),
+            .at(range, "not evaluated"),
         )),
     }
 }
@@ -230,7 +230,7 @@ impl Resolution<'_> {
                 ),
             )
             .help(format!("write the value, or give it: --set {key}=VALUE"))
-            .at(self.span.clone(), "interpolation not resolved"),
+            .at(self.range.clone(), "interpolation not resolved"),
         ))
     }
 
@@ -273,7 +273,7 @@ impl Resolution<'_> {
                     format!("`{key}` is `${{{expr}}}`: the environment variable {name} is not given and has no default"),
                 )
                 .help(format!("give it: --env {name}=VALUE (or the key's value: --set {key}=VALUE)"))
-                .at(self.span.clone(), "value from the environment"))));
+                .at(self.range.clone(), "value from the environment"))));
             };
             self.notes.push(
                 Diagnostic::error(
@@ -285,7 +285,7 @@ impl Resolution<'_> {
                 )
                 .warning()
                 .help(format!("to state it, write the value, or give it: --set {key}={value}"))
-                .at(self.span.clone(), "from the environment"),
+                .at(self.range.clone(), "from the environment"),
             );
             return self.value(at, NodeKind::String(value), depth);
         }
@@ -322,7 +322,7 @@ impl Resolution<'_> {
 
     /// An interpolation to a key the file does not have.
     fn unresolved(&self, expr: &str) -> Fail {
-        Fail::Finding(unresolved(&self.key, expr, self.span.clone()))
+        Fail::Finding(unresolved(&self.key, expr, self.range.clone()))
     }
 
     /// A registered resolver, evaluated when accum recognises it.
@@ -614,14 +614,14 @@ fn described(values: &[NodeKind]) -> String {
 }
 
 /// An interpolation to a key the file does not have.
-fn unresolved(key: &str, expr: &str, span: Range<usize>) -> Box<Diagnostic> {
+fn unresolved(key: &str, expr: &str, range: Range<usize>) -> Box<Diagnostic> {
     Box::new(Diagnostic::error(
         Code::Missing,
         accum_core::FieldPath::new(key.split('.')),
         format!("`{key}` is `${{{expr}}}`, a key this file does not have (another file of the config tree may set it)"),
     )
     .help(format!("give its value: --set {key}=VALUE"))
-    .at(span, "interpolation not resolved"))
+    .at(range, "interpolation not resolved"))
 }
 
 #[cfg(test)]

@@ -43,14 +43,14 @@ impl Dialect for LitGpt {
 }
 
 fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
-    let root = r.span(&[]);
+    let root = r.range_of(&[]);
     // `TrainArgs` defaults: global_batch_size = 64, micro_batch_size = 4.
     let g = if r.has(&GLOBAL) {
         r.uint(&GLOBAL, 1)?
     } else {
         super::reader::At {
             value: 64,
-            span: r.span(&["train"]),
+            range: r.range_of(&["train"]),
             path: owned(&GLOBAL),
         }
     };
@@ -73,7 +73,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
                 ),
             )
             .help(format!("use train.global_batch_size {} or more", world.saturating_mul(m)))
-            .at(g.span.clone(), "less than one example per process"),
+            .at(g.range.clone(), "less than one example per process"),
         );
         return None;
     }
@@ -93,7 +93,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
                 "use train.micro_batch_size {per_process} or less, or train.global_batch_size {}",
                 world.saturating_mul(m)
             ))
-            .at(r.span(&MICRO), "more than a process's share"),
+            .at(r.range_of(&MICRO), "more than a process's share"),
         );
         return None;
     }
@@ -116,7 +116,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
                 "write train.global_batch_size {trained} (or {}) so that the batch written is the one trained",
                 trained.saturating_add(step)
             ))
-            .at(g.span.clone(), "floored by LitGPT"),
+            .at(g.range.clone(), "floored by LitGPT"),
         );
     }
     let plan = match per_process_plan(m, a, Layout::new(world, 1, 1, 1), opts.seq_len) {
@@ -142,14 +142,14 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
                 ),
             )
             .help("sum the token losses and divide by the supervised tokens of the whole group")
-            .at(g.span.clone(), "divides by A, not by tokens"),
+            .at(g.range.clone(), "divides by A, not by tokens"),
         ),
         last_group: LastGroupRule {
             policy: LastGroup::Drop,
             severity: Severity::Warning,
             behaviour: "LitGPT cycles through the data (CycleIterator), so an update runs on into the next pass and no partial group is run".to_owned(),
             help: "accept it, or size the data to whole global batches".to_owned(),
-            span: g.span,
+            range: g.range,
         },
         plan,
         parallel: None,

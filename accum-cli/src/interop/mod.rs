@@ -317,7 +317,7 @@ pub struct FileReport {
     pub name: String,
     /// The file's text.
     pub text: String,
-    /// Findings whose spans are in this text, in the order of the checks.
+    /// Findings whose ranges are in this text, in the order of the checks.
     pub findings: Vec<Diagnostic>,
     /// Keys of the batch vocabulary the reader left unread; they become
     /// `unread` findings once the batch is known.
@@ -647,7 +647,7 @@ fn wrong_dialect(framework: Framework, name: &str, text: &str) -> Option<ImportE
         message,
     )
     .help(help)
-    .at(first.span.clone(), format!("{}'s key", kind.name()));
+    .at(first.range.clone(), format!("{}'s key", kind.name()));
     Some(ImportError::Invalid {
         files: vec![FileReport {
             name: name.to_owned(),
@@ -722,7 +722,7 @@ pub(crate) fn import_text_detected(
             evidence,
             ..
         } => {
-            let span = evidence.first().map_or(0..0, |f| f.span.clone());
+            let range = evidence.first().map_or(0..0, |f| f.range.clone());
             let finding = Diagnostic::error(
                 Code::Dialect,
                 vec![],
@@ -732,14 +732,14 @@ pub(crate) fn import_text_detected(
                 ),
             )
             .help("give the training file as FILE and this one with --accelerate-config")
-            .at(span, "Accelerate's key");
+            .at(range, "Accelerate's key");
             (None, Err(refuse(finding)))
         }
         detect::Detection::Tie(kinds) => {
-            let span = kinds
+            let range = kinds
                 .first()
                 .and_then(|(_, f)| f.first())
-                .map_or(0..0, |f| f.span.clone());
+                .map_or(0..0, |f| f.range.clone());
             let each: Vec<String> = kinds
                 .iter()
                 .map(|(kind, found)| format!("{} ({})", kind.name(), detect::listed(found)))
@@ -763,7 +763,7 @@ pub(crate) fn import_text_detected(
                 "name the framework before the file: {}",
                 crate::output::listed_by(&keys, " or ")
             ))
-            .at(span, "evidence of more than one framework");
+            .at(range, "evidence of more than one framework");
             (None, Err(refuse(finding)))
         }
         detect::Detection::Unknown => {

@@ -1,5 +1,5 @@
 //! Reading values out of a framework's JSON or YAML file: typed getters that
-//! keep the span and path of what they read, and push a `value` finding for
+//! keep the range and path of what they read, and push a `value` finding for
 //! what has the wrong type.
 
 use std::cell::RefCell;
@@ -17,7 +17,7 @@ use crate::source::{Document, Node, NodeKind, ReadNote, SourceFormat, YamlLoader
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct At<T> {
     pub(crate) value: T,
-    pub(crate) span: Range<usize>,
+    pub(crate) range: Range<usize>,
     pub(crate) path: Vec<String>,
 }
 
@@ -91,7 +91,7 @@ impl Reader {
             })
             .map_err(|err| {
                 let (line, column) = err
-                    .span
+                    .range
                     .as_ref()
                     .map_or((1, 1), |s| line_col(&err.text, s.start));
                 ImportError::Syntax {
@@ -116,7 +116,7 @@ impl Reader {
             let converted = self.strings_are_numbers
                 && matches!(self.doc.node(&note.path).map(|n| &n.kind),
                     Some(NodeKind::String(s)) if python_number(s).is_some());
-            if note.always || (read_at.contains(&note.span.start) && !converted) {
+            if note.always || (read_at.contains(&note.range.start) && !converted) {
                 self.findings.push(note_finding(note));
             }
         }
@@ -134,7 +134,7 @@ impl Reader {
         let path = owned(path);
         let node = self.doc.node(&path);
         if let Some(n) = node {
-            self.read_at.borrow_mut().insert(n.span.start);
+            self.read_at.borrow_mut().insert(n.range.start);
         }
         self.read.borrow_mut().insert(path);
         node
@@ -151,16 +151,16 @@ impl Reader {
         matches!(self.node(path).map(|n| &n.kind), Some(NodeKind::Table(_)))
     }
 
-    /// The span to underline for a path (the value, or the nearest parent).
-    pub(crate) fn span(&self, path: &[&str]) -> Range<usize> {
-        self.doc.span_for(&owned(path))
+    /// The range to underline for a path (the value, or the nearest parent).
+    pub(crate) fn range_of(&self, path: &[&str]) -> Range<usize> {
+        self.doc.range_of(&owned(path))
     }
 
-    /// The span of the key itself, or of the value.
-    pub(crate) fn key_span(&self, path: &[&str]) -> Range<usize> {
+    /// The range of the key itself, or of the value.
+    pub(crate) fn key_range(&self, path: &[&str]) -> Range<usize> {
         self.doc
-            .key_span(&owned(path))
-            .unwrap_or_else(|| self.span(path))
+            .key_range(&owned(path))
+            .unwrap_or_else(|| self.range_of(path))
     }
 
     pub(crate) fn push(&mut self, finding: Diagnostic) {
@@ -172,7 +172,7 @@ impl Reader {
     fn written_at(&self, path: &[&str], node: &Node) -> bool {
         self.doc
             .node(&owned(path))
-            .is_some_and(|at| at.span == node.span)
+            .is_some_and(|at| at.range == node.range)
     }
 
     fn bad(&mut self, path: &[&str], what: &str, types: &[&str], node: &Node) {
@@ -198,7 +198,7 @@ impl Reader {
             Some(fix) => fix.message.clone(),
             None => format!("write {what}"),
         })
-        .at(node.span.clone(), format!("expected {what}"))
+        .at(node.range.clone(), format!("expected {what}"))
         .fix(fix);
         self.findings.push(finding);
     }
@@ -214,7 +214,7 @@ impl Reader {
         match &node.kind {
             NodeKind::String(s) => Some(At {
                 value: s.clone(),
-                span: node.span.clone(),
+                range: node.range.clone(),
                 path: owned(path),
             }),
             _ => None,
@@ -234,7 +234,7 @@ impl Reader {
                 // The keys it was computed from are read.
                 for path in r.read {
                     if let Some(n) = self.doc.node(&path) {
-                        self.read_at.borrow_mut().insert(n.span.start);
+                        self.read_at.borrow_mut().insert(n.range.start);
                     }
                     self.read.borrow_mut().insert(path);
                 }
@@ -270,7 +270,7 @@ impl Reader {
         match value.and_then(|v| u64::try_from(v).ok()) {
             Some(v) if v >= min => Some(At {
                 value: v,
-                span: node.span.clone(),
+                range: node.range.clone(),
                 path: owned(path),
             }),
             _ => {
@@ -290,7 +290,7 @@ impl Reader {
                     finding.fixes.push(crate::fix::Suggestion::one(
                         format!("set `{}` to {min}", path.join(".")),
                         crate::fix::Applicability::Review,
-                        node.span.clone(),
+                        node.range.clone(),
                         min.to_string(),
                     ));
                 }
@@ -309,7 +309,7 @@ impl Reader {
         match self.number(&node).and_then(Number::whole) {
             Some(value) => Some(At {
                 value,
-                span: node.span.clone(),
+                range: node.range.clone(),
                 path: owned(path),
             }),
             None => {
@@ -329,7 +329,7 @@ impl Reader {
         match self.number(&node).map(Number::as_f64) {
             Some(v) if v.is_finite() && v >= 0.0 => Some(At {
                 value: v,
-                span: node.span.clone(),
+                range: node.range.clone(),
                 path: owned(path),
             }),
             _ => {
@@ -355,7 +355,7 @@ impl Reader {
         match value {
             Some(v) => Some(At {
                 value: v,
-                span: node.span.clone(),
+                range: node.range.clone(),
                 path: owned(path),
             }),
             None => {
@@ -378,7 +378,7 @@ pub(crate) fn note_finding(note: &ReadNote) -> Diagnostic {
     Diagnostic::error(Code::InteropValue, note.path.clone(), note.message.clone())
         .warning()
         .help(note.help.clone())
-        .at(note.span.clone(), "read by the framework's loader")
+        .at(note.range.clone(), "read by the framework's loader")
 }
 
 /// A number as read.
@@ -453,7 +453,7 @@ pub(crate) fn python_number(text: &str) -> Option<Number> {
 
 /// A short rendering of a value for messages.
 fn node_text(text: &str, node: &Node) -> String {
-    let raw = text.get(node.span.clone()).unwrap_or("").trim();
+    let raw = text.get(node.range.clone()).unwrap_or("").trim();
     if raw.is_empty() || raw.len() > 40 {
         format!("a {}", node.kind.type_name())
     } else {

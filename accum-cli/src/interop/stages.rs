@@ -35,7 +35,7 @@ pub(crate) struct Staged {
     /// The framework's key that states it (`--rampup-batch-size`), for findings.
     pub(crate) key: String,
     /// Where it is written.
-    pub(crate) span: Range<usize>,
+    pub(crate) range: Range<usize>,
 }
 
 /// A length the file counts in updates (Megatron's iterations, Lightning's
@@ -46,7 +46,7 @@ pub(crate) struct StepLength {
     /// Its path.
     pub(crate) path: Vec<String>,
     /// Where it is written.
-    pub(crate) span: Range<usize>,
+    pub(crate) range: Range<usize>,
     /// The value, in updates.
     pub(crate) updates: u64,
     /// The framework's key that counts the same length in samples, when it
@@ -144,13 +144,13 @@ pub(crate) fn shift_finding(staged: &Staged, lengths: &[StepLength]) -> Option<D
     )
     .warning()
     .help(help)
-    .at(lengths[0].span.clone(), "counts updates of changing size");
+    .at(lengths[0].range.clone(), "counts updates of changing size");
     for length in &lengths[1..] {
-        finding = finding.also(length.path.clone(), length.span.clone(), "counts updates");
+        finding = finding.also(length.path.clone(), length.range.clone(), "counts updates");
     }
     Some(finding.also(
         FieldPath::parse(&staged.key),
-        staged.span.clone(),
+        staged.range.clone(),
         "the batch changes here",
     ))
 }

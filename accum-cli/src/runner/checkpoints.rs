@@ -65,8 +65,8 @@ impl Resumed {
 /// `FILE:LINE: ` of a dotted key in the config, or `FILE: `.
 fn located(doc: &Document, key: &str) -> String {
     let path: Vec<String> = key.split('.').map(str::to_owned).collect();
-    let span = doc.span_for(&path);
-    let (line, _) = line_col(&doc.text, span.start);
+    let range = doc.range_of(&path);
+    let (line, _) = line_col(&doc.text, range.start);
     format!("{}:{line}", doc.name)
 }
 

@@ -141,12 +141,12 @@ fn stage_lines(stages: &[StageCounters]) -> String {
         let last = stage.last_update.map(|last| last.get()).or_else(|| {
             (stage.applied_updates.get() > 0).then(|| first + stage.applied_updates.get() - 1)
         });
-        let span = match last {
+        let range = match last {
             Some(last) => format!("updates {}–{}", group_digits(first), group_digits(last)),
             None => format!("updates {}–", group_digits(first)),
         };
         out.push_str(&format!(
-            "    {}: B {} (A {}), {span}: applied {}, attempts {}, skipped {}, microbatches {}, examples {}, tokens {}\n",
+            "    {}: B {} (A {}), {range}: applied {}, attempts {}, skipped {}, microbatches {}, examples {}, tokens {}\n",
             i + 1,
             group_digits(stage.plan.effective_batch),
             group_digits(stage.plan.accumulation),

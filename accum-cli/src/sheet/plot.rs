@@ -951,8 +951,8 @@ mod tests {
             if let [x1, y1, x2, y2] = xy[..]
                 && x1 == x2
             {
-                let span = columns.entry(x1).or_insert((y1, y2));
-                *span = (span.0.min(y1), span.1.max(y2));
+                let range = columns.entry(x1).or_insert((y1, y2));
+                *range = (range.0.min(y1), range.1.max(y2));
             }
         }
         assert_eq!(columns.len(), 2, "{columns:?}");

@@ -102,7 +102,7 @@ pub(crate) fn read(file: &Path, schema: &Path) -> Result<(Document, Read), CliEr
     let mut spans = crate::validate::all_spans(&instance, &map);
     spans.sort_by_key(|v| {
         doc.node(v.path.segments())
-            .map_or(usize::MAX, |node| node.span.start)
+            .map_or(usize::MAX, |node| node.range.start)
     });
     let read = if map.variable_length {
         Read::Variable(SchemaRun {

@@ -138,7 +138,7 @@ fn too_deep(text: &str) -> Option<(usize, Overrun)> {
     None
 }
 
-fn span(r: &impl Ranged) -> Range<usize> {
+fn byte_range(r: &impl Ranged) -> Range<usize> {
     let r = r.range();
     r.start..r.end
 }
@@ -147,14 +147,14 @@ fn node(value: &Value<'_>, depth: usize) -> ParseResult {
     if depth > MAX_DEPTH {
         return Err((
             format!("nesting deeper than {MAX_DEPTH} levels"),
-            Some(span(value)),
+            Some(byte_range(value)),
         ));
     }
     let kind = match value {
         Value::NullKeyword(_) => NodeKind::Null,
         Value::BooleanLit(b) => NodeKind::Bool(b.value),
         Value::StringLit(s) => NodeKind::String(s.value.to_string()),
-        Value::NumberLit(n) => number(n.value).map_err(|m| (m, Some(span(value))))?,
+        Value::NumberLit(n) => number(n.value).map_err(|m| (m, Some(byte_range(value))))?,
         Value::Array(a) => NodeKind::Array(
             a.elements
                 .iter()
@@ -166,19 +166,19 @@ fn node(value: &Value<'_>, depth: usize) -> ParseResult {
             // Seen keys in a set: a scan of the entries is quadratic in a table's size.
             let mut seen = std::collections::HashSet::with_capacity(o.properties.len());
             for prop in &o.properties {
-                let (key, key_span) = match &prop.name {
-                    ObjectPropName::String(s) => (s.value.to_string(), span(s)),
-                    ObjectPropName::Word(w) => (w.value.to_owned(), span(w)),
+                let (key, key_range) = match &prop.name {
+                    ObjectPropName::String(s) => (s.value.to_string(), byte_range(s)),
+                    ObjectPropName::Word(w) => (w.value.to_owned(), byte_range(w)),
                 };
                 if !seen.insert(key.clone()) {
                     return Err((
                         format!("duplicate key `{key}`; each key may appear once"),
-                        Some(key_span),
+                        Some(key_range),
                     ));
                 }
                 entries.push(Entry {
                     key,
-                    key_span,
+                    key_range,
                     value: node(&prop.value, depth + 1)?,
                 });
             }
@@ -186,7 +186,7 @@ fn node(value: &Value<'_>, depth: usize) -> ParseResult {
         }
     };
     Ok(Node {
-        span: span(value),
+        range: byte_range(value),
         kind,
     })
 }
@@ -225,9 +225,9 @@ mod tests {
         };
         let keys: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
         assert_eq!(keys, ["train_batch_size", "steps_per_print"]);
-        assert_eq!(&text[entries[0].key_span.clone()], "\"train_batch_size\"");
-        assert_eq!(&text[entries[0].value.span.clone()], "32");
-        assert_eq!(&text[entries[1].key_span.clone()], "steps_per_print");
+        assert_eq!(&text[entries[0].key_range.clone()], "\"train_batch_size\"");
+        assert_eq!(&text[entries[0].value.range.clone()], "32");
+        assert_eq!(&text[entries[1].key_range.clone()], "steps_per_print");
     }
 
     #[test]
@@ -236,9 +236,9 @@ mod tests {
             kinds("{\"a\": -170141183460469231731687303715884105728}"),
             NodeKind::Table(vec![Entry {
                 key: "a".into(),
-                key_span: 1..4,
+                key_range: 1..4,
                 value: Node {
-                    span: 6..46,
+                    range: 6..46,
                     kind: NodeKind::Integer(i128::MIN)
                 }
             }])

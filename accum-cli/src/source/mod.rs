@@ -1,5 +1,5 @@
 //! Configuration files as located trees: TOML, JSON and YAML parsed into one
-//! [`Node`] type that keeps the byte span of every key and value, so that a
+//! [`Node`] type that keeps the byte range of every key and value, so that a
 //! finding about `batch.micro_batch` can underline the exact text. One file
 //! per format: `toml` (the `toml` crate's `DeTable`), `json`
 //! (`jsonc-parser`: comments, trailing commas and hjson's relaxations, as
@@ -48,7 +48,7 @@ pub const MAX_DEPTH: usize = 64;
 /// bytes a value, where 4 MB of `[[[…]]]` made 1.8 million.
 pub const MAX_VALUES: usize = 1_000_000;
 
-/// The span of the value past [`MAX_VALUES`], in document order, if the
+/// The range of the value past [`MAX_VALUES`], in document order, if the
 /// tree has more.
 fn past_max_values(root: &Node) -> Option<Range<usize>> {
     let mut stack = vec![root];
@@ -56,7 +56,7 @@ fn past_max_values(root: &Node) -> Option<Range<usize>> {
     while let Some(node) = stack.pop() {
         count += 1;
         if count > MAX_VALUES {
-            return Some(node.span.clone());
+            return Some(node.range.clone());
         }
         match &node.kind {
             NodeKind::Table(entries) => stack.extend(entries.iter().rev().map(|e| &e.value)),
@@ -99,11 +99,11 @@ impl SourceFormat {
     }
 }
 
-/// A value with the byte span of its text.
+/// A value with the byte range of its text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     /// Byte range of the value in the source.
-    pub span: Range<usize>,
+    pub range: Range<usize>,
     /// The value.
     pub kind: NodeKind,
 }
@@ -157,7 +157,7 @@ pub struct Entry {
     /// The key.
     pub key: String,
     /// Byte range of the key in the source.
-    pub key_span: Range<usize>,
+    pub key_range: Range<usize>,
     /// The value.
     pub value: Node,
 }
@@ -170,7 +170,7 @@ pub struct ReadNote {
     /// The key path of the value.
     pub path: Vec<String>,
     /// Byte range of the value (of the later key, for a duplicate).
-    pub span: Range<usize>,
+    pub range: Range<usize>,
     /// Both readings, in words.
     pub message: String,
     /// How to write the value so that every reader agrees.
@@ -216,7 +216,7 @@ impl Clone for Document {
 const INDEXED_TABLE: usize = 16;
 
 /// Where each key of the document's large tables is, so that a lookup per
-/// finding (an unknown key's place, its span) costs O(1) and not the
+/// finding (an unknown key's place, its range) costs O(1) and not the
 /// table's length: 300,000 unknown keys looked up one by one in their
 /// table were quadratic (minutes).
 ///
@@ -337,7 +337,7 @@ pub struct SyntaxError {
     /// What is wrong.
     pub message: String,
     /// Where, if known.
-    pub span: Option<Range<usize>>,
+    pub range: Option<Range<usize>>,
 }
 
 impl LoadError {
@@ -357,7 +357,7 @@ impl LoadError {
             }
             LoadError::Syntax(err) => {
                 let (line, col) = err
-                    .span
+                    .range
                     .as_ref()
                     .map_or((1, 1), |s| line_col(&err.text, s.start));
                 format!(
@@ -452,16 +452,16 @@ impl<'a> LineIndex<'a> {
         )
     }
 
-    /// The whole lines that hold `spans` (byte ranges on character
+    /// The whole lines that hold `ranges` (byte ranges on character
     /// boundaries), and the 1-based number of the first.
     pub(crate) fn window(
         &self,
-        spans: impl Iterator<Item = Range<usize>>,
+        ranges: impl Iterator<Item = Range<usize>>,
     ) -> (Range<usize>, usize) {
         let (mut start, mut end) = (self.text.len(), 0);
-        for span in spans {
-            start = start.min(span.start);
-            end = end.max(span.end);
+        for range in ranges {
+            start = start.min(range.start);
+            end = end.max(range.end);
         }
         if start > end {
             return (0..self.text.len(), 1);
@@ -677,7 +677,7 @@ impl Document {
                             "the top level must be a table of sections, not {}",
                             root.kind.type_name()
                         ),
-                        span: Some(root.span.clone()),
+                        range: Some(root.range.clone()),
                         name,
                         text,
                         format,
@@ -688,7 +688,7 @@ impl Document {
                         message: format!(
                             "the document has more than {MAX_VALUES} values; shorten the file"
                         ),
-                        span: Some(at),
+                        range: Some(at),
                         name,
                         text,
                         format,
@@ -703,18 +703,18 @@ impl Document {
                     notes,
                 })
             }
-            Err((message, span)) => Err(SyntaxError {
+            Err((message, range)) => Err(SyntaxError {
                 name,
                 text,
                 format,
                 message,
-                span,
+                range,
             }),
         }
     }
 
     /// A document made of several files' values (Hydra's composition): the
-    /// texts one after the other in `text`, and every span of `root` and
+    /// texts one after the other in `text`, and every range of `root` and
     /// `notes` in that text.
     pub(crate) fn composed(
         name: String,
@@ -748,17 +748,17 @@ impl Document {
         Some(node)
     }
 
-    /// The best span for a finding at `path`: the value if present, else the
+    /// The best range for a finding at `path`: the value if present, else the
     /// key or table of the deepest ancestor that exists.
-    pub fn span_for(&self, path: &[String]) -> Range<usize> {
+    pub fn range_of(&self, path: &[String]) -> Range<usize> {
         let mut node = &self.root;
-        let mut best = self.root_header_span();
+        let mut best = self.root_header_range();
         for segment in path {
             match self.child_entry(node, segment) {
-                Some((key_span, value)) => {
-                    best = match key_span {
-                        Some(key_span) if matches!(value.kind, NodeKind::Table(_)) => key_span,
-                        _ => value.span.clone(),
+                Some((key_range, value)) => {
+                    best = match key_range {
+                        Some(key_range) if matches!(value.kind, NodeKind::Table(_)) => key_range,
+                        _ => value.range.clone(),
                     };
                     node = value;
                 }
@@ -768,22 +768,22 @@ impl Document {
         best
     }
 
-    /// The span of a key (for unknown-key findings), if present.
-    pub fn key_span(&self, path: &[String]) -> Option<Range<usize>> {
+    /// The range of a key (for unknown-key findings), if present.
+    pub fn key_range(&self, path: &[String]) -> Option<Range<usize>> {
         let (last, parent) = path.split_last()?;
         let parent = self.node(parent)?;
         self.child_entry(parent, last)
-            .and_then(|(key_span, _)| key_span)
+            .and_then(|(key_range, _)| key_range)
     }
 
-    fn root_header_span(&self) -> Range<usize> {
+    fn root_header_range(&self) -> Range<usize> {
         // The first non-blank character, so that a "missing key" finding in
         // the root points at the top of the file.
         let start = self.text.len() - self.text.trim_start().len();
         start..start
     }
 
-    /// The entry `segment` of a table (its key's span and its value), or
+    /// The entry `segment` of a table (its key's range and its value), or
     /// the item `segment` of an array.
     fn child_entry<'a>(
         &self,
@@ -794,7 +794,7 @@ impl Document {
             NodeKind::Table(entries) => self
                 .keys
                 .entry(&self.root, entries, segment)
-                .map(|e| (Some(e.key_span.clone()), &e.value)),
+                .map(|e| (Some(e.key_range.clone()), &e.value)),
             NodeKind::Array(items) => segment
                 .parse::<usize>()
                 .ok()
@@ -868,19 +868,19 @@ mod tests {
     }
 
     #[test]
-    fn toml_spans_point_at_values_and_keys() {
+    fn toml_ranges_point_at_values_and_keys() {
         let text = "[batch]\nmicro_batch = 0\naccumulation = 8\n";
         let d = doc(text, SourceFormat::Toml);
-        let span = d.span_for(&path(&["batch", "micro_batch"]));
-        assert_eq!(&text[span], "0");
+        let range = d.range_of(&path(&["batch", "micro_batch"]));
+        assert_eq!(&text[range], "0");
         assert_eq!(
-            line_col(text, d.span_for(&path(&["batch", "micro_batch"])).start),
+            line_col(text, d.range_of(&path(&["batch", "micro_batch"])).start),
             (2, 15)
         );
-        let key = d.key_span(&path(&["batch", "accumulation"])).expect("key");
+        let key = d.key_range(&path(&["batch", "accumulation"])).expect("key");
         assert_eq!(&text[key], "accumulation");
         // A missing key points at its table.
-        assert_eq!(&text[d.span_for(&path(&["batch", "replicas"]))], "batch");
+        assert_eq!(&text[d.range_of(&path(&["batch", "replicas"]))], "batch");
         assert_eq!(d.to_json()["batch"]["accumulation"], 8);
     }
 
@@ -895,10 +895,10 @@ mod tests {
             SourceFormat::Yaml,
         );
         assert_eq!(json.to_json(), yaml.to_json());
-        let span = yaml.span_for(&path(&["batch", "micro_batch"]));
-        assert_eq!(&yaml.text[span], "2");
-        let span = json.span_for(&path(&["batch", "warmup"]));
-        assert_eq!(&json.text[span], "\"2M tokens\"");
+        let range = yaml.range_of(&path(&["batch", "micro_batch"]));
+        assert_eq!(&yaml.text[range], "2");
+        let range = json.range_of(&path(&["batch", "warmup"]));
+        assert_eq!(&json.text[range], "\"2M tokens\"");
     }
 
     #[test]
@@ -998,10 +998,10 @@ mod tests {
     fn syntax_errors_are_located() {
         let err = Document::parse("t".into(), "[batch\nx = 1".into(), SourceFormat::Toml)
             .expect_err("bad toml");
-        assert!(err.span.is_some());
+        assert!(err.range.is_some());
         let err = Document::parse("t".into(), "{\"a\": }".into(), SourceFormat::Json)
             .expect_err("bad json");
-        assert_eq!(err.span, Some(6..7));
+        assert_eq!(err.range, Some(6..7));
         let err = Document::parse("t".into(), "a: [1, 2\nb: 3".into(), SourceFormat::Yaml)
             .expect_err("bad yaml");
         assert!(!err.message.is_empty());

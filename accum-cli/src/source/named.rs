@@ -197,7 +197,7 @@ pub(crate) fn read_regular(real: &Path, shown: &Path, limit: u64) -> Result<Stri
 }
 
 /// The findings about a file the user did not name, cut to the line of
-/// their key: the primary span ends with its line, and other labelled
+/// their key: the primary range ends with its line, and other labelled
 /// places on other lines are left out, so that the rendering quotes that
 /// one line and nothing else of the file.
 pub(crate) fn one_line(text: &str, diagnostics: &[Diagnostic]) -> Vec<Diagnostic> {

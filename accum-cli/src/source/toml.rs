@@ -1,4 +1,4 @@
-//! TOML through the `toml` crate's span-keeping `DeTable`.
+//! TOML through the `toml` crate's range-keeping `DeTable`.
 
 use std::ops::Range;
 
@@ -51,7 +51,7 @@ pub(super) fn parse(text: &str) -> ParseResult {
             DeValue::Table(t) => NodeKind::Table(table_entries(t, depth + 1)?),
         };
         Ok(Node {
-            span: v.span(),
+            range: v.span(),
             kind,
         })
     }
@@ -64,7 +64,7 @@ pub(super) fn parse(text: &str) -> ParseResult {
             .map(|(k, v)| {
                 Ok(Entry {
                     key: k.get_ref().to_string(),
-                    key_span: k.span(),
+                    key_range: k.span(),
                     value: value(v, depth)?,
                 })
             })
@@ -72,7 +72,7 @@ pub(super) fn parse(text: &str) -> ParseResult {
     }
 
     Ok(Node {
-        span: table.span(),
+        range: table.span(),
         kind: NodeKind::Table(table_entries(table.get_ref(), 1)?),
     })
 }

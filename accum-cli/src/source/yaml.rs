@@ -41,14 +41,14 @@ pub(super) fn parse(text: &str, loader: YamlLoader) -> Result<(Node, Vec<ReadNot
         duplicate_keys: duplicate_keys,
     };
     let root: YamlNode = serde_saphyr::from_str_with_options(text, options).map_err(|err| {
-        let span = err.location().and_then(|loc| {
+        let range = err.location().and_then(|loc| {
             let s = loc.span();
             match s.byte_offset() {
                 Some(o) => Some(o as usize..(o + s.byte_len().unwrap_or(0)) as usize),
                 None => offset_of(text, loc.line(), loc.column()).map(|o| o..o),
             }
         });
-        (yaml_message(&err), span)
+        (yaml_message(&err), range)
     })?;
     let mut reading = Reading {
         text,
@@ -163,10 +163,10 @@ struct Reading<'a> {
 
 impl YamlNode {
     fn into_node(self, r: &mut Reading<'_>) -> Result<Node, Failure> {
-        let span = yaml_span(&self.0.referenced, r.text);
+        let range = yaml_range(&self.0.referenced, r.text);
         let tagged = self.0.value.1.is_some();
         // An alias's text is its anchor's.
-        let defined = yaml_span(&self.0.defined, r.text);
+        let defined = yaml_range(&self.0.defined, r.text);
         let kind = match self.0.value.0 {
             YamlValue::Array(items) => {
                 let mut nodes = Vec::with_capacity(items.len());
@@ -191,12 +191,12 @@ impl YamlNode {
                     }
                 };
                 match plain_text(&kind, tagged, defined, r.text) {
-                    Some(raw) => resolve(kind, raw, span.clone(), r)?,
+                    Some(raw) => resolve(kind, raw, range.clone(), r)?,
                     None => kind,
                 }
             }
         };
-        Ok(Node { span, kind })
+        Ok(Node { range, kind })
     }
 }
 
@@ -205,18 +205,18 @@ impl YamlNode {
 fn plain_text<'t>(
     kind: &NodeKind,
     tagged: bool,
-    span: Range<usize>,
+    range: Range<usize>,
     text: &'t str,
 ) -> Option<&'t str> {
     if tagged {
         return None;
     }
-    let raw = text.get(span.clone())?;
+    let raw = text.get(range.clone())?;
     if raw.starts_with(['"', '\'', '|', '>']) || raw.contains(['\n', '\r']) {
         return None;
     }
     if let NodeKind::String(s) = kind
-        && (s != raw || after_block_indicator(&text[..span.start]))
+        && (s != raw || after_block_indicator(&text[..range.start]))
     {
         return None;
     }
@@ -249,7 +249,7 @@ fn after_block_indicator(before: &str) -> bool {
 fn resolve(
     kind: NodeKind,
     raw: &str,
-    span: Range<usize>,
+    range: Range<usize>,
     r: &mut Reading<'_>,
 ) -> Result<NodeKind, Failure> {
     if r.loader == YamlLoader::Yaml12 {
@@ -270,7 +270,7 @@ fn resolve(
                     core.describe(raw),
                     py.describe(raw),
                 ),
-                Some(span),
+                Some(range),
             ));
         }
         return Ok(kind);
@@ -279,7 +279,7 @@ fn resolve(
     if let Some((message, help)) = scalar::surprise(raw, &read, r.loader) {
         r.notes.push(ReadNote {
             path: r.path.clone(),
-            span,
+            range,
             message,
             help,
             always: false,
@@ -304,14 +304,14 @@ fn table(
     let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
     let mut index: HashMap<String, usize> = HashMap::new();
     for (key, value) in entries {
-        let key_span = yaml_span(&key.referenced, r.text);
+        let key_range = yaml_range(&key.referenced, r.text);
         r.path.push(key.value.clone());
         let value = value.into_node(r);
         r.path.pop();
         let value = value?;
         let entry = Entry {
             key: key.value,
-            key_span,
+            key_range,
             value,
         };
         match index.get(&entry.key) {
@@ -328,16 +328,16 @@ fn table(
                             entry.key,
                             r.loader.name()
                         ),
-                        Some(entry.key_span),
+                        Some(entry.key_range),
                     ));
                 }
                 if first.value.to_json() != entry.value.to_json() {
-                    let (line, _) = super::line_col(r.text, first.key_span.start);
+                    let (line, _) = super::line_col(r.text, first.key_range.start);
                     let mut path = r.path.clone();
                     path.push(entry.key.clone());
                     r.notes.push(ReadNote {
                         path,
-                        span: entry.key_span.clone(),
+                        range: entry.key_range.clone(),
                         message: format!(
                             "`{}` is given twice with different values; {} keeps this one and drops the one at line {line}",
                             entry.key,
@@ -354,12 +354,12 @@ fn table(
     Ok(out)
 }
 
-fn yaml_span(loc: &serde_saphyr::Location, text: &str) -> Range<usize> {
-    let span = loc.span();
-    match span.byte_offset() {
+fn yaml_range(loc: &serde_saphyr::Location, text: &str) -> Range<usize> {
+    let range = loc.span();
+    match range.byte_offset() {
         Some(offset) => {
             let start = (offset as usize).min(text.len());
-            let end = (start + span.byte_len().unwrap_or(0) as usize).min(text.len());
+            let end = (start + range.byte_len().unwrap_or(0) as usize).min(text.len());
             start..end
         }
         None => 0..0,

@@ -172,7 +172,7 @@ pub(crate) fn validate(
     let mut span_paths_with_errors = Vec::new();
     for path in &map.spans {
         if let Some(node) = doc.node(path)
-            && let Some(finding) = span::check_span(path, &node.kind, node.span.clone())
+            && let Some(finding) = span::check_span(path, &node.kind, node.range.clone())
         {
             span_paths_with_errors.push(path.clone());
             findings.push(finding);
@@ -182,7 +182,7 @@ pub(crate) fn validate(
     // length in another unit says which unit the field counts.
     for (path, unit) in &map.counts {
         if let Some(node) = doc.node(path)
-            && let Some(finding) = span::check_count(path, &node.kind, node.span.clone(), *unit)
+            && let Some(finding) = span::check_count(path, &node.kind, node.range.clone(), *unit)
         {
             span_paths_with_errors.push(path.clone());
             findings.push(finding);

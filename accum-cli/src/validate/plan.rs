@@ -22,11 +22,11 @@ use crate::source::Document;
 /// and the other fields of its equation labelled.
 pub(crate) fn finding_diagnostic(doc: &Document, finding: &Finding) -> Diagnostic {
     let location = Location {
-        range: Some(doc.span_for(finding.path.segments())),
+        range: Some(doc.range_of(finding.path.segments())),
         related: finding
             .related
             .iter()
-            .map(|related| doc.span_for(related.path.segments()))
+            .map(|related| doc.range_of(related.path.segments()))
             .collect(),
     };
     let mut diagnostic = Diagnostic::new(finding.clone(), location);

@@ -17,7 +17,7 @@ use crate::suggest::counted_span;
 pub(super) fn check_span(
     path: &[String],
     kind: &NodeKind,
-    span: Range<usize>,
+    range: Range<usize>,
 ) -> Option<Diagnostic> {
     let err = match kind {
         NodeKind::Null => return None,
@@ -45,7 +45,7 @@ pub(super) fn check_span(
                         entry.key,
                         describe(&entry.value.to_json())
                     );
-                    return not_a_span(path, entry.value.span.clone(), message);
+                    return not_a_span(path, entry.value.range.clone(), message);
                 }
                 _ => SpanError::TableKeys {
                     found: entries.iter().map(|e| e.key.clone()).collect(),
@@ -58,7 +58,7 @@ pub(super) fn check_span(
                 dotted(path),
                 kind.type_name()
             );
-            return not_a_span(path, span, message);
+            return not_a_span(path, range, message);
         }
     };
     let fix = match &err {
@@ -68,9 +68,9 @@ pub(super) fn check_span(
         _ => err.fix(),
     };
     let mut diagnostic = Diagnostic::error(err.code(), path.to_vec(), err.message())
-        .at(span.clone(), err.label())
+        .at(range.clone(), err.label())
         .help(fix);
-    diagnostic.fixes = unit_fixes(&err, &span);
+    diagnostic.fixes = unit_fixes(&err, &range);
     Some(diagnostic)
 }
 
@@ -114,7 +114,7 @@ fn unit_fixes(err: &SpanError, at: &Range<usize>) -> Vec<Suggestion> {
 pub(super) fn check_count(
     path: &[String],
     kind: &NodeKind,
-    span: Range<usize>,
+    range: Range<usize>,
     unit: UnitKind,
 ) -> Option<Diagnostic> {
     let NodeKind::String(text) = kind else {
@@ -126,7 +126,7 @@ pub(super) fn check_count(
     };
     Some(
         Diagnostic::error(err.code(), path.to_vec(), err.message())
-            .at(span, err.label())
+            .at(range, err.label())
             .help(err.fix()),
     )
 }
@@ -146,7 +146,7 @@ mod tests {
             Document::parse("t.toml".into(), text.into(), SourceFormat::Toml).expect("parses");
         let path = vec!["warmup".to_owned()];
         let node = doc.node(&path).expect("a warmup");
-        check_span(&path, &node.kind, node.span.clone())
+        check_span(&path, &node.kind, node.range.clone())
     }
 
     #[test]

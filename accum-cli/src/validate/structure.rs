@@ -42,7 +42,7 @@ pub(super) fn schema_diagnostics(
     }
     let path = error.path.clone();
     let at = dotted(&path);
-    let span = doc.span_for(&path);
+    let path_range = doc.range_of(&path);
     let expected = Expected::of(&schemas_at(schema, &path));
     let found = describe(instance);
     let format = doc.format;
@@ -75,7 +75,7 @@ pub(super) fn schema_diagnostics(
                     key_path,
                     format!("missing key `{key}` in {section}"),
                 )
-                .at(span, "")
+                .at(path_range, "")
                 .help(match schema_command() {
                     Some(command) => format!("add `{key}` to {section}; {command} describes it"),
                     None => format!("add `{key}` to {section}"),
@@ -140,7 +140,7 @@ pub(super) fn schema_diagnostics(
             )
         }
     };
-    let mut diagnostic = Diagnostic::error(code, path, message).at(span, "");
+    let mut diagnostic = Diagnostic::error(code, path, message).at(path_range, "");
     let mut help = help;
     if code == Code::SchemaType {
         // What the place takes, written out in the file's syntax, and the
@@ -233,9 +233,9 @@ fn unknown_key(
 ) -> Diagnostic {
     let mut key_path = path.to_vec();
     key_path.push(key.to_owned());
-    let span = doc
-        .key_span(&key_path)
-        .unwrap_or_else(|| doc.span_for(path));
+    let range = doc
+        .key_range(&key_path)
+        .unwrap_or_else(|| doc.range_of(path));
     let section = section_name(path);
     let message = format!("unknown key `{key}` in {section}");
     // A key of another table, written in this one: pointed to its table.
@@ -249,7 +249,7 @@ fn unknown_key(
     if !homes.is_empty() && !known.iter().any(|k| k == key) {
         let tables: Vec<String> = homes.iter().map(|p| section_name(p)).collect();
         let mut diagnostic = Diagnostic::error(Code::UnknownKey, key_path, message)
-            .at(span, "")
+            .at(range, "")
             .help(format!(
                 "`{key}` belongs in {}: move it there",
                 or_list(&tables)
@@ -258,7 +258,7 @@ fn unknown_key(
             if !home.is_empty() && doc.node(home).is_some() {
                 diagnostic = diagnostic.also(
                     home.to_vec(),
-                    doc.key_span(home).unwrap_or_else(|| doc.span_for(home)),
+                    doc.key_range(home).unwrap_or_else(|| doc.range_of(home)),
                     format!("`{key}` goes in this table"),
                 );
             }
@@ -268,10 +268,10 @@ fn unknown_key(
     let help = unknown_key_help(key, known.iter().map(String::as_str), &section);
     let fix = only_near(key, known.iter().map(String::as_str))
         .filter(|near| doc.node(&[path, &[(*near).to_owned()]].concat()).is_none())
-        .zip(doc.key_span(&key_path))
-        .and_then(|(near, key_span)| rename_key(doc, key_span, key, near, Applicability::Safe));
+        .zip(doc.key_range(&key_path))
+        .and_then(|(near, key_range)| rename_key(doc, key_range, key, near, Applicability::Safe));
     Diagnostic::error(Code::UnknownKey, key_path, message)
-        .at(span, "")
+        .at(range, "")
         .help(help)
         .fix(fix)
 }
@@ -413,7 +413,7 @@ pub(super) fn floats_for_integers(
                                 dotted(path)
                             ),
                         )
-                        .at(node.span.clone(), "too large")
+                        .at(node.range.clone(), "too large")
                         .help(format!("use at most {}", u64::MAX)),
                     ),
                 }

@@ -55,7 +55,7 @@ impl Dialect for DeepSpeed {
             r.strings_are_numbers = true;
             neox::dashes_to_underscores(&mut r);
         }
-        let root = r.span(&[]);
+        let root = r.range_of(&[]);
         let given = super::dialect::world_from_options(opts);
         let world = match (neox::global_num_gpus(&mut r), given) {
             (Some(g), Some(w)) if g.value != w => {
@@ -67,7 +67,7 @@ impl Dialect for DeepSpeed {
                     )
                     .warning()
                     .help("make them agree, or remove global_num_gpus so that gpt-neox counts the GPUs of the launch")
-                    .at(g.span.clone(), "the GPUs gpt-neox divides"),
+                    .at(g.range.clone(), "the GPUs gpt-neox divides"),
                 );
                 Some(g.value)
             }
@@ -91,10 +91,10 @@ impl Dialect for DeepSpeed {
         };
         let read = read_config(&mut r, world, opts, None);
         let batch = read.map(|ds| {
-            let span = r.span(&[GAS]);
+            let range = r.range_of(&[GAS]);
             FrameworkBatch {
-                loss: LossRule::MicrobatchMean(loss_finding(ds.plan.accumulation(), span.clone())),
-                last_group: last_group_rule(&mut r, &ds.plan, span),
+                loss: LossRule::MicrobatchMean(loss_finding(ds.plan.accumulation(), range.clone())),
+                last_group: last_group_rule(&mut r, &ds.plan, range),
                 plan: ds.plan,
                 parallel: ds.parallel,
                 settings: ds.settings,
@@ -155,9 +155,9 @@ pub(crate) fn read_config(
     opts: &ImportOptions,
     trainer: Option<&TrainerFill>,
 ) -> Option<DsConfig> {
-    let root = r.span(&[]);
+    let root = r.range_of(&[]);
     let mut mismatches: Vec<String> = Vec::new();
-    let mut mismatch_spans = Vec::new();
+    let mut mismatch_ranges = Vec::new();
 
     // The three batch keys, with "auto" filled by the Trainer when there is one.
     let mut batch_key = |r: &mut Reader, key: &'static str| -> Result<Option<At<u64>>, ()> {
@@ -178,11 +178,11 @@ pub(crate) fn read_config(
             return match filled {
                 Some((value, _, _)) => Ok(Some(At {
                     value,
-                    span: r.span(&[key]),
+                    range: r.range_of(&[key]),
                     path: owned(&[key]),
                 })),
                 None => {
-                    let span = r.span(&[key]);
+                    let range = r.range_of(&[key]);
                     r.push(
                         Diagnostic::error(
                             Code::Auto,
@@ -190,7 +190,7 @@ pub(crate) fn read_config(
                             format!("`{key}` is \"auto\": the Hugging Face Trainer fills it from its arguments, so this file alone does not fix the batch"),
                         )
                         .help("import the Trainer's arguments with `accum import hf ARGS` (their `deepspeed:` names this file, or give it with --deepspeed-config), or write the number")
-                        .at(span, "filled in by the Trainer"),
+                        .at(range, "filled in by the Trainer"),
                     );
                     Err(())
                 }
@@ -206,7 +206,7 @@ pub(crate) fn read_config(
             && v.value != hf
         {
             mismatches.push(format!("- ds {key}={} vs hf {hf_key}={hf}", v.value));
-            mismatch_spans.push((v.span.clone(), key));
+            mismatch_ranges.push((v.range.clone(), key));
         }
         Ok(value)
     };
@@ -231,7 +231,7 @@ pub(crate) fn read_config(
         // (accelerate/utils/dataclasses.py, DeepSpeedPlugin.__post_init__).
         gas_v = Some(At {
             value: 1,
-            span: root.clone(),
+            range: root.clone(),
             path: owned(&[GAS]),
         });
         if let Some(t) = trainer
@@ -289,7 +289,7 @@ pub(crate) fn read_config(
                     ),
                 )
                 .help("use a sequence_parallel_size that divides the world size")
-                .at(sp.span.clone(), "does not divide the world size"),
+                .at(sp.range.clone(), "does not divide the world size"),
             );
         }
         world / sp.value
@@ -310,7 +310,7 @@ pub(crate) fn read_config(
                 ),
             )
             .help("pass the model-parallel unit (mpu) to deepspeed.initialize so that DeepSpeed uses the data-parallel size")
-            .at(r.span(&[TRAIN_BATCH]), "checked against all ranks"),
+            .at(r.range_of(&[TRAIN_BATCH]), "checked against all ranks"),
         );
     }
 
@@ -326,7 +326,7 @@ pub(crate) fn read_config(
                 "- ds gradient_clipping={} vs hf max_grad_norm={}",
                 c.value, t.max_grad_norm
             ));
-            mismatch_spans.push((c.span.clone(), "gradient_clipping"));
+            mismatch_ranges.push((c.range.clone(), "gradient_clipping"));
         }
         if !r.is_auto(&["optimizer", "params", "lr"])
             && let Some(lr) = r.float(&["optimizer", "params", "lr"])
@@ -336,7 +336,7 @@ pub(crate) fn read_config(
                 "- ds optimizer.params.lr={} vs hf learning_rate={}",
                 lr.value, t.lr
             ));
-            mismatch_spans.push((lr.span.clone(), "optimizer.params.lr"));
+            mismatch_ranges.push((lr.range.clone(), "optimizer.params.lr"));
         }
         for (key, hf, hf_key) in [
             ("fp16", t.fp16, "fp16|fp16_full_eval+fp16_backend(amp)"),
@@ -351,10 +351,10 @@ pub(crate) fn read_config(
                     py_bool(v.value),
                     py_bool(hf)
                 ));
-                mismatch_spans.push((v.span.clone(), key));
+                mismatch_ranges.push((v.range.clone(), key));
             }
         }
-        if let Some((span, key)) = mismatch_spans.first().cloned() {
+        if let Some((range, key)) = mismatch_ranges.first().cloned() {
             let mut f = Diagnostic::error(
                 Code::EngineAssert,
                 owned(&[key]),
@@ -364,13 +364,13 @@ pub(crate) fn read_config(
                 ),
             )
             .help("set these DeepSpeed values to \"auto\", or to the Trainer's values")
-            .at(span, "differs from TrainingArguments");
-            for (span, key) in mismatch_spans.iter().skip(1) {
-                f = f.also(FieldPath::parse(key), span.clone(), "differs too");
+            .at(range, "differs from TrainingArguments");
+            for (range, key) in mismatch_ranges.iter().skip(1) {
+                f = f.also(FieldPath::parse(key), range.clone(), "differs too");
             }
             r.push(f);
         }
-        let stopped = !mismatch_spans.is_empty();
+        let stopped = !mismatch_ranges.is_empty();
         if !r.has(&["zero_optimization"]) {
             // accelerate/utils/dataclasses.py, DeepSpeedPlugin.__post_init__.
             r.push(
@@ -400,7 +400,7 @@ pub(crate) fn read_config(
         .as_ref()
         .or(mb.as_ref())
         .or(gas_v.as_ref())
-        .map_or_else(|| root.clone(), |v| v.span.clone());
+        .map_or_else(|| root.clone(), |v| v.range.clone());
     if f.floored {
         let sets = f
             .filled
@@ -521,7 +521,7 @@ fn py_bool(b: bool) -> &'static str {
 
 /// `accum::run::normalization`: DeepSpeed divides each microbatch's loss by the accumulation
 /// (`DeepSpeedEngine._scale_loss_by_gas`).
-fn loss_finding(accumulation: u64, span: std::ops::Range<usize>) -> Diagnostic {
+fn loss_finding(accumulation: u64, range: std::ops::Range<usize>) -> Diagnostic {
     Diagnostic::error(
         Code::PerToken,
         owned(&[GAS]),
@@ -530,14 +530,14 @@ fn loss_finding(accumulation: u64, span: std::ops::Range<usize>) -> Diagnostic {
         ),
     )
     .help("have the loss sum token losses and divide by the supervised tokens of the whole group (all microbatches and replicas), times gradient_accumulation_steps to undo DeepSpeed's division")
-    .at(span, "divides by A, not by tokens")
+    .at(range, "divides by A, not by tokens")
 }
 
 /// `accum::plan::partial-group`: DeepSpeed's accumulation boundary counts micro-steps across epochs.
 pub(crate) fn last_group_rule(
     r: &mut Reader,
     plan: &Plan,
-    span: std::ops::Range<usize>,
+    range: std::ops::Range<usize>,
 ) -> LastGroupRule {
     let drop_last = r.truthy(&["dataloader_drop_last"]);
     LastGroupRule {
@@ -553,6 +553,6 @@ pub(crate) fn last_group_rule(
             }
         ),
         help: "drop or pad the data yourself".to_owned(),
-        span,
+        range,
     }
 }

@@ -34,7 +34,7 @@ impl Neox {
     pub(super) fn default_gas(&self, root: &Range<usize>) -> At<u64> {
         At {
             value: 1,
-            span: root.clone(),
+            range: root.clone(),
             path: owned(&[GAS]),
         }
     }

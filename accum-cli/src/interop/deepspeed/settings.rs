@@ -28,7 +28,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
     let fp16 = enabled(r, "fp16", trainer.map(|t| t.fp16));
     let bf16 = enabled(r, "bf16", trainer.map(|t| t.bf16)) || r.truthy(&["bfloat16", "enabled"]);
     if fp16 && bf16 {
-        let span = r.span(&["bf16"]);
+        let range = r.range_of(&["bf16"]);
         r.push(
             Diagnostic::error(
                 Code::EngineAssert,
@@ -36,7 +36,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
                 "DeepSpeed would stop at start-up: \"bfloat16 and fp16 modes cannot be simultaneously enabled\"",
             )
             .help("enable one of them")
-            .at(span, "second precision"),
+            .at(range, "second precision"),
         );
     }
     if fp16 {
@@ -126,7 +126,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
                 )
                 .warning()
                 .help("this does not change the batch; set [optimizer] by hand if the run sheet needs it")
-                .at(kind.span, "not converted"),
+                .at(kind.range, "not converted"),
             ),
         }
     }
@@ -172,7 +172,7 @@ pub(super) fn settings(r: &mut Reader, trainer: Option<&TrainerFill>) -> Partial
                 )
                 .warning()
                 .help("this does not change the batch; set [schedule] by hand if the run sheet needs it")
-                .at(kind.span, "not converted"),
+                .at(kind.range, "not converted"),
             ),
         }
     }

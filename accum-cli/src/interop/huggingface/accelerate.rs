@@ -19,7 +19,7 @@ pub(crate) struct Launch {
     pub(crate) processes: Option<u64>,
     /// `deepspeed_config.gradient_accumulation_steps`, when a number.
     gas: Option<(u64, std::ops::Range<usize>)>,
-    /// `deepspeed_config.deepspeed_config_file`, with the span of its value.
+    /// `deepspeed_config.deepspeed_config_file`, with the range of its value.
     pub(crate) deepspeed_file: Option<(String, std::ops::Range<usize>)>,
     /// Where the config is: files it names are looked for from there.
     pub(crate) path: std::path::PathBuf,
@@ -77,12 +77,12 @@ pub(crate) fn read(path: &Path) -> Result<Launch, Box<FileReport>> {
         None
     } else {
         r.uint(&["deepspeed_config", "gradient_accumulation_steps"], 1)
-            .map(|v| (v.value, v.span))
+            .map(|v| (v.value, v.range))
     };
     let deepspeed_file = r
         .str(&["deepspeed_config", "deepspeed_config_file"])
         .filter(|s| !s.value.is_empty() && s.value != "none")
-        .map(|s| (s.value, s.span));
+        .map(|s| (s.value, s.range));
     Ok(Launch {
         processes,
         gas,
@@ -100,7 +100,7 @@ pub(crate) fn check_gas(r: &mut Reader, launch: &Launch, trainer_gas: u64) {
         && *gas != trainer_gas
         && launch.deepspeed_file.is_none()
     {
-        let span = r.span(&[super::GAS]);
+        let range = r.range_of(&[super::GAS]);
         r.push(
             Diagnostic::error(
                 Code::EngineAssert,
@@ -110,7 +110,7 @@ pub(crate) fn check_gas(r: &mut Reader, launch: &Launch, trainer_gas: u64) {
                 ),
             )
             .help("make the Accelerate config's gradient_accumulation_steps and the Trainer's agree")
-            .at(span, "differs from the Accelerate config"),
+            .at(range, "differs from the Accelerate config"),
         );
     }
 }

@@ -53,13 +53,13 @@ impl Dialect for HuggingFace {
         // (`transformers/hf_argparser.py`).
         let mut r = Reader::parse(name, text, Some(YamlLoader::PyYaml11))?;
         r.strings_are_numbers = true;
-        let root = r.span(&[]);
+        let root = r.range_of(&[]);
         let mut extra: Vec<FileReport> = Vec::new();
 
         // Files of other tools, read as TrainingArguments, would give a
         // wrong batch: refuse them by name.
         if r.has(&["micro_batch_size"]) && !r.has(&[MICRO]) {
-            let span = r.key_span(&["micro_batch_size"]);
+            let range = r.key_range(&["micro_batch_size"]);
             r.push(
                 Diagnostic::error(
                     Code::Dialect,
@@ -67,7 +67,7 @@ impl Dialect for HuggingFace {
                     "micro_batch_size is not an argument of the Trainer (it is axolotl's and Megatron's name for the micro-batch): the Trainer would take per_device_train_batch_size's default of 8 instead",
                 )
                 .help("write per_device_train_batch_size; or, if the file is another framework's, import it as that one (`accum import axolotl FILE`, or the file alone: accum names the framework its keys identify)")
-                .at(span, "not the Trainer's key"),
+                .at(range, "not the Trainer's key"),
             );
             return Ok(refused(r, extra));
         }
@@ -156,19 +156,19 @@ impl Dialect for HuggingFace {
                 )
                 .warning()
                 .help("check that the sampler shards by data-parallel rank, and use B = m·A·D for the schedule and learning rate")
-                .at(r.span(&[MICRO]), "per device, not per replica"),
+                .at(r.range_of(&[MICRO]), "per device, not per replica"),
             );
         }
         let plan = match per_process_plan(m, a, layout, opts.seq_len) {
             Ok(plan) => plan,
             Err(err) => {
-                let span = r.span(&[MICRO]);
+                let range = r.range_of(&[MICRO]);
                 r.push(plan_finding_in(
                     crate::interop::Framework::HuggingFace,
                     &r.doc,
                     &err,
                     owned(&[MICRO]),
-                    span,
+                    range,
                 ));
                 return Ok(refused(r, extra));
             }
@@ -225,7 +225,7 @@ impl Dialect for HuggingFace {
                     ),
                 )
                 .help(format!("set {AVG} to true so that the loss is divided by the tokens of the whole group on all devices"))
-                .at(v.span.clone(), "local token count"),
+                .at(v.range.clone(), "local token count"),
             ),
             Some(_) => LossRule::PerToken,
             None => LossRule::PerTokenIfDefault(
@@ -236,12 +236,12 @@ impl Dialect for HuggingFace {
                 )
                 .warning()
                 .help(format!("set {AVG} to true"))
-                .at(r.span(&[]), "not set"),
+                .at(r.range_of(&[]), "not set"),
             ),
         };
         // `accum::plan::partial-group`: the Trainer runs the partial last group as one more update.
         let drop_last = r.truthy(&["dataloader_drop_last"]);
-        let span = r.span(&[GAS]);
+        let range = r.range_of(&[GAS]);
         let last_group = LastGroupRule {
             policy: LastGroup::Process,
             severity: Severity::Warning,
@@ -254,7 +254,7 @@ impl Dialect for HuggingFace {
                 }
             ),
             help: "this matches last_group \"process\"".to_owned(),
-            span,
+            range,
         };
         let parallel = model_parallel.then(|| accum_core::config::ParallelSection {
             world_size: world,
@@ -309,12 +309,12 @@ fn deepspeed_file(
     launch: Option<&mut Launch>,
 ) -> Option<(Reader, bool)> {
     let recipe = r.str(&["deepspeed"]).filter(|s| !s.value.is_empty());
-    let (shown, text, span, named_inside) = if let Some(path) = &opts.deepspeed_config {
+    let (shown, text, range, named_inside) = if let Some(path) = &opts.deepspeed_config {
         // Named on the command line: read as given.
         let shown = path.display().to_string();
-        let span = r.span(&[]);
+        let range = r.range_of(&[]);
         match files::read(path) {
-            Ok(text) => (shown, text, span, false),
+            Ok(text) => (shown, text, range, false),
             Err(reason) => {
                 r.push(
                     Diagnostic::error(
@@ -324,7 +324,7 @@ fn deepspeed_file(
                     )
                     .warning()
                     .help("give a readable file with --deepspeed-config FILE")
-                    .at(span, "file not read"),
+                    .at(range, "file not read"),
                 );
                 return None;
             }
@@ -335,7 +335,7 @@ fn deepspeed_file(
             Ok(found) => (
                 found.shown.display().to_string(),
                 found.text,
-                named.span,
+                named.range,
                 true,
             ),
             Err(refusal) => {
@@ -344,13 +344,13 @@ fn deepspeed_file(
                     &named.value,
                     "the recipe",
                     owned(&["deepspeed"]),
-                    named.span,
+                    named.range,
                 ));
                 return None;
             }
         }
     } else if let Some(launch) = launch
-        && let Some((named, span)) = launch.deepspeed_file.clone()
+        && let Some((named, range)) = launch.deepspeed_file.clone()
     {
         // Named by the Accelerate config: looked for from there too, and
         // read within its repository.
@@ -361,14 +361,14 @@ fn deepspeed_file(
             allowed.push(root);
         }
         match Lookup::new(dirs, &allowed).read(&named, MAX_FILE_BYTES) {
-            Ok(found) => (found.shown.display().to_string(), found.text, span, true),
+            Ok(found) => (found.shown.display().to_string(), found.text, range, true),
             Err(refusal) => {
                 launch.report.findings.push(not_read(
                     &refusal,
                     &named,
                     "the Accelerate config",
                     owned(&["deepspeed_config", "deepspeed_config_file"]),
-                    span,
+                    range,
                 ));
                 return None;
             }
@@ -378,7 +378,7 @@ fn deepspeed_file(
             r.node(&["deepspeed"]).map(|n| &n.kind),
             Some(NodeKind::Table(_))
         ) {
-            let span = r.key_span(&["deepspeed"]);
+            let range = r.key_range(&["deepspeed"]);
             r.push(
                 Diagnostic::error(
                     Code::NotConverted,
@@ -387,7 +387,7 @@ fn deepspeed_file(
                 )
                 .warning()
                 .help("save it as a file and name it, or give it with --deepspeed-config")
-                .at(span, "inline DeepSpeed config"),
+                .at(range, "inline DeepSpeed config"),
             );
         }
         return None;
@@ -402,7 +402,7 @@ fn deepspeed_file(
                     format!("DeepSpeed would stop at start-up: it cannot read {err}"),
                 )
                 .help("fix the DeepSpeed file")
-                .at(span, "unreadable DeepSpeed file"),
+                .at(range, "unreadable DeepSpeed file"),
             );
             None
         }
@@ -416,7 +416,7 @@ fn not_read(
     named: &str,
     input: &str,
     path: Vec<String>,
-    span: std::ops::Range<usize>,
+    range: std::ops::Range<usize>,
 ) -> Diagnostic {
     const UNCHECKED: &str = "so its values are not checked against the Trainer's";
     let (message, help, label) = match refusal {
@@ -458,7 +458,7 @@ fn not_read(
     Diagnostic::error(Code::File, path, message)
         .warning()
         .help(help)
-        .at(span, label)
+        .at(range, label)
 }
 
 /// Lengths, logging, precision, clipping and the optimizer, as the Trainer
@@ -493,7 +493,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
             let written = r
                 .doc
                 .text
-                .get(ratio.span.clone())
+                .get(ratio.range.clone())
                 .unwrap_or("")
                 .trim()
                 .trim_matches('"')
@@ -512,7 +512,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
                     )
                     .warning()
                     .help(format!("write warmup_steps {steps} to state it"))
-                    .at(ratio.span.clone(), "rounded up"),
+                    .at(ratio.range.clone(), "rounded up"),
                 );
             }
             c.schedule.warmup = Some(Span::new(steps, UnitKind::Update));
@@ -533,7 +533,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
     let fp16 = r.truthy(&["fp16"]);
     let bf16 = r.truthy(&["bf16"]);
     if fp16 && bf16 {
-        let span = r.span(&["bf16"]);
+        let range = r.range_of(&["bf16"]);
         r.push(
             Diagnostic::error(
                 Code::EngineAssert,
@@ -541,7 +541,7 @@ fn settings(r: &mut Reader) -> accum_core::config::partial::PartialConfig {
                 "the Trainer would stop at start-up: fp16 and bf16 are both true (TrainingArguments allows at most one)",
             )
             .help("set one of them")
-            .at(span, "second precision"),
+            .at(range, "second precision"),
         );
     }
     c.precision.mode = if fp16 {

@@ -111,7 +111,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
             if let Some(w) = given
                 && w != f
             {
-                let span = r.span(&path);
+                let range = r.range_of(&path);
                 r.push(
                     Diagnostic::error(
                         Code::InteropWorldSize,
@@ -120,7 +120,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
                     )
                     .warning()
                     .help("make them agree; accum uses the file's devices × num_nodes")
-                    .at(span, "device count"),
+                    .at(range, "device count"),
                 );
             }
             Some(f)
@@ -128,7 +128,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
         Devices::Machine(what) => match given {
             Some(w) => Some(w),
             None => {
-                let span = r.span(&path);
+                let range = r.range_of(&path);
                 r.push(
                     Diagnostic::error(
                         Code::Missing,
@@ -136,13 +136,13 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
                         format!("{key} is {what}, so the number of devices depends on the machine"),
                     )
                     .help("give the world size (--world-size N), or write devices as a number")
-                    .at(span, "device count needed"),
+                    .at(range, "device count needed"),
                 );
                 None
             }
         },
         Devices::Invalid => {
-            let span = r.span(&path);
+            let range = r.range_of(&path);
             r.push(
                 Diagnostic::error(
                     Code::InteropValue,
@@ -150,7 +150,7 @@ pub(crate) fn world(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option
                     format!("{key} is not a value Lightning accepts: a count ≥ 1, -1, \"auto\", or a list of distinct device ids"),
                 )
                 .help("write devices as a number of devices, a list of ids, or \"auto\"")
-                .at(span, "not a device count"),
+                .at(range, "not a device count"),
             );
             None
         }
@@ -163,7 +163,7 @@ mod tests {
     use crate::source::Node;
 
     fn node(kind: NodeKind) -> Node {
-        Node { span: 0..0, kind }
+        Node { range: 0..0, kind }
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl Dialect for NeMo {
             // Without these keys NeMo does not build Megatron's calculator
             // from the file; what trains it then (Lightning's own
             // accumulation for the ASR and TTS models) is not in the file.
-            let span = r.span(&[]);
+            let range = r.range_of(&[]);
             r.push(
                 Diagnostic::error(
                     Code::Dialect,
@@ -67,7 +67,7 @@ impl Dialect for NeMo {
                     "no model.micro_batch_size or model.global_batch_size, nor model.data.train_ds's: accum reads a NeMo batch from these, which NeMo hands to Megatron's microbatch calculator",
                 )
                 .help("add the batch keys; or, for a NeMo model whose accumulation is the Lightning trainer's (`trainer.accumulate_grad_batches`, as in NeMo's ASR and TTS models), import it with `accum import lightning FILE`")
-                .at(span, "no NeMo batch keys"),
+                .at(range, "no NeMo batch keys"),
             );
             None
         })
@@ -131,7 +131,7 @@ pub(crate) const LITGPT_GLOBAL: [&str; 2] = ["train", "global_batch_size"];
 pub(crate) const LITGPT_MICRO: [&str; 2] = ["train", "micro_batch_size"];
 
 fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
-    let root = r.span(&[]);
+    let root = r.range_of(&[]);
     let t = trainer(r);
     // NeMo's Megatron models: the model section (or, for fine-tuning, its
     // training data) sets the batch.
@@ -171,7 +171,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     }
     let m = match (micro.as_ref().map(|v| v.value), opts.micro_batch) {
         (Some(f), Some(o)) if f != o => {
-            let span = micro.as_ref().map_or(root.clone(), |v| v.span.clone());
+            let range = micro.as_ref().map_or(root.clone(), |v| v.range.clone());
             r.push(
                 Diagnostic::error(
                     Code::InteropValue,
@@ -179,7 +179,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
                     format!("the file's batch_size {f} disagrees with the micro-batch {o} given"),
                 )
                 .help("make them agree; accum uses the file's value")
-                .at(span, "micro-batch"),
+                .at(range, "micro-batch"),
             );
             f
         }
@@ -204,7 +204,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
     let (layout, replicas) = layout_of(r, world, [tp, pp, cp], &root)?;
     let model_parallel = tp * pp * cp > 1;
     if model_parallel {
-        let span = r.span(&t.path("devices"));
+        let range = r.range_of(&t.path("devices"));
         r.push(
             Diagnostic::error(
                 Code::ModelParallelReplicas,
@@ -217,7 +217,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
             )
             .warning()
             .help("check that the sampler shards by data-parallel rank, and use B = m·A·D for the schedule and learning rate")
-            .at(span, "devices, not replicas"),
+            .at(range, "devices, not replicas"),
         );
     }
     let plan = match per_process_plan(m, a, layout, opts.seq_len) {
@@ -234,13 +234,13 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
         }
     };
     let settings = settings(r, &t, a);
-    let acc_span = r.span(&t.path(ACC));
+    let acc_range = r.range_of(&t.path(ACC));
     let staged = epochs
         .as_ref()
         .and_then(|e| schedule::stages(r, &plan, e, opts.examples));
     let step_lengths = step_lengths(r, &t, &settings);
     Some(FrameworkBatch {
-        loss: divides_by_a(a, owned(&t.path(ACC)), acc_span.clone()),
+        loss: divides_by_a(a, owned(&t.path(ACC)), acc_range.clone()),
         last_group: LastGroupRule {
             policy: LastGroup::Process,
             // Lightning runs it, scaled down: a warning that says so.
@@ -249,7 +249,7 @@ fn read(r: &mut Reader, opts: &ImportOptions) -> Option<FrameworkBatch> {
                 "Lightning steps the optimizer on the last batch of the epoch with only those microbatches, but still divides each loss by {ACC} = {a}, so that update is scaled down instead of normalized by what it contains"
             ),
             help: "drop the partial group (drop_last in the sampler), or rescale its loss by A / microbatches in it".to_owned(),
-            span: acc_span,
+            range: acc_range,
         },
         plan,
         parallel: model_parallel.then(|| ParallelSection {
@@ -275,7 +275,7 @@ pub(crate) fn step_lengths(r: &Reader, t: &Trainer, settings: &PartialConfig) ->
         .map(|s| StepLength {
             key: crate::diagnostic::dotted(&owned(&path)),
             path: owned(&path),
-            span: r.span(&path),
+            range: r.range_of(&path),
             updates: s.value(),
             in_samples: None,
         })
@@ -284,7 +284,7 @@ pub(crate) fn step_lengths(r: &Reader, t: &Trainer, settings: &PartialConfig) ->
 }
 
 /// `accum::run::normalization`: Lightning divides each batch's loss by `accumulate_grad_batches`.
-pub(crate) fn divides_by_a(a: u64, path: Vec<String>, span: std::ops::Range<usize>) -> LossRule {
+pub(crate) fn divides_by_a(a: u64, path: Vec<String>, range: std::ops::Range<usize>) -> LossRule {
     LossRule::MicrobatchMean(
         Diagnostic::error(
             Code::PerToken,
@@ -294,7 +294,7 @@ pub(crate) fn divides_by_a(a: u64, path: Vec<String>, span: std::ops::Range<usiz
             ),
         )
         .help("return the summed token loss divided by the supervised tokens of the whole group, times accumulate_grad_batches to undo Lightning's division, or use manual optimization")
-        .at(span, "divides by A, not by tokens"),
+        .at(range, "divides by A, not by tokens"),
     )
 }
 
@@ -333,7 +333,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
         let n = u64::try_from(n).unwrap_or(u64::MAX);
         let rest = n % a;
         if rest != 0 {
-            let span = r.span(&t.path("val_check_interval"));
+            let range = r.range_of(&t.path("val_check_interval"));
             r.push(
                 Diagnostic::error(
                     Code::StepUnit,
@@ -344,7 +344,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
                 )
                 .warning()
                 .help(format!("use a multiple of {a}, e.g. {}, and think of it as {} updates", (n / a).max(1) * a, (n / a).max(1)))
-                .at(span, "microbatches"),
+                .at(range, "microbatches"),
             );
         }
     }
@@ -362,7 +362,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
         Some("16" | "16-mixed") => Some(PrecisionMode::Fp16),
         Some("bf16" | "bf16-mixed" | "bf16-true") => Some(PrecisionMode::Bf16),
         Some("16-true") => {
-            let span = r.span(&prec_path);
+            let range = r.range_of(&prec_path);
             r.push(
                 Diagnostic::error(
                     Code::InteropValue,
@@ -371,7 +371,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
                 )
                 .warning()
                 .help("use \"16-mixed\" (with loss scaling) or \"bf16-mixed\"")
-                .at(span, "no loss scaling"),
+                .at(range, "no loss scaling"),
             );
             Some(PrecisionMode::Fp16)
         }
@@ -385,7 +385,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
     c.optimizer.clip_norm = match (clip, algorithm.as_str()) {
         (Some(c), "norm") => Some(c.value),
         (Some(c), other) if c.value > 0.0 => {
-            let span = r.span(&t.path("gradient_clip_algorithm"));
+            let range = r.range_of(&t.path("gradient_clip_algorithm"));
             r.push(
                 Diagnostic::error(
                     Code::NotConverted,
@@ -394,7 +394,7 @@ pub(crate) fn settings(r: &mut Reader, t: &Trainer, a: u64) -> PartialConfig {
                 )
                 .warning()
                 .help("use gradient_clip_algorithm \"norm\" to clip the group's full gradient")
-                .at(span, "not a norm"),
+                .at(range, "not a norm"),
             );
             None
         }

@@ -88,7 +88,7 @@ fn same_value(r: &Reader, a: &[&str], b: &[&str]) -> bool {
 }
 
 pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<FrameworkBatch> {
-    let root = r.span(&[]);
+    let root = r.range_of(&[]);
     let micro_path = batch_path(r, MICRO);
     let global_path = batch_path(r, GLOBAL);
     // The model's own keys, when the training data's are read instead, are
@@ -111,7 +111,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
         Some(v) => v.value,
         None => {
             if !r.has(&micro_path) {
-                let span = r.span(&["model"]);
+                let range = r.range_of(&["model"]);
                 let (micro, global) = (micro_path.join("."), global_path.join("."));
                 r.push(
                     Diagnostic::error(
@@ -120,7 +120,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
                         format!("{global} is set but {micro} is not; NeMo needs both"),
                     )
                     .help(format!("add {micro}"))
-                    .at(span, "micro-batch needed"),
+                    .at(range, "micro-batch needed"),
                 );
             }
             return None;
@@ -139,7 +139,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
                 ),
             )
             .help("set trainer.accumulate_grad_batches to 1 and set the accumulation through model.global_batch_size")
-            .at(acc.span.clone(), "must be 1 for NeMo's Megatron models"),
+            .at(acc.range.clone(), "must be 1 for NeMo's Megatron models"),
         );
     }
     let world = devices::world(r, opts, t)?;
@@ -180,7 +180,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
         None if r.has(&global_path) => return None,
         None => None,
     };
-    let span = global.as_ref().map_or(root.clone(), |g| g.span.clone());
+    let range = global.as_ref().map_or(root.clone(), |g| g.range.clone());
     let step = m.saturating_mul(replicas);
     if let Some(g) = &global
         && g.value % step != 0
@@ -195,7 +195,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
                 ),
             )
             .help("see accum's nearest valid values below")
-            .at(g.span.clone(), "not a multiple of micro × D"),
+            .at(g.range.clone(), "not a multiple of micro × D"),
         );
     }
     let plan = match (PlanInput {
@@ -218,7 +218,7 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
                 &r.doc,
                 &err,
                 owned(&global_path),
-                span,
+                range,
             ));
             return None;
         }
@@ -237,14 +237,14 @@ pub(crate) fn read(r: &mut Reader, opts: &ImportOptions, t: &Trainer) -> Option<
                 ),
             )
             .help("normalize by the tokens of the whole global batch in the model's loss")
-            .at(span.clone(), "per-microbatch mean"),
+            .at(range.clone(), "per-microbatch mean"),
         ),
         last_group: LastGroupRule {
             policy: LastGroup::Drop,
             severity: Severity::Warning,
             behaviour: "NeMo's Megatron samplers run whole global batches only (drop_last), so the leftover examples are not used".to_owned(),
             help: "accept the drop, or size the data to whole global batches".to_owned(),
-            span,
+            range,
         },
         plan,
         parallel: Some(ParallelSection {
@@ -274,10 +274,10 @@ fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<
         return Some((None, None));
     }
     let key = "model.rampup_batch_size";
-    let span = r.span(&path);
+    let range = r.range_of(&path);
     // Megatron's calculator stops NeMo at start-up.
     let stop = |r: &mut Reader, at: &[&str], why: &str, label: &str| {
-        let span = r.span(at);
+        let range = r.range_of(at);
         r.push(
             Diagnostic::error(
                 Code::EngineAssert,
@@ -285,7 +285,7 @@ fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<
                 format!("NeMo would stop at start-up: Megatron's calculator {why}"),
             )
             .help("write model.rampup_batch_size: [START, INCREMENT, SAMPLES], or null for a constant batch")
-            .at(span, label),
+            .at(range, label),
         );
     };
     let three = matches!(&r.node(&path).map(|n| &n.kind), Some(NodeKind::Array(v)) if v.len() == 3);
@@ -324,10 +324,10 @@ fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<
         samples,
         end: plan.effective_batch().get(),
     };
-    match linear_ramp(plan, values, key, owned(&path), span.clone(), "NeMo") {
+    match linear_ramp(plan, values, key, owned(&path), range.clone(), "NeMo") {
         Ok(staged) => {
-            r.push(version(span.clone()));
-            r.push(restarts(span, start));
+            r.push(version(range.clone()));
+            r.push(restarts(range, start));
             Some((Some(schedule), Some(staged)))
         }
         Err(refused) => {
@@ -338,7 +338,7 @@ fn rampup(r: &mut Reader, plan: &Plan) -> Option<(Option<BatchSchedule>, Option<
 }
 
 /// `version`: current NeMo and Megatron-LM do not run this ramp-up.
-fn version(span: Range<usize>) -> Diagnostic {
+fn version(range: Range<usize>) -> Diagnostic {
     Diagnostic::error(
         Code::Version,
         owned(&["model", "rampup_batch_size"]),
@@ -349,11 +349,11 @@ fn version(span: Range<usize>) -> Diagnostic {
     )
     .warning()
     .help("check the NeMo and Megatron core versions of the run; with current Megatron-LM, write the stages as --step-batch-size-schedule (`accum export megatron`)")
-    .at(span, "depends on the NeMo and Megatron core versions")
+    .at(range, "depends on the NeMo and Megatron core versions")
 }
 
 /// `ramp-restarts`: NeMo's own count of consumed samples and its stops.
-fn restarts(span: Range<usize>, start: u64) -> Diagnostic {
+fn restarts(range: Range<usize>, start: u64) -> Diagnostic {
     Diagnostic::error(
         Code::RampRestarts,
         owned(&["model", "rampup_batch_size"]),
@@ -363,5 +363,5 @@ fn restarts(span: Range<usize>, start: u64) -> Diagnostic {
     )
     .warning()
     .help("expect each stage to last one step longer than accum's plan, and resume the run after each stop; Megatron-LM counts every sample")
-    .at(span, "counted and run by NeMo")
+    .at(range, "counted and run by NeMo")
 }

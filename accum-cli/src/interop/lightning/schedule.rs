@@ -37,7 +37,7 @@ pub(super) struct EpochSchedule {
     /// Its path.
     pub(super) path: Vec<String>,
     /// Where it is written.
-    pub(super) span: Range<usize>,
+    pub(super) range: Range<usize>,
 }
 
 impl EpochSchedule {
@@ -75,7 +75,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
     let from_callback = callback_scheduling(r, t);
     let path = match (from_acc, from_callback) {
         (Some(acc), Some(_)) => {
-            let span = r.span(&acc_path);
+            let range = r.range_of(&acc_path);
             r.push(
                 Diagnostic::error(
                     Code::EngineAssert,
@@ -83,7 +83,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
                     "Lightning would stop: \"You have set both `accumulate_grad_batches` and passed an instance of `GradientAccumulationScheduler` inside callbacks\" (a schedule in the Trainer and the callback)",
                 )
                 .help("keep the callback and remove accumulate_grad_batches")
-                .at(span, "a second schedule"),
+                .at(range, "a second schedule"),
             );
             return Err(());
         }
@@ -94,7 +94,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
     let Some(node) = r.node(&refs).cloned() else {
         // Only a callback's path can be missing: `scheduling` is a required
         // argument of `GradientAccumulationScheduler.__init__` (no default).
-        let span = r.span(&refs);
+        let range = r.range_of(&refs);
         r.push(
             Diagnostic::error(
                 Code::EngineAssert,
@@ -102,7 +102,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
                 "Lightning would stop: the GradientAccumulationScheduler callback has no init_args.scheduling, which it requires",
             )
             .help("give the schedule as init_args.scheduling: {epoch: factor}, e.g. {0: 8, 4: 4}")
-            .at(span, "no scheduling"),
+            .at(range, "no scheduling"),
         );
         return Err(());
     };
@@ -120,7 +120,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
             )
             .warning()
             .help("with Lightning 2.x, give the schedule to the GradientAccumulationScheduler callback in trainer.callbacks (`accum export lightning` writes it)")
-            .at(node.span.clone(), "Lightning 1.x only"),
+            .at(node.range.clone(), "Lightning 1.x only"),
         );
     }
     let steps = scheduling(r, &path, &node)?;
@@ -139,7 +139,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
                 ),
             )
             .help("remove accumulate_grad_batches from the trainer: the callback sets it every epoch")
-            .at(acc.span.clone(), "must be 1 with the callback"),
+            .at(acc.range.clone(), "must be 1 with the callback"),
         );
         return Err(());
     }
@@ -147,7 +147,7 @@ pub(super) fn read(r: &mut Reader, t: &Trainer) -> Result<Option<EpochSchedule>,
         steps,
         key: crate::diagnostic::dotted(&path),
         path,
-        span: node.span,
+        range: node.range,
     }))
 }
 
@@ -186,7 +186,7 @@ fn callback_scheduling(r: &Reader, t: &Trainer) -> Option<Vec<String>> {
 
 /// `scheduling`, checked as `GradientAccumulationScheduler.__init__` checks it.
 fn scheduling(r: &mut Reader, path: &[String], node: &Node) -> Result<Vec<AccumulationStep>, ()> {
-    let refuse = |r: &mut Reader, message: &str, span: Range<usize>| {
+    let refuse = |r: &mut Reader, message: &str, range: Range<usize>| {
         r.push(
             Diagnostic::error(
                 Code::EngineAssert,
@@ -194,14 +194,14 @@ fn scheduling(r: &mut Reader, path: &[String], node: &Node) -> Result<Vec<Accumu
                 format!("Lightning would stop: {message}"),
             )
             .help("write the schedule as {epoch: factor} with whole epochs from 0 and factors ≥ 1, e.g. {0: 8, 4: 4}")
-            .at(span, "schedule refused"),
+            .at(range, "schedule refused"),
         );
     };
     let NodeKind::Table(entries) = &node.kind else {
         refuse(
             r,
             "the schedule is not a mapping {epoch: factor}",
-            node.span.clone(),
+            node.range.clone(),
         );
         return Err(());
     };
@@ -209,7 +209,7 @@ fn scheduling(r: &mut Reader, path: &[String], node: &Node) -> Result<Vec<Accumu
         refuse(
             r,
             "\"Empty dict cannot be interpreted correct\"",
-            node.span.clone(),
+            node.range.clone(),
         );
         return Err(());
     }
@@ -222,7 +222,7 @@ fn scheduling(r: &mut Reader, path: &[String], node: &Node) -> Result<Vec<Accumu
                     "\"Epoch should be an int greater than or equal to 0\" (`{}`)",
                     e.key
                 ),
-                e.key_span.clone(),
+                e.key_range.clone(),
             );
             return Err(());
         };
@@ -234,7 +234,7 @@ fn scheduling(r: &mut Reader, path: &[String], node: &Node) -> Result<Vec<Accumu
             refuse(
                 r,
                 "\"Accumulation factor should be an int greater than 0\"",
-                e.value.span.clone(),
+                e.value.range.clone(),
             );
             return Err(());
         };
@@ -281,7 +281,7 @@ pub(super) fn stages(
                 ),
             )
             .help("give the examples per epoch: --examples N")
-            .at(schedule.span.clone(), "stages end at epochs"),
+            .at(schedule.range.clone(), "stages end at epochs"),
         );
         return None;
     };
@@ -335,7 +335,7 @@ pub(super) fn stages(
                     format!("epoch {next} × {examples} examples is beyond what accum counts"),
                 )
                 .help("write smaller epochs")
-                .at(schedule.span.clone(), "too large"),
+                .at(schedule.range.clone(), "too large"),
             );
             return None;
         };
@@ -357,7 +357,7 @@ pub(super) fn stages(
                 ),
             )
             .help("use examples per epoch that are a multiple of each phase's B (drop the rest, or drop_last in the sampler)")
-            .at(schedule.span.clone(), "an epoch is not whole updates"),
+            .at(schedule.range.clone(), "an epoch is not whole updates"),
         );
         return None;
     }
@@ -377,7 +377,7 @@ pub(super) fn stages(
                     format!("{}: {}", schedule.key, err.message()),
                 )
                 .help(err.fix().text)
-                .at(schedule.span.clone(), err.label()),
+                .at(schedule.range.clone(), err.label()),
             );
             return None;
         }
@@ -386,7 +386,7 @@ pub(super) fn stages(
         form: Form::Stages(specs),
         plan: staged,
         key: schedule.key.clone(),
-        span: schedule.span.clone(),
+        range: schedule.range.clone(),
     })
 }
 

@@ -9,7 +9,7 @@ use std::ops::Range;
 use super::shell::{self, Field};
 use crate::source::{Document, Node, NodeKind, ReadNote, SourceFormat, YamlLoader};
 
-/// One option and its value(s), with spans.
+/// One option and its value(s), with ranges.
 #[derive(Clone, Debug)]
 pub(crate) struct Arg {
     /// `--micro-batch-size` (underscores read as dashes, as argparse and
@@ -18,7 +18,7 @@ pub(crate) struct Arg {
     /// Its values (three for `--rampup-batch-size`).
     pub(crate) values: Vec<Field>,
     /// The option and its values in the text.
-    pub(crate) span: Range<usize>,
+    pub(crate) range: Range<usize>,
 }
 
 impl Arg {
@@ -37,7 +37,7 @@ pub(crate) struct Invocation {
     /// (`NUM_GPUS=$((NUM_NODES * NUM_GPUS_PER_NODE))`), by [`WORLD_VARS`].
     pub(crate) world_vars: Vec<(String, Field)>,
     /// Where the command is, for findings about what it lacks.
-    pub(crate) span: Range<usize>,
+    pub(crate) range: Range<usize>,
 }
 
 /// Options that take no value.
@@ -111,7 +111,7 @@ fn options(words: &[Field]) -> Vec<Arg> {
             out.push(Arg {
                 name: w.text[..eq].replace('_', "-"),
                 values: vec![w.slice(eq + 1, w.text.len())],
-                span: w.span(),
+                range: w.range(),
             });
             continue;
         }
@@ -132,14 +132,18 @@ fn options(words: &[Field]) -> Vec<Arg> {
                 None => break,
             }
         }
-        let span = match values.last() {
+        let range = match values.last() {
             Some(v) => {
-                let (a, b) = (w.span(), v.span());
+                let (a, b) = (w.range(), v.range());
                 a.start.min(b.start)..a.end.max(b.end)
             }
-            None => w.span(),
+            None => w.range(),
         };
-        out.push(Arg { name, values, span });
+        out.push(Arg {
+            name,
+            values,
+            range,
+        });
     }
     out
 }
@@ -199,7 +203,7 @@ fn invocation(script: &shell::Script) -> Option<Invocation> {
         launcher: options(launcher),
         megatron: options(megatron),
         world_vars,
-        span: chosen.span.clone(),
+        range: chosen.range.clone(),
     })
 }
 
@@ -239,7 +243,7 @@ pub(crate) fn from_yaml(
         SourceFormat::Yaml,
         YamlLoader::PyYaml11,
     )
-    .map_err(|e| (e.message, e.span))?;
+    .map_err(|e| (e.message, e.range))?;
     let mut dashed = Vec::new();
     let mut plain = Vec::new();
     collect(&doc.root, &doc.text, env, &mut dashed, &mut plain, 0);
@@ -249,7 +253,7 @@ pub(crate) fn from_yaml(
             launcher: Vec::new(),
             megatron,
             world_vars: Vec::new(),
-            span: doc.root.span.clone(),
+            range: doc.root.range.clone(),
         },
         doc.notes,
     ))
@@ -270,21 +274,22 @@ fn collect(
         return;
     }
     for e in entries {
-        let span = e.key_span.start.min(e.value.span.start)..e.value.span.end.max(e.key_span.end);
+        let range =
+            e.key_range.start.min(e.value.range.start)..e.value.range.end.max(e.key_range.end);
         let value = |v: &Node| -> Option<Vec<Field>> {
             let shown = match &v.kind {
                 NodeKind::Null | NodeKind::Bool(false) => return None,
                 NodeKind::Bool(true) => return Some(Vec::new()),
                 NodeKind::Integer(i) => i.to_string(),
-                NodeKind::Float(_) => text.get(v.span.clone()).unwrap_or("").trim().to_owned(),
+                NodeKind::Float(_) => text.get(v.range.clone()).unwrap_or("").trim().to_owned(),
                 NodeKind::String(s) => s.clone(),
                 NodeKind::Array(items) => {
                     return Some(
                         items
                             .iter()
                             .map(|i| {
-                                let t = text.get(i.span.clone()).unwrap_or("").trim().to_owned();
-                                Field::at(t, i.span.clone(), Vec::new())
+                                let t = text.get(i.range.clone()).unwrap_or("").trim().to_owned();
+                                Field::at(t, i.range.clone(), Vec::new())
                             })
                             .collect(),
                     );
@@ -292,14 +297,14 @@ fn collect(
                 NodeKind::Table(_) => return None,
             };
             let (shown, unknown) = substitute(&shown, env);
-            Some(vec![Field::at(shown, v.span.clone(), unknown)])
+            Some(vec![Field::at(shown, v.range.clone(), unknown)])
         };
         if let Some(key) = e.key.strip_prefix("--") {
             if let Some(values) = value(&e.value) {
                 dashed.push(Arg {
                     name: format!("--{}", key.replace('_', "-")),
                     values,
-                    span,
+                    range,
                 });
             }
         } else if matches!(e.value.kind, NodeKind::Table(_)) {
@@ -308,7 +313,7 @@ fn collect(
             plain.push(Arg {
                 name: format!("--{}", e.key.replace('_', "-")),
                 values,
-                span,
+                range,
             });
         }
     }
@@ -383,7 +388,7 @@ mod tests {
             ]
         );
         let m = &inv.megatron[0];
-        assert_eq!(&text[m.value().expect("value").span()], "4");
+        assert_eq!(&text[m.value().expect("value").range()], "4");
         assert!(
             from_script("echo hello\n", &[])
                 .expect("within limits")

@@ -67,7 +67,7 @@ impl Args {
                 ),
             )
             .help(help)
-            .at(field.span(), "value unknown"),
+            .at(field.range(), "value unknown"),
         );
     }
 
@@ -84,7 +84,7 @@ impl Args {
                 format!("{name} is given `{}`, not {what}", field.text),
             )
             .help(format!("write {name} with {what}"))
-            .at(field.span(), format!("expected {what}")),
+            .at(field.range(), format!("expected {what}")),
         );
     }
 
@@ -101,7 +101,7 @@ impl Args {
                 format!("{name} has no value"),
             )
             .help(format!("write {name} VALUE"))
-            .at(arg.span.clone(), "value missing"),
+            .at(arg.range.clone(), "value missing"),
         );
         None
     }
@@ -124,7 +124,7 @@ impl Args {
             Number::Float(_) => None,
         });
         match whole.and_then(|i| u64::try_from(i).ok()) {
-            Some(v) if v >= min => Got::Value(v, field.span()),
+            Some(v) if v >= min => Got::Value(v, field.range()),
             _ => {
                 let code = crate::interop::census::refused_code(&[name], whole);
                 self.refuse(code, name, field, &format!("a whole number ≥ {min}"));
@@ -156,7 +156,7 @@ impl Args {
             return None;
         }
         match python_number(&field.text)?.whole() {
-            Some(v) if v >= 1 => Some((u64::try_from(v).ok()?, field.span())),
+            Some(v) if v >= 1 => Some((u64::try_from(v).ok()?, field.range())),
             _ => None,
         }
     }
@@ -168,7 +168,7 @@ impl Args {
             return None;
         }
         match python_number(&field.text).map(Number::as_f64) {
-            Some(v) if v.is_finite() && v >= 0.0 => Some((v, field.span())),
+            Some(v) if v.is_finite() && v >= 0.0 => Some((v, field.range())),
             _ => {
                 self.bad(name, field, "a finite number ≥ 0");
                 None
@@ -210,7 +210,7 @@ pub(super) fn duplicates(a: &mut Args) {
             )
             .warning()
             .help("remove the occurrence that is not meant")
-            .at(d.span.clone(), "overridden later"),
+            .at(d.range.clone(), "overridden later"),
         );
     }
 }

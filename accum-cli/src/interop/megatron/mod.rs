@@ -48,9 +48,9 @@ impl Dialect for Megatron {
         let mut notes = Vec::new();
         let invocation = if args::is_yaml(name, text) {
             let (invocation, read) =
-                args::from_yaml(name, text, &opts.env).map_err(|(message, span)| {
+                args::from_yaml(name, text, &opts.env).map_err(|(message, range)| {
                     let (line, column) =
-                        span.map_or((1, 1), |s| crate::source::line_col(text, s.start));
+                        range.map_or((1, 1), |s| crate::source::line_col(text, s.start));
                     ImportError::Syntax {
                         name: name.to_owned(),
                         line,
@@ -66,7 +66,7 @@ impl Dialect for Megatron {
                 Err(limit) => {
                     let finding = Diagnostic::error(Code::Limit, Vec::new(), limit.message)
                         .help(limit.help)
-                        .at(limit.span, "the reader stopped here");
+                        .at(limit.range, "the reader stopped here");
                     return Ok(Reading {
                         files: vec![report(name, text, vec![finding], Vec::new())],
                         batch: None,
@@ -98,7 +98,7 @@ impl Dialect for Megatron {
                 (
                     x.name.as_str(),
                     x.value().map(|v| v.text.as_str()),
-                    x.span.clone(),
+                    x.range.clone(),
                 )
             }),
             |n| READ.contains(&n) || NPROC.contains(&n) || NNODES.contains(&n),
@@ -115,7 +115,12 @@ impl Dialect for Megatron {
 /// no such command or makes the reader stop at its limits.
 pub(crate) fn script_options(text: &str) -> Option<Vec<(String, std::ops::Range<usize>)>> {
     let inv = args::from_script(text, &[]).ok()??;
-    Some(inv.megatron.into_iter().map(|a| (a.name, a.span)).collect())
+    Some(
+        inv.megatron
+            .into_iter()
+            .map(|a| (a.name, a.range))
+            .collect(),
+    )
 }
 
 /// Where the run's batch arguments are written in a script: the start of
@@ -129,10 +134,10 @@ pub(crate) fn batch_argument_starts(text: &str, env: &[(String, String)]) -> Vec
             inv.megatron
                 .iter()
                 .filter(|a| a.name == "--micro-batch-size" || a.name == "--global-batch-size")
-                // The span runs from the option to its value, which may be
+                // The range runs from the option to its value, which may be
                 // written earlier (`MBS=1`): the option is the last of its
-                // name before the span's end.
-                .filter_map(|a| text.get(..a.span.end)?.rfind(a.name.as_str()))
+                // name before the range's end.
+                .filter_map(|a| text.get(..a.range.end)?.rfind(a.name.as_str()))
                 .collect()
         })
         .unwrap_or_default()

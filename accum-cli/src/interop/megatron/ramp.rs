@@ -32,7 +32,7 @@ pub(super) fn rampup_values(a: &mut Args) -> Option<Option<([u64; 3], Range<usiz
         a.findings.push(
             Diagnostic::error(Code::EngineAssert, Args::path(name), format!("argparse would stop: {name} takes 3 values (start, increment, samples), {} given", arg.values.len()))
                 .help(format!("write {name} START INCREMENT SAMPLES"))
-                .at(arg.span.clone(), "3 values needed"),
+                .at(arg.range.clone(), "3 values needed"),
         );
         return None;
     }
@@ -53,7 +53,7 @@ pub(super) fn rampup_values(a: &mut Args) -> Option<Option<([u64; 3], Range<usiz
             }
         }
     }
-    Some(Some((v, arg.span)))
+    Some(Some((v, arg.range)))
 }
 
 /// What Megatron's ramp-up does with a ramp core refuses: its own words,
@@ -104,7 +104,7 @@ fn init_says(err: &StageError, values: [u64; 3], global: u64) -> String {
 }
 
 /// A core stage error about a framework's key, as a finding.
-pub(crate) fn stage_finding(err: &StageError, key: &str, span: Range<usize>) -> Diagnostic {
+pub(crate) fn stage_finding(err: &StageError, key: &str, range: Range<usize>) -> Diagnostic {
     let code = match err {
         StageError::TooMany { .. } | StageError::Plan { .. } => Code::InteropValue,
         _ => Code::EngineAssert,
@@ -115,7 +115,7 @@ pub(crate) fn stage_finding(err: &StageError, key: &str, span: Range<usize>) -> 
         format!("{key}: {}", err.message()),
     )
     .help(err.fix().text)
-    .at(span, err.label())
+    .at(range, err.label())
 }
 
 /// `--rampup-batch-size` (NeMo's `model.rampup_batch_size`) as
@@ -129,7 +129,7 @@ pub(crate) fn linear_ramp(
     [start, increment, samples]: [u64; 3],
     key: &str,
     path: Vec<String>,
-    span: Range<usize>,
+    range: Range<usize>,
     framework: &str,
 ) -> Result<Staged, Refused> {
     let ramp = LinearRamp {
@@ -142,7 +142,7 @@ pub(crate) fn linear_ramp(
             form: Form::Ramp(ramp),
             plan: staged,
             key: key.to_owned(),
-            span,
+            range,
         }),
         Err(err) => {
             let global = plan.effective_batch().get();
@@ -154,7 +154,7 @@ pub(crate) fn linear_ramp(
             };
             let finding = match err {
                 StageError::TooMany { .. } | StageError::Plan { .. } => {
-                    stage_finding(&err, key, span)
+                    stage_finding(&err, key, range)
                 }
                 _ => Diagnostic::error(
                     Code::EngineAssert,
@@ -162,7 +162,7 @@ pub(crate) fn linear_ramp(
                     format!("{framework} {when}: {says}"),
                 )
                 .help(err.fix().text)
-                .at(span, "ramp-up refused"),
+                .at(range, "ramp-up refused"),
             };
             Err(Refused {
                 finding: Box::new(finding),
@@ -180,7 +180,7 @@ pub(crate) struct Refused {
 }
 
 /// `version`: the ramp-up is read by some versions of Megatron-LM only.
-pub(super) fn ignored(span: Range<usize>, with_steps: bool) -> Diagnostic {
+pub(super) fn ignored(range: Range<usize>, with_steps: bool) -> Diagnostic {
     let deprecated = "init_num_microbatches_calculator logs \"rampup_batch_size is deprecated and will be removed in a future release. Use step_batch_size_schedule instead.\"";
     let (message, help) = if with_steps {
         (
@@ -202,7 +202,7 @@ pub(super) fn ignored(span: Range<usize>, with_steps: bool) -> Diagnostic {
     Diagnostic::error(Code::Version, Args::path("--rampup-batch-size"), message)
         .warning()
         .help(help)
-        .at(span, "depends on the Megatron-LM version")
+        .at(range, "depends on the Megatron-LM version")
 }
 
 /// What `RampupBatchsizeNumMicroBatchesCalculator.__init__` asserts about
@@ -311,9 +311,9 @@ pub(super) fn ramp_refusal(
     m: u64,
     replicas: u64,
     step: u64,
-    span: &Range<usize>,
+    range: &Range<usize>,
 ) -> Option<Diagnostic> {
-    let (values, ramp_span) = rampup_values(a)??;
+    let (values, ramp_range) = rampup_values(a)??;
     // The calculator's own start-up checks come first
     // (`RampupBatchsizeNumMicroBatchesCalculator.__init__`).
     if let Some(says) = init_refusal(values, global) {
@@ -324,7 +324,7 @@ pub(super) fn ramp_refusal(
                 format!("Megatron would stop at start-up: {says}"),
             )
             .help("write a ramp-up from a start at most the global batch, in whole increments up to it")
-            .at(ramp_span, "ramp-up refused"),
+            .at(ramp_range, "ramp-up refused"),
         );
     }
     let batches = reached(values, global, RAMP_STAGES)?;
@@ -352,7 +352,7 @@ pub(super) fn ramp_refusal(
             .help(format!(
                 "write --global-batch-size {last} with a ramp-up that ends there, or a multiple of {step} that the ramp reaches"
             ))
-            .at(span.clone(), "never reached"),
+            .at(range.clone(), "never reached"),
         );
     }
     let when = if consumed == 0 {
@@ -369,7 +369,7 @@ pub(super) fn ramp_refusal(
         .help(format!(
             "make the ramp-up's start and increment multiples of micro × D = {step}"
         ))
-        .at(ramp_span, "ramp-up reaches this batch"),
+        .at(ramp_range, "ramp-up reaches this batch"),
     )
 }
 
@@ -377,7 +377,7 @@ pub(super) fn ramp_refusal(
 /// batch: the batch it reaches is named, as the run never trains the
 /// global batch.
 pub(super) fn ramp_cut_short(a: &mut Args, staged: &accum_core::plan::StagedPlan, global: u64) {
-    let Some((t, span)) = a.quiet_uint("--train-samples") else {
+    let Some((t, range)) = a.quiet_uint("--train-samples") else {
         return;
     };
     let stages = staged.stages();
@@ -403,7 +403,7 @@ pub(super) fn ramp_cut_short(a: &mut Args, staged: &accum_core::plan::StagedPlan
             "train at least {} samples to reach the global batch {global}, or write the batch the run trains",
             stages[stages.len() - 1].examples_before().get()
         ))
-        .at(span, "ends in the ramp-up"),
+        .at(range, "ends in the ramp-up"),
     );
 }
 

@@ -31,8 +31,8 @@ pub(super) struct StepSchedule {
     pub(super) steps: Vec<BatchStep>,
     /// The thresholds as written (tokens), in the same order.
     pub(super) written: Vec<u128>,
-    /// The argument's span.
-    pub(super) span: Range<usize>,
+    /// The argument's range.
+    pub(super) range: Range<usize>,
 }
 
 /// `--step-batch-size-schedule "0:16 2.4B:320 …"`, parsed and checked as
@@ -57,7 +57,7 @@ pub(super) fn step_schedule(a: &mut Args, seq_len: Option<u64>) -> Option<Option
         a.findings.push(
             Diagnostic::error(Code::EngineAssert, Args::path(name), format!("Megatron would stop at start-up: {message}"))
                 .help("write the schedule as \"0:B0 THRESHOLD:B1 …\" with thresholds from 0, increasing, and batches above 0")
-                .at(field.span(), "schedule refused"),
+                .at(field.range(), "schedule refused"),
         );
     };
     let mut entries: Vec<(u128, u128)> = Vec::new();
@@ -88,7 +88,7 @@ pub(super) fn step_schedule(a: &mut Args, seq_len: Option<u64>) -> Option<Option
                 "the schedule's thresholds are tokens, converted to samples with // seq_length, and the script does not give the sequence length (Megatron requires --seq-length or --encoder-seq-length)",
             )
             .help("add --seq-length to the script, or give it: --seq-len N")
-            .at(field.span(), "thresholds in tokens"),
+            .at(field.range(), "thresholds in tokens"),
         );
         return None;
     };
@@ -145,7 +145,7 @@ pub(super) fn step_schedule(a: &mut Args, seq_len: Option<u64>) -> Option<Option
     Some(Some(StepSchedule {
         written: pairs.iter().map(|(t, _)| *t).collect(),
         steps,
-        span: field.span(),
+        range: field.range(),
     }))
 }
 
@@ -198,7 +198,7 @@ pub(super) fn step_stages(a: &mut Args, plan: &Plan, schedule: &StepSchedule) ->
                     format!("the schedule's threshold {} samples is beyond what accum can count in tokens (seq_length {len})", group_digits(target)),
                 )
                 .help("write thresholds below 2^64 tokens")
-                .at(schedule.span.clone(), "too large"),
+                .at(schedule.range.clone(), "too large"),
             );
             return None;
         };
@@ -247,7 +247,7 @@ pub(super) fn step_stages(a: &mut Args, plan: &Plan, schedule: &StepSchedule) ->
                 ),
             )
             .help(format!("use batches that are multiples of micro × D = {step}"))
-            .at(schedule.span.clone(), "not a multiple of micro × D"),
+            .at(schedule.range.clone(), "not a multiple of micro × D"),
         );
         return None;
     }
@@ -262,7 +262,7 @@ pub(super) fn step_stages(a: &mut Args, plan: &Plan, schedule: &StepSchedule) ->
         Ok(staged) => staged,
         Err(err) => {
             a.findings
-                .push(ramp::stage_finding(&err, name, schedule.span.clone()));
+                .push(ramp::stage_finding(&err, name, schedule.range.clone()));
             return None;
         }
     };
@@ -281,14 +281,14 @@ pub(super) fn step_stages(a: &mut Args, plan: &Plan, schedule: &StepSchedule) ->
             )
             .warning()
             .help("accum's stages end where Megatron changes the batch; write those thresholds to state them")
-            .at(schedule.span.clone(), "stage ends rounded up to whole iterations"),
+            .at(schedule.range.clone(), "stage ends rounded up to whole iterations"),
         );
     }
     Some(Staged {
         form: Form::Stages(specs_of(&staged, true)),
         plan: staged,
         key: name.to_owned(),
-        span: schedule.span.clone(),
+        range: schedule.range.clone(),
     })
 }
 
@@ -312,14 +312,14 @@ pub(super) fn resolve(
     let ramp = ramp::rampup_values(a)?;
     Some(match (steps, ramp) {
         (Some(steps), ramp) => {
-            if let Some((_, span)) = ramp {
-                a.findings.push(ramp::ignored(span, true));
+            if let Some((_, range)) = ramp {
+                a.findings.push(ramp::ignored(range, true));
             }
             if decrease {
                 // num_microbatches_calculator.py, StepBatchsizeNumMicroBatchesCalculator.__init__.
-                let span = a
+                let range = a
                     .get("--decrease-batch-size-if-needed")
-                    .map_or(steps.span.clone(), |x| x.span.clone());
+                    .map_or(steps.range.clone(), |x| x.range.clone());
                 a.findings.push(
                     Diagnostic::error(
                         Code::EngineAssert,
@@ -327,7 +327,7 @@ pub(super) fn resolve(
                         "Megatron would stop at start-up: \"Step batch size schedules do not support decrease_batch_size_if_needed\"",
                     )
                     .help("remove --decrease-batch-size-if-needed and write batches that are multiples of micro × D")
-                    .at(span, "not with a step schedule"),
+                    .at(range, "not with a step schedule"),
                 );
             }
             (
@@ -335,8 +335,8 @@ pub(super) fn resolve(
                 Some(BatchSchedule::Steps(steps.steps.clone())),
             )
         }
-        (None, Some((values, span))) => {
-            a.findings.push(ramp::ignored(span.clone(), false));
+        (None, Some((values, range))) => {
+            a.findings.push(ramp::ignored(range.clone(), false));
             let [start, increment, samples] = values;
             let schedule = BatchSchedule::Ramp {
                 start,
@@ -355,7 +355,7 @@ pub(super) fn resolve(
                         ),
                     )
                     .help(format!("use a start, increment and global batch that are multiples of {step}"))
-                    .at(span, "batches rounded down"),
+                    .at(range, "batches rounded down"),
                 );
                 (None, Some(schedule))
             } else {
@@ -364,7 +364,7 @@ pub(super) fn resolve(
                     values,
                     "--rampup-batch-size",
                     Args::path("--rampup-batch-size"),
-                    span,
+                    range,
                     "Megatron",
                 ) {
                     Ok(staged) => (Some(staged), Some(schedule)),

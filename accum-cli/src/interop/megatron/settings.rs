@@ -67,7 +67,7 @@ pub(super) fn settings(
         Vec::new()
     };
     for (name, with) in mixed {
-        let span = a.get(name).map_or(top.clone(), |x| x.span.clone());
+        let range = a.get(name).map_or(top.clone(), |x| x.range.clone());
         let kind = if with == "--train-iters" {
             "iteration"
         } else {
@@ -80,13 +80,13 @@ pub(super) fn settings(
                 format!("Megatron would stop at start-up: with {with} it expects {kind}-based options only, and {name} is the other kind (validate_args)"),
             )
             .help(format!("count every length in the same unit as {with}"))
-            .at(span, "mixes iterations and samples"),
+            .at(range, "mixes iterations and samples"),
         );
     }
 
     // arguments.py, validate_args (before 532ad926b4): "expected no
     // batch-size rampup for iteration-based training".
-    if let (Some((n, span)), Some(BatchSchedule::Ramp { .. })) = (&iters, schedule) {
+    if let (Some((n, range)), Some(BatchSchedule::Ramp { .. })) = (&iters, schedule) {
         let converted = match rule {
             Some(Rule::Ramp { plan, .. }) => plan
                 .examples_at(Updates::new(*n))
@@ -106,11 +106,11 @@ pub(super) fn settings(
                 format!("the Megatron-LM versions that run --rampup-batch-size stop at start-up: \"expected no batch-size rampup for iteration-based training\" (validate_args); later versions ignore the ramp-up{converted}"),
             )
             .help("count the run in samples: --train-samples N, with --lr-warmup-samples and --lr-decay-samples")
-            .at(span.clone(), "iterations with a ramp-up"),
+            .at(range.clone(), "iterations with a ramp-up"),
         );
     }
     let mut total = iters.as_ref().map(|v| Span::new(v.0, UnitKind::Update));
-    if let Some((s, span)) = &samples {
+    if let Some((s, range)) = &samples {
         match rule {
             // training.py, update_train_iters, through the stages.
             Some(rule) => {
@@ -157,7 +157,7 @@ pub(super) fn settings(
                             }
                             _ => format!("write --train-samples {trained} to state what is trained"),
                         })
-                        .at(span.clone(), "not whole iterations through the stages"),
+                        .at(range.clone(), "not whole iterations through the stages"),
                     );
                 }
             }
@@ -175,7 +175,7 @@ pub(super) fn settings(
                     )
                     .warning()
                     .help(format!("use --train-samples {} or {}", s / b * b, (s / b + 1).saturating_mul(b)))
-                    .at(span.clone(), "not a multiple of the global batch"),
+                    .at(range.clone(), "not a multiple of the global batch"),
                 );
             }
             None => {}
@@ -212,7 +212,7 @@ pub(super) fn settings(
             )
             .warning()
             .help("give --lr-warmup-iters (updates) or --lr-warmup-samples (examples) instead")
-            .at(frac.span.clone(), "not converted"),
+            .at(frac.range.clone(), "not converted"),
         );
     }
     // The batch changes: lengths in iterations cover different examples in
@@ -241,11 +241,11 @@ pub(super) fn settings(
             ),
         ] {
             if let Some(updates) = value {
-                let span = a.get(name).map_or(top.clone(), |x| x.span.clone());
+                let range = a.get(name).map_or(top.clone(), |x| x.range.clone());
                 lengths.push(StepLength {
                     key: name.to_owned(),
                     path: Args::path(name),
-                    span,
+                    range,
                     updates,
                     in_samples: Some(in_samples),
                 });
@@ -318,7 +318,7 @@ fn scheduler_samples(
 ) -> Option<Diagnostic> {
     let mut parts = Vec::new();
     let mut fixes = Vec::new();
-    let mut spans = Vec::new();
+    let mut ranges = Vec::new();
     let mut names = Vec::new();
     for &(name, value) in lengths {
         let Some(n) = value else { continue };
@@ -344,10 +344,10 @@ fn scheduler_samples(
         if let Ok(e) = plan.examples_at(Updates::new(n)) {
             fixes.push(format!("{name} {}", e.get() / per));
         }
-        spans.push(a.get(name).map_or(top.clone(), |x| x.span.clone()));
+        ranges.push(a.get(name).map_or(top.clone(), |x| x.range.clone()));
         names.push(name);
     }
-    let first = spans.first()?.clone();
+    let first = ranges.first()?.clone();
     let mut finding = Diagnostic::error(
         Code::StageShift,
         Args::path(names.first()?),
@@ -367,8 +367,8 @@ fn scheduler_samples(
         fixes.join(", ")
     ))
     .at(first, "iterations of micro × DP samples");
-    for (span, name) in spans.into_iter().zip(&names).skip(1) {
-        finding = finding.also(Args::path(name), span, "iterations of micro × DP samples");
+    for (range, name) in ranges.into_iter().zip(&names).skip(1) {
+        finding = finding.also(Args::path(name), range, "iterations of micro × DP samples");
     }
     Some(finding)
 }

@@ -18,7 +18,7 @@ use crate::interop::{BatchSchedule, ImportOptions};
 
 /// Megatron's reading of the arguments; `None` when it has no batch.
 pub(super) fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch> {
-    let top = a.inv.span.clone();
+    let top = a.inv.range.clone();
     duplicates(a);
     // The world size: the options, or the launcher in front of the script.
     let world = world_size(a, opts, &top)?;
@@ -45,7 +45,7 @@ pub(super) fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch>
             a.findings.push(plan_finding(
                 &err,
                 Args::path("--global-batch-size"),
-                global.span,
+                global.range,
             ));
             return None;
         }
@@ -91,7 +91,7 @@ pub(super) fn read(a: &mut Args, opts: &ImportOptions) -> Option<FrameworkBatch>
             severity: Severity::Warning,
             behaviour: "Megatron only runs whole global batches over a sample index that runs on across epochs, so no partial group is run: the leftover examples of the last pass are not used".to_owned(),
             help: "accept the drop, or size --train-samples to whole global batches".to_owned(),
-            span: global.span,
+            range: global.range,
         },
     })
 }
@@ -158,12 +158,12 @@ fn grid(a: &mut Args, world: u64, top: &Range<usize>) -> Option<Grid> {
     let replicas = match layout.replicas() {
         Ok(d) => d,
         Err(err) => {
-            let span = a
+            let range = a
                 .get("--tensor-model-parallel-size")
                 .or(a.get("--pipeline-model-parallel-size"))
-                .map_or(top.clone(), |x| x.span.clone());
+                .map_or(top.clone(), |x| x.range.clone());
             a.findings.push(
-                plan_finding(&err, Args::path("--tensor-model-parallel-size"), span).help(
+                plan_finding(&err, Args::path("--tensor-model-parallel-size"), range).help(
                     "Megatron asserts \"world size is not divisible by total_model_size\" (validate_args); change the degrees or the world size",
                 ),
             );
@@ -175,9 +175,9 @@ fn grid(a: &mut Args, world: u64, top: &Range<usize>) -> Option<Grid> {
     let etp = etp_given.unwrap_or(tp);
     let expert = etp.saturating_mul(ep).saturating_mul(pp);
     if ep > 1 && !world.is_multiple_of(expert) {
-        let span = a
+        let range = a
             .get("--expert-model-parallel-size")
-            .map_or(top.clone(), |x| x.span.clone());
+            .map_or(top.clone(), |x| x.range.clone());
         a.findings.push(
             Diagnostic::error(
                 Code::EngineAssert,
@@ -189,7 +189,7 @@ fn grid(a: &mut Args, world: u64, top: &Range<usize>) -> Option<Grid> {
             .help(format!(
                 "use a world size that is a multiple of {expert}, or smaller expert, expert-tensor or pipeline degrees"
             ))
-            .at(span, "expert grid does not fit"),
+            .at(range, "expert grid does not fit"),
         );
         return None;
     }
@@ -210,7 +210,7 @@ struct GlobalBatch {
     /// The global batch Megatron runs after any schedule (`None`: micro × D).
     running: Option<u64>,
     /// Where findings about the batch point.
-    span: Range<usize>,
+    range: Range<usize>,
     /// `--decrease-batch-size-if-needed`.
     decrease: bool,
     /// Tokens per example, when the arguments or the options say.
@@ -241,7 +241,7 @@ fn global_batch(
         .map(|v| v.0)
         .or(opts.seq_len);
     let steps = schedules::step_schedule(a, seq_len)?;
-    if let (Some(_), Some((g, span))) = (&steps, &global) {
+    if let (Some(_), Some((g, range))) = (&steps, &global) {
         a.findings.push(
             Diagnostic::error(
                 Code::EngineAssert,
@@ -249,18 +249,18 @@ fn global_batch(
                 format!("Megatron would stop at start-up: \"Cannot specify both --step-batch-size-schedule and --global-batch-size\" (--global-batch-size {g})"),
             )
             .help("remove --global-batch-size: the schedule's last batch is the global batch")
-            .at(span.clone(), "given with a step schedule"),
+            .at(range.clone(), "given with a step schedule"),
         );
     }
     let final_global = steps
         .as_ref()
         .and_then(|s| s.steps.last().map(|x| x.global_batch))
         .or(global.as_ref().map(|g| g.0));
-    let b_span = global
+    let b_range = global
         .as_ref()
         .map(|g| g.1.clone())
-        .or_else(|| a.get("--step-batch-size-schedule").map(|x| x.span.clone()))
-        .or_else(|| a.get("--micro-batch-size").map(|x| x.span.clone()))
+        .or_else(|| a.get("--step-batch-size-schedule").map(|x| x.range.clone()))
+        .or_else(|| a.get("--micro-batch-size").map(|x| x.range.clone()))
         .unwrap_or_else(|| top.clone());
     let step = m.saturating_mul(replicas);
     let decrease = a.has("--decrease-batch-size-if-needed");
@@ -280,11 +280,11 @@ fn global_batch(
                 )
                 .warning()
                 .help(format!("write --global-batch-size {rounded} (or {}) to state the batch", rounded + step))
-                .at(b_span.clone(), "decreased by Megatron"),
+                .at(b_range.clone(), "decreased by Megatron"),
             );
             running = Some(rounded).filter(|&r| r > 0);
         } else if steps.is_none()
-            && let Some(finding) = ramp_refusal(a, g, m, replicas, step, &b_span)
+            && let Some(finding) = ramp_refusal(a, g, m, replicas, step, &b_range)
         {
             a.findings.push(finding);
         } else if steps.is_none() {
@@ -297,7 +297,7 @@ fn global_batch(
                     ),
                 )
                 .help("see accum's nearest valid values below")
-                .at(b_span.clone(), "not a multiple of micro × D"),
+                .at(b_range.clone(), "not a multiple of micro × D"),
             );
         }
     } else if let Some((g, _)) = &global
@@ -318,14 +318,14 @@ fn global_batch(
                 "if {} microbatches per update are meant, the batch is right: Megatron accumulates them; if one microbatch per update was meant, use --global-batch-size {step}",
                 g / step
             ))
-            .at(b_span.clone(), "counts model-parallel devices"),
+            .at(b_range.clone(), "counts model-parallel devices"),
         );
     }
     Some(GlobalBatch {
         given: global,
         steps,
         running,
-        span: b_span,
+        range: b_range,
         decrease,
         seq_len,
     })

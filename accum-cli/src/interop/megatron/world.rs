@@ -29,7 +29,7 @@ pub(super) fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>)
             Number::Int(i) => u64::try_from(i).ok().filter(|&v| v >= 1),
             Number::Float(_) => None,
         }) {
-            Some(v) => Ok(Some((v, field.span(), field.defaults.clone()))),
+            Some(v) => Ok(Some((v, field.range(), field.defaults.clone()))),
             None => Err(Box::new(field.clone())),
         }
     };
@@ -54,7 +54,7 @@ pub(super) fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>)
         // The value given wins over the script's defaults for variables of
         // the environment: the job's environment sets them, and accum does
         // not see it (`--env` gives them exactly).
-        (Some(w), Ok(Some((l, span, defaults)))) if w != l && !defaults.is_empty() => {
+        (Some(w), Ok(Some((l, range, defaults)))) if w != l && !defaults.is_empty() => {
             let vars: Vec<String> = defaults.iter().map(|d| format!("`{d}`")).collect();
             a.findings.push(
                 Diagnostic::error(
@@ -74,11 +74,11 @@ pub(super) fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>)
                         .collect::<Vec<_>>()
                         .join(" ")
                 ))
-                .at(span, "count from environment defaults"),
+                .at(range, "count from environment defaults"),
             );
             Some(w)
         }
-        (Some(w), Ok(Some((l, span, _)))) if w != l => {
+        (Some(w), Ok(Some((l, range, _)))) if w != l => {
             a.findings.push(
                 Diagnostic::error(
                     Code::InteropWorldSize,
@@ -87,7 +87,7 @@ pub(super) fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>)
                 )
                 .warning()
                 .help("make the launcher and --world-size agree; accum uses the launcher's count")
-                .at(span, "launcher's count"),
+                .at(range, "launcher's count"),
             );
             Some(l)
         }
@@ -121,7 +121,7 @@ pub(super) fn world_size(a: &mut Args, opts: &ImportOptions, top: &Range<usize>)
                 } else {
                     format!("give the launcher's world size (--world-size N), or {}", vars.join(" "))
                 })
-                .at(field.span(), "world size unknown"),
+                .at(field.range(), "world size unknown"),
             );
             None
         }
@@ -153,10 +153,10 @@ fn script_count(a: &mut Args, top: &Range<usize>) -> Option<u64> {
         Number::Int(i) => u64::try_from(i).ok().filter(|&v| v >= 1),
         Number::Float(_) => None,
     });
-    let span = if field.span() == (0..0) {
+    let range = if field.range() == (0..0) {
         top.clone()
     } else {
-        field.span()
+        field.range()
     };
     match count {
         Some(w) if field.unknown.is_empty() => {
@@ -170,7 +170,7 @@ fn script_count(a: &mut Args, top: &Range<usize>) -> Option<u64> {
                 )
                 .warning()
                 .help("if the launcher starts another number of processes, give it: --world-size N")
-                .at(span, format!("{name} = {w}")),
+                .at(range, format!("{name} = {w}")),
             );
             Some(w)
         }
@@ -211,7 +211,7 @@ fn script_count(a: &mut Args, top: &Range<usize>) -> Option<u64> {
                         flags.join(" ")
                     )
                 })
-                .at(span, "world size unknown"),
+                .at(range, "world size unknown"),
             );
             None
         }

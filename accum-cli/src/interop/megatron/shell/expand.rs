@@ -18,7 +18,7 @@ impl Script {
             a.extend(&b);
             a
         });
-        first.take().unwrap_or(Field::empty(word.span.clone()))
+        first.take().unwrap_or(Field::empty(word.range.clone()))
     }
 
     /// Expands a word into fields; `split` splits unquoted expansions on
@@ -26,9 +26,9 @@ impl Script {
     pub(super) fn expand(&mut self, word: &Word, split: bool) -> Vec<Field> {
         let mut b = Builder {
             fields: Vec::new(),
-            cur: Field::empty(word.span.clone()),
+            cur: Field::empty(word.range.clone()),
             solid: false,
-            word_span: word.span.clone(),
+            word_range: word.range.clone(),
         };
         self.parts(&word.parts, split, &mut b, 0);
         b.finish()
@@ -37,7 +37,7 @@ impl Script {
     pub(super) fn parts(&mut self, parts: &[Part], split: bool, b: &mut Builder, depth: usize) {
         if depth > MAX_NESTING {
             self.limit
-                .get_or_insert_with(|| Limit::nesting("`${…}` expansions", b.word_span.clone()));
+                .get_or_insert_with(|| Limit::nesting("`${…}` expansions", b.word_range.clone()));
             return;
         }
         for part in parts {
@@ -53,7 +53,7 @@ impl Script {
                     b.cur.text.push_str(text);
                     b.cur.offs.extend(offs.iter().map(|&o| Some(o)));
                 }
-                Part::Arith { expr, span } => {
+                Part::Arith { expr, range } => {
                     b.solid = true;
                     match self.arith(expr) {
                         Ok(v) => {
@@ -62,7 +62,7 @@ impl Script {
                             b.cur.text.push_str(&t);
                             if b.cur.text.len() == t.len() {
                                 // The whole field is the arithmetic: point at it.
-                                b.cur.word_span = span.clone();
+                                b.cur.word_range = range.clone();
                             }
                         }
                         Err(unknown) => {
@@ -73,17 +73,17 @@ impl Script {
                         }
                     }
                 }
-                Part::Output { span } => {
+                Part::Output { range } => {
                     b.solid = true;
                     b.cur.mark("the output of a command".to_owned(), "$(…)");
-                    b.cur.word_span = span.clone();
+                    b.cur.word_range = range.clone();
                 }
                 Part::Param {
                     name,
                     index,
                     op,
                     quoted,
-                    span,
+                    range,
                 } => {
                     let value = self.lookup(name, index.as_deref());
                     let value = match (op, value) {
@@ -97,16 +97,16 @@ impl Script {
                                 ":-" | "-" | ":=" | "=" if unset => {
                                     let mut inner = Builder {
                                         fields: Vec::new(),
-                                        cur: Field::empty(span.clone()),
+                                        cur: Field::empty(range.clone()),
                                         solid: false,
-                                        word_span: span.clone(),
+                                        word_range: range.clone(),
                                     };
                                     self.parts(default, false, &mut inner, depth + 1);
                                     let mut f = inner
                                         .finish()
                                         .into_iter()
                                         .next()
-                                        .unwrap_or(Field::empty(span.clone()));
+                                        .unwrap_or(Field::empty(range.clone()));
                                     if v.is_none() {
                                         f.defaults.push(name.clone());
                                     }
@@ -117,7 +117,7 @@ impl Script {
                                 }
                                 ":+" | "+" if unset => None,
                                 ":+" | "+" => {
-                                    let mut f = Field::empty(span.clone());
+                                    let mut f = Field::empty(range.clone());
                                     f.mark(
                                         format!("`${{{name}{sigil}…}}`"),
                                         &format!("${{{name}{sigil}…}}"),
@@ -139,14 +139,14 @@ impl Script {
                             // An unset variable: a stand-in, unknown where it matters.
                             b.solid = true;
                             if b.cur.text.is_empty() {
-                                b.cur.word_span = span.clone();
+                                b.cur.word_range = range.clone();
                             }
                             b.cur.mark(format!("`${name}`"), &format!("${name}"));
                         }
                         Some(Value::Unknown(reason)) => {
                             b.solid = true;
                             b.cur.mark(reason, &format!("${name}"));
-                            b.cur.word_span = span.clone();
+                            b.cur.word_range = range.clone();
                         }
                         Some(Value::Str(f)) => {
                             if *quoted || !split {
@@ -257,13 +257,13 @@ pub(super) fn assignment(w: &Word) -> Option<(String, bool, Word)> {
         });
     }
     parts.extend(w.parts[1..].iter().cloned());
-    let start = offs.get(eq + 1).copied().unwrap_or(w.span.end);
+    let start = offs.get(eq + 1).copied().unwrap_or(w.range.end);
     Some((
         name.to_owned(),
         append,
         Word {
             parts,
-            span: start..w.span.end,
+            range: start..w.range.end,
         },
     ))
 }
@@ -273,13 +273,13 @@ pub(super) struct Builder {
     cur: Field,
     /// Whether the current field has text that makes it a word even when empty.
     solid: bool,
-    word_span: Range<usize>,
+    word_range: Range<usize>,
 }
 
 impl Builder {
     pub(super) fn append(&mut self, f: &Field) {
         if self.cur.text.is_empty() && self.cur.unknown.is_empty() {
-            self.cur.word_span = f.word_span.clone();
+            self.cur.word_range = f.word_range.clone();
         }
         self.cur.extend(f);
     }
@@ -321,7 +321,7 @@ impl Builder {
     }
 
     pub(super) fn end_field(&mut self) {
-        let next = Field::empty(self.word_span.clone());
+        let next = Field::empty(self.word_range.clone());
         let done = std::mem::replace(&mut self.cur, next);
         if self.solid || !done.text.is_empty() {
             self.fields.push(done);

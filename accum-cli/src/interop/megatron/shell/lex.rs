@@ -19,18 +19,18 @@ pub(super) enum Part {
         index: Option<String>,
         op: Option<(String, Vec<Part>)>,
         quoted: bool,
-        span: Range<usize>,
+        range: Range<usize>,
     },
     /// `$(( … ))`.
-    Arith { expr: String, span: Range<usize> },
+    Arith { expr: String, range: Range<usize> },
     /// `$( … )` or a backquoted command: its output is unknown.
-    Output { span: Range<usize> },
+    Output { range: Range<usize> },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Word {
     pub(super) parts: Vec<Part>,
-    pub(super) span: Range<usize>,
+    pub(super) range: Range<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -262,7 +262,7 @@ impl<'a> Lexer<'a> {
         }
         (self.pos > start).then_some(Word {
             parts,
-            span: start..self.pos,
+            range: start..self.pos,
         })
     }
 
@@ -275,7 +275,7 @@ impl<'a> Lexer<'a> {
             }
         }
         parts.push(Part::Output {
-            span: start..self.pos,
+            range: start..self.pos,
         });
     }
 
@@ -318,7 +318,7 @@ impl<'a> Lexer<'a> {
                 }
                 parts.push(Part::Arith {
                     expr,
-                    span: start..self.pos,
+                    range: start..self.pos,
                 });
             }
             Some('(') => {
@@ -334,7 +334,7 @@ impl<'a> Lexer<'a> {
                     }
                 }
                 parts.push(Part::Output {
-                    span: start..self.pos,
+                    range: start..self.pos,
                 });
             }
             Some('{') => {
@@ -386,10 +386,10 @@ impl<'a> Lexer<'a> {
                         index,
                         op,
                         quoted,
-                        span: start..self.pos,
+                        range: start..self.pos,
                     }),
                     None => parts.push(Part::Output {
-                        span: start..self.pos,
+                        range: start..self.pos,
                     }),
                 }
             }
@@ -400,7 +400,7 @@ impl<'a> Lexer<'a> {
                     index: None,
                     op: None,
                     quoted,
-                    span: start..self.pos,
+                    range: start..self.pos,
                 });
             }
             Some(c) if c.is_ascii_digit() || c == '@' || c == '*' || c == '#' => {
@@ -410,7 +410,7 @@ impl<'a> Lexer<'a> {
                     index: None,
                     op: None,
                     quoted,
-                    span: start..self.pos,
+                    range: start..self.pos,
                 });
             }
             _ => push_lit(parts, '$', start, quoted),

@@ -37,41 +37,41 @@ pub(crate) struct Limit {
     /// The way out.
     pub(crate) help: &'static str,
     /// The part of the script being read when it was reached.
-    pub(crate) span: Range<usize>,
+    pub(crate) range: Range<usize>,
 }
 
 impl Limit {
-    pub(crate) fn nesting(what: &str, span: Range<usize>) -> Limit {
+    pub(crate) fn nesting(what: &str, range: Range<usize>) -> Limit {
         Limit {
             message: format!(
                 "{what} nest more than {MAX_NESTING} levels deep; the reader stops here"
             ),
             help: "no launch script nests this deep; give the script that runs pretrain_*.py",
-            span,
+            range,
         }
     }
 
-    pub(crate) fn expansion(budget: usize, span: Range<usize>) -> Limit {
+    pub(crate) fn expansion(budget: usize, range: Range<usize>) -> Limit {
         Limit {
             message: format!(
                 "the script's expansions grow past {budget} bytes (at least {MAX_EXPANDED_BYTES}, and twice the script's size); the reader stops here"
             ),
             help: "a value copied into itself (`A=$A$A`) or used over and over grows past what the script writes out; write the options out, or give the script that runs pretrain_*.py",
-            span,
+            range,
         }
     }
 
-    pub(crate) fn tokens(span: Range<usize>) -> Limit {
+    pub(crate) fn tokens(range: Range<usize>) -> Limit {
         Limit {
             message: format!(
                 "the script has more than {MAX_TOKENS} words and separators; the reader stops here"
             ),
             help: "a launch script has a few thousand words; give the script that runs pretrain_*.py",
-            span,
+            range,
         }
     }
 
-    pub(crate) fn cycle(chain: &[String], span: Range<usize>) -> Limit {
+    pub(crate) fn cycle(chain: &[String], range: Range<usize>) -> Limit {
         Limit {
             message: format!(
                 "the arithmetic refers to itself through its variables ({}), which bash refuses as `expression recursion level exceeded`",
@@ -82,7 +82,7 @@ impl Limit {
                     .join(" → ")
             ),
             help: "give the variable a number (`GBS=256`) instead of an expression that names it",
-            span,
+            range,
         }
     }
 }

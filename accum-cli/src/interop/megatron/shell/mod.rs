@@ -8,7 +8,7 @@
 //! unknown and is named when a value the batch needs depends on it.
 //!
 //! The result is every command the script runs, expanded, with the source
-//! span of each word (or of the value it came from).
+//! range of each word (or of the value it came from).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -38,33 +38,33 @@ pub(crate) struct Field {
     pub(crate) unknown: Vec<String>,
     /// Where in `text` each unknown's stand-in starts.
     unknown_at: Vec<usize>,
-    /// The span of the word in the command, for when the text has no source.
-    word_span: Range<usize>,
+    /// The range of the word in the command, for when the text has no source.
+    word_range: Range<usize>,
     /// Variables the text took a default for (`${SLURM_NNODES:-1}` with
     /// `SLURM_NNODES` set neither by the script nor by `--env`).
     pub(crate) defaults: Vec<String>,
 }
 
 impl Field {
-    /// A value read from elsewhere (a YAML file), located at `span`.
-    pub(crate) fn at(text: String, span: Range<usize>, unknown: Vec<String>) -> Field {
+    /// A value read from elsewhere (a YAML file), located at `range`.
+    pub(crate) fn at(text: String, range: Range<usize>, unknown: Vec<String>) -> Field {
         Field {
             offs: vec![None; text.len()],
             unknown_at: vec![0; unknown.len()],
             text,
             unknown,
-            word_span: span,
+            word_range: range,
             defaults: Vec::new(),
         }
     }
 
-    fn empty(span: Range<usize>) -> Field {
+    fn empty(range: Range<usize>) -> Field {
         Field {
             text: String::new(),
             offs: Vec::new(),
             unknown: Vec::new(),
             unknown_at: Vec::new(),
-            word_span: span,
+            word_range: range,
             defaults: Vec::new(),
         }
     }
@@ -100,21 +100,21 @@ impl Field {
         self.offs.push(None);
     }
 
-    /// The best span for the text: its source if all of it has one, else the
+    /// The best range for the text: its source if all of it has one, else the
     /// word in the command.
-    pub(crate) fn span(&self) -> Range<usize> {
-        self.span_of(0, self.text.len())
+    pub(crate) fn range(&self) -> Range<usize> {
+        self.range_of(0, self.text.len())
     }
 
-    /// The span of `text[a..b]`.
-    pub(crate) fn span_of(&self, a: usize, b: usize) -> Range<usize> {
+    /// The range of `text[a..b]`.
+    pub(crate) fn range_of(&self, a: usize, b: usize) -> Range<usize> {
         if a < b
             && let (Some(Some(s)), Some(Some(e))) = (self.offs.get(a), self.offs.get(b - 1))
             && s <= e
         {
             return *s..*e + 1;
         }
-        self.word_span.clone()
+        self.word_range.clone()
     }
 
     /// The field as a variable of a script run from a string (`bash -c
@@ -125,8 +125,8 @@ impl Field {
         for o in f.offs.iter_mut().flatten() {
             *o = o.saturating_add(OUTER);
         }
-        f.word_span =
-            f.word_span.start.saturating_add(OUTER)..f.word_span.end.saturating_add(OUTER);
+        f.word_range =
+            f.word_range.start.saturating_add(OUTER)..f.word_range.end.saturating_add(OUTER);
         f
     }
 
@@ -143,13 +143,13 @@ impl Field {
             }
         };
         let offs: Vec<Option<usize>> = inner.offs.iter().map(|o| o.and_then(back)).collect();
-        let (a, b) = (inner.word_span.start, inner.word_span.end);
-        let word_span = if a >= OUTER {
+        let (a, b) = (inner.word_range.start, inner.word_range.end);
+        let word_range = if a >= OUTER {
             a - OUTER..b.saturating_sub(OUTER)
         } else if a < b && b <= self.text.len() {
-            self.span_of(a, b)
+            self.range_of(a, b)
         } else {
-            self.word_span.clone()
+            self.word_range.clone()
         };
         // What is unknown in the text is unknown again when the inner
         // script reads its stand-in (`$SLURM_JOBID`, `$(…)`).
@@ -160,7 +160,7 @@ impl Field {
             offs,
             unknown: inner.unknown.clone(),
             unknown_at: inner.unknown_at.clone(),
-            word_span,
+            word_range,
             defaults,
         }
     }
@@ -182,7 +182,7 @@ impl Field {
             offs: self.offs.get(a..b).map(<[_]>::to_vec).unwrap_or_default(),
             unknown: self.unknown[keep.clone()].to_vec(),
             unknown_at: self.unknown_at[keep].iter().map(|&p| p - a).collect(),
-            word_span: self.word_span.clone(),
+            word_range: self.word_range.clone(),
             defaults: self.defaults.clone(),
         }
     }
@@ -192,8 +192,8 @@ impl Field {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Command {
     pub(crate) words: Vec<Field>,
-    /// The span of the whole command in the script.
-    pub(crate) span: Range<usize>,
+    /// The range of the whole command in the script.
+    pub(crate) range: Range<usize>,
 }
 
 /// A value the shell knows a variable by.
@@ -210,7 +210,7 @@ impl Script {
     /// plain value: its text, and the variables it depends on when unknown.
     pub(crate) fn assigned(&self, name: &str) -> Option<Field> {
         match self.env.get(name)? {
-            Value::Str(field) if field.word_span != (0..0) => Some(field.clone()),
+            Value::Str(field) if field.word_range != (0..0) => Some(field.clone()),
             Value::Unknown(why) => Some(Field::at(String::new(), 0..0, vec![why.clone()])),
             _ => None,
         }
@@ -307,7 +307,7 @@ fn parse(text: &str) -> Result<Vec<Node>, Limit> {
     if let Some(limit) = lexer.limit {
         return Err(limit);
     }
-    parse::compound_nesting(&commands, |cmd| tokens_span(cmd, text.len()))?;
+    parse::compound_nesting(&commands, |cmd| tokens_range(cmd, text.len()))?;
     Ok(parse_block(&mut commands.into_iter().peekable(), &[]))
 }
 
@@ -334,10 +334,10 @@ fn shell_string(words: &[Field]) -> Option<usize> {
     })
 }
 
-/// The span of a command's words (`end` when it has none).
-fn tokens_span(tokens: &[Tok], end: usize) -> Range<usize> {
+/// The range of a command's words (`end` when it has none).
+fn tokens_range(tokens: &[Tok], end: usize) -> Range<usize> {
     let mut words = tokens.iter().filter_map(|t| match t {
-        Tok::Word(w) => Some(w.span.clone()),
+        Tok::Word(w) => Some(w.range.clone()),
         _ => None,
     });
     match words.next() {
@@ -579,7 +579,7 @@ impl Script {
     }
 
     fn command(&mut self, tokens: &[Tok]) {
-        self.at = tokens_span(tokens, self.at.end);
+        self.at = tokens_range(tokens, self.at.end);
         let mut i = 0;
         // `export`, `declare -a`, `local`, `readonly` before assignments.
         let mut decl = false;
@@ -640,9 +640,9 @@ impl Script {
         if words.is_empty() {
             return;
         }
-        let span = match (tokens.get(i), tokens.last()) {
-            (Some(Tok::Word(a)), Some(Tok::Word(b))) => a.span.start..b.span.end,
-            _ => words[0].word_span.clone(),
+        let range = match (tokens.get(i), tokens.last()) {
+            (Some(Tok::Word(a)), Some(Tok::Word(b))) => a.range.start..b.range.end,
+            _ => words[0].word_range.clone(),
         };
         // `eval WORDS`: the words joined by blanks, run as a script.
         if words.len() > 1 && words[0].text == "eval" && self.nested < MAX_NESTED {
@@ -651,7 +651,7 @@ impl Script {
                 joined.blank();
                 joined.extend(w);
             }
-            self.string(&joined, &span);
+            self.string(&joined, &range);
             return;
         }
         if let Some(k) = shell_string(&words)
@@ -659,15 +659,15 @@ impl Script {
         {
             // The shell runs the string as a script of its own, with the
             // variables exported to it: its commands are the run's.
-            self.string(&words[k], &span);
+            self.string(&words[k], &range);
             return;
         }
-        self.commands.push(Command { words, span });
+        self.commands.push(Command { words, range });
     }
 
     /// Runs `bash -c`'s string as a script that starts with this one's
     /// variables; its commands are kept, located in this script.
-    fn string(&mut self, field: &Field, span: &Range<usize>) {
+    fn string(&mut self, field: &Field, range: &Range<usize>) {
         let text = field.text.clone();
         // The string is read under the same limits as the script, and
         // its expansions count against the same budget; a limit reached
@@ -676,7 +676,7 @@ impl Script {
             Ok(tree) => tree,
             Err(limit) => {
                 self.limit.get_or_insert(Limit {
-                    span: span.clone(),
+                    range: range.clone(),
                     ..limit
                 });
                 return;
@@ -706,20 +706,20 @@ impl Script {
             budget: self.budget,
             arith_stack: Vec::new(),
             arith_depth: 0,
-            at: span.clone(),
+            at: range.clone(),
         };
         inner.block(&tree, 0);
         self.expanded = inner.expanded;
         if let Some(limit) = inner.limit {
             self.limit.get_or_insert(Limit {
-                span: span.clone(),
+                range: range.clone(),
                 ..limit
             });
         }
         for cmd in inner.commands {
             self.commands.push(Command {
                 words: cmd.words.iter().map(|w| field.through(w)).collect(),
-                span: span.clone(),
+                range: range.clone(),
             });
         }
     }

@@ -75,7 +75,7 @@ pub(super) fn keyword(cmd: &[Tok]) -> Option<&str> {
 /// command that opens a level past [`MAX_NESTING`] is the limit.
 pub(super) fn compound_nesting(
     cmds: &[Vec<Tok>],
-    span: impl Fn(&[Tok]) -> Range<usize>,
+    range: impl Fn(&[Tok]) -> Range<usize>,
 ) -> Result<(), Limit> {
     let mut depth = 0usize;
     for cmd in cmds {
@@ -83,7 +83,7 @@ pub(super) fn compound_nesting(
             Some("if" | "for" | "while" | "until" | "select" | "case") => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Err(Limit::nesting("`if`, loops and `case`", span(cmd)));
+                    return Err(Limit::nesting("`if`, loops and `case`", range(cmd)));
                 }
             }
             Some("fi" | "done" | "esac") => depth = depth.saturating_sub(1),

@@ -32,10 +32,10 @@ fn variables_quotes_and_arithmetic_expand() {
             "--x y"
         ]
     );
-    // The value's span is where the script wrote it.
+    // The value's range is where the script wrote it.
     let one = &s.commands[0].words[3];
-    assert_eq!(&text[one.span()], "1");
-    assert_eq!(one.span(), 4..5);
+    assert_eq!(&text[one.range()], "1");
+    assert_eq!(one.range(), 4..5);
 }
 
 #[test]
@@ -161,9 +161,9 @@ fn bash_c_strings_are_scripts_located_in_the_outer_one() {
         ]
     );
     // The value is where the outer script wrote it, in both kinds of string.
-    assert_eq!(&text[s.commands[0].words[3].span()], "4");
-    assert_eq!(s.commands[0].words[3].span(), 4..5);
-    assert_eq!(s.commands[1].words[2].span(), 4..5);
+    assert_eq!(&text[s.commands[0].words[3].range()], "4");
+    assert_eq!(s.commands[0].words[3].range(), 4..5);
+    assert_eq!(s.commands[1].words[2].range(), 4..5);
     // Strings inside strings stop at the limit without losing the outer run.
     let deep = "bash -c 'bash -c \"bash -c x\"'\n";
     let s = run(deep, &[]);
@@ -186,7 +186,7 @@ fn eval_runs_its_words_as_a_script() {
             "a b"
         ]
     );
-    assert_eq!(&text[s.commands[0].words[3].span()], "2");
+    assert_eq!(&text[s.commands[0].words[3].range()], "2");
 }
 
 #[test]
@@ -212,7 +212,7 @@ fn strings_run_by_a_shell_are_read_within_the_same_limits() {
 fn limit(text: &str) -> (String, usize) {
     let s = run(text, &[]);
     let l = s.limit.expect("a limit");
-    let line = text[..l.span.start].matches('\n').count() + 1;
+    let line = text[..l.range.start].matches('\n').count() + 1;
     (l.message, line)
 }
 
