@@ -162,6 +162,9 @@ fn usage_error(err: &clap::Error, again: &dyn Fn(Vec<String>) -> Option<clap::Er
 }
 
 /// Parses the process arguments, runs the command and returns its exit code.
+/// The `accum` binary's entry point (`main.rs`), not an API: a program of
+/// one's own calls [`run`].
+#[doc(hidden)]
 #[cfg(feature = "cli")]
 pub fn main() -> ExitCode {
     output::set_bin_name("accum");

@@ -29,7 +29,7 @@ pub(crate) fn parse_count(text: &str) -> Result<u64, String> {
 
 /// The count `text` writes, if it is one.
 fn read_count(trimmed: &str) -> Option<u64> {
-    if let Ok(count) = accum_core::parse_count(trimmed) {
+    if let Ok(count) = accum_core::command_line::parse_count(trimmed) {
         return Some(count);
     }
     // Scientific notation, exactly: 1.3e9 is 1300000000, 1.5e0 is no count.

@@ -421,7 +421,7 @@ pub(crate) fn parse_span(text: &str) -> Result<Span, String> {
         // bytes long (U+2000).
         Some((at, joint)) => {
             let (number, unit) = (&trimmed[..at], trimmed[at + joint.len_utf8()..].trim());
-            accum_core::parse_count(number)
+            accum_core::command_line::parse_count(number)
                 .and_then(|_| format!("{number} {}", unit.replace(['-', '_'], " ")).parse::<Span>())
         }
         None => trimmed.replace('_', " ").parse::<Span>(),

@@ -12,12 +12,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use accum_core::AccumConfig;
+use accum_core::command_line::stats_stream_beside;
 use accum_core::config::TrainingConfig;
 use accum_core::engine::{DumpWriter, Engine, Fault, RunOptions};
 use accum_core::fsio::Naming;
 use accum_core::group_digits;
 use accum_core::plan::StagedPlan;
-use accum_core::report::{RunReport, StatsStream, stats_stream_beside};
+use accum_core::report::{RunReport, StatsStream};
 use accum_core::settings::{EngineConfig, PrecisionMode};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 

@@ -5,9 +5,10 @@
 //! ("5,000 applied of 300 planned"); the command refuses it and says what
 //! differs, or renders it under a banner with `--force`.
 
+use accum_core::command_line::config_hash;
 use accum_core::group_digits;
 use accum_core::plan::StagedPlan;
-use accum_core::report::{PlanSummary, RunReport, config_hash};
+use accum_core::report::{PlanSummary, RunReport};
 
 /// How a report stands to the configuration a sheet describes.
 #[derive(Clone, Debug, Default, PartialEq)]

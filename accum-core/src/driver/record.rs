@@ -49,10 +49,11 @@ use super::ResumeError;
 use super::{Driver, DriverError, Group, Outcome, Progress};
 use crate::fsio::{Batch, Durability, Naming, WriteError};
 use crate::memory::{MemoryBreakdown, MemoryTracker};
+use crate::report::stream::stats_stream_beside;
 use crate::report::{
     CURVE_CAPACITY, Counters, CurvePoint, Decimated, KEPT_UPDATES, LossCurve, PlanSummary,
     Provenance, REPORT_FORMAT, RecorderPosition, RunReport, RunSummary, Segment, StageCounters,
-    StatsError, StatsStream, UpdateStats, stats_stream_beside,
+    StatsError, StatsStream, UpdateStats,
 };
 use crate::settings::{LogAxis, Normalization, OptimizerKind, PrecisionMode};
 use crate::span::Span;

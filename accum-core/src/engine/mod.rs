@@ -130,7 +130,7 @@ pub const MAX_GROUP_BUFFER_BYTES: u64 = 4 << 30;
 /// anything is allocated: `validate` says so, and [`Engine::new`] refuses
 /// the same plans. A config over the built-in data's own limits gets those
 /// from the engine instead.
-pub fn buffer_refusal(plan: &StagedPlan, config: &EngineConfig) -> Option<EngineError> {
+pub(crate) fn buffer_refusal(plan: &StagedPlan, config: &EngineConfig) -> Option<EngineError> {
     if !config.builtin_limits().is_empty() {
         return None;
     }

@@ -19,26 +19,16 @@
 
 use serde::{Deserialize, Serialize};
 
-mod provenance;
+pub(crate) mod provenance;
 mod read;
 pub(crate) mod stream;
 
-pub use provenance::{Provenance, config_hash, git_commit, rfc3339_utc};
+pub use provenance::Provenance;
 
 pub use stream::{
     LoggedPoints, MAX_STREAM_BYTES, StatsError, StatsErrorKind, StatsLine, StatsStream,
     StreamedUpdates, logged_points, read_updates, stream_file, streamed_updates,
 };
-
-/// The stats stream that belongs beside the report `report`: `run.json` →
-/// `run.stats.jsonl`, in the same folder (a report names its stream by file
-/// name, relative to its own folder).
-pub fn stats_stream_beside(report: &std::path::Path) -> std::path::PathBuf {
-    let stem = report
-        .file_stem()
-        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
-    report.with_file_name(format!("{stem}.stats.jsonl"))
-}
 
 // The memory peaks a report holds; their one public path is here.
 pub use crate::memory::{MemoryBreakdown, MemoryReport, ReplicaPeaks};
@@ -766,6 +756,7 @@ impl RunReport {
 
 #[cfg(test)]
 mod tests {
+    use super::stream::stats_stream_beside;
     use super::*;
 
     fn attempt(n: u64, applied: bool, loss: f64) -> UpdateStats {

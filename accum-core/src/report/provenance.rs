@@ -30,8 +30,8 @@ pub struct Provenance {
     /// The configuration file, as it was given to the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_path: Option<String>,
-    /// The configuration file's hash: `fnv1a64:` and 16 hex digits of its
-    /// bytes ([`config_hash`]).
+    /// The configuration file's hash: `fnv1a64:` and the 16 hex digits of
+    /// FNV-1a over its bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_hash: Option<String>,
     /// The accum version that wrote the report.
@@ -118,7 +118,7 @@ pub fn config_hash(bytes: &[u8]) -> String {
 /// `time` in RFC 3339, UTC, to the second: `2026-12-03T17:51:30Z`. Days
 /// become a civil date by Howard Hinnant's `civil_from_days`; a time before
 /// 1970 reads as 1970-01-01T00:00:00Z.
-pub fn rfc3339_utc(time: SystemTime) -> String {
+pub(crate) fn rfc3339_utc(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let days = (secs / 86_400) as i64;
     let rest = secs % 86_400;
@@ -147,7 +147,7 @@ const MAX_GIT_DEPTH: usize = 64;
 /// `HEAD` names (a loose ref file, else `packed-refs`; a worktree's
 /// branches are in the common folder its `commondir` names). `None` when
 /// there is no repository or any of that does not read as expected.
-pub fn git_commit(config: &Path) -> Option<String> {
+pub(crate) fn git_commit(config: &Path) -> Option<String> {
     let start = std::fs::canonicalize(config).ok()?;
     let mut dir = start.parent()?.to_path_buf();
     for _ in 0..MAX_GIT_DEPTH {

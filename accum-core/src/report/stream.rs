@@ -100,6 +100,16 @@ fn readable_stream(path: &Path, meta: &std::fs::Metadata) -> Result<(), StatsErr
     })
 }
 
+/// The stats stream that belongs beside the report `report`: `run.json` →
+/// `run.stats.jsonl`, in the same folder (a report names its stream by file
+/// name, relative to its own folder).
+pub fn stats_stream_beside(report: &Path) -> PathBuf {
+    let stem = report
+        .file_stem()
+        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+    report.with_file_name(format!("{stem}.stats.jsonl"))
+}
+
 /// One line of a stats stream.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
