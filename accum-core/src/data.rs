@@ -279,8 +279,8 @@ impl PackedMicrobatch {
         self.tokens.len()
     }
 
-    /// The position range of example `i`.
-    pub fn span(&self, i: usize) -> Range<usize> {
+    /// The positions of example `i` in the batch, as a range.
+    pub fn positions_of(&self, i: usize) -> Range<usize> {
         self.offsets[i]..self.offsets[i + 1]
     }
 
@@ -293,7 +293,11 @@ impl PackedMicrobatch {
     /// normalization counts; an example with none contributes nothing).
     pub fn supervised_examples(&self, ignore_index: i64) -> u64 {
         (0..self.examples())
-            .filter(|&i| self.labels[self.span(i)].iter().any(|&l| l != ignore_index))
+            .filter(|&i| {
+                self.labels[self.positions_of(i)]
+                    .iter()
+                    .any(|&l| l != ignore_index)
+            })
             .count() as u64
     }
 
@@ -301,11 +305,14 @@ impl PackedMicrobatch {
     /// ignored positions = `ignore_index`), as docs/dump-format.md specifies.
     pub fn padded(&self, ignore_index: i64) -> (Array2<i64>, Array2<i64>) {
         let rows = self.examples();
-        let cols = (0..rows).map(|i| self.span(i).len()).max().unwrap_or(0);
+        let cols = (0..rows)
+            .map(|i| self.positions_of(i).len())
+            .max()
+            .unwrap_or(0);
         let mut tokens = Array2::<i64>::zeros((rows, cols));
         let mut labels = Array2::<i64>::from_elem((rows, cols), ignore_index);
         for i in 0..rows {
-            for (j, p) in self.span(i).enumerate() {
+            for (j, p) in self.positions_of(i).enumerate() {
                 tokens[[i, j]] = i64::from(self.tokens[p]);
                 labels[[i, j]] = self.labels[p];
             }
@@ -417,7 +424,7 @@ mod tests {
         let data = Dataset::synthetic(&section());
         let mut batch = PackedMicrobatch::of(&data.examples()[..3]);
         batch.labels[0] = -100;
-        let lens: Vec<usize> = (0..3).map(|i| batch.span(i).len()).collect();
+        let lens: Vec<usize> = (0..3).map(|i| batch.positions_of(i).len()).collect();
         assert_eq!(batch.positions(), lens.iter().sum::<usize>());
         assert_eq!(batch.supervised(-100), batch.positions() as u64 - 1);
         let (tokens, labels) = batch.padded(-100);

@@ -165,8 +165,9 @@ pub struct StagedVerifyReport {
 /// Stages a pre-flight check runs at most: each costs its `A` microbatches
 /// and one batch of its `B` examples, and a linear ramp-up may have a stage
 /// per increment (a ramp of 99,999 stages would run for hours). Past it,
-/// the stages checked are chosen within [`CHECKED_EXAMPLES_PER_LARGEST`]
-/// (see [`checked_stages`]).
+/// the stages checked are the first, the last, the one with the largest
+/// `B` and the one with the largest `A`, and an even spread of others
+/// within [`CHECKED_EXAMPLES_PER_LARGEST`].
 pub const MAX_CHECKED_STAGES: usize = 16;
 
 /// Past [`MAX_CHECKED_STAGES`], the examples of the stages checked total at

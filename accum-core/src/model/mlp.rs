@@ -443,8 +443,8 @@ impl Model for TokenMlp {
         ws.counts.clear();
         let mut examples = 0u64;
         for i in 0..batch.examples() {
-            let span = batch.span(i);
-            let supervised = batch.labels[span.clone()]
+            let positions = batch.positions_of(i);
+            let supervised = batch.labels[positions.clone()]
                 .iter()
                 .filter(|&&l| l != scale.ignore_index)
                 .count();
@@ -454,7 +454,7 @@ impl Model for TokenMlp {
             examples += 1;
             ws.counts.push(supervised);
             let w = scale.token_weight(supervised);
-            for p in span {
+            for p in positions {
                 let label = batch.labels[p];
                 if label == scale.ignore_index {
                     continue;
